@@ -115,6 +115,7 @@ class Node:
     log_file: Path
     config_file: Path
     pid: int | None = None
+    log_offset: int = 0  # where this start's output begins in log_file
     proc: subprocess.Popen | None = field(default=None, repr=False)
 
     def log_tail(self, lines: int = 40) -> str:
@@ -256,6 +257,7 @@ class LocalKafka:
         cmd = self.kafka.java_cmd("kafka.Kafka", [str(n.config_file)], heap=self.heap,
                                   log4j="broker", extra_jvm=jvm)
         cmd = [c for c in cmd if c not in ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")]
+        n.log_offset = n.log_file.stat().st_size if n.log_file.exists() else 0
         log = open(n.log_file, "ab")
         n.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                   start_new_session=True)
@@ -276,7 +278,9 @@ class LocalKafka:
                     raise BrokerNotReady(
                         f"Kafka node {n.node_id} exited during start-up (log {n.log_file}):\n{n.log_tail()}")
                 try:
-                    text = n.log_file.read_text(errors="replace")
+                    with open(n.log_file, "rb") as f:
+                        f.seek(n.log_offset)
+                        text = f.read().decode(errors="replace")
                 except FileNotFoundError:
                     text = ""
                 if "Kafka Server started" in text:

@@ -14,7 +14,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-KAFKA_VERSION = os.environ.get("KAFKA_VERSION", "4.3.1")
 MIN_JAVA = 17
 
 
@@ -32,6 +31,21 @@ def project_root() -> Path:
         if (parent / "scripts" / "kafka" / "pom.xml").is_file():
             return parent
     return Path.home() / ".kshim"
+
+
+def _pinned_version() -> str:
+    """The Kafka pin: KAFKA_VERSION, else <kafka.version> of scripts/kafka/pom.xml."""
+    if os.environ.get("KAFKA_VERSION"):
+        return os.environ["KAFKA_VERSION"]
+    pom = project_root() / "scripts" / "kafka" / "pom.xml"
+    if pom.is_file():
+        m = re.search(r"<kafka.version>(.*?)</kafka.version>", pom.read_text())
+        if m:
+            return m.group(1)
+    return "4.3.1"
+
+
+KAFKA_VERSION = _pinned_version()
 
 
 def build_dir() -> Path:

@@ -1,0 +1,1 @@
+"""Test harness: real Kafka per test run, real clients, Java tools as subprocesses."""
