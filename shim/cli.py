@@ -95,18 +95,14 @@ def cmd_kafka_status(args) -> int:
 
 
 def cmd_run(args) -> int:
-    if args.upstream:
-        print("the kshim proxy is not built yet (issue 5); nothing to put in front of "
-              f"{args.upstream}", file=sys.stderr)
+    from .config import ConfigError, flags_from_args, load
+    from .runner import run
+    try:
+        cfg = load(args.config, flags_from_args(args))
+    except ConfigError as e:
+        print(f"kshim: configuration: {e}", file=sys.stderr)
         return 2
-    cluster = _cluster(args)
-    t0 = time.monotonic()
-    cluster.start(timeout=args.timeout, fresh=not args.keep_data)
-    print(f"Apache Kafka {cluster.kafka.home.name.removeprefix('kafka-')} ready in {time.monotonic() - t0:.1f}s "
-          f"(logs in {cluster.nodes[0].log_file.parent})")
-    print(f"bootstrap servers for clients: {cluster.bootstrap}")
-    print("(the kshim proxy in front of it is not built yet: clients talk to the broker directly)")
-    return _wait_forever(cluster, "running")
+    return run(cfg)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,11 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("version", help="print kshim's version and the pinned Kafka version")
     v.set_defaults(func=lambda a: (print(f"kshim {__version__} (Kafka pin {_kafka_pin()})"), 0)[1])
 
-    r = sub.add_parser("run", help="the main job: a local real Kafka (and kshim in front of it)")
-    r.add_argument("--upstream", default=os.environ.get("KSHIM_UPSTREAM"),
-                   help="bootstrap servers of an existing cluster (default: start a local Kafka)")
-    r.add_argument("--keep-data", action="store_true", help="reuse the local Kafka's data instead of formatting fresh")
-    _kafka_args(r)
+    r = sub.add_parser("run", help="the main job: kshim in front of a Kafka cluster (default: a local real Kafka)",
+                       description="Settings come from defaults < --config file < KSHIM_* environment < flags; "
+                                   "see docs/kshim-run.md.")
+    r.add_argument("--config", type=Path, default=None, help="a TOML or YAML file of settings")
+    from .config import add_flags
+    add_flags(r)
     r.set_defaults(func=cmd_run)
 
     k = sub.add_parser("kafka", help="start, stop or query the local real Kafka")

@@ -46,6 +46,28 @@ def kafka3(kafka_install):
     cluster.stop()
 
 
+def _kshim(cluster, name: str, extra: list[str] | None = None):
+    from testsuite.harness.kshimproc import KshimProcess
+    port = free_port_block(5, start=32000)  # bootstrap + broker ports (base + 1 + node id, nodes 1-3)
+    return KshimProcess(cluster.bootstrap, port, RUN_DIR / "kshim" / f"{name}.log", extra).start()
+
+
+@pytest.fixture(scope="session")
+def kshim(kafka):
+    """kshim (a real `kshim run` process) in front of the single-node Kafka."""
+    proc = _kshim(kafka, "kshim-1n")
+    yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope="session")
+def kshim3(kafka3):
+    """kshim in front of the 3-node cluster."""
+    proc = _kshim(kafka3, "kshim-3n")
+    yield proc
+    proc.stop()
+
+
 @pytest.fixture
 def names(request):
     """names.topic() / names.group() / names.instance(): fresh per test."""
@@ -83,7 +105,7 @@ def pytest_collection_modifyitems(items):
     """Tests that use the kafka/kafka3 fixtures get the kafka/cluster3 marks automatically."""
     for item in items:
         fixtures = getattr(item, "fixturenames", ())
-        if "kafka3" in fixtures:
+        if "kafka3" in fixtures or "kshim3" in fixtures:
             item.add_marker(pytest.mark.cluster3)
-        elif "kafka" in fixtures or "java" in fixtures or "new_topic" in fixtures:
+        elif {"kafka", "kshim", "java", "new_topic"} & set(fixtures):
             item.add_marker(pytest.mark.kafka)

@@ -1,0 +1,171 @@
+"""kshim's configuration: defaults < config file (TOML or YAML) < environment (KSHIM_*) < flags.
+
+Every field of `Config` can be set in all four places: the file uses the field name
+(`listen_port = 9092`), the environment `KSHIM_<FIELD>` in upper case (`KSHIM_LISTEN_PORT=9092`),
+the command line `--listen-port 9092`. See docs/kshim-run.md for the table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A configuration value is wrong; the message names the key and the fix."""
+
+
+@dataclass
+class Config:
+    # upstream cluster ("" = start the local real Kafka, see docs/kshim-kafka.md)
+    upstream: str = ""
+    # client-facing listeners
+    listen_host: str = "127.0.0.1"
+    listen_port: int = 9092
+    advertised_host: str = ""            # default: listen_host (or 127.0.0.1 when listening on 0.0.0.0)
+    broker_port_base: int = 0            # node n is served on broker_port_base + n; default listen_port + 1
+    max_frame_bytes: int = 104_857_600   # Kafka's socket.request.max.bytes
+    metadata_refresh_s: float = 10.0     # how often kshim re-reads the upstream topology
+    loop: str = "auto"                   # asyncio event loop: auto (uvloop if installed), asyncio, uvloop
+    log_level: str = "info"
+    # TLS on the client listeners
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_client_ca: str = ""              # require client certificates signed by this CA (mTLS)
+    # TLS towards the upstream brokers
+    upstream_tls: bool = False
+    upstream_tls_ca: str = ""
+    upstream_tls_cert: str = ""
+    upstream_tls_key: str = ""
+    upstream_tls_check_hostname: bool = True
+    # SASL for kshim's own upstream connections (clients' SASL is passed through untouched)
+    upstream_sasl_mechanism: str = ""    # PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
+    upstream_sasl_username: str = ""
+    upstream_sasl_password: str = field(default="", repr=False)
+    # local Kafka, when no upstream is given
+    local_kafka_nodes: int = 1
+    local_kafka_port: int = 19092
+
+    # ------------------------------------------------------------------ derived
+    @property
+    def advertised(self) -> str:
+        if self.advertised_host:
+            return self.advertised_host
+        return "127.0.0.1" if self.listen_host in ("0.0.0.0", "", "::") else self.listen_host
+
+    @property
+    def broker_base(self) -> int:
+        return self.broker_port_base or self.listen_port + 1
+
+    def upstream_addresses(self) -> list[tuple[str, int]]:
+        out = []
+        for item in filter(None, (s.strip() for s in self.upstream.split(","))):
+            host, sep, port = item.rpartition(":")
+            if not sep or not port.isdigit():
+                raise ConfigError(f"upstream: {item!r} is not host:port (e.g. --upstream 127.0.0.1:19092)")
+            out.append((host.strip("[]"), int(port)))
+        return out
+
+    def validate(self) -> "Config":
+        if not 0 < self.listen_port < 65536:
+            raise ConfigError(f"listen_port {self.listen_port} is not a TCP port")
+        if self.max_frame_bytes < 1024:
+            raise ConfigError("max_frame_bytes must be at least 1024")
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ConfigError("tls_cert and tls_key go together: give both or neither")
+        if self.upstream_sasl_mechanism and self.upstream_sasl_mechanism.upper() not in (
+                "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
+            raise ConfigError(f"upstream_sasl_mechanism {self.upstream_sasl_mechanism!r}: "
+                              "use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+        if self.loop not in ("auto", "asyncio", "uvloop"):
+            raise ConfigError(f"loop {self.loop!r}: use auto, asyncio or uvloop")
+        self.upstream_addresses()
+        return self
+
+
+FIELDS = {f.name: f for f in fields(Config)}
+
+
+def _coerce(name: str, value: Any) -> Any:
+    kind = type(getattr(Config(), name))
+    if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+        return value
+    text = str(value).strip()
+    try:
+        if kind is bool:
+            if text.lower() in ("1", "true", "yes", "on"):
+                return True
+            if text.lower() in ("0", "false", "no", "off", ""):
+                return False
+            raise ValueError(text)
+        if kind is int:
+            return int(text)
+        if kind is float:
+            return float(text)
+    except ValueError:
+        raise ConfigError(f"{name}: {value!r} is not a valid {kind.__name__}") from None
+    return text
+
+
+def load_file(path: Path) -> dict[str, Any]:
+    text = path.read_text()
+    if path.suffix in (".yaml", ".yml"):
+        import yaml
+        data = yaml.safe_load(text) or {}
+    else:
+        import tomllib
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{path}: {e}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a table of settings")
+    data = data.get("kshim", data)  # allow a [kshim] table
+    unknown = sorted(set(data) - set(FIELDS))
+    if unknown:
+        raise ConfigError(f"{path}: unknown setting(s) {', '.join(unknown)}; known: {', '.join(FIELDS)}")
+    return data
+
+
+def load(file: Path | None = None, flags: dict[str, Any] | None = None,
+         environ: dict[str, str] | None = None) -> Config:
+    values: dict[str, Any] = {}
+    if file is not None:
+        values.update(load_file(Path(file)))
+    env = os.environ if environ is None else environ
+    for name in FIELDS:
+        key = f"KSHIM_{name.upper()}"
+        if key in env:
+            values[name] = env[key]
+    for name, value in (flags or {}).items():
+        if value is not None:
+            values[name] = value
+    cfg = Config(**{k: _coerce(k, v) for k, v in values.items()})
+    return cfg.validate()
+
+
+def add_flags(parser) -> None:
+    """One --flag per Config field (value None = not given, so lower layers show through)."""
+    for f in fields(Config):
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default if f.default is not dataclasses.MISSING else None
+        if isinstance(default, bool):
+            parser.add_argument(flag, dest=f.name, default=None, action="store_const", const=True,
+                                help=f"(default {default})")
+            parser.add_argument("--no-" + f.name.replace("_", "-"), dest=f.name, action="store_const", const=False,
+                                help=argparse_suppress())
+        else:
+            parser.add_argument(flag, dest=f.name, default=None, type=type(default),
+                                help=f"(default {default!r})" if f.name != "upstream_sasl_password" else None)
+
+
+def argparse_suppress():
+    import argparse
+    return argparse.SUPPRESS
+
+
+def flags_from_args(args) -> dict[str, Any]:
+    return {name: getattr(args, name, None) for name in FIELDS}

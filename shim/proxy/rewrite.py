@@ -1,0 +1,92 @@
+"""Decode-and-rewrite of the few responses that carry broker addresses or version ranges.
+
+Only ApiVersions, Metadata, FindCoordinator and DescribeCluster responses pass through here; every
+other response is forwarded as the broker's bytes. The response header is kept byte for byte; the
+body is decoded with the generated codec, changed, and encoded at the same version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kcodec import api
+
+from .topology import Broker, Topology
+from .versions import API_VERSIONS, DESCRIBE_CLUSTER, FIND_COORDINATOR, METADATA, advertised_range
+
+REWRITTEN = frozenset({API_VERSIONS, METADATA, FIND_COORDINATOR, DESCRIBE_CLUSTER})
+UNSUPPORTED_VERSION = 35
+DESCRIBE_CLUSTER_BROKERS = 1  # DescribeCluster v1+ EndpointType: 1 brokers, 2 controllers
+
+
+@dataclass
+class Rewritten:
+    frame: bytes
+    learned: list[Broker]
+
+
+def split_response(api_key: int, version: int, frame) -> tuple[memoryview, memoryview]:
+    """(header bytes, body bytes) of a response frame."""
+    mv = memoryview(frame)
+    hv = api.response_header_version(api_key, version)
+    _, pos = api.ResponseHeader.decode_from(mv, 0, hv)
+    return mv[:pos], mv[pos:]
+
+
+class Rewriter:
+    def __init__(self, topology: Topology, local_versions: dict[int, tuple[int, int]] | None = None):
+        self.topology = topology
+        self.local_versions = local_versions or {}
+
+    def rewrite(self, api_key: int, version: int, frame) -> Rewritten:
+        header, body = split_response(api_key, version, frame)
+        if api_key == API_VERSIONS:
+            return Rewritten(bytes(header) + self._api_versions(version, body), [])
+        cls = api.RESPONSES[api_key]
+        msg = cls.decode(body, version)
+        learned: list[Broker] = []
+        if api_key == METADATA:
+            seen = [Broker(b.node_id, b.host, b.port, b.rack) for b in msg.brokers]
+            learned = self.topology.learn(seen)
+            for b in msg.brokers:
+                b.host, b.port = self.topology.advertised_host, self.topology.port_for(b.node_id)
+        elif api_key == FIND_COORDINATOR:
+            if version >= 4:
+                for c in msg.coordinators:
+                    if c.node_id >= 0 and c.error_code == 0:
+                        c.host, c.port = self.topology.advertised_host, self.topology.port_for(c.node_id)
+            elif msg.node_id >= 0 and msg.error_code == 0:
+                msg.host, msg.port = self.topology.advertised_host, self.topology.port_for(msg.node_id)
+        elif api_key == DESCRIBE_CLUSTER:
+            if version < 1 or msg.endpoint_type == DESCRIBE_CLUSTER_BROKERS:
+                seen = [Broker(b.broker_id, b.host, b.port, b.rack) for b in msg.brokers]
+                learned = self.topology.learn(seen)
+                for b in msg.brokers:
+                    b.host, b.port = self.topology.advertised_host, self.topology.port_for(b.broker_id)
+        return Rewritten(bytes(header) + msg.encode(version), learned)
+
+    def _api_versions(self, version: int, body) -> bytes:
+        cls = api.RESPONSES[API_VERSIONS]
+        vmin, vmax = api.VERSIONS[API_VERSIONS]
+        # A broker answers a too-new ApiVersions request with a v0 body and UNSUPPORTED_VERSION.
+        body_version = version if vmin <= version <= vmax else 0
+        try:
+            msg = cls.decode(body, body_version)
+        except Exception:
+            if body_version == 0:
+                raise
+            body_version = 0
+            msg = cls.decode(body, 0)
+        keep = []
+        for k in msg.api_keys:
+            rng = advertised_range(k.api_key, k.min_version, k.max_version, api.VERSIONS, api.API_KEYS,
+                                   self.local_versions)
+            if rng is not None:
+                k.min_version, k.max_version = rng
+                keep.append(k)
+        msg.api_keys = keep
+        return msg.encode(body_version)
+
+    def advertised(self) -> dict[int, tuple[int, int]]:
+        """What we last advertised is recomputed per response; this is for request checks."""
+        return {}

@@ -1,0 +1,187 @@
+"""The proxy: a bootstrap listener plus one listener per upstream broker, kept in step with the
+upstream topology, and the routing table where locally answered APIs plug in.
+
+Routing table: `Proxy.routes[api_key] = handler(session, slot, frame)`. A handler answers by calling
+`session.complete(slot, response_frame)` (now or later); every api key not in the table is forwarded
+to the broker the client's port stands for. The group coordinator registers its APIs here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import logging
+from typing import Callable
+
+from kcodec import api
+
+from ..config import Config
+from .rewrite import Rewriter
+from .session import Session, Slot
+from .topology import Broker, Topology
+from .upstream import UpstreamClient, client_listener_tls, upstream_tls
+from .versions import advertised_range
+
+log = logging.getLogger("kshim.proxy")
+
+Handler = Callable[[Session, Slot, memoryview], None]
+
+
+class Listener:
+    def __init__(self, proxy: "Proxy", node_id: int | None, port: int):
+        self.proxy, self.node_id, self.port = proxy, node_id, port
+        self.name = f"bootstrap:{port}" if node_id is None else f"node {node_id}:{port}"
+        self.server: asyncio.AbstractServer | None = None
+
+    def upstream_for_new_connection(self) -> Broker:
+        if self.node_id is not None:
+            broker = self.proxy.topology.upstream_of(self.node_id)
+            if broker is None:
+                raise ConnectionError(f"node {self.node_id} is not in the cluster any more")
+            return broker
+        return self.proxy.next_bootstrap_broker()
+
+    async def start(self, host: str, tls) -> None:
+        loop = asyncio.get_running_loop()
+        self.server = await loop.create_server(lambda: Session(self.proxy, self), host, self.port,
+                                               ssl=tls, reuse_address=True, backlog=1024)
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+        for s in list(self.proxy.sessions):
+            if s.listener is self:
+                s.close()
+
+
+class Proxy:
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        self.topology = Topology(cfg.broker_base, cfg.advertised)
+        self.routes: dict[int, Handler] = {}
+        self.local_versions: dict[int, tuple[int, int]] = {}
+        self.rewriter = Rewriter(self.topology, self.local_versions)
+        self.sessions: set[Session] = set()
+        self.allowed: dict[int, tuple[int, int]] = {}
+        self.listeners: dict[int, Listener] = {}
+        self.bootstrap: Listener | None = None
+        self.stats: collections.Counter = collections.Counter()
+        self._rr = itertools.count()
+        self._refresh: asyncio.Task | None = None
+        self._client_tls = client_listener_tls(cfg)
+        self._upstream_tls = upstream_tls(cfg)
+        self.cluster_id: str | None = None
+
+    # ------------------------------------------------------------------ routing
+    def register(self, api_key: int, handler: Handler, versions: tuple[int, int]) -> None:
+        """Answer `api_key` locally (the coordinator's entry point) at `versions`."""
+        self.routes[api_key] = handler
+        self.local_versions[api_key] = versions
+
+    # ------------------------------------------------------------------ lifecycle
+    async def start(self) -> None:
+        brokers, versions = await self.discover()
+        self._set_allowed(versions)
+        self.topology.update(brokers)
+        self.bootstrap = Listener(self, None, self.cfg.listen_port)
+        await self.bootstrap.start(self.cfg.listen_host, self._client_tls)
+        await self.ensure_listeners(brokers)
+        self._refresh = asyncio.get_running_loop().create_task(self._refresh_loop())
+
+    async def stop(self) -> None:
+        if self._refresh:
+            self._refresh.cancel()
+        for lst in [self.bootstrap, *self.listeners.values()]:
+            if lst:
+                lst.close()
+        for s in list(self.sessions):
+            s.close()
+
+    def _set_allowed(self, versions: dict[int, tuple[int, int]]) -> None:
+        allowed = {}
+        for key, (lo, hi) in versions.items():
+            rng = advertised_range(key, lo, hi, api.VERSIONS, api.API_KEYS, self.local_versions)
+            if rng:
+                allowed[key] = rng
+        self.allowed = allowed
+
+    async def discover(self) -> tuple[list[Broker], dict[int, tuple[int, int]]]:
+        """Metadata and ApiVersions from the first upstream broker that answers."""
+        candidates = [(b.host, b.port) for b in self.topology.brokers.values()] + self.cfg.upstream_addresses()
+        errors = []
+        for host, port in candidates:
+            try:
+                client = await UpstreamClient.connect(self.cfg, host, port)
+            except (OSError, asyncio.TimeoutError, ConnectionError) as e:
+                errors.append(f"{host}:{port}: {e or type(e).__name__}")
+                continue
+            try:
+                brokers, resp = await client.metadata()
+                self.cluster_id = resp.cluster_id
+                return brokers, client.versions
+            except (OSError, asyncio.TimeoutError, ConnectionError) as e:
+                errors.append(f"{host}:{port}: {e or type(e).__name__}")
+            finally:
+                client.close()
+        raise ConnectionError("no upstream broker answered: " + "; ".join(errors))
+
+    async def _refresh_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.cfg.metadata_refresh_s)
+            try:
+                brokers, versions = await self.discover()
+            except Exception as e:
+                log.warning("topology refresh failed: %s", e)
+                continue
+            self._set_allowed(versions)
+            added, removed = self.topology.update(brokers)
+            if added:
+                await self.ensure_listeners(added)
+            for b in removed:
+                lst = self.listeners.pop(b.node_id, None)
+                if lst:
+                    log.info("broker %s left the cluster; closing %s", b.node_id, lst.name)
+                    lst.close()
+
+    async def ensure_listeners(self, brokers: list[Broker]) -> None:
+        for b in brokers:
+            if b.node_id in self.listeners:
+                continue
+            lst = Listener(self, b.node_id, self.topology.port_for(b.node_id))
+            self.listeners[b.node_id] = lst
+            try:
+                await lst.start(self.cfg.listen_host, self._client_tls)
+            except OSError as e:
+                self.listeners.pop(b.node_id, None)
+                log.error("cannot listen on %s for node %s: %s", lst.port, b.node_id, e)
+                raise
+            log.info("listening for node %s on %s:%s -> %s:%s", b.node_id, self.cfg.listen_host, lst.port,
+                     b.host, b.port)
+
+    # ------------------------------------------------------------------ upstream
+    def next_bootstrap_broker(self) -> Broker:
+        brokers = sorted(self.topology.brokers.values(), key=lambda b: b.node_id)
+        if brokers:
+            return brokers[next(self._rr) % len(brokers)]
+        host, port = self.cfg.upstream_addresses()[0]
+        return Broker(-1, host, port)
+
+    async def open_upstream(self, broker: Broker, factory):
+        loop = asyncio.get_running_loop()
+        tls = self._upstream_tls
+        transport, proto = await asyncio.wait_for(
+            loop.create_connection(factory, broker.host, broker.port, ssl=tls,
+                                   server_hostname=broker.host if tls else None), 10)
+        return transport, proto
+
+    # ------------------------------------------------------------------ banner
+    def banner(self) -> str:
+        adv = self.cfg.advertised
+        lines = [f"kshim listening: bootstrap servers for clients = {adv}:{self.cfg.listen_port}",
+                 f"  upstream cluster {self.cluster_id} ({self.cfg.upstream})"]
+        for nid in sorted(self.listeners):
+            b = self.topology.brokers.get(nid)
+            up = f"{b.host}:{b.port}" if b else "?"
+            lines.append(f"  node {nid}: {adv}:{self.listeners[nid].port} -> {up}")
+        return "\n".join(lines)

@@ -1,0 +1,254 @@
+"""One client connection and its dedicated upstream connection.
+
+Each client connection is paired with one upstream connection to one broker (the broker its kshim
+port stands for; any live broker for the bootstrap port), so SASL exchanges and KIP-368
+re-authentication stay on one broker connection, exactly as if the client talked to it directly.
+
+Order: every request that expects a response gets a slot in `pending`, in arrival order. Forwarded
+requests also queue in `awaiting` (the broker answers one connection in order); requests the proxy
+answers itself (the routing table) fill their slot when done. Slots leave for the client strictly
+from the head, so responses go out in request order whoever answered them. Produce with acks=0 has
+no response and no slot.
+
+Nothing is decoded on this path except the request header peek, and the four responses the
+`Rewriter` changes (ApiVersions, Metadata, FindCoordinator, DescribeCluster).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from typing import TYPE_CHECKING
+
+from kcodec.errors import DecodeError
+from kcodec.frames import FrameSplitter, peek_request, peek_response_correlation_id, produce_acks
+
+from .rewrite import REWRITTEN
+from .versions import API_VERSIONS, PRODUCE
+
+if TYPE_CHECKING:
+    from .server import Listener, Proxy
+
+log = logging.getLogger("kshim.proxy")
+
+HIGH_WATER = 4 * 1024 * 1024
+
+
+class Slot:
+    __slots__ = ("api_key", "version", "correlation_id", "data", "rewrite")
+
+    def __init__(self, api_key: int, version: int, correlation_id: int, rewrite: bool):
+        self.api_key, self.version, self.correlation_id, self.rewrite = api_key, version, correlation_id, rewrite
+        self.data = None
+
+
+class _Prefix:
+    """4-byte big-endian length prefixes, cached for small sizes."""
+    cache = [n.to_bytes(4, "big") for n in range(4096)]
+
+    @classmethod
+    def of(cls, n: int) -> bytes:
+        return cls.cache[n] if n < 4096 else n.to_bytes(4, "big")
+
+
+class Session(asyncio.Protocol):
+    """The client side of one connection (an asyncio Protocol); owns the upstream side."""
+
+    def __init__(self, proxy: "Proxy", listener: "Listener"):
+        self.proxy, self.listener = proxy, listener
+        self.splitter = FrameSplitter(proxy.cfg.max_frame_bytes)
+        self.pending: deque[Slot] = deque()
+        self.awaiting: deque[Slot] = deque()
+        self.early: list = []           # frames received before the upstream connection is up
+        self.transport: asyncio.Transport | None = None
+        self.upstream: asyncio.Transport | None = None
+        self.upstream_proto: "UpstreamSide | None" = None
+        self.peer = "?"
+        self.client_id: str | None = None
+        self.closed = False
+
+    # ------------------------------------------------------------------ client side
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.proxy.sessions.add(self)
+        asyncio.get_running_loop().create_task(self._connect_upstream())
+
+    async def _connect_upstream(self) -> None:
+        try:
+            broker = self.listener.upstream_for_new_connection()
+            transport, proto = await self.proxy.open_upstream(broker, lambda: UpstreamSide(self))
+        except Exception as e:  # broker down, refused, TLS failure
+            log.warning("client %s on %s: upstream unavailable (%s); closing", self.peer, self.listener.name, e)
+            self.close()
+            return
+        if self.closed:
+            transport.close()
+            return
+        self.upstream, self.upstream_proto = transport, proto
+        if self.early:
+            for frame in self.early:
+                self._write_upstream(frame)
+            self.early = []
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            frames = self.splitter.feed(data)
+        except DecodeError as e:
+            self.bad_input(str(e))
+            return
+        for frame in frames:
+            if self.closed:
+                return
+            self.on_request(frame)
+
+    def on_request(self, frame) -> None:
+        try:
+            api_key, version, corr, client_id = peek_request(frame)
+        except DecodeError as e:
+            self.bad_input(f"unreadable request header: {e}")
+            return
+        if client_id is not None:
+            self.client_id = client_id
+        allowed = self.proxy.allowed.get(api_key)
+        if api_key != API_VERSIONS:
+            if allowed is None:
+                self.bad_input(f"api key {api_key} is not supported through kshim")
+                return
+            if not allowed[0] <= version <= allowed[1]:
+                self.bad_input(f"api key {api_key} version {version} is outside the advertised "
+                               f"range {allowed[0]}-{allowed[1]}")
+                return
+        handler = self.proxy.routes.get(api_key)
+        if handler is not None:
+            slot = Slot(api_key, version, corr, False)
+            self.pending.append(slot)
+            handler(self, slot, frame)
+            return
+        if api_key == PRODUCE:
+            try:
+                acks = produce_acks(frame, version)
+            except DecodeError as e:
+                self.bad_input(f"unreadable Produce request: {e}")
+                return
+            if acks == 0:
+                self._forward(frame)
+                return
+        slot = Slot(api_key, version, corr, api_key in REWRITTEN)
+        self.pending.append(slot)
+        self.awaiting.append(slot)
+        self._forward(frame)
+
+    def _forward(self, frame) -> None:
+        if self.upstream is None:
+            self.early.append(bytes(frame))
+        else:
+            self._write_upstream(frame)
+
+    def _write_upstream(self, frame) -> None:
+        self.upstream.writelines((_Prefix.of(len(frame)), frame))
+
+    def complete(self, slot: Slot, data) -> None:
+        """Fill a slot (from a local handler or an upstream answer) and send what is in order."""
+        slot.data = data
+        pending = self.pending
+        transport = self.transport
+        while pending and pending[0].data is not None:
+            out = pending.popleft().data
+            if not self.closed:
+                transport.writelines((_Prefix.of(len(out)), out))
+
+    def bad_input(self, reason: str) -> None:
+        log.warning("closing client %s (client id %r) on %s: %s", self.peer, self.client_id,
+                    self.listener.name, reason)
+        self.proxy.stats["bad_input"] += 1
+        self.close()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+        if self.upstream is not None:
+            self.upstream.close()
+        self.proxy.sessions.discard(self)
+
+    def connection_lost(self, exc) -> None:
+        self.close()
+
+    # flow control: a slow client pauses the broker side, a slow broker pauses the client side
+    def pause_writing(self) -> None:
+        if self.upstream is not None:
+            self.upstream.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.upstream is not None and not self.closed:
+            self.upstream.resume_reading()
+
+    # ------------------------------------------------------------------ upstream side
+    def on_response(self, frame) -> None:
+        if not self.awaiting:
+            log.warning("broker sent an unexpected response on %s's connection; closing", self.peer)
+            self.close()
+            return
+        slot = self.awaiting.popleft()
+        try:
+            corr = peek_response_correlation_id(frame)
+        except DecodeError:
+            corr = None
+        if corr != slot.correlation_id:
+            log.warning("broker response correlation id %s, expected %s (client %s); closing",
+                        corr, slot.correlation_id, self.peer)
+            self.close()
+            return
+        if not slot.rewrite:
+            self.complete(slot, frame)
+            return
+        try:
+            result = self.proxy.rewriter.rewrite(slot.api_key, slot.version, frame)
+        except Exception as e:  # a response kshim cannot read: the connection cannot go on safely
+            log.error("cannot rewrite api key %s v%s response for %s: %s; closing",
+                      slot.api_key, slot.version, self.peer, e)
+            self.close()
+            return
+        if result.learned:
+            task = asyncio.get_running_loop().create_task(self.proxy.ensure_listeners(result.learned))
+            task.add_done_callback(lambda _t: self.complete(slot, result.frame))
+        else:
+            self.complete(slot, result.frame)
+
+    def upstream_lost(self, exc) -> None:
+        if not self.closed:
+            log.info("upstream connection of client %s on %s closed (%s); closing the client",
+                     self.peer, self.listener.name, exc or "EOF")
+        self.close()
+
+
+class UpstreamSide(asyncio.Protocol):
+    def __init__(self, session: Session):
+        self.session = session
+        self.splitter = FrameSplitter(max(session.proxy.cfg.max_frame_bytes, 1 << 30))
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            frames = self.splitter.feed(data)
+        except DecodeError as e:
+            log.error("broker sent an invalid frame (%s); closing client %s", e, self.session.peer)
+            self.session.close()
+            return
+        for frame in frames:
+            self.session.on_response(frame)
+
+    def connection_lost(self, exc) -> None:
+        self.session.upstream_lost(exc)
+
+    def pause_writing(self) -> None:
+        if self.session.transport is not None:
+            self.session.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.session.transport is not None and not self.session.closed:
+            self.session.transport.resume_reading()

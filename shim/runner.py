@@ -1,0 +1,80 @@
+"""`kshim run`: the proxy in front of an upstream cluster (or of a local real Kafka it starts)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+import time
+
+from .config import Config
+
+log = logging.getLogger("kshim")
+
+
+def setup_logging(level: str) -> None:
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def new_event_loop(kind: str) -> asyncio.AbstractEventLoop:
+    if kind in ("auto", "uvloop"):
+        try:
+            import uvloop
+            return uvloop.new_event_loop()
+        except ImportError:
+            if kind == "uvloop":
+                raise SystemExit("kshim: --loop uvloop needs the uvloop package (pip install 'kshim[fast]')")
+    return asyncio.new_event_loop()
+
+
+async def serve(cfg: Config, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None) -> None:
+    from .proxy.server import Proxy
+    proxy = Proxy(cfg)
+    await proxy.start()
+    print(proxy.banner(), flush=True)
+    if ready is not None:
+        ready.set()
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):
+            pass
+    try:
+        await stop.wait()
+    finally:
+        await proxy.stop()
+
+
+def run(cfg: Config) -> int:
+    setup_logging(cfg.log_level)
+    cluster = None
+    if not cfg.upstream:
+        from .localkafka import LocalKafka
+        cluster = LocalKafka(nodes=cfg.local_kafka_nodes, base_port=cfg.local_kafka_port)
+        t0 = time.monotonic()
+        cluster.start()
+        print(f"Apache Kafka {cluster.kafka.home.name.removeprefix('kafka-')} ready in "
+              f"{time.monotonic() - t0:.1f}s at {cluster.bootstrap} (logs in {cluster.nodes[0].log_file.parent})",
+              flush=True)
+        cfg.upstream = cluster.bootstrap
+    loop = new_event_loop(cfg.loop)
+    try:
+        loop.run_until_complete(serve(cfg))
+        print("kshim stopped.", flush=True)
+    except ConnectionError as e:
+        print(f"kshim: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"kshim: cannot listen on {cfg.listen_host}:{cfg.listen_port} or a broker port ({e}); "
+              "choose others with --listen-port / --broker-port-base", file=sys.stderr)
+        return 2
+    finally:
+        loop.close()
+        if cluster is not None:
+            print("stopping the local Kafka ...", flush=True)
+            cluster.stop()
+    return 0
