@@ -304,6 +304,8 @@ def as_buffer(buf) -> bytes:
 
 # ---------------------------------------------------------------- base class
 
+_WINDOW = 512
+
 class Struct:
     """Base of every generated message and struct class."""
 
@@ -319,9 +321,19 @@ class Struct:
         dec = cls._DEC[version] if 0 <= version < len(cls._DEC) else None
         if dec is None:
             raise DecodeError(f"unsupported version {version}", cls.__name__, None, pos, version)
-        buf = as_buffer(buf)
         if pos < 0 or pos > len(buf):
             raise DecodeError(f"start offset {pos} outside the buffer", cls.__name__, None, pos, version)
+        if type(buf) is not bytes:
+            if len(buf) - pos > _WINDOW:
+                # e.g. a request header at the start of a large memoryview frame: decode from
+                # a small copy first, and copy everything only if that was not enough.
+                try:
+                    obj, end = dec(as_buffer(buf[pos:pos + _WINDOW]), 0)
+                    if end <= _WINDOW:
+                        return obj, pos + end
+                except Exception:  # noqa: BLE001 - retried below on the whole buffer
+                    pass
+            buf = as_buffer(buf)
         try:
             return dec(buf, pos)
         except DecodeError as e:

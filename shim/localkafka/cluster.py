@@ -5,6 +5,11 @@ nodes with a static quorum (any one can be stopped and the other two keep a quor
 client port `base_port + 2(n-1)` and controller port `base_port + 2(n-1) + 1`. Logs land in
 `<workdir>/logs/node-<n>.log`; data in `<workdir>/data/node-<n>`; a `state.json` lets another
 process (`kshim kafka stop`) find and stop the JVMs.
+
+`LocalKafka(sasl_users={"alice": "alice-secret"})` makes each node's client listener (`port`, listener
+name SASL) SASL_PLAINTEXT with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 for those users (SCRAM
+credentials are written at format time). Inter-broker traffic and the readiness probe then use a
+PLAINTEXT listener INTERNAL on `internal_port` = `base_port + 2*nodes + (n-1)`.
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ FAST_SETTINGS: dict[str, str] = {
     "log.cleaner.threads": "1",
     "num.recovery.threads.per.data.dir": "1",
 }
+
+
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 
 
 class BrokerNotReady(RuntimeError):
@@ -115,6 +123,7 @@ class Node:
     log_file: Path
     config_file: Path
     pid: int | None = None
+    internal_port: int | None = None  # PLAINTEXT inter-broker listener, when `port` is SASL
     log_offset: int = 0  # where this start's output begins in log_file
     proc: subprocess.Popen | None = field(default=None, repr=False)
 
@@ -124,6 +133,15 @@ class Node:
         except FileNotFoundError:
             return "(no log yet)"
         return "\n".join(text[-lines:])
+
+    @property
+    def plaintext_port(self) -> int:
+        """A port that speaks PLAINTEXT (for the readiness probe and admin set-up)."""
+        return self.internal_port or self.port
+
+    @property
+    def ports(self) -> tuple[int, ...]:
+        return tuple(p for p in (self.port, self.controller_port, self.internal_port) if p)
 
     def alive(self) -> bool:
         if self.proc is not None:
@@ -144,7 +162,8 @@ class LocalKafka:
 
     def __init__(self, nodes: int = 1, base_port: int = 19092, workdir: Path | str | None = None,
                  overrides: dict[str, str] | None = None, heap: str | None = None,
-                 fast: bool = True, kafka: KafkaInstall | None = None):
+                 fast: bool = True, kafka: KafkaInstall | None = None,
+                 sasl_users: dict[str, str] | None = None):
         if nodes not in (1, 3):
             raise ValueError("nodes must be 1 or 3")
         self.kafka = kafka or install()
@@ -170,6 +189,13 @@ class LocalKafka:
                  config_file=self.workdir / "config" / f"node-{i + 1}.properties")
             for i in range(nodes)
         ]
+        self.sasl_users = dict(sasl_users or {})
+        for name, pw in self.sasl_users.items():
+            if not name or any(c in name + pw for c in '",=[]\\\n'):
+                raise ValueError(f"SASL user {name!r}: names and passwords must not contain , = [ ] \" \\")
+        if self.sasl_users:
+            for i, n in enumerate(self.nodes):
+                n.internal_port = base_port + 2 * nodes + i
         self.cluster_id: str | None = None
 
     # ------------------------------------------------------------------ config
@@ -184,6 +210,29 @@ class LocalKafka:
     def node(self, node_id: int) -> Node:
         return self.nodes[node_id - 1]
 
+    @property
+    def plaintext_bootstrap(self) -> str:
+        """Bootstrap over PLAINTEXT (the INTERNAL listener when the client listener is SASL)."""
+        return ",".join(f"{HOST}:{n.plaintext_port}" for n in self.nodes)
+
+    def _sasl_properties(self, node: Node) -> dict[str, str]:
+        ctl = f"CONTROLLER://{HOST}:{node.controller_port}"
+        ls = f"SASL://{HOST}:{node.port},INTERNAL://{HOST}:{node.internal_port}"
+        plain_users = " ".join(f'user_{u}="{pw}"' for u, pw in self.sasl_users.items())
+        return {
+            "listeners": f"{ls},{ctl}",
+            "advertised.listeners": f"{ls},{ctl}",
+            "inter.broker.listener.name": "INTERNAL",
+            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT,SASL:SASL_PLAINTEXT",
+            "sasl.enabled.mechanisms": ",".join(SASL_MECHANISMS),
+            "listener.name.sasl.plain.sasl.jaas.config":
+                f"org.apache.kafka.common.security.plain.PlainLoginModule required {plain_users};",
+            "listener.name.sasl.scram-sha-256.sasl.jaas.config":
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+            "listener.name.sasl.scram-sha-512.sasl.jaas.config":
+                "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        }
+
     def _properties(self, node: Node) -> str:
         props = {
             "process.roles": "broker,controller",
@@ -195,6 +244,8 @@ class LocalKafka:
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
             "log.dirs": str(node.data_dir),
         }
+        if self.sasl_users:
+            props.update(self._sasl_properties(node))
         if len(self.nodes) == 1:
             props["controller.quorum.bootstrap.servers"] = f"{HOST}:{node.controller_port}"
         else:
@@ -206,7 +257,7 @@ class LocalKafka:
     # ------------------------------------------------------------------ lifecycle
     def check_ports(self) -> None:
         for n in self.nodes:
-            for port in (n.port, n.controller_port):
+            for port in n.ports:
                 if port_in_use(port):
                     raise EnvironmentProblem(
                         f"port {HOST}:{port} is already in use (wanted by Kafka node {n.node_id}): "
@@ -228,6 +279,9 @@ class LocalKafka:
             args = ["format", "--cluster-id", self.cluster_id, "--config", str(n.config_file)]
             if len(self.nodes) == 1:
                 args.append("--standalone")
+            for user, pw in self.sasl_users.items():
+                for mech in SASL_MECHANISMS[1:]:
+                    args += ["--add-scram", f"{mech}=[name={user},password={pw}]"]
             cmd = self.kafka.java_cmd("kafka.tools.StorageTool", args)
             procs.append((n, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
         for n, p in procs:
@@ -249,7 +303,7 @@ class LocalKafka:
         n = self.node(node_id)
         if n.alive():
             return
-        for port in (n.port, n.controller_port):
+        for port in n.ports:
             if port_in_use(port):
                 raise EnvironmentProblem(f"port {HOST}:{port} of Kafka node {node_id} is already in use")
         jvm = [f"-Xms256m", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
@@ -297,13 +351,13 @@ class LocalKafka:
         live = [n for n in self.nodes if n.alive()]
         while True:
             try:
-                seen = probe_brokers(nodes[0].port)
+                seen = probe_brokers(nodes[0].plaintext_port)
                 if len(seen) >= len(live):
                     return
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                raise BrokerNotReady(f"Metadata from {nodes[0].port} does not list all {len(live)} nodes "
+                raise BrokerNotReady(f"Metadata from {nodes[0].plaintext_port} does not list all {len(live)} nodes "
                                      f"after {timeout:.0f}s:\n{nodes[0].log_tail()}")
             time.sleep(0.2)
 

@@ -28,7 +28,8 @@ class Rewritten:
 def split_response(api_key: int, version: int, frame) -> tuple[memoryview, memoryview]:
     """(header bytes, body bytes) of a response frame."""
     mv = memoryview(frame)
-    hv = api.response_header_version(api_key, version)
+    # ApiVersions responses always use header v0, even for a version the codec does not know
+    hv = 0 if api_key == API_VERSIONS else api.response_header_version(api_key, version)
     _, pos = api.ResponseHeader.decode_from(mv, 0, hv)
     return mv[:pos], mv[pos:]
 

@@ -55,7 +55,7 @@ needs_api = pytest.mark.skipif(not TARGETS, reason="kcodec.api not available")
 
 
 @needs_api
-@settings(FAST, max_examples=10000)
+@settings(FAST, max_examples=6000)
 @given(st.data())
 def test_api_random_bytes(data):
     key, version, kind = data.draw(st.sampled_from(TARGETS))

@@ -1,0 +1,406 @@
+"""The proxy benchmark (scripts/bench-proxy): Kafka's own perf tools run directly against a broker
+and through kshim, alternating, on one single-node LocalKafka started for the purpose.
+
+Method:
+  1. warm-up: one short unmeasured producer run per target (broker, client and kshim warm up);
+  2. throughput: R rounds of kafka-producer-perf-test (1 KB records, --throughput -1, acks=all),
+     each round running the targets in turn (direct, kshim[, kshim with another loop]); then R
+     rounds of kafka-consumer-perf-test reading the first round's direct topic (N records);
+  3. latency: R rounds of the producer at half the through-kshim ceiling (the lowest median
+     records/sec of the kshim targets), direct and through kshim, for --latency-seconds each.
+Every producer run writes to a fresh one-partition topic. kshim's CPU is user+sys from
+/proc/<pid>/stat around each run, divided by the tool's own measured duration (% of one core);
+RSS is VmRSS after each run. The clients run with the full JIT (not the C1-only test setting).
+
+Results: a table on stdout and JSON in build/bench/proxy.json (--out).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shim.localkafka import KafkaInstall, LocalKafka, install
+from shim.localkafka.home import KAFKA_VERSION, build_dir
+from shim.localkafka.layout import TOOLS
+from testsuite.harness.kshimproc import KshimProcess
+from testsuite.harness.ports import free_port_block
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+PRODUCER_RE = re.compile(
+    r"(?P<records>\d+) records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
+    r"(?P<avg>[\d.]+) ms avg latency, (?P<max>[\d.]+) ms max latency, (?P<p50>\d+) ms 50th, "
+    r"(?P<p95>\d+) ms 95th, (?P<p99>\d+) ms 99th, (?P<p999>\d+) ms 99.9th")
+PRODUCER_KEYS = ("rps", "mbps", "avg", "p50", "p95", "p99", "p999")
+CONSUMER_KEYS = ("MB.sec", "nMsg.sec", "fetch.MB.sec", "fetch.nMsg.sec", "rebalance.time.ms")
+
+
+class BenchError(RuntimeError):
+    pass
+
+
+# ---------------------------------------------------------------------------- process figures
+def cpu_seconds(pid: int | None) -> float:
+    """user + sys CPU time of `pid` so far (0 for no process)."""
+    if pid is None:
+        return 0.0
+    with open(f"/proc/{pid}/stat") as f:
+        text = f.read()
+    fields = text[text.rindex(")") + 2:].split()  # fields from #3 (state) on
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def rss_mb(pid: int | None) -> float:
+    if pid is None:
+        return 0.0
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def loop_in_use(pid: int) -> str:
+    """Which event loop a kshim process runs, from its mapped shared objects."""
+    with open(f"/proc/{pid}/maps") as f:
+        return "uvloop" if "uvloop" in f.read() else "asyncio"
+
+
+# ---------------------------------------------------------------------------- tool output
+def parse_producer(stdout: str) -> dict[str, float]:
+    """The last summary line of ProducerPerformance (the steady-state one when there is a warm-up)."""
+    matches = list(PRODUCER_RE.finditer(stdout))
+    if not matches:
+        raise BenchError(f"no producer summary in the output:\n{stdout[-2000:]}")
+    m = matches[-1]
+    return {k: float(m.group(k)) for k in ("records", *PRODUCER_KEYS, "max")}
+
+
+def parse_consumer(stdout: str) -> dict[str, float]:
+    """The CSV line under ConsumerPerformance's header (start.time, end.time, data.consumed.in.MB, ...)."""
+    lines = [ln.strip() for ln in stdout.splitlines() if ln.strip()]
+    for i, line in enumerate(lines):
+        if line.startswith("start.time") and i + 1 < len(lines):
+            names = [n.strip() for n in line.split(",")]
+            values = [v.strip() for v in lines[i + 1].split(",")]
+            out = {}
+            for n, v in zip(names, values):
+                try:
+                    out[n] = float(v)
+                except ValueError:
+                    pass
+            if "MB.sec" in out:
+                return out
+    raise BenchError(f"no consumer summary in the output:\n{stdout[-2000:]}")
+
+
+# ---------------------------------------------------------------------------- targets and runs
+@dataclass
+class Target:
+    name: str              # "direct" or "kshim-<loop>"
+    bootstrap: str
+    pid: int | None = None  # kshim's pid (None: direct to the broker)
+
+    @property
+    def via_kshim(self) -> bool:
+        return self.pid is not None
+
+
+@dataclass
+class Run:
+    kind: str              # producer | consumer | latency
+    target: str
+    round: int
+    wall_s: float
+    figures: dict[str, float]
+    kshim_cpu_s: float = 0.0
+    kshim_cpu_pct: float = 0.0
+    kshim_rss_mb: float = 0.0
+    broker_cpu_pct: float = 0.0
+    extra: dict = field(default_factory=dict)
+
+
+class ProxyBench:
+    def __init__(self, kafka: KafkaInstall, cluster: LocalKafka, targets: list[Target], args, log=print):
+        self.kafka, self.cluster, self.targets, self.args, self.log = kafka, cluster, targets, args, log
+        self.runs: list[Run] = []
+        self.broker_pid = cluster.nodes[0].pid
+
+    # -------------------------------------------------------------- tools
+    def java(self, tool: str, args: list[str], timeout: float) -> str:
+        cmd = self.kafka.java_cmd(TOOLS[tool], args, heap="512m")
+        cmd = [c for c in cmd if c != "-XX:TieredStopAtLevel=1"]  # full JIT: the client must not be the limit
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise BenchError(f"{tool} {' '.join(args)} timed out after {timeout:.0f}s") from None
+        if proc.returncode != 0:
+            raise BenchError(f"{tool} {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
+        return proc.stdout
+
+    def create_topic(self, name: str) -> str:
+        self.java("kafka-topics", ["--bootstrap-server", self.cluster.bootstrap, "--create", "--topic", name,
+                                   "--partitions", "1", "--replication-factor", "1"], timeout=120)
+        return name
+
+    def _measure(self, target: Target, kind: str, rnd: int, fn) -> Run:
+        c0, b0, t0 = cpu_seconds(target.pid), cpu_seconds(self.broker_pid), time.monotonic()
+        figures, duration = fn()
+        wall = time.monotonic() - t0
+        c1, b1 = cpu_seconds(target.pid), cpu_seconds(self.broker_pid)
+        duration = duration if duration > 0 else wall
+        run = Run(kind, target.name, rnd, wall, figures, kshim_cpu_s=c1 - c0,
+                  kshim_cpu_pct=100 * (c1 - c0) / duration, kshim_rss_mb=rss_mb(target.pid),
+                  broker_cpu_pct=100 * (b1 - b0) / duration, extra={"duration_s": duration})
+        self.runs.append(run)
+        return run
+
+    def producer(self, target: Target, topic: str, records: int, throughput: int, rnd: int,
+                 kind: str = "producer") -> Run:
+        props = [f"acks={self.args.acks}", f"linger.ms={self.args.linger_ms}", *self.args.producer_prop]
+        args = ["--bootstrap-server", target.bootstrap, "--topic", topic, "--num-records", str(records),
+                "--record-size", str(self.args.record_size), "--throughput", str(throughput),
+                "--warmup-records", str(records // 10), "--command-property", *props]
+
+        def go():
+            f = parse_producer(self.java("kafka-producer-perf-test", args, timeout=self.args.tool_timeout))
+            return f, f["records"] / f["rps"] if f["rps"] else 0.0
+        run = self._measure(target, kind, rnd, go)
+        f = run.figures
+        self.log(f"  {kind:8} r{rnd} {target.name:14} {f['rps']:9.0f} rec/s {f['mbps']:7.2f} MB/s  "
+                 f"avg {f['avg']:6.2f}  p50 {f['p50']:3.0f}  p99 {f['p99']:4.0f}  p99.9 {f['p999']:4.0f} ms"
+                 + (f"  kshim CPU {run.kshim_cpu_pct:5.1f}%" if target.via_kshim else ""))
+        return run
+
+    def consumer(self, target: Target, topic: str, records: int, rnd: int) -> Run:
+        args = ["--bootstrap-server", target.bootstrap, "--topic", topic, "--num-records", str(records),
+                "--timeout", "60000", "--group", f"bench-{target.name}-{rnd}-{time.time_ns()}"]
+
+        def go():
+            f = parse_consumer(self.java("kafka-consumer-perf-test", args, timeout=self.args.tool_timeout))
+            mb, rate = f.get("data.consumed.in.MB", 0.0), f.get("MB.sec", 0.0)
+            return f, mb / rate if rate else 0.0
+        run = self._measure(target, "consumer", rnd, go)
+        f = run.figures
+        self.log(f"  consumer r{rnd} {target.name:14} {f['nMsg.sec']:9.0f} msg/s {f['MB.sec']:7.2f} MB/s  "
+                 f"fetch {f.get('fetch.MB.sec', 0):7.2f} MB/s  rebalance {f.get('rebalance.time.ms', 0):5.0f} ms"
+                 + (f"  kshim CPU {run.kshim_cpu_pct:5.1f}%" if target.via_kshim else ""))
+        return run
+
+    # -------------------------------------------------------------- the plan
+    def run(self) -> dict:
+        a = self.args
+        stamp = time.strftime("%H%M%S")
+        self.log(f"warm-up ({a.warmup_records} records per target)")
+        warm = self.create_topic(f"bench-warmup-{stamp}")
+        for t in self.targets:
+            self.producer(t, warm, a.warmup_records, -1, -1, kind="warmup")
+        self.log(f"producer throughput: {a.records} x {a.record_size} B records, {a.rounds} rounds")
+        source = None
+        for r in range(a.rounds):
+            for t in self.targets:
+                topic = self.create_topic(f"bench-p{r}-{t.name}-{stamp}")
+                self.producer(t, topic, a.records, -1, r)
+                source = source or topic
+        self.log(f"consumer throughput: {a.records} records from {source}, {a.rounds} rounds")
+        for r in range(a.rounds):
+            for t in self.targets:
+                self.consumer(t, source, a.records, r)
+        ceiling = min(self.median("producer", t.name, "rps") for t in self.targets if t.via_kshim)
+        rate = max(int(ceiling / 2), 1)
+        records = max(rate * a.latency_seconds, 2000)
+        self.log(f"latency at half the through-kshim ceiling: {rate} rec/s ({ceiling:.0f} / 2), "
+                 f"{records} records, {a.rounds} rounds")
+        for r in range(a.rounds):
+            for t in self.targets:
+                topic = self.create_topic(f"bench-l{r}-{t.name}-{stamp}")
+                self.producer(t, topic, records, rate, r, kind="latency")
+        return self.summary(rate)
+
+    # -------------------------------------------------------------- figures
+    def values(self, kind: str, target: str, key: str) -> list[float]:
+        out = []
+        for r in self.runs:
+            if r.kind == kind and r.target == target:
+                out.append(getattr(r, key) if hasattr(r, key) else r.figures[key])
+        return out
+
+    def median(self, kind: str, target: str, key: str) -> float:
+        vals = self.values(kind, target, key)
+        return statistics.median(vals) if vals else float("nan")
+
+    def summary(self, rate: int) -> dict:
+        def med(kind, target, keys):
+            return {k: self.median(kind, target, k) for k in keys}
+        s: dict = {"latency_rate_rps": rate, "targets": {}}
+        for t in self.targets:
+            d = {"producer": med("producer", t.name, PRODUCER_KEYS),
+                 "consumer": med("consumer", t.name, CONSUMER_KEYS),
+                 "latency": med("latency", t.name, PRODUCER_KEYS)}
+            if t.via_kshim:
+                for kind in ("producer", "consumer", "latency"):
+                    d[kind]["kshim_cpu_pct"] = self.median(kind, t.name, "kshim_cpu_pct")
+                d["kshim_rss_mb_max"] = max(r.kshim_rss_mb for r in self.runs if r.target == t.name)
+                d["ratios"] = self.ratios(t.name)
+            s["targets"][t.name] = d
+        return s
+
+    def ratios(self, name: str) -> dict:
+        def ratio(kind, key):
+            return self.median(kind, name, key) / self.median(kind, "direct", key)
+
+        def paired(kind, key):  # per-round kshim/direct, then the median: robust to drift over time
+            k, d = self.values(kind, name, key), self.values(kind, "direct", key)
+            return statistics.median(x / y for x, y in zip(k, d) if y)
+
+        lat_k, lat_d = self.values("latency", name, "p99"), self.values("latency", "direct", "p99")
+        return {
+            "producer_rps": ratio("producer", "rps"), "producer_rps_paired": paired("producer", "rps"),
+            "consumer_mbps": ratio("consumer", "MB.sec"), "consumer_mbps_paired": paired("consumer", "MB.sec"),
+            "consumer_fetch_mbps": ratio("consumer", "fetch.MB.sec"),
+            "added_p50_ms": self.median("latency", name, "p50") - self.median("latency", "direct", "p50"),
+            "added_p99_ms": self.median("latency", name, "p99") - self.median("latency", "direct", "p99"),
+            "added_p99_ms_mean_of_rounds": statistics.fmean(k - d for k, d in zip(lat_k, lat_d)),
+            "added_p999_ms": self.median("latency", name, "p999") - self.median("latency", "direct", "p999"),
+            "added_avg_ms": self.median("latency", name, "avg") - self.median("latency", "direct", "avg"),
+        }
+
+
+# ---------------------------------------------------------------------------- report
+def table(summary: dict, args) -> str:
+    tg = summary["targets"]
+    lines = [f"kshim proxy benchmark: Kafka {KAFKA_VERSION}, {args.records} x {args.record_size} B records, "
+             f"acks={args.acks} linger.ms={args.linger_ms}, medians of {args.rounds} rounds",
+             "",
+             f"{'producer':16}{'rec/s':>10}{'MB/s':>9}{'avg ms':>8}{'p50':>6}{'p95':>6}{'p99':>6}{'p99.9':>7}"
+             f"{'kshim CPU':>11}"]
+    for name, d in tg.items():
+        p = d["producer"]
+        cpu = f"{p['kshim_cpu_pct']:9.0f}%" if "kshim_cpu_pct" in p else ""
+        lines.append(f"{name:16}{p['rps']:10.0f}{p['mbps']:9.2f}{p['avg']:8.1f}{p['p50']:6.0f}{p['p95']:6.0f}"
+                     f"{p['p99']:6.0f}{p['p999']:7.0f}{cpu:>11}")
+    lines += ["", f"{'consumer':16}{'msg/s':>10}{'MB/s':>9}{'fetch MB/s':>12}{'rebal ms':>10}{'kshim CPU':>11}"]
+    for name, d in tg.items():
+        c = d["consumer"]
+        cpu = f"{c['kshim_cpu_pct']:9.0f}%" if "kshim_cpu_pct" in c else ""
+        lines.append(f"{name:16}{c['nMsg.sec']:10.0f}{c['MB.sec']:9.2f}{c['fetch.MB.sec']:12.2f}"
+                     f"{c['rebalance.time.ms']:10.0f}{cpu:>11}")
+    lines += ["", f"latency at {summary['latency_rate_rps']} rec/s (half the through-kshim ceiling)",
+              f"{'':16}{'avg ms':>8}{'p50':>6}{'p95':>6}{'p99':>6}{'p99.9':>7}{'kshim CPU':>11}"]
+    for name, d in tg.items():
+        p = d["latency"]
+        cpu = f"{p['kshim_cpu_pct']:9.0f}%" if "kshim_cpu_pct" in p else ""
+        lines.append(f"{name:16}{p['avg']:8.2f}{p['p50']:6.0f}{p['p95']:6.0f}{p['p99']:6.0f}{p['p999']:7.0f}{cpu:>11}")
+    lines.append("")
+    for name, d in tg.items():
+        if "ratios" not in d:
+            continue
+        r = d["ratios"]
+        lines.append(f"{name}: throughput ratio producer {r['producer_rps']:.3f} (paired {r['producer_rps_paired']:.3f}),"
+                     f" consumer {r['consumer_mbps']:.3f} (paired {r['consumer_mbps_paired']:.3f}, fetch-only "
+                     f"{r['consumer_fetch_mbps']:.3f}); added p99 {r['added_p99_ms']:+.1f} ms (mean of rounds "
+                     f"{r['added_p99_ms_mean_of_rounds']:+.2f}), added avg {r['added_avg_ms']:+.2f} ms; "
+                     f"RSS max {d['kshim_rss_mb_max']:.0f} MB")
+    lines.append("(ProducerPerformance reports percentiles in whole milliseconds.)")
+    return "\n".join(lines)
+
+
+def machine() -> dict:
+    info = {"cpus": os.cpu_count(), "python": platform.python_version(), "kafka": KAFKA_VERSION,
+            "loadavg_start": os.getloadavg()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            info["cpu_model"] = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "?")
+        with open("/proc/meminfo") as f:
+            info["mem_gb"] = round(int(f.readline().split()[1]) / 1024 / 1024, 1)
+        out = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=60)
+        info["java"] = (out.stderr or out.stdout).splitlines()[0]
+    except (OSError, StopIteration, IndexError, subprocess.SubprocessError):
+        pass
+    return info
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="scripts/bench-proxy", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--records", type=int, default=300_000, help="records per throughput run (default 300000)")
+    p.add_argument("--rounds", type=int, default=3, help="rounds per measurement (default 3)")
+    p.add_argument("--loop", default="asyncio",
+                   help="kshim's event loop: asyncio, uvloop or auto; a comma list (asyncio,uvloop) runs one "
+                        "kshim per loop, measured side by side (default asyncio)")
+    p.add_argument("--record-size", type=int, default=1024)
+    p.add_argument("--acks", default="all")
+    p.add_argument("--linger-ms", type=int, default=5)
+    p.add_argument("--producer-prop", action="append", default=[], metavar="K=V",
+                   help="an extra producer property (repeatable)")
+    p.add_argument("--warmup-records", type=int, default=50_000)
+    p.add_argument("--latency-seconds", type=int, default=20, help="length of each latency run (default 20)")
+    p.add_argument("--tool-timeout", type=float, default=600.0)
+    p.add_argument("--out", type=Path, default=build_dir() / "bench" / "proxy.json")
+    p.add_argument("--keep-data", action="store_true", help="keep the benchmark broker's data directory")
+    args = p.parse_args(argv)
+    for loop in args.loop.split(","):
+        if loop not in ("asyncio", "uvloop", "auto"):
+            p.error(f"--loop {loop!r}: use asyncio, uvloop or auto")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    kafka = install()
+    host = machine()
+    workdir = build_dir() / "bench" / "proxy-run"
+    shutil.rmtree(workdir, ignore_errors=True)
+    cluster = LocalKafka(nodes=1, base_port=free_port_block(2, start=43100), workdir=workdir / "kafka", kafka=kafka)
+    print(f"starting Kafka {KAFKA_VERSION} (logs in {workdir / 'kafka' / 'logs'})", flush=True)
+    cluster.start(timeout=180)
+    shims: list[KshimProcess] = []
+    try:
+        targets = [Target("direct", cluster.bootstrap)]
+        for loop in args.loop.split(","):
+            port = free_port_block(3, start=43200)
+            shim = KshimProcess(cluster.bootstrap, port, workdir / f"kshim-{loop}.log",
+                                ["--loop", loop, "--metadata-refresh-s", "10", "--log-level", "warning"]).start()
+            shims.append(shim)
+            actual = loop_in_use(shim.proc.pid)
+            if loop != "auto" and actual != loop:
+                raise BenchError(f"kshim --loop {loop} runs {actual}")
+            targets.append(Target(f"kshim-{actual}", shim.bootstrap, shim.proc.pid))
+            print(f"kshim ({actual}) on {shim.bootstrap}, pid {shim.proc.pid}", flush=True)
+        bench = ProxyBench(kafka, cluster, targets, args, log=lambda s: print(s, flush=True))
+        summary = bench.run()
+        for shim in shims:
+            if not shim.alive():
+                raise BenchError(f"kshim exited during the benchmark:\n{shim.log_text()[-3000:]}")
+    finally:
+        for shim in shims:
+            shim.stop()
+        cluster.stop()
+        if not args.keep_data:
+            shutil.rmtree(workdir / "kafka" / "data", ignore_errors=True)
+    print()
+    print(table(summary, args))
+    result = {"machine": host, "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+              "summary": summary, "runs": [vars(r) for r in bench.runs], "loadavg_end": os.getloadavg()}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+    print(f"\nJSON: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except BenchError as e:
+        print(f"bench-proxy: {e}", file=sys.stderr)
+        sys.exit(1)
