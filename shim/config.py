@@ -45,6 +45,14 @@ class Config:
     upstream_sasl_mechanism: str = ""    # PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
     upstream_sasl_username: str = ""
     upstream_sasl_password: str = field(default="", repr=False)
+    # group coordinator: "kshim" answers the group APIs itself; "broker" forwards them (pure proxy)
+    group_coordinator: str = "kshim"
+    group_initial_rebalance_delay_ms: int = 3000
+    group_min_session_timeout_ms: int = 6000
+    group_max_session_timeout_ms: int = 1800000
+    group_max_size: int = 2147483647
+    offset_metadata_max_bytes: int = 4096
+    offsets_retention_minutes: int = 10080
     # local Kafka, when no upstream is given
     local_kafka_nodes: int = 1
     local_kafka_port: int = 19092
@@ -59,6 +67,15 @@ class Config:
     @property
     def broker_base(self) -> int:
         return self.broker_port_base or self.listen_port + 1
+
+    def coordinator_config(self):
+        from .coordinator import CoordinatorConfig
+        return CoordinatorConfig(
+            initial_rebalance_delay_ms=self.group_initial_rebalance_delay_ms,
+            min_session_timeout_ms=self.group_min_session_timeout_ms,
+            max_session_timeout_ms=self.group_max_session_timeout_ms, max_size=self.group_max_size,
+            offset_metadata_max_bytes=self.offset_metadata_max_bytes,
+            offsets_retention_ms=self.offsets_retention_minutes * 60_000)
 
     def upstream_addresses(self) -> list[tuple[str, int]]:
         out = []
@@ -80,6 +97,8 @@ class Config:
                 "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
             raise ConfigError(f"upstream_sasl_mechanism {self.upstream_sasl_mechanism!r}: "
                               "use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+        if self.group_coordinator not in ("kshim", "broker"):
+            raise ConfigError(f"group_coordinator {self.group_coordinator!r}: use kshim or broker")
         if self.loop not in ("auto", "asyncio", "uvloop"):
             raise ConfigError(f"loop {self.loop!r}: use auto, asyncio or uvloop")
         self.upstream_addresses()

@@ -15,7 +15,24 @@ from testsuite.harness.javatools import JavaTools
 from testsuite.harness.names import unique_name
 from testsuite.harness.ports import free_port_block
 
-RUN_DIR = build_dir() / "test-run"
+def _run_dir() -> Path:
+    """One directory per test session (concurrent runs must not share Kafka data or logs);
+    build/test-run/latest points at the newest."""
+    import time
+    root = build_dir() / "test-run"
+    run = root / f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    run.mkdir(parents=True, exist_ok=True)
+    latest = root / "latest"
+    try:
+        if latest.is_symlink() or latest.exists():
+            latest.unlink()
+        latest.symlink_to(run.name)
+    except OSError:
+        pass
+    return run
+
+
+RUN_DIR = _run_dir()
 
 
 @pytest.fixture(scope="session")

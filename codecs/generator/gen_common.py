@@ -40,6 +40,7 @@ class ModuleCtx:
         self.structs: dict[str, str] = {}
         self.consts: dict[str, str] = {}  # source expr -> name
         self.arrays: dict[str, str] = {}  # struct format char -> name
+        self.packarrays: dict[tuple[str, bool], str] = {}  # (char, compact) -> name
 
     def arr(self, ch: str) -> str:
         """Name of the tuple of bound unpackers for arrays of 0..255 elements of format ch."""
@@ -47,6 +48,15 @@ class ModuleCtx:
                  "d": "_AF64", "?": "_ABOOL"}
         self.arrays[ch] = names[ch]
         return names[ch]
+
+    def packarr(self, ch: str, compact_: bool) -> str:
+        """Name of the tuple of bound packers writing count + elements of format ch:
+        compact (1-byte varint count+1, counts 0..126) or int32 count (0..255)."""
+        tag = {"?": "BOOL", "b": "8", "h": "16", "H": "U16", "i": "32", "I": "U32", "q": "64",
+               "d": "F64"}[ch]
+        name = f"_PC{tag}" if compact_ else f"_PN{tag}"
+        self.packarrays[(ch, compact_)] = name
+        return name
 
     def fmt(self, chars: list[str]) -> str:
         fmt = ">" + "".join(chars)
@@ -68,6 +78,8 @@ class ModuleCtx:
         out = [f"{n} = _Sc({fmt!r})" for fmt, n in sorted(self.structs.items(), key=lambda x: x[1])]
         out += [f"{n} = {e}" for e, n in sorted(self.consts.items(), key=lambda x: int(x[1][2:]))]
         out += [f"{n} = _arrays({ch!r})" for ch, n in sorted(self.arrays.items(), key=lambda x: x[1])]
+        out += [f"{n} = _packers({ch!r}, {cp!r})"
+                for (ch, cp), n in sorted(self.packarrays.items(), key=lambda x: x[1])]
         return out
 
 

@@ -8,6 +8,12 @@ nullable struct) is folded into the same call. Elements of struct arrays are dec
 inline in the loop (up to MAX_INLINE levels), so a hot loop makes no function calls.
 Lines are preceded by ``#: Struct.Field`` markers, which the runtime uses to name the
 field of a failure (struct.error / IndexError from a short buffer).
+
+In flexible versions the first byte of a following compact length (or of the tagged-field
+section) is folded into the unpack of a fixed-width group as a 'B'; a value >= 0x80 means
+a multi-byte varint, which is then re-read from that byte. Strings are decoded as strict
+UTF-8 (the fast path) and only on failure with ``surrogateescape``, which keeps invalid
+bytes losslessly. Empty fixed-width arrays skip the unpack.
 """
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ from gen_common import (Code, ModuleCtx, bad_tags, compact, default_src, fixed_s
 from gen_model import FIXED_FMT, Field, StructDef
 
 MAX_INLINE = 3
-STR = ".decode('utf-8', 'surrogateescape')"
+STR_FALLBACK = ".decode('utf-8', 'surrogateescape')"
 
 
 class DecodeEmitter:
@@ -79,42 +85,76 @@ class DecodeEmitter:
                     c(f"{ov}.{f.attr}, pos = {self.fn(f.struct, v)}(buf, pos)")
             else:
                 if compact(f, spec, v):
-                    self._flush(sd, ov, sx, group, None)
-                    c(f"#: {sd.pyname}.{f.name}")
-                    self._read_len(f"n{sx}", k == "string")
+                    if group:
+                        self._flush(sd, ov, sx, group, ("B", f))
+                    else:
+                        c(f"#: {sd.pyname}.{f.name}")
+                        self._read_len(f"n{sx}", k == "string")
                 else:
                     self._flush(sd, ov, sx, group, ("h" if k == "string" else "i", f))
                 self._var_body(sd, f, f"{ov}.{f.attr}", nullable(f, v), depth)
+        tag_byte = False
+        if group and is_flexible(spec, v) and not any(
+                status(f, v) == "tagged" for f in sd.fields):
+            # the tagged-field count byte is read with the trailing fixed fields
+            self._flush(sd, ov, sx, group, ("B", None))
+            tag_byte = True
         self._flush(sd, ov, sx, group, None)
         for f in sd.fields:
             if status(f, v) in ("absent", "tagged"):
                 c(f"{ov}.{f.attr} = {default_src(f, self.ctx)}")
-        if is_flexible(spec, v):
+        if tag_byte:
+            c(f"#: {sd.pyname}._tagged_fields")
+            c(f"if t{sx}: {ov}._utf, pos = _rd_tags(buf, pos - 1, {bad_tags(sd, v)!r})")
+            c(f"else: {ov}._utf = None")
+        elif is_flexible(spec, v):
             self._tag_section(sd, ov, depth)
         else:
             c(f"{ov}._utf = None")
 
     def _flush(self, sd: StructDef, ov: str, sx: str, group: list[Field], prefix) -> None:
-        """Emit one unpack for the fixed fields in group (+ optional length/marker prefix)."""
+        """Emit one unpack for the fixed fields in group (+ optional length/marker prefix).
+
+        prefix: (format char, field) of a following length (int16/int32, non-flexible) or
+        nullable-struct marker (int8), read into n<depth>; ("B", field) is the first byte
+        of a following compact length, ("B", None) the first byte of the tagged-field
+        section (read into t<depth>)."""
         if not group and prefix is None:
             return
         c = self.c
         chars = [FIXED_FMT[f.kind] for f in group]
-        targets = [f"{ov}.{f.attr}" for f in group]
+        targets = []
+        uuids = []
+        for f in group:
+            if f.kind == "uuid":
+                tmp = f"u{sx}_{len(uuids)}"
+                uuids.append((f, tmp))
+                targets.append(tmp)
+            else:
+                targets.append(f"{ov}.{f.attr}")
         names = [f.name for f in group]
         if prefix is not None:
             chars.append(prefix[0])
-            targets.append(f"n{sx}")
-            names.append(prefix[1].name)
-        size = sum(fixed_size(f.kind) for f in group) + {"b": 1, "h": 2, "i": 4}.get(
+            if prefix[0] == "B" and prefix[1] is None:
+                targets.append(f"t{sx}")
+                names.append("_tagged_fields")
+            else:
+                targets.append(f"n{sx}")
+                names.append(prefix[1].name)
+        size = sum(fixed_size(f.kind) for f in group) + {"b": 1, "B": 1, "h": 2, "i": 4}.get(
             prefix[0] if prefix else "", 0)
         s = self.ctx.fmt(chars)
         c(f"#: {sd.pyname}.{', '.join(names)}")
         c(f"{', '.join(targets)}{',' if len(targets) == 1 else ''} = {s}.unpack_from(buf, pos)")
         c(f"pos += {size}")
-        for f in group:
-            if f.kind == "uuid":
-                c(f"{ov}.{f.attr} = _UC.get({ov}.{f.attr}) or _mkuuid({ov}.{f.attr})")
+        for f, tmp in uuids:
+            c(f"{ov}.{f.attr} = _UC.get({tmp}) or _mkuuid({tmp})")
+        if prefix is not None and prefix[0] == "B" and prefix[1] is not None:
+            # one-byte varint (the common case) or re-read the whole varint from that byte
+            f = prefix[1]
+            c(f"#: {sd.pyname}.{f.name}")
+            c(f"if n{sx} < 128: n{sx} -= 1")
+            c(f"else: n{sx}, pos = {'_uvm1s' if f.kind == 'string' else '_uvm1'}(buf, pos - 1)")
         group.clear()
 
     def _read_len(self, var: str, is_str: bool = False) -> None:
@@ -134,12 +174,18 @@ class DecodeEmitter:
             c(f"if {n} < 0: {target} = None")
             with c.block("else:"):
                 self._var_value(sd, f, target, depth)
+        elif f.kind == "array":
+            # null and too-long counts are told apart by _darr (one test on the fast path)
+            c(f"if not 0 <= {n} <= blen - pos: raise _darr({n}, pos, blen, "
+              f"{sd.pyname!r}, {f.name!r})")
+            self._var_value(sd, f, target, depth, checked=True)
         else:
             c(f"if {n} < 0: raise _derr('non-nullable field was serialized as null', "
               f"{sd.pyname!r}, {f.name!r}, pos)")
             self._var_value(sd, f, target, depth)
 
-    def _var_value(self, sd: StructDef, f: Field, target: str, depth: int) -> None:
+    def _var_value(self, sd: StructDef, f: Field, target: str, depth: int,
+                   checked: bool = False) -> None:
         c, v = self.c, self.v
         sx = str(depth) if depth else ""
         n, e, x, ap = f"n{sx}", f"e{sx}", f"x{sx}", f"ap{sx}"
@@ -148,7 +194,7 @@ class DecodeEmitter:
         if k == "string":
             c(f"{e} = pos + {n}")
             c(f"if {e} > blen: raise _dlen({n}, pos, blen, {nm}, True)")
-            c(f"{target} = buf[pos:{e}]{STR}")
+            self._str(target + " = ", "", e)
             c(f"pos = {e}")
         elif k in ("bytes", "records"):
             c(f"{e} = pos + {n}")
@@ -156,7 +202,8 @@ class DecodeEmitter:
             c(f"{target} = buf[pos:{e}]")
             c(f"pos = {e}")
         elif k == "array":
-            c(f"if {n} > blen - pos: raise _dalloc({n}, pos, blen, {nm})")
+            if not checked:
+                c(f"if {n} > blen - pos: raise _dalloc({n}, pos, blen, {nm})")
             ek = f.elem_kind
             if ek == "struct":
                 c(f"{x} = []")
@@ -181,9 +228,11 @@ class DecodeEmitter:
             elif ek in FIXED_FMT:
                 ch, sz = FIXED_FMT[ek], fixed_size(ek)
                 # unpack_from itself fails on a short buffer; the count was bounded above
-                c(f"{target} = [*{self.ctx.arr(ch)}[{n}](buf, pos)] if {n} < 256 "
-                  f"else list(_unpack_from('>%d{ch}' % {n}, buf, pos))")
-                c(f"pos += {n}" if sz == 1 else f"pos += {sz} * {n}")
+                c(f"if {n} == 0: {target} = []")
+                with c.block("else:"):
+                    c(f"{target} = [*{self.ctx.arr(ch)}[{n}](buf, pos)] if {n} < 256 "
+                      f"else list(_unpack_from('>%d{ch}' % {n}, buf, pos))")
+                    c(f"pos += {n}" if sz == 1 else f"pos += {sz} * {n}")
             else:  # string / bytes elements (never null)
                 m = f"m{sx}"
                 c(f"{x} = []")
@@ -199,7 +248,7 @@ class DecodeEmitter:
                     c(f"{e} = pos + {m}")
                     if ek == "string":
                         c(f"if {e} > blen: raise _dlen({m}, pos, blen, {nm}, True)")
-                        c(f"{ap}(buf[pos:{e}]{STR})")
+                        self._str(f"{ap}(", ")", e)
                     else:
                         c(f"if {e} > blen: raise _dlen({m}, pos, blen, {nm}, False)")
                         c(f"{ap}(buf[pos:{e}])")
@@ -207,6 +256,12 @@ class DecodeEmitter:
                 c(f"{target} = {x}")
         else:
             raise AssertionError(k)
+
+    def _str(self, before: str, after: str, e: str) -> None:
+        """Decode buf[pos:e] as a string into `before ... after` (strict UTF-8 fast path)."""
+        c = self.c
+        c(f"try: {before}buf[pos:{e}].decode(){after}")
+        c(f"except UnicodeDecodeError: {before}buf[pos:{e}]{STR_FALLBACK}{after}")
 
     def _struct_field(self, f: Field, ov: str, marker: str, tagged: bool) -> None:
         """Nullable struct whose marker (int8, or uvarint when tagged) is in `marker`."""

@@ -114,6 +114,22 @@ def arrays(fmt: str) -> tuple:
     return t
 
 
+_PACKERS: dict = {}
+
+
+def packers(fmt: str, compact: bool) -> tuple:
+    """Tuple of bound ``Struct.pack`` writing an array of ``fmt`` values with its count:
+    compact: ``Struct('>B{n}{fmt}').pack(n + 1, *values)`` for n in 0..126 (the count as a
+    one-byte unsigned varint); else ``Struct('>i{n}{fmt}').pack(n, *values)`` for 0..255."""
+    key = (fmt, compact)
+    t = _PACKERS.get(key)
+    if t is None:
+        t = _PACKERS[key] = tuple(
+            _struct.Struct(f">{'B' if compact else 'i'}{n}{fmt}").pack
+            for n in range(127 if compact else 256))
+    return t
+
+
 # uuid.UUID instances are immutable; topic ids repeat, so decoded ones are shared.
 UUID_CACHE: dict = {ZERO16: ZERO_UUID}
 
@@ -195,6 +211,13 @@ def dlen(n: int, pos: int, blen: int, name: str, field: str, is_str: bool) -> De
 def dalloc(n: int, pos: int, blen: int, name: str, field: str) -> DecodeError:
     return DecodeError(f"array of {n} elements cannot fit in the {blen - pos} remaining bytes",
                        name, field, pos)
+
+
+def darr(n: int, pos: int, blen: int, name: str, field: str) -> DecodeError:
+    """Count n of a non-nullable array failed ``0 <= n <= blen - pos``."""
+    if n < 0:
+        return DecodeError("non-nullable field was serialized as null", name, field, pos)
+    return dalloc(n, pos, blen, name, field)
 
 
 def eerr(msg: str, name: str, field: str | None) -> EncodeError:

@@ -37,7 +37,7 @@ def split_response(api_key: int, version: int, frame) -> tuple[memoryview, memor
 class Rewriter:
     def __init__(self, topology: Topology, local_versions: dict[int, tuple[int, int]] | None = None):
         self.topology = topology
-        self.local_versions = local_versions or {}
+        self.local_versions = local_versions if local_versions is not None else {}  # shared with the proxy
 
     def rewrite(self, api_key: int, version: int, frame) -> Rewritten:
         header, body = split_response(api_key, version, frame)

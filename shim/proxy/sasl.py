@@ -47,11 +47,11 @@ async def _step(client: "UpstreamClient", token: bytes) -> bytes:
 
 
 class ScramClient:
-    def __init__(self, mechanism: str, username: str, password: str):
+    def __init__(self, mechanism: str, username: str, password: str, nonce: str | None = None):
         self.hash = hashlib.sha256 if mechanism.endswith("256") else hashlib.sha512
         self.username = username.replace("=", "=3D").replace(",", "=2C")
         self.password = password.encode()
-        self.nonce = base64.b64encode(os.urandom(24)).decode()
+        self.nonce = nonce or base64.b64encode(os.urandom(24)).decode()
         self.first_bare = f"n={self.username},r={self.nonce}"
         self.server_signature = b""
 

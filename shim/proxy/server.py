@@ -72,6 +72,11 @@ class Proxy:
         self._client_tls = client_listener_tls(cfg)
         self._upstream_tls = upstream_tls(cfg)
         self.cluster_id: str | None = None
+        self.groups = None
+        if cfg.group_coordinator == "kshim":
+            from .groups import GroupService
+            self.groups = GroupService(self, cfg.coordinator_config())
+            self.groups.install()
 
     # ------------------------------------------------------------------ routing
     def register(self, api_key: int, handler: Handler, versions: tuple[int, int]) -> None:

@@ -65,6 +65,7 @@ class Session(asyncio.Protocol):
         self.upstream: asyncio.Transport | None = None
         self.upstream_proto: "UpstreamSide | None" = None
         self.peer = "?"
+        self.peer_host = ""
         self.client_id: str | None = None
         self.closed = False
 
@@ -73,6 +74,7 @@ class Session(asyncio.Protocol):
         self.transport = transport
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        self.peer_host = f"/{peer[0]}" if peer else ""
         self.proxy.sessions.add(self)
         asyncio.get_running_loop().create_task(self._connect_upstream())
 
@@ -125,8 +127,9 @@ class Session(asyncio.Protocol):
         if handler is not None:
             slot = Slot(api_key, version, corr, False)
             self.pending.append(slot)
-            handler(self, slot, frame)
-            return
+            if handler(self, slot, frame):   # taken: the handler completes the slot, now or later
+                return
+            self.pending.pop()               # declined (e.g. a transaction-key FindCoordinator)
         if api_key == PRODUCE:
             try:
                 acks = produce_acks(frame, version)

@@ -22,6 +22,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -58,6 +59,18 @@ def cpu_seconds(pid: int | None) -> float:
         text = f.read()
     fields = text[text.rindex(")") + 2:].split()  # fields from #3 (state) on
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def system_busy_s() -> float:
+    """CPU time the whole machine has spent busy (all cores), from /proc/stat."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+    return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / CLK_TCK
+
+
+def self_cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def rss_mb(pid: int | None) -> float:
@@ -127,6 +140,10 @@ class Run:
     kshim_cpu_pct: float = 0.0
     kshim_rss_mb: float = 0.0
     broker_cpu_pct: float = 0.0
+    client_cpu_pct: float = 0.0
+    others_cores: float = 0.0      # CPU used by other people's processes during the run (cores)
+    quiet_before: float | None = None  # the same, in the second before the run
+    kshim_cpu_ms_per_mb: float = 0.0
     extra: dict = field(default_factory=dict)
 
 
@@ -135,6 +152,23 @@ class ProxyBench:
         self.kafka, self.cluster, self.targets, self.args, self.log = kafka, cluster, targets, args, log
         self.runs: list[Run] = []
         self.broker_pid = cluster.nodes[0].pid
+        self.our_pids = [self.broker_pid] + [t.pid for t in targets if t.pid is not None]
+
+    def ours_s(self) -> float:
+        return sum(cpu_seconds(p) for p in self.our_pids) + self_cpu_s()
+
+    def wait_quiet(self) -> float | None:
+        """Wait (up to --quiet-wait s) until other processes use at most --quiet-cores; return their use."""
+        a = self.args
+        if a.quiet_wait <= 0:
+            return None
+        deadline = time.monotonic() + a.quiet_wait
+        while True:
+            s0, o0, t0 = system_busy_s(), self.ours_s(), time.monotonic()
+            time.sleep(1.0)
+            other = (system_busy_s() - s0 - (self.ours_s() - o0)) / (time.monotonic() - t0)
+            if other <= a.quiet_cores or time.monotonic() > deadline:
+                return max(other, 0.0)
 
     # -------------------------------------------------------------- tools
     def java(self, tool: str, args: list[str], timeout: float) -> str:
@@ -154,14 +188,22 @@ class ProxyBench:
         return name
 
     def _measure(self, target: Target, kind: str, rnd: int, fn) -> Run:
+        quiet = self.wait_quiet()
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the tool's JVM, once it has been waited for
+        sys0, ours0 = system_busy_s(), self.ours_s()
         c0, b0, t0 = cpu_seconds(target.pid), cpu_seconds(self.broker_pid), time.monotonic()
-        figures, duration = fn()
+        figures, duration, mb = fn()
         wall = time.monotonic() - t0
         c1, b1 = cpu_seconds(target.pid), cpu_seconds(self.broker_pid)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        client = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
+        others = (system_busy_s() - sys0 - (self.ours_s() - ours0) - client) / wall
         duration = duration if duration > 0 else wall
         run = Run(kind, target.name, rnd, wall, figures, kshim_cpu_s=c1 - c0,
                   kshim_cpu_pct=100 * (c1 - c0) / duration, kshim_rss_mb=rss_mb(target.pid),
-                  broker_cpu_pct=100 * (b1 - b0) / duration, extra={"duration_s": duration})
+                  broker_cpu_pct=100 * (b1 - b0) / duration, client_cpu_pct=100 * client / wall,
+                  others_cores=max(others, 0.0), quiet_before=quiet,
+                  kshim_cpu_ms_per_mb=1000 * (c1 - c0) / mb if mb else 0.0, extra={"duration_s": duration})
         self.runs.append(run)
         return run
 
@@ -174,13 +216,22 @@ class ProxyBench:
 
         def go():
             f = parse_producer(self.java("kafka-producer-perf-test", args, timeout=self.args.tool_timeout))
-            return f, f["records"] / f["rps"] if f["rps"] else 0.0
+            mb = records * self.args.record_size / 2**20
+            return f, (f["records"] / f["rps"] if f["rps"] else 0.0), mb
         run = self._measure(target, kind, rnd, go)
         f = run.figures
         self.log(f"  {kind:8} r{rnd} {target.name:14} {f['rps']:9.0f} rec/s {f['mbps']:7.2f} MB/s  "
                  f"avg {f['avg']:6.2f}  p50 {f['p50']:3.0f}  p99 {f['p99']:4.0f}  p99.9 {f['p999']:4.0f} ms"
-                 + (f"  kshim CPU {run.kshim_cpu_pct:5.1f}%" if target.via_kshim else ""))
+                 + self._cpu_note(run, target))
         return run
+
+    @staticmethod
+    def _cpu_note(run: Run, target: Target) -> str:
+        note = (f"  CPU broker {run.broker_cpu_pct:3.0f}% client {run.client_cpu_pct:3.0f}% "
+                f"others {100 * run.others_cores:3.0f}%")
+        if target.via_kshim:
+            note += f" kshim {run.kshim_cpu_pct:3.0f}% ({run.kshim_cpu_ms_per_mb:.2f} ms/MB)"
+        return note
 
     def consumer(self, target: Target, topic: str, records: int, rnd: int) -> Run:
         args = ["--bootstrap-server", target.bootstrap, "--topic", topic, "--num-records", str(records),
@@ -189,42 +240,52 @@ class ProxyBench:
         def go():
             f = parse_consumer(self.java("kafka-consumer-perf-test", args, timeout=self.args.tool_timeout))
             mb, rate = f.get("data.consumed.in.MB", 0.0), f.get("MB.sec", 0.0)
-            return f, mb / rate if rate else 0.0
+            return f, (mb / rate if rate else 0.0), mb
         run = self._measure(target, "consumer", rnd, go)
         f = run.figures
         self.log(f"  consumer r{rnd} {target.name:14} {f['nMsg.sec']:9.0f} msg/s {f['MB.sec']:7.2f} MB/s  "
                  f"fetch {f.get('fetch.MB.sec', 0):7.2f} MB/s  rebalance {f.get('rebalance.time.ms', 0):5.0f} ms"
-                 + (f"  kshim CPU {run.kshim_cpu_pct:5.1f}%" if target.via_kshim else ""))
+                 + self._cpu_note(run, target))
         return run
 
     # -------------------------------------------------------------- the plan
+    def order(self, rnd: int) -> list[Target]:
+        """The targets in turn, rotated by one each round (direct, kshim / kshim, direct / ...), so no
+        target always runs first after a pause or last after the others have warmed the broker."""
+        k = rnd % len(self.targets)
+        return self.targets[k:] + self.targets[:k]
+
     def run(self) -> dict:
         a = self.args
         stamp = time.strftime("%H%M%S")
         self.log(f"warm-up ({a.warmup_records} records per target)")
-        warm = self.create_topic(f"bench-warmup-{stamp}")
+        source = self.create_topic(f"bench-source-{stamp}")  # the warm-up topic, then the consumers' source
         for t in self.targets:
-            self.producer(t, warm, a.warmup_records, -1, -1, kind="warmup")
-        self.log(f"producer throughput: {a.records} x {a.record_size} B records, {a.rounds} rounds")
-        source = None
-        for r in range(a.rounds):
-            for t in self.targets:
-                topic = self.create_topic(f"bench-p{r}-{t.name}-{stamp}")
-                self.producer(t, topic, a.records, -1, r)
-                source = source or topic
-        self.log(f"consumer throughput: {a.records} records from {source}, {a.rounds} rounds")
-        for r in range(a.rounds):
-            for t in self.targets:
-                self.consumer(t, source, a.records, r)
-        ceiling = min(self.median("producer", t.name, "rps") for t in self.targets if t.via_kshim)
-        rate = max(int(ceiling / 2), 1)
-        records = max(rate * a.latency_seconds, 2000)
-        self.log(f"latency at half the through-kshim ceiling: {rate} rec/s ({ceiling:.0f} / 2), "
-                 f"{records} records, {a.rounds} rounds")
-        for r in range(a.rounds):
-            for t in self.targets:
-                topic = self.create_topic(f"bench-l{r}-{t.name}-{stamp}")
-                self.producer(t, topic, records, rate, r, kind="latency")
+            self.producer(t, source, a.warmup_records, -1, -1, kind="warmup")
+        self.producer(self.targets[0], source, a.records, -1, -1, kind="fill")
+        if "producer" in a.phases:
+            self.log(f"producer throughput: {a.records} x {a.record_size} B records, {a.rounds} rounds")
+            for r in range(a.rounds):
+                for t in self.order(r):
+                    topic = self.create_topic(f"bench-p{r}-{t.name}-{stamp}")
+                    self.producer(t, topic, a.records, -1, r)
+        if "consumer" in a.phases:
+            self.log(f"consumer throughput: {a.records} records from {source}, {a.rounds} rounds")
+            for r in range(a.rounds):
+                for t in self.order(r):
+                    self.consumer(t, source, a.records, r)
+        rate = a.latency_rate
+        if not rate and "producer" in a.phases:
+            ceiling = min(self.median("producer", t.name, "rps") for t in self.targets if t.via_kshim)
+            rate = max(int(ceiling / 2), 1)
+            self.log(f"half the through-kshim ceiling: {rate} rec/s ({ceiling:.0f} / 2)")
+        if "latency" in a.phases and rate:
+            records = max(rate * a.latency_seconds, 2000)
+            self.log(f"latency at {rate} rec/s, {records} records, {a.rounds} rounds")
+            for r in range(a.rounds):
+                for t in self.order(r):
+                    topic = self.create_topic(f"bench-l{r}-{t.name}-{stamp}")
+                    self.producer(t, topic, records, rate, r, kind="latency")
         return self.summary(rate)
 
     # -------------------------------------------------------------- figures
@@ -250,6 +311,7 @@ class ProxyBench:
             if t.via_kshim:
                 for kind in ("producer", "consumer", "latency"):
                     d[kind]["kshim_cpu_pct"] = self.median(kind, t.name, "kshim_cpu_pct")
+                    d[kind]["kshim_cpu_ms_per_mb"] = self.median(kind, t.name, "kshim_cpu_ms_per_mb")
                 d["kshim_rss_mb_max"] = max(r.kshim_rss_mb for r in self.runs if r.target == t.name)
                 d["ratios"] = self.ratios(t.name)
             s["targets"][t.name] = d
@@ -277,30 +339,34 @@ class ProxyBench:
 
 
 # ---------------------------------------------------------------------------- report
+def _cpu_cell(d: dict) -> str:
+    return f"{d['kshim_cpu_pct']:10.0f}%{d['kshim_cpu_ms_per_mb']:7.2f}" if "kshim_cpu_pct" in d else ""
+
+
 def table(summary: dict, args) -> str:
     tg = summary["targets"]
     lines = [f"kshim proxy benchmark: Kafka {KAFKA_VERSION}, {args.records} x {args.record_size} B records, "
              f"acks={args.acks} linger.ms={args.linger_ms}, medians of {args.rounds} rounds",
              "",
              f"{'producer':16}{'rec/s':>10}{'MB/s':>9}{'avg ms':>8}{'p50':>6}{'p95':>6}{'p99':>6}{'p99.9':>7}"
-             f"{'kshim CPU':>11}"]
+             f"{'kshim CPU%':>11}{'ms/MB':>7}"]
     for name, d in tg.items():
         p = d["producer"]
-        cpu = f"{p['kshim_cpu_pct']:9.0f}%" if "kshim_cpu_pct" in p else ""
+        cpu = _cpu_cell(p)
         lines.append(f"{name:16}{p['rps']:10.0f}{p['mbps']:9.2f}{p['avg']:8.1f}{p['p50']:6.0f}{p['p95']:6.0f}"
-                     f"{p['p99']:6.0f}{p['p999']:7.0f}{cpu:>11}")
-    lines += ["", f"{'consumer':16}{'msg/s':>10}{'MB/s':>9}{'fetch MB/s':>12}{'rebal ms':>10}{'kshim CPU':>11}"]
+                     f"{p['p99']:6.0f}{p['p999']:7.0f}{cpu:>18}")
+    lines += ["", f"{'consumer':16}{'msg/s':>10}{'MB/s':>9}{'fetch MB/s':>12}{'rebal ms':>10}{'kshim CPU%':>11}{'ms/MB':>7}"]
     for name, d in tg.items():
         c = d["consumer"]
-        cpu = f"{c['kshim_cpu_pct']:9.0f}%" if "kshim_cpu_pct" in c else ""
+        cpu = _cpu_cell(c)
         lines.append(f"{name:16}{c['nMsg.sec']:10.0f}{c['MB.sec']:9.2f}{c['fetch.MB.sec']:12.2f}"
-                     f"{c['rebalance.time.ms']:10.0f}{cpu:>11}")
+                     f"{c['rebalance.time.ms']:10.0f}{cpu:>18}")
     lines += ["", f"latency at {summary['latency_rate_rps']} rec/s (half the through-kshim ceiling)",
-              f"{'':16}{'avg ms':>8}{'p50':>6}{'p95':>6}{'p99':>6}{'p99.9':>7}{'kshim CPU':>11}"]
+              f"{'':16}{'avg ms':>8}{'p50':>6}{'p95':>6}{'p99':>6}{'p99.9':>7}{'kshim CPU%':>11}{'ms/MB':>7}"]
     for name, d in tg.items():
         p = d["latency"]
-        cpu = f"{p['kshim_cpu_pct']:9.0f}%" if "kshim_cpu_pct" in p else ""
-        lines.append(f"{name:16}{p['avg']:8.2f}{p['p50']:6.0f}{p['p95']:6.0f}{p['p99']:6.0f}{p['p999']:7.0f}{cpu:>11}")
+        cpu = _cpu_cell(p)
+        lines.append(f"{name:16}{p['avg']:8.2f}{p['p50']:6.0f}{p['p95']:6.0f}{p['p99']:6.0f}{p['p999']:7.0f}{cpu:>18}")
     lines.append("")
     for name, d in tg.items():
         if "ratios" not in d:
@@ -345,6 +411,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="an extra producer property (repeatable)")
     p.add_argument("--warmup-records", type=int, default=50_000)
     p.add_argument("--latency-seconds", type=int, default=20, help="length of each latency run (default 20)")
+    p.add_argument("--latency-rate", type=int, default=0,
+                   help="records/sec of the latency runs (default: half the through-kshim ceiling)")
+    p.add_argument("--phases", default="producer,consumer,latency", help="which measurements to run")
+    p.add_argument("--quiet-cores", type=float, default=0.25,
+                   help="before each run, wait until other processes use at most this many cores (default 0.25)")
+    p.add_argument("--quiet-wait", type=float, default=120.0,
+                   help="longest wait for that, in seconds; 0 disables the wait (default 120)")
     p.add_argument("--tool-timeout", type=float, default=600.0)
     p.add_argument("--out", type=Path, default=build_dir() / "bench" / "proxy.json")
     p.add_argument("--keep-data", action="store_true", help="keep the benchmark broker's data directory")

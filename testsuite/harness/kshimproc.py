@@ -27,8 +27,12 @@ class KshimProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "ab")
         self._offset = self.log_path.stat().st_size
+        from shim.localkafka.cluster import FAST_SETTINGS
+        # the same group settings as the test broker, so differential tests compare like with like
+        same_as_broker = ["--group-initial-rebalance-delay-ms", FAST_SETTINGS["group.initial.rebalance.delay.ms"],
+                          "--group-min-session-timeout-ms", FAST_SETTINGS["group.min.session.timeout.ms"]]
         cmd = [sys.executable, "-m", "shim.cli", "run", "--upstream", self.upstream,
-               "--listen-port", str(self.listen_port), "--metadata-refresh-s", "2", *self.extra]
+               "--listen-port", str(self.listen_port), "--metadata-refresh-s", "2", *same_as_broker, *self.extra]
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + timeout
         while "kshim listening" not in self.log_text():

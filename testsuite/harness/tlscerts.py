@@ -15,6 +15,8 @@ class Pki:
     ca: Path      # CA certificate (PEM): clients trust this
     cert: Path    # server certificate (PEM), SAN IP:127.0.0.1, DNS:localhost
     key: Path     # server private key (PEM, unencrypted)
+    client_cert: Path  # client certificate (PEM, CN=kshim-test-client), for mutual TLS
+    client_key: Path
 
 
 def _openssl(*args: str, cwd: Path) -> None:
@@ -32,12 +34,13 @@ def make_pki(directory: Path, days: int = 2) -> Pki:
     _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", str(days),
              "-subj", "/CN=kshim test CA", "-addext", "basicConstraints=critical,CA:TRUE",
              "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=d)
-    _openssl("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1", cwd=d)
-    (d / "server.ext").write_text(
-        "basicConstraints=CA:FALSE\n"
-        "keyUsage=critical,digitalSignature,keyEncipherment\n"
-        "extendedKeyUsage=serverAuth\n"
-        "subjectAltName=IP:127.0.0.1,DNS:localhost\n")
-    _openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-             "-out", "server.pem", "-days", str(days), "-extfile", "server.ext", cwd=d)
-    return Pki(ca=d / "ca.pem", cert=d / "server.pem", key=d / "server.key")
+    for name, cn, ext in (("server", "127.0.0.1", "extendedKeyUsage=serverAuth\n"
+                                                  "subjectAltName=IP:127.0.0.1,DNS:localhost\n"),
+                          ("client", "kshim-test-client", "extendedKeyUsage=clientAuth\n")):
+        _openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={cn}", cwd=d)
+        (d / f"{name}.ext").write_text(
+            "basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n" + ext)
+        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                 "-out", f"{name}.pem", "-days", str(days), "-extfile", f"{name}.ext", cwd=d)
+    return Pki(ca=d / "ca.pem", cert=d / "server.pem", key=d / "server.key",
+               client_cert=d / "client.pem", client_key=d / "client.key")

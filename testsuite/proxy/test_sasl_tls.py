@@ -5,6 +5,8 @@ Layout: client --SASL_SSL--> kshim (terminates TLS) --SASL_PLAINTEXT--> broker. 
 exchange is forwarded byte for byte on its dedicated upstream connection; kshim's own connections
 (topology discovery) authenticate with --upstream-sasl-*. The broker's session lifetime is 3 s
 (`connections.max.reauth.ms`), so every test here also runs through KIP-368 re-authentications.
+Broker data and logs, kshim logs and the test CA live in pytest's temporary directory
+(`/tmp/pytest-of-<user>/pytest-current/sasl*`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import time
 import pytest
 
 from shim.localkafka import LocalKafka
-from testsuite.conftest import RUN_DIR
 from testsuite.harness.clients import ck_consume, ck_produce
 from testsuite.harness.kshimproc import KshimProcess
 from testsuite.harness.ports import free_port_block
@@ -29,15 +30,20 @@ N = 200
 
 
 @pytest.fixture(scope="module")
-def pki(tmp_path_factory):
-    return make_pki(tmp_path_factory.mktemp("pki"))
+def workdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("sasl")
 
 
 @pytest.fixture(scope="module")
-def sasl_kafka(kafka_install, tmp_path_factory):
+def pki(workdir):
+    return make_pki(workdir / "pki")
+
+
+@pytest.fixture(scope="module")
+def sasl_kafka(kafka_install, workdir):
     """One combined node: client listener SASL_PLAINTEXT (PLAIN, SCRAM-SHA-256/512), INTERNAL plaintext."""
     base = free_port_block(3, start=29300)
-    cluster = LocalKafka(nodes=1, base_port=base, workdir=tmp_path_factory.mktemp("sasl-kafka"),
+    cluster = LocalKafka(nodes=1, base_port=base, workdir=workdir / "kafka",
                          kafka=kafka_install, sasl_users=USERS,
                          overrides={"connections.max.reauth.ms": str(REAUTH_MS)})
     cluster.start(timeout=120)
@@ -45,13 +51,14 @@ def sasl_kafka(kafka_install, tmp_path_factory):
     cluster.stop()
 
 
-def start_kshim(cluster: LocalKafka, name: str, mechanism: str, password: str, pki=None) -> KshimProcess:
+def start_kshim(cluster: LocalKafka, name: str, mechanism: str, password: str, pki=None,
+                extra: list[str] | None = None) -> KshimProcess:
     extra = ["--upstream-sasl-mechanism", mechanism, "--upstream-sasl-username", "kshim",
-             "--upstream-sasl-password", password]
+             "--upstream-sasl-password", password, *(extra or [])]
     if pki is not None:
         extra += ["--tls-cert", str(pki.cert), "--tls-key", str(pki.key)]
     port = free_port_block(3, start=32300)
-    return KshimProcess(cluster.bootstrap, port, RUN_DIR / "kshim" / f"{name}.log", extra).start()
+    return KshimProcess(cluster.bootstrap, port, cluster.workdir.parent / "kshim" / f"{name}.log", extra).start()
 
 
 @pytest.fixture(scope="module")
@@ -130,17 +137,23 @@ class _Lines(logging.Handler):
         self.lines.append(record.getMessage())
 
 
+def rdkafka_log(name: str) -> tuple[logging.Logger, list[str]]:
+    """A logger to pass as librdkafka's `logger`, and the list its lines land in."""
+    lines = _Lines()
+    logger = logging.getLogger(f"rdkafka.{name}")
+    logger.addHandler(lines)
+    logger.setLevel(logging.DEBUG)
+    logger.propagate = False
+    return logger, lines.lines
+
+
 def test_reauthentication_kip368_through_kshim(tls_kshim, pki, names):
     """librdkafka re-authenticates on the same connection every ~3 s; nothing is dropped or failed."""
     from confluent_kafka import Producer
     topic = names.topic()
     conf = client_conf(pki, "SCRAM-SHA-256")
     create_topic(tls_kshim.bootstrap, conf, topic, partitions=1)
-    lines = _Lines()
-    logger = logging.getLogger(f"rdkafka.{topic}")
-    logger.addHandler(lines)
-    logger.setLevel(logging.DEBUG)
-    logger.propagate = False
+    logger, lines = rdkafka_log(topic)
     errors: list = []
     p = Producer({"bootstrap.servers": tls_kshim.bootstrap, **conf, "linger.ms": 5,
                   "debug": "security,broker", "logger": logger, "error_cb": errors.append})
@@ -153,13 +166,39 @@ def test_reauthentication_kip368_through_kshim(tls_kshim, pki, names):
     assert p.flush(30) == 0
     p.poll(0.5)  # deliver the last log lines
     node = f"127.0.0.1:{tls_kshim.broker_port(1)}"
-    reauths = [ln for ln in lines.lines if "Received REAUTH op" in ln and node in ln]
-    drops = [ln for ln in lines.lines if "Disconnected" in ln and node in ln]
+    reauths = [ln for ln in lines if "Received REAUTH op" in ln and node in ln]
+    drops = [ln for ln in lines if "Disconnected" in ln and node in ln]
     assert not errors and not failed, (errors[:3], failed[:3])
     assert len(reauths) >= 2, f"expected re-authentications on {node}; got {len(reauths)}"
     assert not drops, drops[:3]
     got = ck_consume(tls_kshim.bootstrap, topic, names.group(), sent, **conf)
     assert len(got) == sent
+
+
+def test_mutual_tls_with_sasl(sasl_kafka, pki, names):
+    """--tls-client-ca: a client certificate from the CA is required, SASL still passes through."""
+    from confluent_kafka import KafkaError, Producer
+    proc = start_kshim(sasl_kafka, "kshim-sasl-mtls", "SCRAM-SHA-256", USERS["kshim"], pki,
+                       ["--tls-client-ca", str(pki.ca)])
+    try:
+        conf = client_conf(pki, "SCRAM-SHA-512")
+        mtls = {**conf, "ssl.certificate.location": str(pki.client_cert), "ssl.key.location": str(pki.client_key)}
+        topic = names.topic()
+        create_topic(proc.bootstrap, mtls, topic, partitions=1)
+        values = [b"m-%d" % i for i in range(N)]
+        ck_produce(proc.bootstrap, topic, values, **mtls)
+        assert sorted(ck_consume(proc.bootstrap, topic, names.group(), N, **mtls)) == sorted(values)
+
+        logger, lines = rdkafka_log(topic)
+        errors: list = []
+        p = Producer({"bootstrap.servers": proc.bootstrap, **conf, "error_cb": errors.append, "logger": logger})
+        deadline = time.monotonic() + 20
+        while not errors and time.monotonic() < deadline:
+            p.poll(0.2)
+        assert errors and errors[0].code() == KafkaError._ALL_BROKERS_DOWN, errors
+        assert any("SSL" in ln and "Disconnected" in ln for ln in lines), lines
+    finally:
+        proc.stop()
 
 
 # ---------------------------------------------------------------------- kshim's own upstream SASL
@@ -211,3 +250,66 @@ def test_java_clients_sasl_ssl_scram(tls_kshim, pki, kafka_install, names, tmp_p
         cons.wait_event("offsets_committed", timeout=30)
     finally:
         java.stop_all()
+
+
+# ---------------------------------------------------------------------- pure-Python clients
+def test_aiokafka_sasl_ssl_scram(tls_kshim, pki, names):
+    import asyncio
+    import ssl
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+    topic, group = names.topic(), names.group()
+    create_topic(tls_kshim.bootstrap, client_conf(pki, "SCRAM-SHA-256"), topic, partitions=2)
+    values = [b"aio-%d" % i for i in range(N)]
+
+    async def go():
+        common = dict(bootstrap_servers=tls_kshim.bootstrap, security_protocol="SASL_SSL",
+                      ssl_context=ssl.create_default_context(cafile=str(pki.ca)),
+                      sasl_mechanism="SCRAM-SHA-256", sasl_plain_username="alice",
+                      sasl_plain_password=USERS["alice"])
+        p = AIOKafkaProducer(**common)
+        await p.start()
+        try:
+            await asyncio.gather(*[await p.send(topic, v) for v in values])
+        finally:
+            await p.stop()
+        c = AIOKafkaConsumer(topic, group_id=group, auto_offset_reset="earliest", enable_auto_commit=False,
+                             **common)
+        await c.start()
+        out = []
+        try:
+            deadline = time.monotonic() + 60
+            while len(out) < N and time.monotonic() < deadline:
+                for msgs in (await c.getmany(timeout_ms=500)).values():
+                    out.extend(m.value for m in msgs)
+            await c.commit()
+        finally:
+            await c.stop()
+        return out
+    assert sorted(asyncio.run(go())) == sorted(values)
+
+
+def test_kafka_python_sasl_ssl_plain(tls_kshim, pki, names):
+    from kafka import KafkaConsumer, KafkaProducer
+    topic, group = names.topic(), names.group()
+    create_topic(tls_kshim.bootstrap, client_conf(pki, "PLAIN"), topic, partitions=2)
+    common = dict(bootstrap_servers=tls_kshim.bootstrap, security_protocol="SASL_SSL", ssl_cafile=str(pki.ca),
+                  sasl_mechanism="PLAIN", sasl_plain_username="alice", sasl_plain_password=USERS["alice"])
+    values = [b"kp-%d" % i for i in range(N)]
+    p = KafkaProducer(**common)
+    try:
+        for f in [p.send(topic, v) for v in values]:
+            f.get(timeout=30)
+    finally:
+        p.close(timeout=10)
+    c = KafkaConsumer(topic, group_id=group, auto_offset_reset="earliest", enable_auto_commit=False, **common)
+    out: list[bytes] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(out) < N and time.monotonic() < deadline:
+            for msgs in c.poll(timeout_ms=500).values():
+                out.extend(m.value for m in msgs)
+        c.commit()
+    finally:
+        c.close()
+    assert sorted(out) == sorted(values)

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -18,7 +19,9 @@ _str = str
 
 _S_h = _Sc('>h')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_qh = _Sc('>qh')
+_S_qhB = _Sc('>qhB')
 _S_qhh = _Sc('>qhh')
 
 
@@ -81,7 +84,8 @@ def _d_AddOffsetsToTxnRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AddOffsetsToTxnRequest', 'TransactionalId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AddOffsetsToTxnRequest', 'TransactionalId', True)
-    o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.transactional_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AddOffsetsToTxnRequest.ProducerId, ProducerEpoch, GroupId
     o.producer_id, o.producer_epoch, n = _S_qhh.unpack_from(buf, pos)
@@ -89,22 +93,25 @@ def _d_AddOffsetsToTxnRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AddOffsetsToTxnRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AddOffsetsToTxnRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o._utf = None
     return o, pos
 
 
 def _e_AddOffsetsToTxnRequest_v0(o, w):
-    #: TransactionalId
-    x = o.transactional_id.encode('utf-8', 'surrogateescape')
+    #: AddOffsetsToTxnRequest.TransactionalId
+    try: x = o.transactional_id.encode()
+    except UnicodeEncodeError: x = o.transactional_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: ProducerId, ProducerEpoch, GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: AddOffsetsToTxnRequest.ProducerId, ProducerEpoch, GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_qhh.pack(o.producer_id, o.producer_epoch, len(x)))
     w(x)
-    #: _tagged_fields
+    #: AddOffsetsToTxnRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'AddOffsetsToTxnRequest', '_tagged_fields')
 
 
@@ -118,19 +125,20 @@ def _d_AddOffsetsToTxnRequest_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AddOffsetsToTxnRequest', 'TransactionalId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AddOffsetsToTxnRequest', 'TransactionalId', True)
-    o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.transactional_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: AddOffsetsToTxnRequest.ProducerId, ProducerEpoch
-    o.producer_id, o.producer_epoch = _S_qh.unpack_from(buf, pos)
-    pos += 10
+    #: AddOffsetsToTxnRequest.ProducerId, ProducerEpoch, GroupId
+    o.producer_id, o.producer_epoch, n = _S_qhB.unpack_from(buf, pos)
+    pos += 11
     #: AddOffsetsToTxnRequest.GroupId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AddOffsetsToTxnRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AddOffsetsToTxnRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AddOffsetsToTxnRequest._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -141,23 +149,27 @@ def _d_AddOffsetsToTxnRequest_v3(buf, pos):
 
 
 def _e_AddOffsetsToTxnRequest_v3(o, w):
-    #: TransactionalId
+    #: AddOffsetsToTxnRequest.TransactionalId
     x = o.transactional_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AddOffsetsToTxnRequest', 'TransactionalId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AddOffsetsToTxnRequest', 'TransactionalId')
+    else: w(_uve(n + 1))
     w(x)
-    #: ProducerId, ProducerEpoch
+    #: AddOffsetsToTxnRequest.ProducerId, ProducerEpoch
     w(_S_qh.pack(o.producer_id, o.producer_epoch))
-    #: GroupId
+    #: AddOffsetsToTxnRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AddOffsetsToTxnRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AddOffsetsToTxnRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: _tagged_fields
+    #: AddOffsetsToTxnRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -173,29 +185,27 @@ def _d_AddOffsetsToTxnResponse_v0(buf, pos):
 
 
 def _e_AddOffsetsToTxnResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: AddOffsetsToTxnResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: _tagged_fields
+    #: AddOffsetsToTxnResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'AddOffsetsToTxnResponse', '_tagged_fields')
 
 
 def _d_AddOffsetsToTxnResponse_v3(buf, pos):
     o = _new(AddOffsetsToTxnResponse)
-    #: AddOffsetsToTxnResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: AddOffsetsToTxnResponse.ThrottleTimeMs, ErrorCode, _tagged_fields
+    o.throttle_time_ms, o.error_code, t = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: AddOffsetsToTxnResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_AddOffsetsToTxnResponse_v3(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: AddOffsetsToTxnResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: _tagged_fields
+    #: AddOffsetsToTxnResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

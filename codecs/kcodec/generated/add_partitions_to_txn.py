@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -18,12 +19,18 @@ _str = str
 
 _S_h = _Sc('>h')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ii = _Sc('>ii')
 _S_qh = _Sc('>qh')
+_S_qhB = _Sc('>qhB')
 _S_qhi = _Sc('>qhi')
 _S_qho = _Sc('>qh?')
+_S_qhoB = _Sc('>qh?B')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
+_PN32 = _packers('i', False)
 
 
 class AddPartitionsToTxnRequest(_Struct):
@@ -177,13 +184,13 @@ def _d_AddPartitionsToTxnRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnRequest', 'V3AndBelowTransactionalId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AddPartitionsToTxnRequest', 'V3AndBelowTransactionalId', True)
-    o.v3_and_below_transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.v3_and_below_transactional_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.v3_and_below_transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AddPartitionsToTxnRequest.V3AndBelowProducerId, V3AndBelowProducerEpoch, V3AndBelowTopics
     o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, n = _S_qhi.unpack_from(buf, pos)
     pos += 14
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnRequest', 'V3AndBelowTopics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AddPartitionsToTxnRequest', 'V3AndBelowTopics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnRequest', 'V3AndBelowTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -194,15 +201,17 @@ def _d_AddPartitionsToTxnRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AddPartitionsToTxnTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1._utf = None
         ap(o1)
     o.v3_and_below_topics = x
@@ -211,32 +220,30 @@ def _d_AddPartitionsToTxnRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_AddPartitionsToTxnTopic_v0(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AddPartitionsToTxnTopic', '_tagged_fields')
-
-
 def _e_AddPartitionsToTxnRequest_v0(o, w):
-    #: V3AndBelowTransactionalId
-    x = o.v3_and_below_transactional_id.encode('utf-8', 'surrogateescape')
+    #: AddPartitionsToTxnRequest.V3AndBelowTransactionalId
+    try: x = o.v3_and_below_transactional_id.encode()
+    except UnicodeEncodeError: x = o.v3_and_below_transactional_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: V3AndBelowProducerId, V3AndBelowProducerEpoch, V3AndBelowTopics
+    #: AddPartitionsToTxnRequest.V3AndBelowProducerId, V3AndBelowProducerEpoch, V3AndBelowTopics
     x = o.v3_and_below_topics
     w(_S_qhi.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, len(x)))
-    for v in x:
-        _e_AddPartitionsToTxnTopic_v0(v, w)
-    #: Transactions
+    for o1 in x:
+        #: AddPartitionsToTxnTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: AddPartitionsToTxnTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: AddPartitionsToTxnTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AddPartitionsToTxnTopic', '_tagged_fields')
+    #: AddPartitionsToTxnRequest.Transactions
     if (o.transactions is None or len(o.transactions) != 0): raise _absent('AddPartitionsToTxnRequest', 'Transactions')
-    #: _tagged_fields
+    #: AddPartitionsToTxnRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'AddPartitionsToTxnRequest', '_tagged_fields')
 
 
@@ -250,17 +257,16 @@ def _d_AddPartitionsToTxnRequest_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnRequest', 'V3AndBelowTransactionalId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AddPartitionsToTxnRequest', 'V3AndBelowTransactionalId', True)
-    o.v3_and_below_transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.v3_and_below_transactional_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.v3_and_below_transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: AddPartitionsToTxnRequest.V3AndBelowProducerId, V3AndBelowProducerEpoch
-    o.v3_and_below_producer_id, o.v3_and_below_producer_epoch = _S_qh.unpack_from(buf, pos)
-    pos += 10
+    #: AddPartitionsToTxnRequest.V3AndBelowProducerId, V3AndBelowProducerEpoch, V3AndBelowTopics
+    o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, n = _S_qhB.unpack_from(buf, pos)
+    pos += 11
     #: AddPartitionsToTxnRequest.V3AndBelowTopics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnRequest', 'V3AndBelowTopics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AddPartitionsToTxnRequest', 'V3AndBelowTopics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnRequest', 'V3AndBelowTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -272,16 +278,18 @@ def _d_AddPartitionsToTxnRequest_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AddPartitionsToTxnTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: AddPartitionsToTxnTopic._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -298,44 +306,46 @@ def _d_AddPartitionsToTxnRequest_v3(buf, pos):
     return o, pos
 
 
-def _e_AddPartitionsToTxnTopic_v3(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AddPartitionsToTxnRequest_v3(o, w):
-    #: V3AndBelowTransactionalId
+    #: AddPartitionsToTxnRequest.V3AndBelowTransactionalId
     x = o.v3_and_below_transactional_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnRequest', 'V3AndBelowTransactionalId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnRequest', 'V3AndBelowTransactionalId')
+    else: w(_uve(n + 1))
     w(x)
-    #: V3AndBelowProducerId, V3AndBelowProducerEpoch
+    #: AddPartitionsToTxnRequest.V3AndBelowProducerId, V3AndBelowProducerEpoch
     w(_S_qh.pack(o.v3_and_below_producer_id, o.v3_and_below_producer_epoch))
-    #: V3AndBelowTopics
+    #: AddPartitionsToTxnRequest.V3AndBelowTopics
     x = o.v3_and_below_topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AddPartitionsToTxnTopic_v3(v, w)
-    #: Transactions
+    for o1 in x:
+        #: AddPartitionsToTxnTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AddPartitionsToTxnTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: AddPartitionsToTxnTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AddPartitionsToTxnRequest.Transactions
     if (o.transactions is None or len(o.transactions) != 0): raise _absent('AddPartitionsToTxnRequest', 'Transactions')
-    #: _tagged_fields
+    #: AddPartitionsToTxnRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -348,8 +358,7 @@ def _d_AddPartitionsToTxnRequest_v4(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnRequest', 'Transactions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AddPartitionsToTxnRequest', 'Transactions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnRequest', 'Transactions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -361,17 +370,16 @@ def _d_AddPartitionsToTxnRequest_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTransaction', 'TransactionalId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AddPartitionsToTxnTransaction', 'TransactionalId', True)
-        o1.transactional_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.transactional_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.transactional_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: AddPartitionsToTxnTransaction.ProducerId, ProducerEpoch, VerifyOnly
-        o1.producer_id, o1.producer_epoch, o1.verify_only = _S_qho.unpack_from(buf, pos)
-        pos += 11
+        #: AddPartitionsToTxnTransaction.ProducerId, ProducerEpoch, VerifyOnly, Topics
+        o1.producer_id, o1.producer_epoch, o1.verify_only, n1 = _S_qhoB.unpack_from(buf, pos)
+        pos += 12
         #: AddPartitionsToTxnTransaction.Topics
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTransaction', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AddPartitionsToTxnTransaction', 'Topics')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTransaction', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -383,16 +391,18 @@ def _d_AddPartitionsToTxnRequest_v4(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopic', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'AddPartitionsToTxnTopic', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: AddPartitionsToTxnTopic.Partitions
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopic', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
-            o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
+            if n2 == 0: o2.partitions = []
+            else:
+                o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: AddPartitionsToTxnTopic._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -419,44 +429,61 @@ def _d_AddPartitionsToTxnRequest_v4(buf, pos):
     return o, pos
 
 
-def _e_AddPartitionsToTxnTransaction_v4(o, w):
-    #: TransactionalId
-    x = o.transactional_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnTransaction', 'TransactionalId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ProducerId, ProducerEpoch, VerifyOnly
-    w(_S_qho.pack(o.producer_id, o.producer_epoch, o.verify_only))
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AddPartitionsToTxnTopic_v3(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AddPartitionsToTxnRequest_v4(o, w):
-    #: Transactions
+    #: AddPartitionsToTxnRequest.Transactions
     x = o.transactions
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AddPartitionsToTxnTransaction_v4(v, w)
-    #: V3AndBelowTransactionalId
+    for o1 in x:
+        #: AddPartitionsToTxnTransaction.TransactionalId
+        x1 = o1.transactional_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnTransaction', 'TransactionalId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AddPartitionsToTxnTransaction.ProducerId, ProducerEpoch, VerifyOnly
+        w(_S_qho.pack(o1.producer_id, o1.producer_epoch, o1.verify_only))
+        #: AddPartitionsToTxnTransaction.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AddPartitionsToTxnTopic.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnTopic', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: AddPartitionsToTxnTopic.Partitions
+            x2 = o2.partitions
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: AddPartitionsToTxnTopic._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AddPartitionsToTxnTransaction._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AddPartitionsToTxnRequest.V3AndBelowTransactionalId
     if o.v3_and_below_transactional_id != '': raise _absent('AddPartitionsToTxnRequest', 'V3AndBelowTransactionalId')
-    #: V3AndBelowProducerId
+    #: AddPartitionsToTxnRequest.V3AndBelowProducerId
     if o.v3_and_below_producer_id != 0: raise _absent('AddPartitionsToTxnRequest', 'V3AndBelowProducerId')
-    #: V3AndBelowProducerEpoch
+    #: AddPartitionsToTxnRequest.V3AndBelowProducerEpoch
     if o.v3_and_below_producer_epoch != 0: raise _absent('AddPartitionsToTxnRequest', 'V3AndBelowProducerEpoch')
-    #: V3AndBelowTopics
+    #: AddPartitionsToTxnRequest.V3AndBelowTopics
     if (o.v3_and_below_topics is None or len(o.v3_and_below_topics) != 0): raise _absent('AddPartitionsToTxnRequest', 'V3AndBelowTopics')
-    #: _tagged_fields
+    #: AddPartitionsToTxnRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -472,17 +499,16 @@ def _d_AddPartitionsToTxnTransaction_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTransaction', 'TransactionalId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AddPartitionsToTxnTransaction', 'TransactionalId', True)
-    o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.transactional_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: AddPartitionsToTxnTransaction.ProducerId, ProducerEpoch, VerifyOnly
-    o.producer_id, o.producer_epoch, o.verify_only = _S_qho.unpack_from(buf, pos)
-    pos += 11
+    #: AddPartitionsToTxnTransaction.ProducerId, ProducerEpoch, VerifyOnly, Topics
+    o.producer_id, o.producer_epoch, o.verify_only, n = _S_qhoB.unpack_from(buf, pos)
+    pos += 12
     #: AddPartitionsToTxnTransaction.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTransaction', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AddPartitionsToTxnTransaction', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnTransaction', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -494,16 +520,18 @@ def _d_AddPartitionsToTxnTransaction_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AddPartitionsToTxnTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: AddPartitionsToTxnTopic._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -519,6 +547,49 @@ def _d_AddPartitionsToTxnTransaction_v4(buf, pos):
     return o, pos
 
 
+def _e_AddPartitionsToTxnTransaction_v4(o, w):
+    #: AddPartitionsToTxnTransaction.TransactionalId
+    x = o.transactional_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnTransaction', 'TransactionalId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AddPartitionsToTxnTransaction.ProducerId, ProducerEpoch, VerifyOnly
+    w(_S_qho.pack(o.producer_id, o.producer_epoch, o.verify_only))
+    #: AddPartitionsToTxnTransaction.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AddPartitionsToTxnTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AddPartitionsToTxnTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: AddPartitionsToTxnTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AddPartitionsToTxnTransaction._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AddPartitionsToTxnTopic_v0(buf, pos):
     blen = len(buf)
     o = _new(AddPartitionsToTxnTopic)
@@ -528,17 +599,33 @@ def _d_AddPartitionsToTxnTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AddPartitionsToTxnTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AddPartitionsToTxnTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o._utf = None
     return o, pos
+
+
+def _e_AddPartitionsToTxnTopic_v0(o, w):
+    #: AddPartitionsToTxnTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: AddPartitionsToTxnTopic.Partitions
+    x = o.partitions
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: AddPartitionsToTxnTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AddPartitionsToTxnTopic', '_tagged_fields')
 
 
 def _d_AddPartitionsToTxnTopic_v3(buf, pos):
@@ -551,16 +638,18 @@ def _d_AddPartitionsToTxnTopic_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AddPartitionsToTxnTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AddPartitionsToTxnTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: AddPartitionsToTxnTopic._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
@@ -569,14 +658,36 @@ def _d_AddPartitionsToTxnTopic_v3(buf, pos):
     return o, pos
 
 
+def _e_AddPartitionsToTxnTopic_v3(o, w):
+    #: AddPartitionsToTxnTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AddPartitionsToTxnTopic.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: AddPartitionsToTxnTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AddPartitionsToTxnResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(AddPartitionsToTxnResponse)
     #: AddPartitionsToTxnResponse.ThrottleTimeMs, ResultsByTopicV3AndBelow
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnResponse', 'ResultsByTopicV3AndBelow', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AddPartitionsToTxnResponse', 'ResultsByTopicV3AndBelow')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnResponse', 'ResultsByTopicV3AndBelow')
     x = []
     ap = x.append
     for _ in range(n):
@@ -587,13 +698,13 @@ def _d_AddPartitionsToTxnResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopicResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AddPartitionsToTxnTopicResult.ResultsByPartition
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopicResult', 'ResultsByPartition', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -613,51 +724,42 @@ def _d_AddPartitionsToTxnResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_AddPartitionsToTxnPartitionResult_v0(o, w):
-    #: PartitionIndex, PartitionErrorCode
-    w(_S_ih.pack(o.partition_index, o.partition_error_code))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AddPartitionsToTxnPartitionResult', '_tagged_fields')
-
-
-def _e_AddPartitionsToTxnTopicResult_v0(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ResultsByPartition
-    x = o.results_by_partition
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_AddPartitionsToTxnPartitionResult_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AddPartitionsToTxnTopicResult', '_tagged_fields')
-
-
 def _e_AddPartitionsToTxnResponse_v0(o, w):
-    #: ThrottleTimeMs, ResultsByTopicV3AndBelow
+    #: AddPartitionsToTxnResponse.ThrottleTimeMs, ResultsByTopicV3AndBelow
     x = o.results_by_topic_v3_and_below
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_AddPartitionsToTxnTopicResult_v0(v, w)
-    #: ResultsByTransaction
+    for o1 in x:
+        #: AddPartitionsToTxnTopicResult.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: AddPartitionsToTxnTopicResult.ResultsByPartition
+        x1 = o1.results_by_partition
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.partition_error_code))
+            #: AddPartitionsToTxnPartitionResult._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'AddPartitionsToTxnPartitionResult', '_tagged_fields')
+        #: AddPartitionsToTxnTopicResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AddPartitionsToTxnTopicResult', '_tagged_fields')
+    #: AddPartitionsToTxnResponse.ResultsByTransaction
     if (o.results_by_transaction is None or len(o.results_by_transaction) != 0): raise _absent('AddPartitionsToTxnResponse', 'ResultsByTransaction')
-    #: _tagged_fields
+    #: AddPartitionsToTxnResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'AddPartitionsToTxnResponse', '_tagged_fields')
 
 
 def _d_AddPartitionsToTxnResponse_v3(buf, pos):
     blen = len(buf)
     o = _new(AddPartitionsToTxnResponse)
-    #: AddPartitionsToTxnResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: AddPartitionsToTxnResponse.ThrottleTimeMs, ResultsByTopicV3AndBelow
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnResponse', 'ResultsByTopicV3AndBelow', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AddPartitionsToTxnResponse', 'ResultsByTopicV3AndBelow')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnResponse', 'ResultsByTopicV3AndBelow')
     x = []
     ap = x.append
     for _ in range(n):
@@ -669,26 +771,24 @@ def _d_AddPartitionsToTxnResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopicResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AddPartitionsToTxnTopicResult.ResultsByPartition
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopicResult', 'ResultsByPartition', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AddPartitionsToTxnPartitionResult)
-            #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode
-            o2.partition_index, o2.partition_error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode, _tagged_fields
+            o2.partition_index, o2.partition_error_code, t2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: AddPartitionsToTxnPartitionResult._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.results_by_partition = x1
         #: AddPartitionsToTxnTopicResult._tagged_fields
@@ -708,47 +808,41 @@ def _d_AddPartitionsToTxnResponse_v3(buf, pos):
     return o, pos
 
 
-def _e_AddPartitionsToTxnPartitionResult_v3(o, w):
-    #: PartitionIndex, PartitionErrorCode
-    w(_S_ih.pack(o.partition_index, o.partition_error_code))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AddPartitionsToTxnTopicResult_v3(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnTopicResult', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ResultsByPartition
-    x = o.results_by_partition
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AddPartitionsToTxnPartitionResult_v3(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AddPartitionsToTxnResponse_v3(o, w):
-    #: ThrottleTimeMs
+    #: AddPartitionsToTxnResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: ResultsByTopicV3AndBelow
+    #: AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow
     x = o.results_by_topic_v3_and_below
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AddPartitionsToTxnTopicResult_v3(v, w)
-    #: ResultsByTransaction
+    for o1 in x:
+        #: AddPartitionsToTxnTopicResult.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnTopicResult', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AddPartitionsToTxnTopicResult.ResultsByPartition
+        x1 = o1.results_by_partition
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.partition_error_code))
+            #: AddPartitionsToTxnPartitionResult._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AddPartitionsToTxnTopicResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AddPartitionsToTxnResponse.ResultsByTransaction
     if (o.results_by_transaction is None or len(o.results_by_transaction) != 0): raise _absent('AddPartitionsToTxnResponse', 'ResultsByTransaction')
-    #: _tagged_fields
+    #: AddPartitionsToTxnResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -757,15 +851,13 @@ def _e_AddPartitionsToTxnResponse_v3(o, w):
 def _d_AddPartitionsToTxnResponse_v4(buf, pos):
     blen = len(buf)
     o = _new(AddPartitionsToTxnResponse)
-    #: AddPartitionsToTxnResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: AddPartitionsToTxnResponse.ThrottleTimeMs, ErrorCode, ResultsByTransaction
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: AddPartitionsToTxnResponse.ResultsByTransaction
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnResponse', 'ResultsByTransaction', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AddPartitionsToTxnResponse', 'ResultsByTransaction')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnResponse', 'ResultsByTransaction')
     x = []
     ap = x.append
     for _ in range(n):
@@ -777,14 +869,14 @@ def _d_AddPartitionsToTxnResponse_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnResult', 'TransactionalId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AddPartitionsToTxnResult', 'TransactionalId', True)
-        o1.transactional_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.transactional_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.transactional_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AddPartitionsToTxnResult.TopicResults
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnResult', 'TopicResults', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AddPartitionsToTxnResult', 'TopicResults')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnResult', 'TopicResults')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -796,26 +888,24 @@ def _d_AddPartitionsToTxnResponse_v4(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopicResult', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'AddPartitionsToTxnTopicResult', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: AddPartitionsToTxnTopicResult.ResultsByPartition
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopicResult', 'ResultsByPartition', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(AddPartitionsToTxnPartitionResult)
-                #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode
-                o3.partition_index, o3.partition_error_code = _S_ih.unpack_from(buf, pos)
-                pos += 6
+                #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode, _tagged_fields
+                o3.partition_index, o3.partition_error_code, t3 = _S_ihB.unpack_from(buf, pos)
+                pos += 7
                 #: AddPartitionsToTxnPartitionResult._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.results_by_partition = x2
             #: AddPartitionsToTxnTopicResult._tagged_fields
@@ -841,38 +931,59 @@ def _d_AddPartitionsToTxnResponse_v4(buf, pos):
     return o, pos
 
 
-def _e_AddPartitionsToTxnResult_v4(o, w):
-    #: TransactionalId
-    x = o.transactional_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnResult', 'TransactionalId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: TopicResults
-    x = o.topic_results
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AddPartitionsToTxnTopicResult_v3(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AddPartitionsToTxnResponse_v4(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: AddPartitionsToTxnResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ResultsByTransaction
+    #: AddPartitionsToTxnResponse.ResultsByTransaction
     x = o.results_by_transaction
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AddPartitionsToTxnResult_v4(v, w)
-    #: ResultsByTopicV3AndBelow
+    for o1 in x:
+        #: AddPartitionsToTxnResult.TransactionalId
+        x1 = o1.transactional_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnResult', 'TransactionalId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AddPartitionsToTxnResult.TopicResults
+        x1 = o1.topic_results
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AddPartitionsToTxnTopicResult.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnTopicResult', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: AddPartitionsToTxnTopicResult.ResultsByPartition
+            x2 = o2.results_by_partition
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode
+                w(_S_ih.pack(o3.partition_index, o3.partition_error_code))
+                #: AddPartitionsToTxnPartitionResult._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: AddPartitionsToTxnTopicResult._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AddPartitionsToTxnResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow
     if (o.results_by_topic_v3_and_below is None or len(o.results_by_topic_v3_and_below) != 0): raise _absent('AddPartitionsToTxnResponse', 'ResultsByTopicV3AndBelow')
-    #: _tagged_fields
+    #: AddPartitionsToTxnResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -888,14 +999,14 @@ def _d_AddPartitionsToTxnResult_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnResult', 'TransactionalId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AddPartitionsToTxnResult', 'TransactionalId', True)
-    o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.transactional_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AddPartitionsToTxnResult.TopicResults
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnResult', 'TopicResults', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AddPartitionsToTxnResult', 'TopicResults')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnResult', 'TopicResults')
     x = []
     ap = x.append
     for _ in range(n):
@@ -907,26 +1018,24 @@ def _d_AddPartitionsToTxnResult_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopicResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AddPartitionsToTxnTopicResult.ResultsByPartition
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopicResult', 'ResultsByPartition', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AddPartitionsToTxnPartitionResult)
-            #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode
-            o2.partition_index, o2.partition_error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode, _tagged_fields
+            o2.partition_index, o2.partition_error_code, t2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: AddPartitionsToTxnPartitionResult._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.results_by_partition = x1
         #: AddPartitionsToTxnTopicResult._tagged_fields
@@ -944,6 +1053,51 @@ def _d_AddPartitionsToTxnResult_v4(buf, pos):
     return o, pos
 
 
+def _e_AddPartitionsToTxnResult_v4(o, w):
+    #: AddPartitionsToTxnResult.TransactionalId
+    x = o.transactional_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnResult', 'TransactionalId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AddPartitionsToTxnResult.TopicResults
+    x = o.topic_results
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AddPartitionsToTxnTopicResult.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnTopicResult', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AddPartitionsToTxnTopicResult.ResultsByPartition
+        x1 = o1.results_by_partition
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.partition_error_code))
+            #: AddPartitionsToTxnPartitionResult._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AddPartitionsToTxnTopicResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AddPartitionsToTxnResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AddPartitionsToTxnTopicResult_v0(buf, pos):
     blen = len(buf)
     o = _new(AddPartitionsToTxnTopicResult)
@@ -953,13 +1107,13 @@ def _d_AddPartitionsToTxnTopicResult_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopicResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AddPartitionsToTxnTopicResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AddPartitionsToTxnTopicResult.ResultsByPartition
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopicResult', 'ResultsByPartition', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
     x = []
     ap = x.append
     for _ in range(n):
@@ -974,6 +1128,24 @@ def _d_AddPartitionsToTxnTopicResult_v0(buf, pos):
     return o, pos
 
 
+def _e_AddPartitionsToTxnTopicResult_v0(o, w):
+    #: AddPartitionsToTxnTopicResult.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: AddPartitionsToTxnTopicResult.ResultsByPartition
+    x = o.results_by_partition
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.partition_error_code))
+        #: AddPartitionsToTxnPartitionResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AddPartitionsToTxnPartitionResult', '_tagged_fields')
+    #: AddPartitionsToTxnTopicResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AddPartitionsToTxnTopicResult', '_tagged_fields')
+
+
 def _d_AddPartitionsToTxnTopicResult_v3(buf, pos):
     blen = len(buf)
     o = _new(AddPartitionsToTxnTopicResult)
@@ -984,26 +1156,24 @@ def _d_AddPartitionsToTxnTopicResult_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopicResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AddPartitionsToTxnTopicResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AddPartitionsToTxnTopicResult.ResultsByPartition
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AddPartitionsToTxnTopicResult', 'ResultsByPartition', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AddPartitionsToTxnPartitionResult)
-        #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode
-        o1.partition_index, o1.partition_error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode, _tagged_fields
+        o1.partition_index, o1.partition_error_code, t1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: AddPartitionsToTxnPartitionResult._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.results_by_partition = x
     #: AddPartitionsToTxnTopicResult._tagged_fields
@@ -1012,6 +1182,33 @@ def _d_AddPartitionsToTxnTopicResult_v3(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_AddPartitionsToTxnTopicResult_v3(o, w):
+    #: AddPartitionsToTxnTopicResult.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AddPartitionsToTxnTopicResult', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AddPartitionsToTxnTopicResult.ResultsByPartition
+    x = o.results_by_partition
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.partition_error_code))
+        #: AddPartitionsToTxnPartitionResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AddPartitionsToTxnTopicResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_AddPartitionsToTxnPartitionResult_v0(buf, pos):
@@ -1023,17 +1220,31 @@ def _d_AddPartitionsToTxnPartitionResult_v0(buf, pos):
     return o, pos
 
 
+def _e_AddPartitionsToTxnPartitionResult_v0(o, w):
+    #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode
+    w(_S_ih.pack(o.partition_index, o.partition_error_code))
+    #: AddPartitionsToTxnPartitionResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AddPartitionsToTxnPartitionResult', '_tagged_fields')
+
+
 def _d_AddPartitionsToTxnPartitionResult_v3(buf, pos):
     o = _new(AddPartitionsToTxnPartitionResult)
-    #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode
-    o.partition_index, o.partition_error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode, _tagged_fields
+    o.partition_index, o.partition_error_code, t = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: AddPartitionsToTxnPartitionResult._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_AddPartitionsToTxnPartitionResult_v3(o, w):
+    #: AddPartitionsToTxnPartitionResult.PartitionIndex, PartitionErrorCode
+    w(_S_ih.pack(o.partition_index, o.partition_error_code))
+    #: AddPartitionsToTxnPartitionResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

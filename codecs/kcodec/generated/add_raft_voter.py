@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,9 +18,13 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_H = _Sc('>H')
+_S_HB = _Sc('>HB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_iiU = _Sc('>ii16s')
+_S_iiUB = _Sc('>ii16sB')
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 
 
 class AddRaftVoterRequest(_Struct):
@@ -107,18 +112,17 @@ def _d_AddRaftVoterRequest_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AddRaftVoterRequest', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: AddRaftVoterRequest.TimeoutMs, VoterId, VoterDirectoryId
-    o.timeout_ms, o.voter_id, o.voter_directory_id = _S_iiU.unpack_from(buf, pos)
-    pos += 24
-    o.voter_directory_id = _UC.get(o.voter_directory_id) or _mkuuid(o.voter_directory_id)
+    #: AddRaftVoterRequest.TimeoutMs, VoterId, VoterDirectoryId, Listeners
+    o.timeout_ms, o.voter_id, u_0, n = _S_iiUB.unpack_from(buf, pos)
+    pos += 25
+    o.voter_directory_id = _UC.get(u_0) or _mkuuid(u_0)
     #: AddRaftVoterRequest.Listeners
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AddRaftVoterRequest', 'Listeners', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AddRaftVoterRequest', 'Listeners')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddRaftVoterRequest', 'Listeners')
     x = []
     ap = x.append
     for _ in range(n):
@@ -130,7 +134,8 @@ def _d_AddRaftVoterRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Listener.Host
         n1 = buf[pos] - 1
@@ -139,16 +144,15 @@ def _d_AddRaftVoterRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Listener.Port
-        o1.port, = _S_H.unpack_from(buf, pos)
-        pos += 2
+        #: Listener.Port, _tagged_fields
+        o1.port, t1 = _S_HB.unpack_from(buf, pos)
+        pos += 3
         #: Listener._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.listeners = x
     o.ack_when_committed = True
@@ -160,50 +164,52 @@ def _d_AddRaftVoterRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_Listener_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Port
-    w(_S_H.pack(o.port))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AddRaftVoterRequest_v0(o, w):
-    #: ClusterId
+    #: AddRaftVoterRequest.ClusterId
     x = o.cluster_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AddRaftVoterRequest', 'ClusterId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AddRaftVoterRequest', 'ClusterId')
+        else: w(_uve(n + 1))
         w(x)
-    #: TimeoutMs, VoterId, VoterDirectoryId
+    #: AddRaftVoterRequest.TimeoutMs, VoterId, VoterDirectoryId
     w(_S_iiU.pack(o.timeout_ms, o.voter_id, o.voter_directory_id.bytes))
-    #: Listeners
+    #: AddRaftVoterRequest.Listeners
     x = o.listeners
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Listener_v0(v, w)
-    #: AckWhenCommitted
+    for o1 in x:
+        #: Listener.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Port
+        w(_S_H.pack(o1.port))
+        #: Listener._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AddRaftVoterRequest.AckWhenCommitted
     if o.ack_when_committed != True: raise _absent('AddRaftVoterRequest', 'AckWhenCommitted')
-    #: _tagged_fields
+    #: AddRaftVoterRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -220,18 +226,17 @@ def _d_AddRaftVoterRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AddRaftVoterRequest', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: AddRaftVoterRequest.TimeoutMs, VoterId, VoterDirectoryId
-    o.timeout_ms, o.voter_id, o.voter_directory_id = _S_iiU.unpack_from(buf, pos)
-    pos += 24
-    o.voter_directory_id = _UC.get(o.voter_directory_id) or _mkuuid(o.voter_directory_id)
+    #: AddRaftVoterRequest.TimeoutMs, VoterId, VoterDirectoryId, Listeners
+    o.timeout_ms, o.voter_id, u_0, n = _S_iiUB.unpack_from(buf, pos)
+    pos += 25
+    o.voter_directory_id = _UC.get(u_0) or _mkuuid(u_0)
     #: AddRaftVoterRequest.Listeners
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AddRaftVoterRequest', 'Listeners', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AddRaftVoterRequest', 'Listeners')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddRaftVoterRequest', 'Listeners')
     x = []
     ap = x.append
     for _ in range(n):
@@ -243,7 +248,8 @@ def _d_AddRaftVoterRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Listener.Host
         n1 = buf[pos] - 1
@@ -252,50 +258,72 @@ def _d_AddRaftVoterRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Listener.Port
-        o1.port, = _S_H.unpack_from(buf, pos)
-        pos += 2
+        #: Listener.Port, _tagged_fields
+        o1.port, t1 = _S_HB.unpack_from(buf, pos)
+        pos += 3
         #: Listener._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.listeners = x
-    #: AddRaftVoterRequest.AckWhenCommitted
-    o.ack_when_committed, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: AddRaftVoterRequest.AckWhenCommitted, _tagged_fields
+    o.ack_when_committed, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: AddRaftVoterRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_AddRaftVoterRequest_v1(o, w):
-    #: ClusterId
+    #: AddRaftVoterRequest.ClusterId
     x = o.cluster_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AddRaftVoterRequest', 'ClusterId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AddRaftVoterRequest', 'ClusterId')
+        else: w(_uve(n + 1))
         w(x)
-    #: TimeoutMs, VoterId, VoterDirectoryId
+    #: AddRaftVoterRequest.TimeoutMs, VoterId, VoterDirectoryId
     w(_S_iiU.pack(o.timeout_ms, o.voter_id, o.voter_directory_id.bytes))
-    #: Listeners
+    #: AddRaftVoterRequest.Listeners
     x = o.listeners
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Listener_v0(v, w)
-    #: AckWhenCommitted
+    for o1 in x:
+        #: Listener.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Port
+        w(_S_H.pack(o1.port))
+        #: Listener._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AddRaftVoterRequest.AckWhenCommitted
     w(_S_o.pack(o.ack_when_committed))
-    #: _tagged_fields
+    #: AddRaftVoterRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -311,7 +339,8 @@ def _d_Listener_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Listener', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Listener.Host
     n = buf[pos] - 1
@@ -320,34 +349,60 @@ def _d_Listener_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Listener', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: Listener.Port
-    o.port, = _S_H.unpack_from(buf, pos)
-    pos += 2
+    #: Listener.Port, _tagged_fields
+    o.port, t = _S_HB.unpack_from(buf, pos)
+    pos += 3
     #: Listener._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_Listener_v0(o, w):
+    #: Listener.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Listener.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Listener.Port
+    w(_S_H.pack(o.port))
+    #: Listener._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_AddRaftVoterResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(AddRaftVoterResponse)
-    #: AddRaftVoterResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: AddRaftVoterResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: AddRaftVoterResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AddRaftVoterResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: AddRaftVoterResponse._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -358,18 +413,20 @@ def _d_AddRaftVoterResponse_v0(buf, pos):
 
 
 def _e_AddRaftVoterResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: AddRaftVoterResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: AddRaftVoterResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AddRaftVoterResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AddRaftVoterResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: _tagged_fields
+    #: AddRaftVoterResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,7 +18,9 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_ihqi = _Sc('>ihqi')
+_S_ihqiB = _Sc('>ihqiB')
 _S_iq = _Sc('>iq')
+_S_iqB = _Sc('>iqB')
 
 
 class AllocateProducerIdsRequest(_Struct):
@@ -72,21 +75,19 @@ class AllocateProducerIdsResponse(_Struct):
 
 def _d_AllocateProducerIdsRequest_v0(buf, pos):
     o = _new(AllocateProducerIdsRequest)
-    #: AllocateProducerIdsRequest.BrokerId, BrokerEpoch
-    o.broker_id, o.broker_epoch = _S_iq.unpack_from(buf, pos)
-    pos += 12
+    #: AllocateProducerIdsRequest.BrokerId, BrokerEpoch, _tagged_fields
+    o.broker_id, o.broker_epoch, t = _S_iqB.unpack_from(buf, pos)
+    pos += 13
     #: AllocateProducerIdsRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_AllocateProducerIdsRequest_v0(o, w):
-    #: BrokerId, BrokerEpoch
+    #: AllocateProducerIdsRequest.BrokerId, BrokerEpoch
     w(_S_iq.pack(o.broker_id, o.broker_epoch))
-    #: _tagged_fields
+    #: AllocateProducerIdsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -94,21 +95,19 @@ def _e_AllocateProducerIdsRequest_v0(o, w):
 
 def _d_AllocateProducerIdsResponse_v0(buf, pos):
     o = _new(AllocateProducerIdsResponse)
-    #: AllocateProducerIdsResponse.ThrottleTimeMs, ErrorCode, ProducerIdStart, ProducerIdLen
-    o.throttle_time_ms, o.error_code, o.producer_id_start, o.producer_id_len = _S_ihqi.unpack_from(buf, pos)
-    pos += 18
+    #: AllocateProducerIdsResponse.ThrottleTimeMs, ErrorCode, ProducerIdStart, ProducerIdLen, _tagged_fields
+    o.throttle_time_ms, o.error_code, o.producer_id_start, o.producer_id_len, t = _S_ihqiB.unpack_from(buf, pos)
+    pos += 19
     #: AllocateProducerIdsResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_AllocateProducerIdsResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode, ProducerIdStart, ProducerIdLen
+    #: AllocateProducerIdsResponse.ThrottleTimeMs, ErrorCode, ProducerIdStart, ProducerIdLen
     w(_S_ihqi.pack(o.throttle_time_ms, o.error_code, o.producer_id_start, o.producer_id_len))
-    #: _tagged_fields
+    #: AllocateProducerIdsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,11 +18,15 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_do = _Sc('>d?')
+_S_doB = _Sc('>d?B')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hh = _Sc('>hh')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ii = _Sc('>ii')
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 
 
 class AlterClientQuotasRequest(_Struct):
@@ -160,8 +165,7 @@ def _d_AlterClientQuotasRequest_v0(buf, pos):
     #: AlterClientQuotasRequest.Entries
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequest', 'Entries', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterClientQuotasRequest', 'Entries')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasRequest', 'Entries')
     x = []
     ap = x.append
     for _ in range(n):
@@ -169,8 +173,7 @@ def _d_AlterClientQuotasRequest_v0(buf, pos):
         #: AlterClientQuotasRequestEntryData.Entity
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequestEntryData', 'Entity', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -181,7 +184,8 @@ def _d_AlterClientQuotasRequest_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequestEntityData', 'EntityType', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'AlterClientQuotasRequestEntityData', 'EntityType', True)
-            o2.entity_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.entity_type = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.entity_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: AlterClientQuotasRequestEntityData.EntityName
             n2, = _S_h.unpack_from(buf, pos)
@@ -190,7 +194,8 @@ def _d_AlterClientQuotasRequest_v0(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'AlterClientQuotasRequestEntityData', 'EntityName', True)
-                o2.entity_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.entity_name = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.entity_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2._utf = None
             ap1(o2)
@@ -198,8 +203,7 @@ def _d_AlterClientQuotasRequest_v0(buf, pos):
         #: AlterClientQuotasRequestEntryData.Ops
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequestEntryData', 'Ops', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -210,7 +214,8 @@ def _d_AlterClientQuotasRequest_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'OpData', 'Key', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'OpData', 'Key', True)
-            o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.key = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: OpData.Value, Remove
             o2.value, o2.remove = _S_do.unpack_from(buf, pos)
@@ -228,57 +233,48 @@ def _d_AlterClientQuotasRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_AlterClientQuotasRequestEntityData_v0(o, w):
-    #: EntityType
-    x = o.entity_type.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: EntityName
-    x = o.entity_name
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasRequestEntityData', '_tagged_fields')
-
-
-def _e_OpData_v0(o, w):
-    #: Key
-    x = o.key.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Value, Remove
-    w(_S_do.pack(o.value, o.remove))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OpData', '_tagged_fields')
-
-
-def _e_AlterClientQuotasRequestEntryData_v0(o, w):
-    #: Entity
-    x = o.entity
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_AlterClientQuotasRequestEntityData_v0(v, w)
-    #: Ops
-    x = o.ops
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OpData_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasRequestEntryData', '_tagged_fields')
-
-
 def _e_AlterClientQuotasRequest_v0(o, w):
-    #: Entries
+    #: AlterClientQuotasRequest.Entries
     x = o.entries
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_AlterClientQuotasRequestEntryData_v0(v, w)
-    #: ValidateOnly
+    for o1 in x:
+        #: AlterClientQuotasRequestEntryData.Entity
+        x1 = o1.entity
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: AlterClientQuotasRequestEntityData.EntityType
+            try: x2 = o2.entity_type.encode()
+            except UnicodeEncodeError: x2 = o2.entity_type.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: AlterClientQuotasRequestEntityData.EntityName
+            x2 = o2.entity_name
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: AlterClientQuotasRequestEntityData._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasRequestEntityData', '_tagged_fields')
+        #: AlterClientQuotasRequestEntryData.Ops
+        x1 = o1.ops
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OpData.Key
+            try: x2 = o2.key.encode()
+            except UnicodeEncodeError: x2 = o2.key.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: OpData.Value, Remove
+            w(_S_do.pack(o2.value, o2.remove))
+            #: OpData._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OpData', '_tagged_fields')
+        #: AlterClientQuotasRequestEntryData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasRequestEntryData', '_tagged_fields')
+    #: AlterClientQuotasRequest.ValidateOnly
     w(_S_o.pack(o.validate_only))
-    #: _tagged_fields
+    #: AlterClientQuotasRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasRequest', '_tagged_fields')
 
 
@@ -289,8 +285,7 @@ def _d_AlterClientQuotasRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequest', 'Entries', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterClientQuotasRequest', 'Entries')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasRequest', 'Entries')
     x = []
     ap = x.append
     for _ in range(n):
@@ -299,8 +294,7 @@ def _d_AlterClientQuotasRequest_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequestEntryData', 'Entity', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -312,7 +306,8 @@ def _d_AlterClientQuotasRequest_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequestEntityData', 'EntityType', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'AlterClientQuotasRequestEntityData', 'EntityType', True)
-            o2.entity_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.entity_type = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.entity_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: AlterClientQuotasRequestEntityData.EntityName
             n2 = buf[pos] - 1
@@ -322,7 +317,8 @@ def _d_AlterClientQuotasRequest_v1(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'AlterClientQuotasRequestEntityData', 'EntityName', True)
-                o2.entity_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.entity_name = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.entity_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: AlterClientQuotasRequestEntityData._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -335,8 +331,7 @@ def _d_AlterClientQuotasRequest_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequestEntryData', 'Ops', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -348,16 +343,15 @@ def _d_AlterClientQuotasRequest_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'OpData', 'Key', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'OpData', 'Key', True)
-            o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.key = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: OpData.Value, Remove
-            o2.value, o2.remove = _S_do.unpack_from(buf, pos)
-            pos += 9
+            #: OpData.Value, Remove, _tagged_fields
+            o2.value, o2.remove, t2 = _S_doB.unpack_from(buf, pos)
+            pos += 10
             #: OpData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.ops = x1
         #: AlterClientQuotasRequestEntryData._tagged_fields
@@ -367,85 +361,77 @@ def _d_AlterClientQuotasRequest_v1(buf, pos):
             pos += 1
         ap(o1)
     o.entries = x
-    #: AlterClientQuotasRequest.ValidateOnly
-    o.validate_only, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: AlterClientQuotasRequest.ValidateOnly, _tagged_fields
+    o.validate_only, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: AlterClientQuotasRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_AlterClientQuotasRequestEntityData_v1(o, w):
-    #: EntityType
-    x = o.entity_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasRequestEntityData', 'EntityType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: EntityName
-    x = o.entity_name
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasRequestEntityData', 'EntityName')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_OpData_v1(o, w):
-    #: Key
-    x = o.key
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OpData', 'Key')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Value, Remove
-    w(_S_do.pack(o.value, o.remove))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AlterClientQuotasRequestEntryData_v1(o, w):
-    #: Entity
-    x = o.entity
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterClientQuotasRequestEntityData_v1(v, w)
-    #: Ops
-    x = o.ops
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OpData_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AlterClientQuotasRequest_v1(o, w):
-    #: Entries
+    #: AlterClientQuotasRequest.Entries
     x = o.entries
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterClientQuotasRequestEntryData_v1(v, w)
-    #: ValidateOnly
+    for o1 in x:
+        #: AlterClientQuotasRequestEntryData.Entity
+        x1 = o1.entity
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AlterClientQuotasRequestEntityData.EntityType
+            x2 = o2.entity_type
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasRequestEntityData', 'EntityType')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: AlterClientQuotasRequestEntityData.EntityName
+            x2 = o2.entity_name
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasRequestEntityData', 'EntityName')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: AlterClientQuotasRequestEntityData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AlterClientQuotasRequestEntryData.Ops
+        x1 = o1.ops
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: OpData.Key
+            x2 = o2.key
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'OpData', 'Key')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: OpData.Value, Remove
+            w(_S_do.pack(o2.value, o2.remove))
+            #: OpData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AlterClientQuotasRequestEntryData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterClientQuotasRequest.ValidateOnly
     w(_S_o.pack(o.validate_only))
-    #: _tagged_fields
+    #: AlterClientQuotasRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -457,8 +443,7 @@ def _d_AlterClientQuotasRequestEntryData_v0(buf, pos):
     #: AlterClientQuotasRequestEntryData.Entity
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequestEntryData', 'Entity', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
     x = []
     ap = x.append
     for _ in range(n):
@@ -469,7 +454,8 @@ def _d_AlterClientQuotasRequestEntryData_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequestEntityData', 'EntityType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterClientQuotasRequestEntityData', 'EntityType', True)
-        o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.entity_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterClientQuotasRequestEntityData.EntityName
         n1, = _S_h.unpack_from(buf, pos)
@@ -478,7 +464,8 @@ def _d_AlterClientQuotasRequestEntryData_v0(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'AlterClientQuotasRequestEntityData', 'EntityName', True)
-            o1.entity_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.entity_name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.entity_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -486,8 +473,7 @@ def _d_AlterClientQuotasRequestEntryData_v0(buf, pos):
     #: AlterClientQuotasRequestEntryData.Ops
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequestEntryData', 'Ops', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
     x = []
     ap = x.append
     for _ in range(n):
@@ -498,7 +484,8 @@ def _d_AlterClientQuotasRequestEntryData_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OpData', 'Key', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OpData', 'Key', True)
-        o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.key = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OpData.Value, Remove
         o1.value, o1.remove = _S_do.unpack_from(buf, pos)
@@ -510,6 +497,43 @@ def _d_AlterClientQuotasRequestEntryData_v0(buf, pos):
     return o, pos
 
 
+def _e_AlterClientQuotasRequestEntryData_v0(o, w):
+    #: AlterClientQuotasRequestEntryData.Entity
+    x = o.entity
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: AlterClientQuotasRequestEntityData.EntityType
+        try: x1 = o1.entity_type.encode()
+        except UnicodeEncodeError: x1 = o1.entity_type.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: AlterClientQuotasRequestEntityData.EntityName
+        x1 = o1.entity_name
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: AlterClientQuotasRequestEntityData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasRequestEntityData', '_tagged_fields')
+    #: AlterClientQuotasRequestEntryData.Ops
+    x = o.ops
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: OpData.Key
+        try: x1 = o1.key.encode()
+        except UnicodeEncodeError: x1 = o1.key.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OpData.Value, Remove
+        w(_S_do.pack(o1.value, o1.remove))
+        #: OpData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OpData', '_tagged_fields')
+    #: AlterClientQuotasRequestEntryData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasRequestEntryData', '_tagged_fields')
+
+
 def _d_AlterClientQuotasRequestEntryData_v1(buf, pos):
     blen = len(buf)
     o = _new(AlterClientQuotasRequestEntryData)
@@ -517,8 +541,7 @@ def _d_AlterClientQuotasRequestEntryData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequestEntryData', 'Entity', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
     x = []
     ap = x.append
     for _ in range(n):
@@ -530,7 +553,8 @@ def _d_AlterClientQuotasRequestEntryData_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequestEntityData', 'EntityType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterClientQuotasRequestEntityData', 'EntityType', True)
-        o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.entity_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterClientQuotasRequestEntityData.EntityName
         n1 = buf[pos] - 1
@@ -540,7 +564,8 @@ def _d_AlterClientQuotasRequestEntryData_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'AlterClientQuotasRequestEntityData', 'EntityName', True)
-            o1.entity_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.entity_name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.entity_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: AlterClientQuotasRequestEntityData._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -553,8 +578,7 @@ def _d_AlterClientQuotasRequestEntryData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequestEntryData', 'Ops', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
     x = []
     ap = x.append
     for _ in range(n):
@@ -566,16 +590,15 @@ def _d_AlterClientQuotasRequestEntryData_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OpData', 'Key', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OpData', 'Key', True)
-        o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.key = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: OpData.Value, Remove
-        o1.value, o1.remove = _S_do.unpack_from(buf, pos)
-        pos += 9
+        #: OpData.Value, Remove, _tagged_fields
+        o1.value, o1.remove, t1 = _S_doB.unpack_from(buf, pos)
+        pos += 10
         #: OpData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.ops = x
     #: AlterClientQuotasRequestEntryData._tagged_fields
@@ -584,6 +607,62 @@ def _d_AlterClientQuotasRequestEntryData_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_AlterClientQuotasRequestEntryData_v1(o, w):
+    #: AlterClientQuotasRequestEntryData.Entity
+    x = o.entity
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AlterClientQuotasRequestEntityData.EntityType
+        x1 = o1.entity_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasRequestEntityData', 'EntityType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AlterClientQuotasRequestEntityData.EntityName
+        x1 = o1.entity_name
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasRequestEntityData', 'EntityName')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: AlterClientQuotasRequestEntityData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterClientQuotasRequestEntryData.Ops
+    x = o.ops
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: OpData.Key
+        x1 = o1.key
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OpData', 'Key')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: OpData.Value, Remove
+        w(_S_do.pack(o1.value, o1.remove))
+        #: OpData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterClientQuotasRequestEntryData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_AlterClientQuotasRequestEntityData_v0(buf, pos):
@@ -595,7 +674,8 @@ def _d_AlterClientQuotasRequestEntityData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequestEntityData', 'EntityType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterClientQuotasRequestEntityData', 'EntityType', True)
-    o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.entity_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterClientQuotasRequestEntityData.EntityName
     n, = _S_h.unpack_from(buf, pos)
@@ -604,10 +684,29 @@ def _d_AlterClientQuotasRequestEntityData_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterClientQuotasRequestEntityData', 'EntityName', True)
-        o.entity_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.entity_name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.entity_name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
+
+
+def _e_AlterClientQuotasRequestEntityData_v0(o, w):
+    #: AlterClientQuotasRequestEntityData.EntityType
+    try: x = o.entity_type.encode()
+    except UnicodeEncodeError: x = o.entity_type.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: AlterClientQuotasRequestEntityData.EntityName
+    x = o.entity_name
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: AlterClientQuotasRequestEntityData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasRequestEntityData', '_tagged_fields')
 
 
 def _d_AlterClientQuotasRequestEntityData_v1(buf, pos):
@@ -620,7 +719,8 @@ def _d_AlterClientQuotasRequestEntityData_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasRequestEntityData', 'EntityType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterClientQuotasRequestEntityData', 'EntityType', True)
-    o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.entity_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterClientQuotasRequestEntityData.EntityName
     n = buf[pos] - 1
@@ -630,7 +730,8 @@ def _d_AlterClientQuotasRequestEntityData_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterClientQuotasRequestEntityData', 'EntityName', True)
-        o.entity_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.entity_name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.entity_name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: AlterClientQuotasRequestEntityData._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -638,6 +739,33 @@ def _d_AlterClientQuotasRequestEntityData_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_AlterClientQuotasRequestEntityData_v1(o, w):
+    #: AlterClientQuotasRequestEntityData.EntityType
+    x = o.entity_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasRequestEntityData', 'EntityType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AlterClientQuotasRequestEntityData.EntityName
+    x = o.entity_name
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasRequestEntityData', 'EntityName')
+        else: w(_uve(n + 1))
+        w(x)
+    #: AlterClientQuotasRequestEntityData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_OpData_v0(buf, pos):
@@ -649,13 +777,26 @@ def _d_OpData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OpData', 'Key', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OpData', 'Key', True)
-    o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.key = buf[pos:e].decode()
+    except UnicodeDecodeError: o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OpData.Value, Remove
     o.value, o.remove = _S_do.unpack_from(buf, pos)
     pos += 9
     o._utf = None
     return o, pos
+
+
+def _e_OpData_v0(o, w):
+    #: OpData.Key
+    try: x = o.key.encode()
+    except UnicodeEncodeError: x = o.key.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: OpData.Value, Remove
+    w(_S_do.pack(o.value, o.remove))
+    #: OpData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OpData', '_tagged_fields')
 
 
 def _d_OpData_v1(buf, pos):
@@ -668,17 +809,34 @@ def _d_OpData_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OpData', 'Key', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OpData', 'Key', True)
-    o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.key = buf[pos:e].decode()
+    except UnicodeDecodeError: o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: OpData.Value, Remove
-    o.value, o.remove = _S_do.unpack_from(buf, pos)
-    pos += 9
+    #: OpData.Value, Remove, _tagged_fields
+    o.value, o.remove, t = _S_doB.unpack_from(buf, pos)
+    pos += 10
     #: OpData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_OpData_v1(o, w):
+    #: OpData.Key
+    x = o.key
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OpData', 'Key')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OpData.Value, Remove
+    w(_S_do.pack(o.value, o.remove))
+    #: OpData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_AlterClientQuotasResponse_v0(buf, pos):
@@ -687,8 +845,7 @@ def _d_AlterClientQuotasResponse_v0(buf, pos):
     #: AlterClientQuotasResponse.ThrottleTimeMs, Entries
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasResponse', 'Entries', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterClientQuotasResponse', 'Entries')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasResponse', 'Entries')
     x = []
     ap = x.append
     for _ in range(n):
@@ -700,13 +857,13 @@ def _d_AlterClientQuotasResponse_v0(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'AlterClientQuotasResponseEntryData', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: AlterClientQuotasResponseEntryData.Entity
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasResponseEntryData', 'Entity', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -717,7 +874,8 @@ def _d_AlterClientQuotasResponse_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasResponseEntityData', 'EntityType', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'AlterClientQuotasResponseEntityData', 'EntityType', True)
-            o2.entity_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.entity_type = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.entity_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: AlterClientQuotasResponseEntityData.EntityName
             n2, = _S_h.unpack_from(buf, pos)
@@ -726,7 +884,8 @@ def _d_AlterClientQuotasResponse_v0(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'AlterClientQuotasResponseEntityData', 'EntityName', True)
-                o2.entity_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.entity_name = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.entity_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2._utf = None
             ap1(o2)
@@ -738,86 +897,78 @@ def _d_AlterClientQuotasResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_AlterClientQuotasResponseEntityData_v0(o, w):
-    #: EntityType
-    x = o.entity_type.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: EntityName
-    x = o.entity_name
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasResponseEntityData', '_tagged_fields')
-
-
-def _e_AlterClientQuotasResponseEntryData_v0(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: Entity
-    x = o.entity
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_AlterClientQuotasResponseEntityData_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasResponseEntryData', '_tagged_fields')
-
-
 def _e_AlterClientQuotasResponse_v0(o, w):
-    #: ThrottleTimeMs, Entries
+    #: AlterClientQuotasResponse.ThrottleTimeMs, Entries
     x = o.entries
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_AlterClientQuotasResponseEntryData_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AlterClientQuotasResponseEntryData.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: AlterClientQuotasResponseEntryData.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: AlterClientQuotasResponseEntryData.Entity
+        x1 = o1.entity
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: AlterClientQuotasResponseEntityData.EntityType
+            try: x2 = o2.entity_type.encode()
+            except UnicodeEncodeError: x2 = o2.entity_type.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: AlterClientQuotasResponseEntityData.EntityName
+            x2 = o2.entity_name
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: AlterClientQuotasResponseEntityData._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasResponseEntityData', '_tagged_fields')
+        #: AlterClientQuotasResponseEntryData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasResponseEntryData', '_tagged_fields')
+    #: AlterClientQuotasResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasResponse', '_tagged_fields')
 
 
 def _d_AlterClientQuotasResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(AlterClientQuotasResponse)
-    #: AlterClientQuotasResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: AlterClientQuotasResponse.ThrottleTimeMs, Entries
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: AlterClientQuotasResponse.Entries
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasResponse', 'Entries', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterClientQuotasResponse', 'Entries')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasResponse', 'Entries')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AlterClientQuotasResponseEntryData)
-        #: AlterClientQuotasResponseEntryData.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: AlterClientQuotasResponseEntryData.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: AlterClientQuotasResponseEntryData.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'AlterClientQuotasResponseEntryData', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: AlterClientQuotasResponseEntryData.Entity
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasResponseEntryData', 'Entity', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -829,7 +980,8 @@ def _d_AlterClientQuotasResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasResponseEntityData', 'EntityType', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'AlterClientQuotasResponseEntityData', 'EntityType', True)
-            o2.entity_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.entity_type = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.entity_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: AlterClientQuotasResponseEntityData.EntityName
             n2 = buf[pos] - 1
@@ -839,7 +991,8 @@ def _d_AlterClientQuotasResponse_v1(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'AlterClientQuotasResponseEntityData', 'EntityName', True)
-                o2.entity_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.entity_name = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.entity_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: AlterClientQuotasResponseEntityData._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -863,63 +1016,61 @@ def _d_AlterClientQuotasResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_AlterClientQuotasResponseEntityData_v1(o, w):
-    #: EntityType
-    x = o.entity_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasResponseEntityData', 'EntityType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: EntityName
-    x = o.entity_name
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasResponseEntityData', 'EntityName')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AlterClientQuotasResponseEntryData_v1(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasResponseEntryData', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: Entity
-    x = o.entity
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterClientQuotasResponseEntityData_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AlterClientQuotasResponse_v1(o, w):
-    #: ThrottleTimeMs
+    #: AlterClientQuotasResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Entries
+    #: AlterClientQuotasResponse.Entries
     x = o.entries
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterClientQuotasResponseEntryData_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AlterClientQuotasResponseEntryData.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: AlterClientQuotasResponseEntryData.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasResponseEntryData', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: AlterClientQuotasResponseEntryData.Entity
+        x1 = o1.entity
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AlterClientQuotasResponseEntityData.EntityType
+            x2 = o2.entity_type
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasResponseEntityData', 'EntityType')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: AlterClientQuotasResponseEntityData.EntityName
+            x2 = o2.entity_name
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasResponseEntityData', 'EntityName')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: AlterClientQuotasResponseEntityData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AlterClientQuotasResponseEntryData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterClientQuotasResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -935,13 +1086,13 @@ def _d_AlterClientQuotasResponseEntryData_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterClientQuotasResponseEntryData', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: AlterClientQuotasResponseEntryData.Entity
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasResponseEntryData', 'Entity', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
     x = []
     ap = x.append
     for _ in range(n):
@@ -952,7 +1103,8 @@ def _d_AlterClientQuotasResponseEntryData_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasResponseEntityData', 'EntityType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterClientQuotasResponseEntityData', 'EntityType', True)
-        o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.entity_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterClientQuotasResponseEntityData.EntityName
         n1, = _S_h.unpack_from(buf, pos)
@@ -961,7 +1113,8 @@ def _d_AlterClientQuotasResponseEntryData_v0(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'AlterClientQuotasResponseEntityData', 'EntityName', True)
-            o1.entity_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.entity_name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.entity_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -970,28 +1123,61 @@ def _d_AlterClientQuotasResponseEntryData_v0(buf, pos):
     return o, pos
 
 
+def _e_AlterClientQuotasResponseEntryData_v0(o, w):
+    #: AlterClientQuotasResponseEntryData.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: AlterClientQuotasResponseEntryData.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: AlterClientQuotasResponseEntryData.Entity
+    x = o.entity
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: AlterClientQuotasResponseEntityData.EntityType
+        try: x1 = o1.entity_type.encode()
+        except UnicodeEncodeError: x1 = o1.entity_type.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: AlterClientQuotasResponseEntityData.EntityName
+        x1 = o1.entity_name
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: AlterClientQuotasResponseEntityData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasResponseEntityData', '_tagged_fields')
+    #: AlterClientQuotasResponseEntryData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasResponseEntryData', '_tagged_fields')
+
+
 def _d_AlterClientQuotasResponseEntryData_v1(buf, pos):
     blen = len(buf)
     o = _new(AlterClientQuotasResponseEntryData)
-    #: AlterClientQuotasResponseEntryData.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: AlterClientQuotasResponseEntryData.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: AlterClientQuotasResponseEntryData.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterClientQuotasResponseEntryData', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: AlterClientQuotasResponseEntryData.Entity
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasResponseEntryData', 'Entity', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1003,7 +1189,8 @@ def _d_AlterClientQuotasResponseEntryData_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasResponseEntityData', 'EntityType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterClientQuotasResponseEntityData', 'EntityType', True)
-        o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.entity_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterClientQuotasResponseEntityData.EntityName
         n1 = buf[pos] - 1
@@ -1013,7 +1200,8 @@ def _d_AlterClientQuotasResponseEntryData_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'AlterClientQuotasResponseEntityData', 'EntityName', True)
-            o1.entity_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.entity_name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.entity_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: AlterClientQuotasResponseEntityData._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1030,6 +1218,55 @@ def _d_AlterClientQuotasResponseEntryData_v1(buf, pos):
     return o, pos
 
 
+def _e_AlterClientQuotasResponseEntryData_v1(o, w):
+    #: AlterClientQuotasResponseEntryData.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: AlterClientQuotasResponseEntryData.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasResponseEntryData', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: AlterClientQuotasResponseEntryData.Entity
+    x = o.entity
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AlterClientQuotasResponseEntityData.EntityType
+        x1 = o1.entity_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasResponseEntityData', 'EntityType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AlterClientQuotasResponseEntityData.EntityName
+        x1 = o1.entity_name
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasResponseEntityData', 'EntityName')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: AlterClientQuotasResponseEntityData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterClientQuotasResponseEntryData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AlterClientQuotasResponseEntityData_v0(buf, pos):
     blen = len(buf)
     o = _new(AlterClientQuotasResponseEntityData)
@@ -1039,7 +1276,8 @@ def _d_AlterClientQuotasResponseEntityData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasResponseEntityData', 'EntityType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterClientQuotasResponseEntityData', 'EntityType', True)
-    o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.entity_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterClientQuotasResponseEntityData.EntityName
     n, = _S_h.unpack_from(buf, pos)
@@ -1048,10 +1286,29 @@ def _d_AlterClientQuotasResponseEntityData_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterClientQuotasResponseEntityData', 'EntityName', True)
-        o.entity_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.entity_name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.entity_name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
+
+
+def _e_AlterClientQuotasResponseEntityData_v0(o, w):
+    #: AlterClientQuotasResponseEntityData.EntityType
+    try: x = o.entity_type.encode()
+    except UnicodeEncodeError: x = o.entity_type.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: AlterClientQuotasResponseEntityData.EntityName
+    x = o.entity_name
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: AlterClientQuotasResponseEntityData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterClientQuotasResponseEntityData', '_tagged_fields')
 
 
 def _d_AlterClientQuotasResponseEntityData_v1(buf, pos):
@@ -1064,7 +1321,8 @@ def _d_AlterClientQuotasResponseEntityData_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterClientQuotasResponseEntityData', 'EntityType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterClientQuotasResponseEntityData', 'EntityType', True)
-    o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.entity_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterClientQuotasResponseEntityData.EntityName
     n = buf[pos] - 1
@@ -1074,7 +1332,8 @@ def _d_AlterClientQuotasResponseEntityData_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterClientQuotasResponseEntityData', 'EntityName', True)
-        o.entity_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.entity_name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.entity_name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: AlterClientQuotasResponseEntityData._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -1082,6 +1341,33 @@ def _d_AlterClientQuotasResponseEntityData_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_AlterClientQuotasResponseEntityData_v1(o, w):
+    #: AlterClientQuotasResponseEntityData.EntityType
+    x = o.entity_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasResponseEntityData', 'EntityType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AlterClientQuotasResponseEntityData.EntityName
+    x = o.entity_name
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterClientQuotasResponseEntityData', 'EntityName')
+        else: w(_uve(n + 1))
+        w(x)
+    #: AlterClientQuotasResponseEntityData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

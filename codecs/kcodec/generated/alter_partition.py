@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,12 +18,19 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_bi = _Sc('>bi')
+_S_biB = _Sc('>biB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ihii = _Sc('>ihii')
+_S_ihiiB = _Sc('>ihiiB')
 _S_ii = _Sc('>ii')
+_S_iiB = _Sc('>iiB')
 _S_iq = _Sc('>iq')
+_S_iqB = _Sc('>iqB')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
 
 
 class AlterPartitionRequest(_Struct):
@@ -176,53 +184,47 @@ class AlterPartitionResponsePartitionData(_Struct):
 def _d_AlterPartitionRequest_v2(buf, pos):
     blen = len(buf)
     o = _new(AlterPartitionRequest)
-    #: AlterPartitionRequest.BrokerId, BrokerEpoch
-    o.broker_id, o.broker_epoch = _S_iq.unpack_from(buf, pos)
-    pos += 12
+    #: AlterPartitionRequest.BrokerId, BrokerEpoch, Topics
+    o.broker_id, o.broker_epoch, n = _S_iqB.unpack_from(buf, pos)
+    pos += 13
     #: AlterPartitionRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterPartitionRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AlterPartitionRequestTopicData)
-        #: AlterPartitionRequestTopicData.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: AlterPartitionRequestTopicData.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: AlterPartitionRequestTopicData.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionRequestTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AlterPartitionRequestPartitionData)
-            #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch
-            o2.partition_index, o2.leader_epoch = _S_ii.unpack_from(buf, pos)
-            pos += 8
+            #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch, NewIsr
+            o2.partition_index, o2.leader_epoch, n2 = _S_iiB.unpack_from(buf, pos)
+            pos += 9
             #: AlterPartitionRequestPartitionData.NewIsr
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionRequestPartitionData', 'NewIsr', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsr')
-            o2.new_isr = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
-            #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch
-            o2.leader_recovery_state, o2.partition_epoch = _S_bi.unpack_from(buf, pos)
-            pos += 5
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsr')
+            if n2 == 0: o2.new_isr = []
+            else:
+                o2.new_isr = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
+            #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch, _tagged_fields
+            o2.leader_recovery_state, o2.partition_epoch, t2 = _S_biB.unpack_from(buf, pos)
+            pos += 6
             o2.new_isr_with_epochs = []
             #: AlterPartitionRequestPartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: AlterPartitionRequestTopicData._tagged_fields
@@ -240,49 +242,43 @@ def _d_AlterPartitionRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_AlterPartitionRequestPartitionData_v2(o, w):
-    #: PartitionIndex, LeaderEpoch
-    w(_S_ii.pack(o.partition_index, o.leader_epoch))
-    #: NewIsr
-    x = o.new_isr
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: LeaderRecoveryState, PartitionEpoch
-    w(_S_bi.pack(o.leader_recovery_state, o.partition_epoch))
-    #: NewIsrWithEpochs
-    if (o.new_isr_with_epochs is None or len(o.new_isr_with_epochs) != 0): raise _absent('AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AlterPartitionRequestTopicData_v2(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterPartitionRequestPartitionData_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AlterPartitionRequest_v2(o, w):
-    #: BrokerId, BrokerEpoch
+    #: AlterPartitionRequest.BrokerId, BrokerEpoch
     w(_S_iq.pack(o.broker_id, o.broker_epoch))
-    #: Topics
+    #: AlterPartitionRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterPartitionRequestTopicData_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AlterPartitionRequestTopicData.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: AlterPartitionRequestTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch
+            w(_S_ii.pack(o2.partition_index, o2.leader_epoch))
+            #: AlterPartitionRequestPartitionData.NewIsr
+            x2 = o2.new_isr
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch
+            w(_S_bi.pack(o2.leader_recovery_state, o2.partition_epoch))
+            #: AlterPartitionRequestPartitionData.NewIsrWithEpochs
+            if (o2.new_isr_with_epochs is None or len(o2.new_isr_with_epochs) != 0): raise _absent('AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
+            #: AlterPartitionRequestPartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AlterPartitionRequestTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterPartitionRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -291,65 +287,55 @@ def _e_AlterPartitionRequest_v2(o, w):
 def _d_AlterPartitionRequest_v3(buf, pos):
     blen = len(buf)
     o = _new(AlterPartitionRequest)
-    #: AlterPartitionRequest.BrokerId, BrokerEpoch
-    o.broker_id, o.broker_epoch = _S_iq.unpack_from(buf, pos)
-    pos += 12
+    #: AlterPartitionRequest.BrokerId, BrokerEpoch, Topics
+    o.broker_id, o.broker_epoch, n = _S_iqB.unpack_from(buf, pos)
+    pos += 13
     #: AlterPartitionRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterPartitionRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AlterPartitionRequestTopicData)
-        #: AlterPartitionRequestTopicData.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: AlterPartitionRequestTopicData.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: AlterPartitionRequestTopicData.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionRequestTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AlterPartitionRequestPartitionData)
-            #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch
-            o2.partition_index, o2.leader_epoch = _S_ii.unpack_from(buf, pos)
-            pos += 8
+            #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch, NewIsrWithEpochs
+            o2.partition_index, o2.leader_epoch, n2 = _S_iiB.unpack_from(buf, pos)
+            pos += 9
             #: AlterPartitionRequestPartitionData.NewIsrWithEpochs
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(BrokerState)
-                #: BrokerState.BrokerId, BrokerEpoch
-                o3.broker_id, o3.broker_epoch = _S_iq.unpack_from(buf, pos)
-                pos += 12
+                #: BrokerState.BrokerId, BrokerEpoch, _tagged_fields
+                o3.broker_id, o3.broker_epoch, t3 = _S_iqB.unpack_from(buf, pos)
+                pos += 13
                 #: BrokerState._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.new_isr_with_epochs = x2
-            #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch
-            o2.leader_recovery_state, o2.partition_epoch = _S_bi.unpack_from(buf, pos)
-            pos += 5
+            #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch, _tagged_fields
+            o2.leader_recovery_state, o2.partition_epoch, t2 = _S_biB.unpack_from(buf, pos)
+            pos += 6
             o2.new_isr = []
             #: AlterPartitionRequestPartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: AlterPartitionRequestTopicData._tagged_fields
@@ -367,59 +353,47 @@ def _d_AlterPartitionRequest_v3(buf, pos):
     return o, pos
 
 
-def _e_BrokerState_v3(o, w):
-    #: BrokerId, BrokerEpoch
-    w(_S_iq.pack(o.broker_id, o.broker_epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AlterPartitionRequestPartitionData_v3(o, w):
-    #: PartitionIndex, LeaderEpoch
-    w(_S_ii.pack(o.partition_index, o.leader_epoch))
-    #: NewIsrWithEpochs
-    x = o.new_isr_with_epochs
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_BrokerState_v3(v, w)
-    #: LeaderRecoveryState, PartitionEpoch
-    w(_S_bi.pack(o.leader_recovery_state, o.partition_epoch))
-    #: NewIsr
-    if (o.new_isr is None or len(o.new_isr) != 0): raise _absent('AlterPartitionRequestPartitionData', 'NewIsr')
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AlterPartitionRequestTopicData_v3(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterPartitionRequestPartitionData_v3(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AlterPartitionRequest_v3(o, w):
-    #: BrokerId, BrokerEpoch
+    #: AlterPartitionRequest.BrokerId, BrokerEpoch
     w(_S_iq.pack(o.broker_id, o.broker_epoch))
-    #: Topics
+    #: AlterPartitionRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterPartitionRequestTopicData_v3(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AlterPartitionRequestTopicData.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: AlterPartitionRequestTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch
+            w(_S_ii.pack(o2.partition_index, o2.leader_epoch))
+            #: AlterPartitionRequestPartitionData.NewIsrWithEpochs
+            x2 = o2.new_isr_with_epochs
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: BrokerState.BrokerId, BrokerEpoch
+                w(_S_iq.pack(o3.broker_id, o3.broker_epoch))
+                #: BrokerState._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch
+            w(_S_bi.pack(o2.leader_recovery_state, o2.partition_epoch))
+            #: AlterPartitionRequestPartitionData.NewIsr
+            if (o2.new_isr is None or len(o2.new_isr) != 0): raise _absent('AlterPartitionRequestPartitionData', 'NewIsr')
+            #: AlterPartitionRequestPartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AlterPartitionRequestTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterPartitionRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -428,40 +402,36 @@ def _e_AlterPartitionRequest_v3(o, w):
 def _d_AlterPartitionRequestTopicData_v2(buf, pos):
     blen = len(buf)
     o = _new(AlterPartitionRequestTopicData)
-    #: AlterPartitionRequestTopicData.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: AlterPartitionRequestTopicData.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: AlterPartitionRequestTopicData.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionRequestTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AlterPartitionRequestPartitionData)
-        #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch
-        o1.partition_index, o1.leader_epoch = _S_ii.unpack_from(buf, pos)
-        pos += 8
+        #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch, NewIsr
+        o1.partition_index, o1.leader_epoch, n1 = _S_iiB.unpack_from(buf, pos)
+        pos += 9
         #: AlterPartitionRequestPartitionData.NewIsr
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionRequestPartitionData', 'NewIsr', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsr')
-        o1.new_isr = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
-        #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch
-        o1.leader_recovery_state, o1.partition_epoch = _S_bi.unpack_from(buf, pos)
-        pos += 5
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsr')
+        if n1 == 0: o1.new_isr = []
+        else:
+            o1.new_isr = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
+        #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch, _tagged_fields
+        o1.leader_recovery_state, o1.partition_epoch, t1 = _S_biB.unpack_from(buf, pos)
+        pos += 6
         o1.new_isr_with_epochs = []
         #: AlterPartitionRequestPartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: AlterPartitionRequestTopicData._tagged_fields
@@ -470,57 +440,80 @@ def _d_AlterPartitionRequestTopicData_v2(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_AlterPartitionRequestTopicData_v2(o, w):
+    #: AlterPartitionRequestTopicData.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: AlterPartitionRequestTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch
+        w(_S_ii.pack(o1.partition_index, o1.leader_epoch))
+        #: AlterPartitionRequestPartitionData.NewIsr
+        x1 = o1.new_isr
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch
+        w(_S_bi.pack(o1.leader_recovery_state, o1.partition_epoch))
+        #: AlterPartitionRequestPartitionData.NewIsrWithEpochs
+        if (o1.new_isr_with_epochs is None or len(o1.new_isr_with_epochs) != 0): raise _absent('AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
+        #: AlterPartitionRequestPartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterPartitionRequestTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_AlterPartitionRequestTopicData_v3(buf, pos):
     blen = len(buf)
     o = _new(AlterPartitionRequestTopicData)
-    #: AlterPartitionRequestTopicData.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: AlterPartitionRequestTopicData.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: AlterPartitionRequestTopicData.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionRequestTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AlterPartitionRequestPartitionData)
-        #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch
-        o1.partition_index, o1.leader_epoch = _S_ii.unpack_from(buf, pos)
-        pos += 8
+        #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch, NewIsrWithEpochs
+        o1.partition_index, o1.leader_epoch, n1 = _S_iiB.unpack_from(buf, pos)
+        pos += 9
         #: AlterPartitionRequestPartitionData.NewIsrWithEpochs
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(BrokerState)
-            #: BrokerState.BrokerId, BrokerEpoch
-            o2.broker_id, o2.broker_epoch = _S_iq.unpack_from(buf, pos)
-            pos += 12
+            #: BrokerState.BrokerId, BrokerEpoch, _tagged_fields
+            o2.broker_id, o2.broker_epoch, t2 = _S_iqB.unpack_from(buf, pos)
+            pos += 13
             #: BrokerState._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.new_isr_with_epochs = x1
-        #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch
-        o1.leader_recovery_state, o1.partition_epoch = _S_bi.unpack_from(buf, pos)
-        pos += 5
+        #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch, _tagged_fields
+        o1.leader_recovery_state, o1.partition_epoch, t1 = _S_biB.unpack_from(buf, pos)
+        pos += 6
         o1.new_isr = []
         #: AlterPartitionRequestPartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: AlterPartitionRequestTopicData._tagged_fields
@@ -531,132 +524,204 @@ def _d_AlterPartitionRequestTopicData_v3(buf, pos):
     return o, pos
 
 
+def _e_AlterPartitionRequestTopicData_v3(o, w):
+    #: AlterPartitionRequestTopicData.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: AlterPartitionRequestTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch
+        w(_S_ii.pack(o1.partition_index, o1.leader_epoch))
+        #: AlterPartitionRequestPartitionData.NewIsrWithEpochs
+        x1 = o1.new_isr_with_epochs
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: BrokerState.BrokerId, BrokerEpoch
+            w(_S_iq.pack(o2.broker_id, o2.broker_epoch))
+            #: BrokerState._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch
+        w(_S_bi.pack(o1.leader_recovery_state, o1.partition_epoch))
+        #: AlterPartitionRequestPartitionData.NewIsr
+        if (o1.new_isr is None or len(o1.new_isr) != 0): raise _absent('AlterPartitionRequestPartitionData', 'NewIsr')
+        #: AlterPartitionRequestPartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterPartitionRequestTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AlterPartitionRequestPartitionData_v2(buf, pos):
     blen = len(buf)
     o = _new(AlterPartitionRequestPartitionData)
-    #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch
-    o.partition_index, o.leader_epoch = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch, NewIsr
+    o.partition_index, o.leader_epoch, n = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: AlterPartitionRequestPartitionData.NewIsr
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionRequestPartitionData', 'NewIsr', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsr')
-    o.new_isr = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
-    #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch
-    o.leader_recovery_state, o.partition_epoch = _S_bi.unpack_from(buf, pos)
-    pos += 5
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsr')
+    if n == 0: o.new_isr = []
+    else:
+        o.new_isr = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
+    #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch, _tagged_fields
+    o.leader_recovery_state, o.partition_epoch, t = _S_biB.unpack_from(buf, pos)
+    pos += 6
     o.new_isr_with_epochs = []
     #: AlterPartitionRequestPartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_AlterPartitionRequestPartitionData_v2(o, w):
+    #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch
+    w(_S_ii.pack(o.partition_index, o.leader_epoch))
+    #: AlterPartitionRequestPartitionData.NewIsr
+    x = o.new_isr
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch
+    w(_S_bi.pack(o.leader_recovery_state, o.partition_epoch))
+    #: AlterPartitionRequestPartitionData.NewIsrWithEpochs
+    if (o.new_isr_with_epochs is None or len(o.new_isr_with_epochs) != 0): raise _absent('AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
+    #: AlterPartitionRequestPartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_AlterPartitionRequestPartitionData_v3(buf, pos):
     blen = len(buf)
     o = _new(AlterPartitionRequestPartitionData)
-    #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch
-    o.partition_index, o.leader_epoch = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch, NewIsrWithEpochs
+    o.partition_index, o.leader_epoch, n = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: AlterPartitionRequestPartitionData.NewIsrWithEpochs
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(BrokerState)
-        #: BrokerState.BrokerId, BrokerEpoch
-        o1.broker_id, o1.broker_epoch = _S_iq.unpack_from(buf, pos)
-        pos += 12
+        #: BrokerState.BrokerId, BrokerEpoch, _tagged_fields
+        o1.broker_id, o1.broker_epoch, t1 = _S_iqB.unpack_from(buf, pos)
+        pos += 13
         #: BrokerState._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.new_isr_with_epochs = x
-    #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch
-    o.leader_recovery_state, o.partition_epoch = _S_bi.unpack_from(buf, pos)
-    pos += 5
+    #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch, _tagged_fields
+    o.leader_recovery_state, o.partition_epoch, t = _S_biB.unpack_from(buf, pos)
+    pos += 6
     o.new_isr = []
     #: AlterPartitionRequestPartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_AlterPartitionRequestPartitionData_v3(o, w):
+    #: AlterPartitionRequestPartitionData.PartitionIndex, LeaderEpoch
+    w(_S_ii.pack(o.partition_index, o.leader_epoch))
+    #: AlterPartitionRequestPartitionData.NewIsrWithEpochs
+    x = o.new_isr_with_epochs
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: BrokerState.BrokerId, BrokerEpoch
+        w(_S_iq.pack(o1.broker_id, o1.broker_epoch))
+        #: BrokerState._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterPartitionRequestPartitionData.LeaderRecoveryState, PartitionEpoch
+    w(_S_bi.pack(o.leader_recovery_state, o.partition_epoch))
+    #: AlterPartitionRequestPartitionData.NewIsr
+    if (o.new_isr is None or len(o.new_isr) != 0): raise _absent('AlterPartitionRequestPartitionData', 'NewIsr')
+    #: AlterPartitionRequestPartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_BrokerState_v3(buf, pos):
     o = _new(BrokerState)
-    #: BrokerState.BrokerId, BrokerEpoch
-    o.broker_id, o.broker_epoch = _S_iq.unpack_from(buf, pos)
-    pos += 12
+    #: BrokerState.BrokerId, BrokerEpoch, _tagged_fields
+    o.broker_id, o.broker_epoch, t = _S_iqB.unpack_from(buf, pos)
+    pos += 13
     #: BrokerState._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_BrokerState_v3(o, w):
+    #: BrokerState.BrokerId, BrokerEpoch
+    w(_S_iq.pack(o.broker_id, o.broker_epoch))
+    #: BrokerState._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_AlterPartitionResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(AlterPartitionResponse)
-    #: AlterPartitionResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: AlterPartitionResponse.ThrottleTimeMs, ErrorCode, Topics
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: AlterPartitionResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterPartitionResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AlterPartitionResponseTopicData)
-        #: AlterPartitionResponseTopicData.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: AlterPartitionResponseTopicData.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: AlterPartitionResponseTopicData.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionResponseTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterPartitionResponseTopicData', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterPartitionResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AlterPartitionResponsePartitionData)
-            #: AlterPartitionResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
-            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch = _S_ihii.unpack_from(buf, pos)
-            pos += 14
+            #: AlterPartitionResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, Isr
+            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, n2 = _S_ihiiB.unpack_from(buf, pos)
+            pos += 15
             #: AlterPartitionResponsePartitionData.Isr
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionResponsePartitionData', 'Isr', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'AlterPartitionResponsePartitionData', 'Isr')
-            o2.isr = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
-            #: AlterPartitionResponsePartitionData.LeaderRecoveryState, PartitionEpoch
-            o2.leader_recovery_state, o2.partition_epoch = _S_bi.unpack_from(buf, pos)
-            pos += 5
-            #: AlterPartitionResponsePartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AlterPartitionResponsePartitionData', 'Isr')
+            if n2 == 0: o2.isr = []
             else:
-                o2._utf = None
-                pos += 1
+                o2.isr = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
+            #: AlterPartitionResponsePartitionData.LeaderRecoveryState, PartitionEpoch, _tagged_fields
+            o2.leader_recovery_state, o2.partition_epoch, t2 = _S_biB.unpack_from(buf, pos)
+            pos += 6
+            #: AlterPartitionResponsePartitionData._tagged_fields
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: AlterPartitionResponseTopicData._tagged_fields
@@ -674,47 +739,41 @@ def _d_AlterPartitionResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_AlterPartitionResponsePartitionData_v2(o, w):
-    #: PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
-    w(_S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch))
-    #: Isr
-    x = o.isr
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: LeaderRecoveryState, PartitionEpoch
-    w(_S_bi.pack(o.leader_recovery_state, o.partition_epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AlterPartitionResponseTopicData_v2(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterPartitionResponsePartitionData_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AlterPartitionResponse_v2(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: AlterPartitionResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: Topics
+    #: AlterPartitionResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterPartitionResponseTopicData_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AlterPartitionResponseTopicData.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: AlterPartitionResponseTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AlterPartitionResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+            w(_S_ihii.pack(o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch))
+            #: AlterPartitionResponsePartitionData.Isr
+            x2 = o2.isr
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: AlterPartitionResponsePartitionData.LeaderRecoveryState, PartitionEpoch
+            w(_S_bi.pack(o2.leader_recovery_state, o2.partition_epoch))
+            #: AlterPartitionResponsePartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AlterPartitionResponseTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterPartitionResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -723,39 +782,35 @@ def _e_AlterPartitionResponse_v2(o, w):
 def _d_AlterPartitionResponseTopicData_v2(buf, pos):
     blen = len(buf)
     o = _new(AlterPartitionResponseTopicData)
-    #: AlterPartitionResponseTopicData.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: AlterPartitionResponseTopicData.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: AlterPartitionResponseTopicData.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionResponseTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterPartitionResponseTopicData', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AlterPartitionResponsePartitionData)
-        #: AlterPartitionResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
-        o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch = _S_ihii.unpack_from(buf, pos)
-        pos += 14
+        #: AlterPartitionResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, Isr
+        o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch, n1 = _S_ihiiB.unpack_from(buf, pos)
+        pos += 15
         #: AlterPartitionResponsePartitionData.Isr
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionResponsePartitionData', 'Isr', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterPartitionResponsePartitionData', 'Isr')
-        o1.isr = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
-        #: AlterPartitionResponsePartitionData.LeaderRecoveryState, PartitionEpoch
-        o1.leader_recovery_state, o1.partition_epoch = _S_bi.unpack_from(buf, pos)
-        pos += 5
-        #: AlterPartitionResponsePartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterPartitionResponsePartitionData', 'Isr')
+        if n1 == 0: o1.isr = []
         else:
-            o1._utf = None
-            pos += 1
+            o1.isr = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
+        #: AlterPartitionResponsePartitionData.LeaderRecoveryState, PartitionEpoch, _tagged_fields
+        o1.leader_recovery_state, o1.partition_epoch, t1 = _S_biB.unpack_from(buf, pos)
+        pos += 6
+        #: AlterPartitionResponsePartitionData._tagged_fields
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: AlterPartitionResponseTopicData._tagged_fields
@@ -766,29 +821,74 @@ def _d_AlterPartitionResponseTopicData_v2(buf, pos):
     return o, pos
 
 
+def _e_AlterPartitionResponseTopicData_v2(o, w):
+    #: AlterPartitionResponseTopicData.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: AlterPartitionResponseTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AlterPartitionResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+        w(_S_ihii.pack(o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch))
+        #: AlterPartitionResponsePartitionData.Isr
+        x1 = o1.isr
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: AlterPartitionResponsePartitionData.LeaderRecoveryState, PartitionEpoch
+        w(_S_bi.pack(o1.leader_recovery_state, o1.partition_epoch))
+        #: AlterPartitionResponsePartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterPartitionResponseTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AlterPartitionResponsePartitionData_v2(buf, pos):
     blen = len(buf)
     o = _new(AlterPartitionResponsePartitionData)
-    #: AlterPartitionResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch = _S_ihii.unpack_from(buf, pos)
-    pos += 14
+    #: AlterPartitionResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, Isr
+    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, n = _S_ihiiB.unpack_from(buf, pos)
+    pos += 15
     #: AlterPartitionResponsePartitionData.Isr
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionResponsePartitionData', 'Isr', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterPartitionResponsePartitionData', 'Isr')
-    o.isr = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
-    #: AlterPartitionResponsePartitionData.LeaderRecoveryState, PartitionEpoch
-    o.leader_recovery_state, o.partition_epoch = _S_bi.unpack_from(buf, pos)
-    pos += 5
-    #: AlterPartitionResponsePartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionResponsePartitionData', 'Isr')
+    if n == 0: o.isr = []
     else:
-        o._utf = None
-        pos += 1
+        o.isr = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
+    #: AlterPartitionResponsePartitionData.LeaderRecoveryState, PartitionEpoch, _tagged_fields
+    o.leader_recovery_state, o.partition_epoch, t = _S_biB.unpack_from(buf, pos)
+    pos += 6
+    #: AlterPartitionResponsePartitionData._tagged_fields
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_AlterPartitionResponsePartitionData_v2(o, w):
+    #: AlterPartitionResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+    w(_S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch))
+    #: AlterPartitionResponsePartitionData.Isr
+    x = o.isr
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: AlterPartitionResponsePartitionData.LeaderRecoveryState, PartitionEpoch
+    w(_S_bi.pack(o.leader_recovery_state, o.partition_epoch))
+    #: AlterPartitionResponsePartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,10 +18,15 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_io = _Sc('>i?')
+_S_ioB = _Sc('>i?B')
 _S_ioh = _Sc('>i?h')
+_S_iohB = _Sc('>i?hB')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
 
 
 class AlterPartitionReassignmentsRequest(_Struct):
@@ -146,15 +152,13 @@ class ReassignablePartitionResponse(_Struct):
 def _d_AlterPartitionReassignmentsRequest_v0(buf, pos):
     blen = len(buf)
     o = _new(AlterPartitionReassignmentsRequest)
-    #: AlterPartitionReassignmentsRequest.TimeoutMs
-    o.timeout_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: AlterPartitionReassignmentsRequest.TimeoutMs, Topics
+    o.timeout_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: AlterPartitionReassignmentsRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionReassignmentsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterPartitionReassignmentsRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionReassignmentsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -166,30 +170,31 @@ def _d_AlterPartitionReassignmentsRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReassignableTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ReassignableTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ReassignableTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReassignableTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ReassignableTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReassignableTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ReassignablePartition)
-            #: ReassignablePartition.PartitionIndex
-            o2.partition_index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: ReassignablePartition.PartitionIndex, Replicas
+            o2.partition_index, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: ReassignablePartition.Replicas
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.replicas = None
             else:
                 if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'ReassignablePartition', 'Replicas')
-                o2.replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-                pos += 4 * n2
+                if n2 == 0: o2.replicas = []
+                else:
+                    o2.replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                    pos += 4 * n2
             #: ReassignablePartition._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -213,54 +218,50 @@ def _d_AlterPartitionReassignmentsRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_ReassignablePartition_v0(o, w):
-    #: PartitionIndex
-    w(_S_i.pack(o.partition_index))
-    #: Replicas
-    x = o.replicas
-    if x is None: w(b'\x00')
-    else:
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_ReassignableTopic_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ReassignableTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReassignablePartition_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AlterPartitionReassignmentsRequest_v0(o, w):
-    #: TimeoutMs
+    #: AlterPartitionReassignmentsRequest.TimeoutMs
     w(_S_i.pack(o.timeout_ms))
-    #: Topics
+    #: AlterPartitionReassignmentsRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReassignableTopic_v0(v, w)
-    #: AllowReplicationFactorChange
+    for o1 in x:
+        #: ReassignableTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ReassignableTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ReassignableTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ReassignablePartition.PartitionIndex
+            w(_S_i.pack(o2.partition_index))
+            #: ReassignablePartition.Replicas
+            x2 = o2.replicas
+            if x2 is None: w(b'\x00')
+            else:
+                n2 = len(x2)
+                if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+                else:
+                    w(_uve(n2 + 1))
+                    w(_pack('>%di' % n2, *x2))
+            #: ReassignablePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: ReassignableTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterPartitionReassignmentsRequest.AllowReplicationFactorChange
     if o.allow_replication_factor_change != True: raise _absent('AlterPartitionReassignmentsRequest', 'AllowReplicationFactorChange')
-    #: _tagged_fields
+    #: AlterPartitionReassignmentsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -269,15 +270,13 @@ def _e_AlterPartitionReassignmentsRequest_v0(o, w):
 def _d_AlterPartitionReassignmentsRequest_v1(buf, pos):
     blen = len(buf)
     o = _new(AlterPartitionReassignmentsRequest)
-    #: AlterPartitionReassignmentsRequest.TimeoutMs, AllowReplicationFactorChange
-    o.timeout_ms, o.allow_replication_factor_change = _S_io.unpack_from(buf, pos)
-    pos += 5
+    #: AlterPartitionReassignmentsRequest.TimeoutMs, AllowReplicationFactorChange, Topics
+    o.timeout_ms, o.allow_replication_factor_change, n = _S_ioB.unpack_from(buf, pos)
+    pos += 6
     #: AlterPartitionReassignmentsRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionReassignmentsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterPartitionReassignmentsRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionReassignmentsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -289,30 +288,31 @@ def _d_AlterPartitionReassignmentsRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReassignableTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ReassignableTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ReassignableTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReassignableTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ReassignableTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReassignableTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ReassignablePartition)
-            #: ReassignablePartition.PartitionIndex
-            o2.partition_index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: ReassignablePartition.PartitionIndex, Replicas
+            o2.partition_index, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: ReassignablePartition.Replicas
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.replicas = None
             else:
                 if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'ReassignablePartition', 'Replicas')
-                o2.replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-                pos += 4 * n2
+                if n2 == 0: o2.replicas = []
+                else:
+                    o2.replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                    pos += 4 * n2
             #: ReassignablePartition._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -336,15 +336,47 @@ def _d_AlterPartitionReassignmentsRequest_v1(buf, pos):
 
 
 def _e_AlterPartitionReassignmentsRequest_v1(o, w):
-    #: TimeoutMs, AllowReplicationFactorChange
+    #: AlterPartitionReassignmentsRequest.TimeoutMs, AllowReplicationFactorChange
     w(_S_io.pack(o.timeout_ms, o.allow_replication_factor_change))
-    #: Topics
+    #: AlterPartitionReassignmentsRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReassignableTopic_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ReassignableTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ReassignableTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ReassignableTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ReassignablePartition.PartitionIndex
+            w(_S_i.pack(o2.partition_index))
+            #: ReassignablePartition.Replicas
+            x2 = o2.replicas
+            if x2 is None: w(b'\x00')
+            else:
+                n2 = len(x2)
+                if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+                else:
+                    w(_uve(n2 + 1))
+                    w(_pack('>%di' % n2, *x2))
+            #: ReassignablePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: ReassignableTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterPartitionReassignmentsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -360,30 +392,31 @@ def _d_ReassignableTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ReassignableTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ReassignableTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ReassignableTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ReassignableTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ReassignableTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReassignableTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ReassignablePartition)
-        #: ReassignablePartition.PartitionIndex
-        o1.partition_index, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: ReassignablePartition.PartitionIndex, Replicas
+        o1.partition_index, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: ReassignablePartition.Replicas
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.replicas = None
         else:
             if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ReassignablePartition', 'Replicas')
-            o1.replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if n1 == 0: o1.replicas = []
+            else:
+                o1.replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
         #: ReassignablePartition._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -399,21 +432,58 @@ def _d_ReassignableTopic_v0(buf, pos):
     return o, pos
 
 
+def _e_ReassignableTopic_v0(o, w):
+    #: ReassignableTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ReassignableTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ReassignableTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: ReassignablePartition.PartitionIndex
+        w(_S_i.pack(o1.partition_index))
+        #: ReassignablePartition.Replicas
+        x1 = o1.replicas
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+        #: ReassignablePartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ReassignableTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_ReassignablePartition_v0(buf, pos):
     blen = len(buf)
     o = _new(ReassignablePartition)
-    #: ReassignablePartition.PartitionIndex
-    o.partition_index, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ReassignablePartition.PartitionIndex, Replicas
+    o.partition_index, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ReassignablePartition.Replicas
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.replicas = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'ReassignablePartition', 'Replicas')
-        o.replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-        pos += 4 * n
+        if n == 0: o.replicas = []
+        else:
+            o.replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+            pos += 4 * n
     #: ReassignablePartition._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
@@ -422,28 +492,45 @@ def _d_ReassignablePartition_v0(buf, pos):
     return o, pos
 
 
+def _e_ReassignablePartition_v0(o, w):
+    #: ReassignablePartition.PartitionIndex
+    w(_S_i.pack(o.partition_index))
+    #: ReassignablePartition.Replicas
+    x = o.replicas
+    if x is None: w(b'\x00')
+    else:
+        n = len(x)
+        if n < 127: w(_PC32[n](n + 1, *x))
+        else:
+            w(_uve(n + 1))
+            w(_pack('>%di' % n, *x))
+    #: ReassignablePartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AlterPartitionReassignmentsResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(AlterPartitionReassignmentsResponse)
-    #: AlterPartitionReassignmentsResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: AlterPartitionReassignmentsResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: AlterPartitionReassignmentsResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterPartitionReassignmentsResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: AlterPartitionReassignmentsResponse.Responses
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionReassignmentsResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterPartitionReassignmentsResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionReassignmentsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -455,30 +542,30 @@ def _d_AlterPartitionReassignmentsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReassignableTopicResponse', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ReassignableTopicResponse', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ReassignableTopicResponse.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReassignableTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ReassignableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReassignableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ReassignablePartitionResponse)
-            #: ReassignablePartitionResponse.PartitionIndex, ErrorCode
-            o2.partition_index, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: ReassignablePartitionResponse.PartitionIndex, ErrorCode, ErrorMessage
+            o2.partition_index, o2.error_code, n2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: ReassignablePartitionResponse.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'ReassignablePartitionResponse', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: ReassignablePartitionResponse._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -503,63 +590,61 @@ def _d_AlterPartitionReassignmentsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_ReassignablePartitionResponse_v0(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ReassignablePartitionResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_ReassignableTopicResponse_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ReassignableTopicResponse', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReassignablePartitionResponse_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AlterPartitionReassignmentsResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: AlterPartitionReassignmentsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: AlterPartitionReassignmentsResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterPartitionReassignmentsResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterPartitionReassignmentsResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: Responses
+    #: AlterPartitionReassignmentsResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReassignableTopicResponse_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ReassignableTopicResponse.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ReassignableTopicResponse', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ReassignableTopicResponse.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ReassignablePartitionResponse.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: ReassignablePartitionResponse.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'ReassignablePartitionResponse', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: ReassignablePartitionResponse._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: ReassignableTopicResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterPartitionReassignmentsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -568,25 +653,24 @@ def _e_AlterPartitionReassignmentsResponse_v0(o, w):
 def _d_AlterPartitionReassignmentsResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(AlterPartitionReassignmentsResponse)
-    #: AlterPartitionReassignmentsResponse.ThrottleTimeMs, AllowReplicationFactorChange, ErrorCode
-    o.throttle_time_ms, o.allow_replication_factor_change, o.error_code = _S_ioh.unpack_from(buf, pos)
-    pos += 7
+    #: AlterPartitionReassignmentsResponse.ThrottleTimeMs, AllowReplicationFactorChange, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.allow_replication_factor_change, o.error_code, n = _S_iohB.unpack_from(buf, pos)
+    pos += 8
     #: AlterPartitionReassignmentsResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterPartitionReassignmentsResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: AlterPartitionReassignmentsResponse.Responses
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterPartitionReassignmentsResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterPartitionReassignmentsResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionReassignmentsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -598,30 +682,30 @@ def _d_AlterPartitionReassignmentsResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReassignableTopicResponse', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ReassignableTopicResponse', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ReassignableTopicResponse.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReassignableTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ReassignableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReassignableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ReassignablePartitionResponse)
-            #: ReassignablePartitionResponse.PartitionIndex, ErrorCode
-            o2.partition_index, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: ReassignablePartitionResponse.PartitionIndex, ErrorCode, ErrorMessage
+            o2.partition_index, o2.error_code, n2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: ReassignablePartitionResponse.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'ReassignablePartitionResponse', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: ReassignablePartitionResponse._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -646,24 +730,60 @@ def _d_AlterPartitionReassignmentsResponse_v1(buf, pos):
 
 
 def _e_AlterPartitionReassignmentsResponse_v1(o, w):
-    #: ThrottleTimeMs, AllowReplicationFactorChange, ErrorCode
+    #: AlterPartitionReassignmentsResponse.ThrottleTimeMs, AllowReplicationFactorChange, ErrorCode
     w(_S_ioh.pack(o.throttle_time_ms, o.allow_replication_factor_change, o.error_code))
-    #: ErrorMessage
+    #: AlterPartitionReassignmentsResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterPartitionReassignmentsResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterPartitionReassignmentsResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: Responses
+    #: AlterPartitionReassignmentsResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReassignableTopicResponse_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ReassignableTopicResponse.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ReassignableTopicResponse', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ReassignableTopicResponse.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ReassignablePartitionResponse.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: ReassignablePartitionResponse.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'ReassignablePartitionResponse', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: ReassignablePartitionResponse._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: ReassignableTopicResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterPartitionReassignmentsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -679,30 +799,30 @@ def _d_ReassignableTopicResponse_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ReassignableTopicResponse', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ReassignableTopicResponse', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ReassignableTopicResponse.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ReassignableTopicResponse', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ReassignableTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReassignableTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ReassignablePartitionResponse)
-        #: ReassignablePartitionResponse.PartitionIndex, ErrorCode
-        o1.partition_index, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: ReassignablePartitionResponse.PartitionIndex, ErrorCode, ErrorMessage
+        o1.partition_index, o1.error_code, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: ReassignablePartitionResponse.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'ReassignablePartitionResponse', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: ReassignablePartitionResponse._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -719,21 +839,59 @@ def _d_ReassignableTopicResponse_v0(buf, pos):
     return o, pos
 
 
+def _e_ReassignableTopicResponse_v0(o, w):
+    #: ReassignableTopicResponse.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ReassignableTopicResponse', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ReassignableTopicResponse.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: ReassignablePartitionResponse.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: ReassignablePartitionResponse.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ReassignablePartitionResponse', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: ReassignablePartitionResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ReassignableTopicResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_ReassignablePartitionResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(ReassignablePartitionResponse)
-    #: ReassignablePartitionResponse.PartitionIndex, ErrorCode
-    o.partition_index, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ReassignablePartitionResponse.PartitionIndex, ErrorCode, ErrorMessage
+    o.partition_index, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ReassignablePartitionResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ReassignablePartitionResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ReassignablePartitionResponse._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -741,6 +899,26 @@ def _d_ReassignablePartitionResponse_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_ReassignablePartitionResponse_v0(o, w):
+    #: ReassignablePartitionResponse.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: ReassignablePartitionResponse.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ReassignablePartitionResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: ReassignablePartitionResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -18,9 +19,13 @@ _str = str
 
 _S_h = _Sc('>h')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ii = _Sc('>ii')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
+_PN32 = _packers('i', False)
 
 
 class AlterReplicaLogDirsRequest(_Struct):
@@ -137,8 +142,7 @@ def _d_AlterReplicaLogDirsRequest_v1(buf, pos):
     #: AlterReplicaLogDirsRequest.Dirs
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirsRequest', 'Dirs', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterReplicaLogDirsRequest', 'Dirs')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirsRequest', 'Dirs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -149,13 +153,13 @@ def _d_AlterReplicaLogDirsRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDir', 'Path', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterReplicaLogDir', 'Path', True)
-        o1.path = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.path = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.path = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterReplicaLogDir.Topics
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDir', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterReplicaLogDir', 'Topics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterReplicaLogDir', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -166,15 +170,17 @@ def _d_AlterReplicaLogDirsRequest_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopic', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'AlterReplicaLogDirTopic', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: AlterReplicaLogDirTopic.Partitions
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopic', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
-            o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
+            if n2 == 0: o2.partitions = []
+            else:
+                o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             o2._utf = None
             ap1(o2)
         o1.topics = x1
@@ -185,40 +191,34 @@ def _d_AlterReplicaLogDirsRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_AlterReplicaLogDirTopic_v1(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDirTopic', '_tagged_fields')
-
-
-def _e_AlterReplicaLogDir_v1(o, w):
-    #: Path
-    x = o.path.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Topics
-    x = o.topics
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_AlterReplicaLogDirTopic_v1(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDir', '_tagged_fields')
-
-
 def _e_AlterReplicaLogDirsRequest_v1(o, w):
-    #: Dirs
+    #: AlterReplicaLogDirsRequest.Dirs
     x = o.dirs
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_AlterReplicaLogDir_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AlterReplicaLogDir.Path
+        try: x1 = o1.path.encode()
+        except UnicodeEncodeError: x1 = o1.path.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: AlterReplicaLogDir.Topics
+        x1 = o1.topics
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: AlterReplicaLogDirTopic.Name
+            try: x2 = o2.name.encode()
+            except UnicodeEncodeError: x2 = o2.name.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: AlterReplicaLogDirTopic.Partitions
+            x2 = o2.partitions
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: AlterReplicaLogDirTopic._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDirTopic', '_tagged_fields')
+        #: AlterReplicaLogDir._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDir', '_tagged_fields')
+    #: AlterReplicaLogDirsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDirsRequest', '_tagged_fields')
 
 
@@ -229,8 +229,7 @@ def _d_AlterReplicaLogDirsRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirsRequest', 'Dirs', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterReplicaLogDirsRequest', 'Dirs')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirsRequest', 'Dirs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -242,14 +241,14 @@ def _d_AlterReplicaLogDirsRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDir', 'Path', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterReplicaLogDir', 'Path', True)
-        o1.path = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.path = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.path = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterReplicaLogDir.Topics
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDir', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterReplicaLogDir', 'Topics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterReplicaLogDir', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -261,16 +260,18 @@ def _d_AlterReplicaLogDirsRequest_v2(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopic', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'AlterReplicaLogDirTopic', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: AlterReplicaLogDirTopic.Partitions
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopic', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
-            o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
+            if n2 == 0: o2.partitions = []
+            else:
+                o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: AlterReplicaLogDirTopic._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -293,53 +294,51 @@ def _d_AlterReplicaLogDirsRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_AlterReplicaLogDirTopic_v2(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterReplicaLogDirTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AlterReplicaLogDir_v2(o, w):
-    #: Path
-    x = o.path
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterReplicaLogDir', 'Path')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterReplicaLogDirTopic_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AlterReplicaLogDirsRequest_v2(o, w):
-    #: Dirs
+    #: AlterReplicaLogDirsRequest.Dirs
     x = o.dirs
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterReplicaLogDir_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AlterReplicaLogDir.Path
+        x1 = o1.path
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterReplicaLogDir', 'Path')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AlterReplicaLogDir.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AlterReplicaLogDirTopic.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterReplicaLogDirTopic', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: AlterReplicaLogDirTopic.Partitions
+            x2 = o2.partitions
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: AlterReplicaLogDirTopic._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AlterReplicaLogDir._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterReplicaLogDirsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -354,13 +353,13 @@ def _d_AlterReplicaLogDir_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDir', 'Path', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterReplicaLogDir', 'Path', True)
-    o.path = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.path = buf[pos:e].decode()
+    except UnicodeDecodeError: o.path = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterReplicaLogDir.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDir', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterReplicaLogDir', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDir', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -371,20 +370,47 @@ def _d_AlterReplicaLogDir_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterReplicaLogDirTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterReplicaLogDirTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1._utf = None
         ap(o1)
     o.topics = x
     o._utf = None
     return o, pos
+
+
+def _e_AlterReplicaLogDir_v1(o, w):
+    #: AlterReplicaLogDir.Path
+    try: x = o.path.encode()
+    except UnicodeEncodeError: x = o.path.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: AlterReplicaLogDir.Topics
+    x = o.topics
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: AlterReplicaLogDirTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: AlterReplicaLogDirTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: AlterReplicaLogDirTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDirTopic', '_tagged_fields')
+    #: AlterReplicaLogDir._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDir', '_tagged_fields')
 
 
 def _d_AlterReplicaLogDir_v2(buf, pos):
@@ -397,14 +423,14 @@ def _d_AlterReplicaLogDir_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDir', 'Path', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterReplicaLogDir', 'Path', True)
-    o.path = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.path = buf[pos:e].decode()
+    except UnicodeDecodeError: o.path = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterReplicaLogDir.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDir', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterReplicaLogDir', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDir', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -416,16 +442,18 @@ def _d_AlterReplicaLogDir_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterReplicaLogDirTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterReplicaLogDirTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: AlterReplicaLogDirTopic._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -441,6 +469,47 @@ def _d_AlterReplicaLogDir_v2(buf, pos):
     return o, pos
 
 
+def _e_AlterReplicaLogDir_v2(o, w):
+    #: AlterReplicaLogDir.Path
+    x = o.path
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterReplicaLogDir', 'Path')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AlterReplicaLogDir.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AlterReplicaLogDirTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterReplicaLogDirTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AlterReplicaLogDirTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: AlterReplicaLogDirTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterReplicaLogDir._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AlterReplicaLogDirTopic_v1(buf, pos):
     blen = len(buf)
     o = _new(AlterReplicaLogDirTopic)
@@ -450,17 +519,33 @@ def _d_AlterReplicaLogDirTopic_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterReplicaLogDirTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterReplicaLogDirTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o._utf = None
     return o, pos
+
+
+def _e_AlterReplicaLogDirTopic_v1(o, w):
+    #: AlterReplicaLogDirTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: AlterReplicaLogDirTopic.Partitions
+    x = o.partitions
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: AlterReplicaLogDirTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDirTopic', '_tagged_fields')
 
 
 def _d_AlterReplicaLogDirTopic_v2(buf, pos):
@@ -473,16 +558,18 @@ def _d_AlterReplicaLogDirTopic_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterReplicaLogDirTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterReplicaLogDirTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: AlterReplicaLogDirTopic._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
@@ -491,14 +578,36 @@ def _d_AlterReplicaLogDirTopic_v2(buf, pos):
     return o, pos
 
 
+def _e_AlterReplicaLogDirTopic_v2(o, w):
+    #: AlterReplicaLogDirTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterReplicaLogDirTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AlterReplicaLogDirTopic.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: AlterReplicaLogDirTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AlterReplicaLogDirsResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(AlterReplicaLogDirsResponse)
     #: AlterReplicaLogDirsResponse.ThrottleTimeMs, Results
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterReplicaLogDirsResponse', 'Results')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -509,13 +618,13 @@ def _d_AlterReplicaLogDirsResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopicResult', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterReplicaLogDirTopicResult', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterReplicaLogDirTopicResult.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopicResult', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -533,49 +642,40 @@ def _d_AlterReplicaLogDirsResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_AlterReplicaLogDirPartitionResult_v1(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDirPartitionResult', '_tagged_fields')
-
-
-def _e_AlterReplicaLogDirTopicResult_v1(o, w):
-    #: TopicName
-    x = o.topic_name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_AlterReplicaLogDirPartitionResult_v1(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDirTopicResult', '_tagged_fields')
-
-
 def _e_AlterReplicaLogDirsResponse_v1(o, w):
-    #: ThrottleTimeMs, Results
+    #: AlterReplicaLogDirsResponse.ThrottleTimeMs, Results
     x = o.results
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_AlterReplicaLogDirTopicResult_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AlterReplicaLogDirTopicResult.TopicName
+        try: x1 = o1.topic_name.encode()
+        except UnicodeEncodeError: x1 = o1.topic_name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: AlterReplicaLogDirTopicResult.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: AlterReplicaLogDirPartitionResult.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: AlterReplicaLogDirPartitionResult._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDirPartitionResult', '_tagged_fields')
+        #: AlterReplicaLogDirTopicResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDirTopicResult', '_tagged_fields')
+    #: AlterReplicaLogDirsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDirsResponse', '_tagged_fields')
 
 
 def _d_AlterReplicaLogDirsResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(AlterReplicaLogDirsResponse)
-    #: AlterReplicaLogDirsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: AlterReplicaLogDirsResponse.ThrottleTimeMs, Results
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: AlterReplicaLogDirsResponse.Results
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterReplicaLogDirsResponse', 'Results')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -587,26 +687,24 @@ def _d_AlterReplicaLogDirsResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopicResult', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterReplicaLogDirTopicResult', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterReplicaLogDirTopicResult.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopicResult', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AlterReplicaLogDirPartitionResult)
-            #: AlterReplicaLogDirPartitionResult.PartitionIndex, ErrorCode
-            o2.partition_index, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: AlterReplicaLogDirPartitionResult.PartitionIndex, ErrorCode, _tagged_fields
+            o2.partition_index, o2.error_code, t2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: AlterReplicaLogDirPartitionResult._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: AlterReplicaLogDirTopicResult._tagged_fields
@@ -624,45 +722,39 @@ def _d_AlterReplicaLogDirsResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_AlterReplicaLogDirPartitionResult_v2(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AlterReplicaLogDirTopicResult_v2(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterReplicaLogDirTopicResult', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterReplicaLogDirPartitionResult_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AlterReplicaLogDirsResponse_v2(o, w):
-    #: ThrottleTimeMs
+    #: AlterReplicaLogDirsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Results
+    #: AlterReplicaLogDirsResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterReplicaLogDirTopicResult_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AlterReplicaLogDirTopicResult.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterReplicaLogDirTopicResult', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AlterReplicaLogDirTopicResult.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AlterReplicaLogDirPartitionResult.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: AlterReplicaLogDirPartitionResult._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AlterReplicaLogDirTopicResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterReplicaLogDirsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -677,13 +769,13 @@ def _d_AlterReplicaLogDirTopicResult_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopicResult', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterReplicaLogDirTopicResult', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterReplicaLogDirTopicResult.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopicResult', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -698,6 +790,24 @@ def _d_AlterReplicaLogDirTopicResult_v1(buf, pos):
     return o, pos
 
 
+def _e_AlterReplicaLogDirTopicResult_v1(o, w):
+    #: AlterReplicaLogDirTopicResult.TopicName
+    try: x = o.topic_name.encode()
+    except UnicodeEncodeError: x = o.topic_name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: AlterReplicaLogDirTopicResult.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: AlterReplicaLogDirPartitionResult.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: AlterReplicaLogDirPartitionResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDirPartitionResult', '_tagged_fields')
+    #: AlterReplicaLogDirTopicResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDirTopicResult', '_tagged_fields')
+
+
 def _d_AlterReplicaLogDirTopicResult_v2(buf, pos):
     blen = len(buf)
     o = _new(AlterReplicaLogDirTopicResult)
@@ -708,26 +818,24 @@ def _d_AlterReplicaLogDirTopicResult_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopicResult', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterReplicaLogDirTopicResult', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterReplicaLogDirTopicResult.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterReplicaLogDirTopicResult', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AlterReplicaLogDirPartitionResult)
-        #: AlterReplicaLogDirPartitionResult.PartitionIndex, ErrorCode
-        o1.partition_index, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: AlterReplicaLogDirPartitionResult.PartitionIndex, ErrorCode, _tagged_fields
+        o1.partition_index, o1.error_code, t1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: AlterReplicaLogDirPartitionResult._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: AlterReplicaLogDirTopicResult._tagged_fields
@@ -736,6 +844,33 @@ def _d_AlterReplicaLogDirTopicResult_v2(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_AlterReplicaLogDirTopicResult_v2(o, w):
+    #: AlterReplicaLogDirTopicResult.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterReplicaLogDirTopicResult', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AlterReplicaLogDirTopicResult.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AlterReplicaLogDirPartitionResult.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: AlterReplicaLogDirPartitionResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterReplicaLogDirTopicResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_AlterReplicaLogDirPartitionResult_v1(buf, pos):
@@ -747,17 +882,31 @@ def _d_AlterReplicaLogDirPartitionResult_v1(buf, pos):
     return o, pos
 
 
+def _e_AlterReplicaLogDirPartitionResult_v1(o, w):
+    #: AlterReplicaLogDirPartitionResult.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: AlterReplicaLogDirPartitionResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterReplicaLogDirPartitionResult', '_tagged_fields')
+
+
 def _d_AlterReplicaLogDirPartitionResult_v2(buf, pos):
     o = _new(AlterReplicaLogDirPartitionResult)
-    #: AlterReplicaLogDirPartitionResult.PartitionIndex, ErrorCode
-    o.partition_index, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: AlterReplicaLogDirPartitionResult.PartitionIndex, ErrorCode, _tagged_fields
+    o.partition_index, o.error_code, t = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: AlterReplicaLogDirPartitionResult._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_AlterReplicaLogDirPartitionResult_v2(o, w):
+    #: AlterReplicaLogDirPartitionResult.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: AlterReplicaLogDirPartitionResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,8 +18,11 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_iq = _Sc('>iq')
+_S_iqB = _Sc('>iqB')
 
 
 class AlterShareGroupOffsetsRequest(_Struct):
@@ -149,14 +153,14 @@ def _d_AlterShareGroupOffsetsRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterShareGroupOffsetsRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterShareGroupOffsetsRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterShareGroupOffsetsRequest.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterShareGroupOffsetsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterShareGroupOffsetsRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterShareGroupOffsetsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -168,26 +172,24 @@ def _d_AlterShareGroupOffsetsRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterShareGroupOffsetsRequestTopic', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterShareGroupOffsetsRequestTopic', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterShareGroupOffsetsRequestTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterShareGroupOffsetsRequestTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterShareGroupOffsetsRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterShareGroupOffsetsRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AlterShareGroupOffsetsRequestPartition)
-            #: AlterShareGroupOffsetsRequestPartition.PartitionIndex, StartOffset
-            o2.partition_index, o2.start_offset = _S_iq.unpack_from(buf, pos)
-            pos += 12
+            #: AlterShareGroupOffsetsRequestPartition.PartitionIndex, StartOffset, _tagged_fields
+            o2.partition_index, o2.start_offset, t2 = _S_iqB.unpack_from(buf, pos)
+            pos += 13
             #: AlterShareGroupOffsetsRequestPartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: AlterShareGroupOffsetsRequestTopic._tagged_fields
@@ -205,50 +207,46 @@ def _d_AlterShareGroupOffsetsRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_AlterShareGroupOffsetsRequestPartition_v0(o, w):
-    #: PartitionIndex, StartOffset
-    w(_S_iq.pack(o.partition_index, o.start_offset))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AlterShareGroupOffsetsRequestTopic_v0(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterShareGroupOffsetsRequestTopic', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterShareGroupOffsetsRequestPartition_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AlterShareGroupOffsetsRequest_v0(o, w):
-    #: GroupId
+    #: AlterShareGroupOffsetsRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterShareGroupOffsetsRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterShareGroupOffsetsRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Topics
+    #: AlterShareGroupOffsetsRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterShareGroupOffsetsRequestTopic_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AlterShareGroupOffsetsRequestTopic.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterShareGroupOffsetsRequestTopic', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AlterShareGroupOffsetsRequestTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AlterShareGroupOffsetsRequestPartition.PartitionIndex, StartOffset
+            w(_S_iq.pack(o2.partition_index, o2.start_offset))
+            #: AlterShareGroupOffsetsRequestPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AlterShareGroupOffsetsRequestTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterShareGroupOffsetsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -264,26 +262,24 @@ def _d_AlterShareGroupOffsetsRequestTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterShareGroupOffsetsRequestTopic', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterShareGroupOffsetsRequestTopic', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterShareGroupOffsetsRequestTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterShareGroupOffsetsRequestTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterShareGroupOffsetsRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterShareGroupOffsetsRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AlterShareGroupOffsetsRequestPartition)
-        #: AlterShareGroupOffsetsRequestPartition.PartitionIndex, StartOffset
-        o1.partition_index, o1.start_offset = _S_iq.unpack_from(buf, pos)
-        pos += 12
+        #: AlterShareGroupOffsetsRequestPartition.PartitionIndex, StartOffset, _tagged_fields
+        o1.partition_index, o1.start_offset, t1 = _S_iqB.unpack_from(buf, pos)
+        pos += 13
         #: AlterShareGroupOffsetsRequestPartition._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: AlterShareGroupOffsetsRequestTopic._tagged_fields
@@ -294,41 +290,74 @@ def _d_AlterShareGroupOffsetsRequestTopic_v0(buf, pos):
     return o, pos
 
 
+def _e_AlterShareGroupOffsetsRequestTopic_v0(o, w):
+    #: AlterShareGroupOffsetsRequestTopic.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterShareGroupOffsetsRequestTopic', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AlterShareGroupOffsetsRequestTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AlterShareGroupOffsetsRequestPartition.PartitionIndex, StartOffset
+        w(_S_iq.pack(o1.partition_index, o1.start_offset))
+        #: AlterShareGroupOffsetsRequestPartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterShareGroupOffsetsRequestTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AlterShareGroupOffsetsRequestPartition_v0(buf, pos):
     o = _new(AlterShareGroupOffsetsRequestPartition)
-    #: AlterShareGroupOffsetsRequestPartition.PartitionIndex, StartOffset
-    o.partition_index, o.start_offset = _S_iq.unpack_from(buf, pos)
-    pos += 12
+    #: AlterShareGroupOffsetsRequestPartition.PartitionIndex, StartOffset, _tagged_fields
+    o.partition_index, o.start_offset, t = _S_iqB.unpack_from(buf, pos)
+    pos += 13
     #: AlterShareGroupOffsetsRequestPartition._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_AlterShareGroupOffsetsRequestPartition_v0(o, w):
+    #: AlterShareGroupOffsetsRequestPartition.PartitionIndex, StartOffset
+    w(_S_iq.pack(o.partition_index, o.start_offset))
+    #: AlterShareGroupOffsetsRequestPartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_AlterShareGroupOffsetsResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(AlterShareGroupOffsetsResponse)
-    #: AlterShareGroupOffsetsResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: AlterShareGroupOffsetsResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: AlterShareGroupOffsetsResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterShareGroupOffsetsResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: AlterShareGroupOffsetsResponse.Responses
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterShareGroupOffsetsResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterShareGroupOffsetsResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterShareGroupOffsetsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -340,34 +369,33 @@ def _d_AlterShareGroupOffsetsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterShareGroupOffsetsResponseTopic', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterShareGroupOffsetsResponseTopic', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: AlterShareGroupOffsetsResponseTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: AlterShareGroupOffsetsResponseTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: AlterShareGroupOffsetsResponseTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterShareGroupOffsetsResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterShareGroupOffsetsResponseTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterShareGroupOffsetsResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AlterShareGroupOffsetsResponsePartition)
-            #: AlterShareGroupOffsetsResponsePartition.PartitionIndex, ErrorCode
-            o2.partition_index, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: AlterShareGroupOffsetsResponsePartition.PartitionIndex, ErrorCode, ErrorMessage
+            o2.partition_index, o2.error_code, n2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: AlterShareGroupOffsetsResponsePartition.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'AlterShareGroupOffsetsResponsePartition', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: AlterShareGroupOffsetsResponsePartition._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -391,65 +419,63 @@ def _d_AlterShareGroupOffsetsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_AlterShareGroupOffsetsResponsePartition_v0(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterShareGroupOffsetsResponsePartition', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AlterShareGroupOffsetsResponseTopic_v0(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterShareGroupOffsetsResponseTopic', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterShareGroupOffsetsResponsePartition_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AlterShareGroupOffsetsResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: AlterShareGroupOffsetsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: AlterShareGroupOffsetsResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterShareGroupOffsetsResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterShareGroupOffsetsResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: Responses
+    #: AlterShareGroupOffsetsResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterShareGroupOffsetsResponseTopic_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AlterShareGroupOffsetsResponseTopic.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterShareGroupOffsetsResponseTopic', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AlterShareGroupOffsetsResponseTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: AlterShareGroupOffsetsResponseTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AlterShareGroupOffsetsResponsePartition.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: AlterShareGroupOffsetsResponsePartition.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterShareGroupOffsetsResponsePartition', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: AlterShareGroupOffsetsResponsePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AlterShareGroupOffsetsResponseTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterShareGroupOffsetsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -465,34 +491,33 @@ def _d_AlterShareGroupOffsetsResponseTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterShareGroupOffsetsResponseTopic', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterShareGroupOffsetsResponseTopic', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: AlterShareGroupOffsetsResponseTopic.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: AlterShareGroupOffsetsResponseTopic.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: AlterShareGroupOffsetsResponseTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterShareGroupOffsetsResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterShareGroupOffsetsResponseTopic', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterShareGroupOffsetsResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AlterShareGroupOffsetsResponsePartition)
-        #: AlterShareGroupOffsetsResponsePartition.PartitionIndex, ErrorCode
-        o1.partition_index, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: AlterShareGroupOffsetsResponsePartition.PartitionIndex, ErrorCode, ErrorMessage
+        o1.partition_index, o1.error_code, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: AlterShareGroupOffsetsResponsePartition.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'AlterShareGroupOffsetsResponsePartition', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: AlterShareGroupOffsetsResponsePartition._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -509,21 +534,61 @@ def _d_AlterShareGroupOffsetsResponseTopic_v0(buf, pos):
     return o, pos
 
 
+def _e_AlterShareGroupOffsetsResponseTopic_v0(o, w):
+    #: AlterShareGroupOffsetsResponseTopic.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterShareGroupOffsetsResponseTopic', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AlterShareGroupOffsetsResponseTopic.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: AlterShareGroupOffsetsResponseTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AlterShareGroupOffsetsResponsePartition.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: AlterShareGroupOffsetsResponsePartition.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterShareGroupOffsetsResponsePartition', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: AlterShareGroupOffsetsResponsePartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterShareGroupOffsetsResponseTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AlterShareGroupOffsetsResponsePartition_v0(buf, pos):
     blen = len(buf)
     o = _new(AlterShareGroupOffsetsResponsePartition)
-    #: AlterShareGroupOffsetsResponsePartition.PartitionIndex, ErrorCode
-    o.partition_index, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: AlterShareGroupOffsetsResponsePartition.PartitionIndex, ErrorCode, ErrorMessage
+    o.partition_index, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: AlterShareGroupOffsetsResponsePartition.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterShareGroupOffsetsResponsePartition', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: AlterShareGroupOffsetsResponsePartition._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -531,6 +596,26 @@ def _d_AlterShareGroupOffsetsResponsePartition_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_AlterShareGroupOffsetsResponsePartition_v0(o, w):
+    #: AlterShareGroupOffsetsResponsePartition.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: AlterShareGroupOffsetsResponsePartition.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterShareGroupOffsetsResponsePartition', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: AlterShareGroupOffsetsResponsePartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

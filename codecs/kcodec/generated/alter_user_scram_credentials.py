@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,9 +18,13 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_b = _Sc('>b')
+_S_bB = _Sc('>bB')
 _S_bi = _Sc('>bi')
+_S_biB = _Sc('>biB')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 
 
 class AlterUserScramCredentialsRequest(_Struct):
@@ -131,8 +136,7 @@ def _d_AlterUserScramCredentialsRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterUserScramCredentialsRequest', 'Deletions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterUserScramCredentialsRequest', 'Deletions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterUserScramCredentialsRequest', 'Deletions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -144,24 +148,22 @@ def _d_AlterUserScramCredentialsRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ScramCredentialDeletion', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ScramCredentialDeletion', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: ScramCredentialDeletion.Mechanism
-        o1.mechanism, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: ScramCredentialDeletion.Mechanism, _tagged_fields
+        o1.mechanism, t1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: ScramCredentialDeletion._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.deletions = x
     #: AlterUserScramCredentialsRequest.Upsertions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterUserScramCredentialsRequest', 'Upsertions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterUserScramCredentialsRequest', 'Upsertions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterUserScramCredentialsRequest', 'Upsertions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -173,15 +175,15 @@ def _d_AlterUserScramCredentialsRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ScramCredentialUpsertion', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ScramCredentialUpsertion', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: ScramCredentialUpsertion.Mechanism, Iterations
-        o1.mechanism, o1.iterations = _S_bi.unpack_from(buf, pos)
-        pos += 5
+        #: ScramCredentialUpsertion.Mechanism, Iterations, Salt
+        o1.mechanism, o1.iterations, n1 = _S_biB.unpack_from(buf, pos)
+        pos += 6
         #: ScramCredentialUpsertion.Salt
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ScramCredentialUpsertion', 'Salt', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ScramCredentialUpsertion', 'Salt', False)
@@ -211,62 +213,58 @@ def _d_AlterUserScramCredentialsRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_ScramCredentialDeletion_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ScramCredentialDeletion', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Mechanism
-    w(_S_b.pack(o.mechanism))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_ScramCredentialUpsertion_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ScramCredentialUpsertion', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Mechanism, Iterations
-    w(_S_bi.pack(o.mechanism, o.iterations))
-    #: Salt
-    x = o.salt
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: SaltedPassword
-    x = o.salted_password
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AlterUserScramCredentialsRequest_v0(o, w):
-    #: Deletions
+    #: AlterUserScramCredentialsRequest.Deletions
     x = o.deletions
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ScramCredentialDeletion_v0(v, w)
-    #: Upsertions
+    for o1 in x:
+        #: ScramCredentialDeletion.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ScramCredentialDeletion', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ScramCredentialDeletion.Mechanism
+        w(_S_b.pack(o1.mechanism))
+        #: ScramCredentialDeletion._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterUserScramCredentialsRequest.Upsertions
     x = o.upsertions
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ScramCredentialUpsertion_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ScramCredentialUpsertion.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ScramCredentialUpsertion', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ScramCredentialUpsertion.Mechanism, Iterations
+        w(_S_bi.pack(o1.mechanism, o1.iterations))
+        #: ScramCredentialUpsertion.Salt
+        x1 = o1.salt
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: ScramCredentialUpsertion.SaltedPassword
+        x1 = o1.salted_password
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: ScramCredentialUpsertion._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterUserScramCredentialsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -282,17 +280,34 @@ def _d_ScramCredentialDeletion_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ScramCredentialDeletion', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ScramCredentialDeletion', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: ScramCredentialDeletion.Mechanism
-    o.mechanism, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: ScramCredentialDeletion.Mechanism, _tagged_fields
+    o.mechanism, t = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: ScramCredentialDeletion._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_ScramCredentialDeletion_v0(o, w):
+    #: ScramCredentialDeletion.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ScramCredentialDeletion', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ScramCredentialDeletion.Mechanism
+    w(_S_b.pack(o.mechanism))
+    #: ScramCredentialDeletion._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_ScramCredentialUpsertion_v0(buf, pos):
@@ -305,15 +320,15 @@ def _d_ScramCredentialUpsertion_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ScramCredentialUpsertion', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ScramCredentialUpsertion', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: ScramCredentialUpsertion.Mechanism, Iterations
-    o.mechanism, o.iterations = _S_bi.unpack_from(buf, pos)
-    pos += 5
+    #: ScramCredentialUpsertion.Mechanism, Iterations, Salt
+    o.mechanism, o.iterations, n = _S_biB.unpack_from(buf, pos)
+    pos += 6
     #: ScramCredentialUpsertion.Salt
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ScramCredentialUpsertion', 'Salt', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ScramCredentialUpsertion', 'Salt', False)
@@ -336,18 +351,44 @@ def _d_ScramCredentialUpsertion_v0(buf, pos):
     return o, pos
 
 
+def _e_ScramCredentialUpsertion_v0(o, w):
+    #: ScramCredentialUpsertion.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ScramCredentialUpsertion', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ScramCredentialUpsertion.Mechanism, Iterations
+    w(_S_bi.pack(o.mechanism, o.iterations))
+    #: ScramCredentialUpsertion.Salt
+    x = o.salt
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    w(x)
+    #: ScramCredentialUpsertion.SaltedPassword
+    x = o.salted_password
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    w(x)
+    #: ScramCredentialUpsertion._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AlterUserScramCredentialsResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(AlterUserScramCredentialsResponse)
-    #: AlterUserScramCredentialsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: AlterUserScramCredentialsResponse.ThrottleTimeMs, Results
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: AlterUserScramCredentialsResponse.Results
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterUserScramCredentialsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterUserScramCredentialsResponse', 'Results')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterUserScramCredentialsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -359,20 +400,21 @@ def _d_AlterUserScramCredentialsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterUserScramCredentialsResult', 'User', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterUserScramCredentialsResult', 'User', True)
-        o1.user = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.user = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.user = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: AlterUserScramCredentialsResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: AlterUserScramCredentialsResult.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: AlterUserScramCredentialsResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'AlterUserScramCredentialsResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: AlterUserScramCredentialsResult._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -389,41 +431,41 @@ def _d_AlterUserScramCredentialsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_AlterUserScramCredentialsResult_v0(o, w):
-    #: User
-    x = o.user
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterUserScramCredentialsResult', 'User')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterUserScramCredentialsResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AlterUserScramCredentialsResponse_v0(o, w):
-    #: ThrottleTimeMs
+    #: AlterUserScramCredentialsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Results
+    #: AlterUserScramCredentialsResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterUserScramCredentialsResult_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AlterUserScramCredentialsResult.User
+        x1 = o1.user
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterUserScramCredentialsResult', 'User')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AlterUserScramCredentialsResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: AlterUserScramCredentialsResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterUserScramCredentialsResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: AlterUserScramCredentialsResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterUserScramCredentialsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -439,20 +481,21 @@ def _d_AlterUserScramCredentialsResult_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterUserScramCredentialsResult', 'User', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterUserScramCredentialsResult', 'User', True)
-    o.user = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.user = buf[pos:e].decode()
+    except UnicodeDecodeError: o.user = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: AlterUserScramCredentialsResult.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: AlterUserScramCredentialsResult.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: AlterUserScramCredentialsResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterUserScramCredentialsResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: AlterUserScramCredentialsResult._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -460,6 +503,35 @@ def _d_AlterUserScramCredentialsResult_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_AlterUserScramCredentialsResult_v0(o, w):
+    #: AlterUserScramCredentialsResult.User
+    x = o.user
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterUserScramCredentialsResult', 'User')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AlterUserScramCredentialsResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: AlterUserScramCredentialsResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterUserScramCredentialsResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: AlterUserScramCredentialsResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,8 +18,11 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hh = _Sc('>hh')
+_S_hhB = _Sc('>hhB')
 _S_hhh = _Sc('>hhh')
+_S_hhhB = _Sc('>hhhB')
 _S_hi = _Sc('>hi')
 _S_i = _Sc('>i')
 _S_o = _Sc('>?')
@@ -144,7 +148,7 @@ def _d_ApiVersionsRequest_v0(buf, pos):
 
 
 def _e_ApiVersionsRequest_v0(o, w):
-    #: _tagged_fields
+    #: ApiVersionsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ApiVersionsRequest', '_tagged_fields')
 
 
@@ -158,7 +162,8 @@ def _d_ApiVersionsRequest_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ApiVersionsRequest', 'ClientSoftwareName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ApiVersionsRequest', 'ClientSoftwareName', True)
-    o.client_software_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.client_software_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.client_software_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ApiVersionsRequest.ClientSoftwareVersion
     n = buf[pos] - 1
@@ -167,7 +172,8 @@ def _d_ApiVersionsRequest_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ApiVersionsRequest', 'ClientSoftwareVersion', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ApiVersionsRequest', 'ClientSoftwareVersion', True)
-    o.client_software_version = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.client_software_version = buf[pos:e].decode()
+    except UnicodeDecodeError: o.client_software_version = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ApiVersionsRequest._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -178,21 +184,25 @@ def _d_ApiVersionsRequest_v3(buf, pos):
 
 
 def _e_ApiVersionsRequest_v3(o, w):
-    #: ClientSoftwareName
+    #: ApiVersionsRequest.ClientSoftwareName
     x = o.client_software_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ApiVersionsRequest', 'ClientSoftwareName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ApiVersionsRequest', 'ClientSoftwareName')
+    else: w(_uve(n + 1))
     w(x)
-    #: ClientSoftwareVersion
+    #: ApiVersionsRequest.ClientSoftwareVersion
     x = o.client_software_version
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ApiVersionsRequest', 'ClientSoftwareVersion')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ApiVersionsRequest', 'ClientSoftwareVersion')
+    else: w(_uve(n + 1))
     w(x)
-    #: _tagged_fields
+    #: ApiVersionsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -204,8 +214,7 @@ def _d_ApiVersionsResponse_v0(buf, pos):
     #: ApiVersionsResponse.ErrorCode, ApiKeys
     o.error_code, n = _S_hi.unpack_from(buf, pos)
     pos += 6
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ApiVersionsResponse', 'ApiKeys', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ApiVersionsResponse', 'ApiKeys')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ApiVersionsResponse', 'ApiKeys')
     x = []
     ap = x.append
     for _ in range(n):
@@ -225,20 +234,16 @@ def _d_ApiVersionsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_ApiVersion_v0(o, w):
-    #: ApiKey, MinVersion, MaxVersion
-    w(_S_hhh.pack(o.api_key, o.min_version, o.max_version))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ApiVersion', '_tagged_fields')
-
-
 def _e_ApiVersionsResponse_v0(o, w):
-    #: ErrorCode, ApiKeys
+    #: ApiVersionsResponse.ErrorCode, ApiKeys
     x = o.api_keys
     w(_S_hi.pack(o.error_code, len(x)))
-    for v in x:
-        _e_ApiVersion_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ApiVersion.ApiKey, MinVersion, MaxVersion
+        w(_S_hhh.pack(o1.api_key, o1.min_version, o1.max_version))
+        #: ApiVersion._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ApiVersion', '_tagged_fields')
+    #: ApiVersionsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ApiVersionsResponse', '_tagged_fields')
 
 
@@ -248,8 +253,7 @@ def _d_ApiVersionsResponse_v1(buf, pos):
     #: ApiVersionsResponse.ErrorCode, ApiKeys
     o.error_code, n = _S_hi.unpack_from(buf, pos)
     pos += 6
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ApiVersionsResponse', 'ApiKeys', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ApiVersionsResponse', 'ApiKeys')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ApiVersionsResponse', 'ApiKeys')
     x = []
     ap = x.append
     for _ in range(n):
@@ -272,41 +276,40 @@ def _d_ApiVersionsResponse_v1(buf, pos):
 
 
 def _e_ApiVersionsResponse_v1(o, w):
-    #: ErrorCode, ApiKeys
+    #: ApiVersionsResponse.ErrorCode, ApiKeys
     x = o.api_keys
     w(_S_hi.pack(o.error_code, len(x)))
-    for v in x:
-        _e_ApiVersion_v0(v, w)
-    #: ThrottleTimeMs
+    for o1 in x:
+        #: ApiVersion.ApiKey, MinVersion, MaxVersion
+        w(_S_hhh.pack(o1.api_key, o1.min_version, o1.max_version))
+        #: ApiVersion._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ApiVersion', '_tagged_fields')
+    #: ApiVersionsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: _tagged_fields
+    #: ApiVersionsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ApiVersionsResponse', '_tagged_fields')
 
 
 def _d_ApiVersionsResponse_v3(buf, pos):
     blen = len(buf)
     o = _new(ApiVersionsResponse)
-    #: ApiVersionsResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: ApiVersionsResponse.ErrorCode, ApiKeys
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: ApiVersionsResponse.ApiKeys
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ApiVersionsResponse', 'ApiKeys', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ApiVersionsResponse', 'ApiKeys')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ApiVersionsResponse', 'ApiKeys')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ApiVersion)
-        #: ApiVersion.ApiKey, MinVersion, MaxVersion
-        o1.api_key, o1.min_version, o1.max_version = _S_hhh.unpack_from(buf, pos)
-        pos += 6
+        #: ApiVersion.ApiKey, MinVersion, MaxVersion, _tagged_fields
+        o1.api_key, o1.min_version, o1.max_version, t1 = _S_hhhB.unpack_from(buf, pos)
+        pos += 7
         #: ApiVersion._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.api_keys = x
     #: ApiVersionsResponse.ThrottleTimeMs
@@ -329,8 +332,7 @@ def _d_ApiVersionsResponse_v3(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if n < 0: raise _derr('non-nullable field was serialized as null', 'ApiVersionsResponse', 'SupportedFeatures', pos)
-            if n > blen - pos: raise _dalloc(n, pos, blen, 'ApiVersionsResponse', 'SupportedFeatures')
+            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ApiVersionsResponse', 'SupportedFeatures')
             x = []
             ap = x.append
             for _ in range(n):
@@ -342,16 +344,15 @@ def _d_ApiVersionsResponse_v3(buf, pos):
                 if n1 < 0: raise _derr('non-nullable field was serialized as null', 'SupportedFeatureKey', 'Name', pos)
                 e1 = pos + n1
                 if e1 > blen: raise _dlen(n1, pos, blen, 'SupportedFeatureKey', 'Name', True)
-                o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                try: o1.name = buf[pos:e1].decode()
+                except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
                 pos = e1
-                #: SupportedFeatureKey.MinVersion, MaxVersion
-                o1.min_version, o1.max_version = _S_hh.unpack_from(buf, pos)
-                pos += 4
+                #: SupportedFeatureKey.MinVersion, MaxVersion, _tagged_fields
+                o1.min_version, o1.max_version, t1 = _S_hhB.unpack_from(buf, pos)
+                pos += 5
                 #: SupportedFeatureKey._tagged_fields
-                if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o1._utf = None
-                    pos += 1
+                if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o1._utf = None
                 ap(o1)
             o.supported_features = x
             if pos != te: raise _derr('tagged field size mismatch', 'ApiVersionsResponse', 'SupportedFeatures', pos)
@@ -365,8 +366,7 @@ def _d_ApiVersionsResponse_v3(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if n < 0: raise _derr('non-nullable field was serialized as null', 'ApiVersionsResponse', 'FinalizedFeatures', pos)
-            if n > blen - pos: raise _dalloc(n, pos, blen, 'ApiVersionsResponse', 'FinalizedFeatures')
+            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ApiVersionsResponse', 'FinalizedFeatures')
             x = []
             ap = x.append
             for _ in range(n):
@@ -378,16 +378,15 @@ def _d_ApiVersionsResponse_v3(buf, pos):
                 if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FinalizedFeatureKey', 'Name', pos)
                 e1 = pos + n1
                 if e1 > blen: raise _dlen(n1, pos, blen, 'FinalizedFeatureKey', 'Name', True)
-                o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                try: o1.name = buf[pos:e1].decode()
+                except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
                 pos = e1
-                #: FinalizedFeatureKey.MaxVersionLevel, MinVersionLevel
-                o1.max_version_level, o1.min_version_level = _S_hh.unpack_from(buf, pos)
-                pos += 4
+                #: FinalizedFeatureKey.MaxVersionLevel, MinVersionLevel, _tagged_fields
+                o1.max_version_level, o1.min_version_level, t1 = _S_hhB.unpack_from(buf, pos)
+                pos += 5
                 #: FinalizedFeatureKey._tagged_fields
-                if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o1._utf = None
-                    pos += 1
+                if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o1._utf = None
                 ap(o1)
             o.finalized_features = x
             if pos != te: raise _derr('tagged field size mismatch', 'ApiVersionsResponse', 'FinalizedFeatures', pos)
@@ -404,61 +403,61 @@ def _d_ApiVersionsResponse_v3(buf, pos):
     return o, pos
 
 
-def _e_ApiVersion_v3(o, w):
-    #: ApiKey, MinVersion, MaxVersion
-    w(_S_hhh.pack(o.api_key, o.min_version, o.max_version))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_SupportedFeatureKey_v3(o, w):
-    #: Name
+    #: SupportedFeatureKey.Name
     x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'SupportedFeatureKey', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'SupportedFeatureKey', 'Name')
+    else: w(_uve(n + 1))
     w(x)
-    #: MinVersion, MaxVersion
+    #: SupportedFeatureKey.MinVersion, MaxVersion
     w(_S_hh.pack(o.min_version, o.max_version))
-    #: _tagged_fields
+    #: SupportedFeatureKey._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_FinalizedFeatureKey_v3(o, w):
-    #: Name
+    #: FinalizedFeatureKey.Name
     x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FinalizedFeatureKey', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FinalizedFeatureKey', 'Name')
+    else: w(_uve(n + 1))
     w(x)
-    #: MaxVersionLevel, MinVersionLevel
+    #: FinalizedFeatureKey.MaxVersionLevel, MinVersionLevel
     w(_S_hh.pack(o.max_version_level, o.min_version_level))
-    #: _tagged_fields
+    #: FinalizedFeatureKey._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_ApiVersionsResponse_v3(o, w):
-    #: ErrorCode
+    #: ApiVersionsResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: ApiKeys
+    #: ApiVersionsResponse.ApiKeys
     x = o.api_keys
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ApiVersion_v3(v, w)
-    #: ThrottleTimeMs
+    for o1 in x:
+        #: ApiVersion.ApiKey, MinVersion, MaxVersion
+        w(_S_hhh.pack(o1.api_key, o1.min_version, o1.max_version))
+        #: ApiVersion._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ApiVersionsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: _tagged_fields
+    #: ApiVersionsResponse._tagged_fields
     tg = []
-    #: SupportedFeatures
+    #: ApiVersionsResponse.SupportedFeatures
     x = o.supported_features
     if (x is None or len(x) != 0):
         sub = []
@@ -468,11 +467,11 @@ def _e_ApiVersionsResponse_v3(o, w):
         for v in x:
             _e_SupportedFeatureKey_v3(v, s)
         tg.append((0, b''.join(sub)))
-    #: FinalizedFeaturesEpoch
+    #: ApiVersionsResponse.FinalizedFeaturesEpoch
     x = o.finalized_features_epoch
     if x != -1:
         tg.append((1, _S_q.pack(x)))
-    #: FinalizedFeatures
+    #: ApiVersionsResponse.FinalizedFeatures
     x = o.finalized_features
     if (x is None or len(x) != 0):
         sub = []
@@ -482,11 +481,11 @@ def _e_ApiVersionsResponse_v3(o, w):
         for v in x:
             _e_FinalizedFeatureKey_v3(v, s)
         tg.append((2, b''.join(sub)))
-    #: ZkMigrationReady
+    #: ApiVersionsResponse.ZkMigrationReady
     x = o.zk_migration_ready
     if x != False:
         tg.append((3, _S_o.pack(x)))
-    #: _tagged_fields
+    #: ApiVersionsResponse._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -501,17 +500,31 @@ def _d_ApiVersion_v0(buf, pos):
     return o, pos
 
 
+def _e_ApiVersion_v0(o, w):
+    #: ApiVersion.ApiKey, MinVersion, MaxVersion
+    w(_S_hhh.pack(o.api_key, o.min_version, o.max_version))
+    #: ApiVersion._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ApiVersion', '_tagged_fields')
+
+
 def _d_ApiVersion_v3(buf, pos):
     o = _new(ApiVersion)
-    #: ApiVersion.ApiKey, MinVersion, MaxVersion
-    o.api_key, o.min_version, o.max_version = _S_hhh.unpack_from(buf, pos)
-    pos += 6
+    #: ApiVersion.ApiKey, MinVersion, MaxVersion, _tagged_fields
+    o.api_key, o.min_version, o.max_version, t = _S_hhhB.unpack_from(buf, pos)
+    pos += 7
     #: ApiVersion._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_ApiVersion_v3(o, w):
+    #: ApiVersion.ApiKey, MinVersion, MaxVersion
+    w(_S_hhh.pack(o.api_key, o.min_version, o.max_version))
+    #: ApiVersion._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_SupportedFeatureKey_v3(buf, pos):
@@ -524,16 +537,15 @@ def _d_SupportedFeatureKey_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'SupportedFeatureKey', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'SupportedFeatureKey', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: SupportedFeatureKey.MinVersion, MaxVersion
-    o.min_version, o.max_version = _S_hh.unpack_from(buf, pos)
-    pos += 4
+    #: SupportedFeatureKey.MinVersion, MaxVersion, _tagged_fields
+    o.min_version, o.max_version, t = _S_hhB.unpack_from(buf, pos)
+    pos += 5
     #: SupportedFeatureKey._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
@@ -547,16 +559,15 @@ def _d_FinalizedFeatureKey_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FinalizedFeatureKey', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FinalizedFeatureKey', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: FinalizedFeatureKey.MaxVersionLevel, MinVersionLevel
-    o.max_version_level, o.min_version_level = _S_hh.unpack_from(buf, pos)
-    pos += 4
+    #: FinalizedFeatureKey.MaxVersionLevel, MinVersionLevel, _tagged_fields
+    o.max_version_level, o.min_version_level, t = _S_hhB.unpack_from(buf, pos)
+    pos += 5
     #: FinalizedFeatureKey._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,9 +18,13 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_iq = _Sc('>iq')
+_S_iqB = _Sc('>iqB')
 
 
 class AssignReplicasToDirsRequest(_Struct):
@@ -169,55 +174,47 @@ class AssignReplicasToDirsResponsePartitionData(_Struct):
 def _d_AssignReplicasToDirsRequest_v0(buf, pos):
     blen = len(buf)
     o = _new(AssignReplicasToDirsRequest)
-    #: AssignReplicasToDirsRequest.BrokerId, BrokerEpoch
-    o.broker_id, o.broker_epoch = _S_iq.unpack_from(buf, pos)
-    pos += 12
+    #: AssignReplicasToDirsRequest.BrokerId, BrokerEpoch, Directories
+    o.broker_id, o.broker_epoch, n = _S_iqB.unpack_from(buf, pos)
+    pos += 13
     #: AssignReplicasToDirsRequest.Directories
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AssignReplicasToDirsRequest', 'Directories', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AssignReplicasToDirsRequest', 'Directories')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AssignReplicasToDirsRequest', 'Directories')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AssignReplicasToDirsRequestDirectoryData)
-        #: AssignReplicasToDirsRequestDirectoryData.Id
-        o1.id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.id = _UC.get(o1.id) or _mkuuid(o1.id)
+        #: AssignReplicasToDirsRequestDirectoryData.Id, Topics
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: AssignReplicasToDirsRequestDirectoryData.Topics
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AssignReplicasToDirsRequestDirectoryData', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AssignReplicasToDirsRequestDirectoryData', 'Topics')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AssignReplicasToDirsRequestDirectoryData', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AssignReplicasToDirsRequestTopicData)
-            #: AssignReplicasToDirsRequestTopicData.TopicId
-            o2.topic_id, = _S_U.unpack_from(buf, pos)
-            pos += 16
-            o2.topic_id = _UC.get(o2.topic_id) or _mkuuid(o2.topic_id)
+            #: AssignReplicasToDirsRequestTopicData.TopicId, Partitions
+            u2_0, n2 = _S_UB.unpack_from(buf, pos)
+            pos += 17
+            o2.topic_id = _UC.get(u2_0) or _mkuuid(u2_0)
             #: AssignReplicasToDirsRequestTopicData.Partitions
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AssignReplicasToDirsRequestTopicData', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'AssignReplicasToDirsRequestTopicData', 'Partitions')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AssignReplicasToDirsRequestTopicData', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(AssignReplicasToDirsRequestPartitionData)
-                #: AssignReplicasToDirsRequestPartitionData.PartitionIndex
-                o3.partition_index, = _S_i.unpack_from(buf, pos)
-                pos += 4
+                #: AssignReplicasToDirsRequestPartitionData.PartitionIndex, _tagged_fields
+                o3.partition_index, t3 = _S_iB.unpack_from(buf, pos)
+                pos += 5
                 #: AssignReplicasToDirsRequestPartitionData._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.partitions = x2
             #: AssignReplicasToDirsRequestTopicData._tagged_fields
@@ -242,55 +239,43 @@ def _d_AssignReplicasToDirsRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_AssignReplicasToDirsRequestPartitionData_v0(o, w):
-    #: PartitionIndex
-    w(_S_i.pack(o.partition_index))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AssignReplicasToDirsRequestTopicData_v0(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AssignReplicasToDirsRequestPartitionData_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AssignReplicasToDirsRequestDirectoryData_v0(o, w):
-    #: Id
-    w(_S_U.pack(o.id.bytes))
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AssignReplicasToDirsRequestTopicData_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AssignReplicasToDirsRequest_v0(o, w):
-    #: BrokerId, BrokerEpoch
+    #: AssignReplicasToDirsRequest.BrokerId, BrokerEpoch
     w(_S_iq.pack(o.broker_id, o.broker_epoch))
-    #: Directories
+    #: AssignReplicasToDirsRequest.Directories
     x = o.directories
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AssignReplicasToDirsRequestDirectoryData_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AssignReplicasToDirsRequestDirectoryData.Id
+        w(_S_U.pack(o1.id.bytes))
+        #: AssignReplicasToDirsRequestDirectoryData.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AssignReplicasToDirsRequestTopicData.TopicId
+            w(_S_U.pack(o2.topic_id.bytes))
+            #: AssignReplicasToDirsRequestTopicData.Partitions
+            x2 = o2.partitions
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: AssignReplicasToDirsRequestPartitionData.PartitionIndex
+                w(_S_i.pack(o3.partition_index))
+                #: AssignReplicasToDirsRequestPartitionData._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: AssignReplicasToDirsRequestTopicData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AssignReplicasToDirsRequestDirectoryData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AssignReplicasToDirsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -299,42 +284,36 @@ def _e_AssignReplicasToDirsRequest_v0(o, w):
 def _d_AssignReplicasToDirsRequestDirectoryData_v0(buf, pos):
     blen = len(buf)
     o = _new(AssignReplicasToDirsRequestDirectoryData)
-    #: AssignReplicasToDirsRequestDirectoryData.Id
-    o.id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.id = _UC.get(o.id) or _mkuuid(o.id)
+    #: AssignReplicasToDirsRequestDirectoryData.Id, Topics
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.id = _UC.get(u_0) or _mkuuid(u_0)
     #: AssignReplicasToDirsRequestDirectoryData.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AssignReplicasToDirsRequestDirectoryData', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AssignReplicasToDirsRequestDirectoryData', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AssignReplicasToDirsRequestDirectoryData', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AssignReplicasToDirsRequestTopicData)
-        #: AssignReplicasToDirsRequestTopicData.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: AssignReplicasToDirsRequestTopicData.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: AssignReplicasToDirsRequestTopicData.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AssignReplicasToDirsRequestTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AssignReplicasToDirsRequestTopicData', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AssignReplicasToDirsRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AssignReplicasToDirsRequestPartitionData)
-            #: AssignReplicasToDirsRequestPartitionData.PartitionIndex
-            o2.partition_index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: AssignReplicasToDirsRequestPartitionData.PartitionIndex, _tagged_fields
+            o2.partition_index, t2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: AssignReplicasToDirsRequestPartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: AssignReplicasToDirsRequestTopicData._tagged_fields
@@ -352,31 +331,58 @@ def _d_AssignReplicasToDirsRequestDirectoryData_v0(buf, pos):
     return o, pos
 
 
+def _e_AssignReplicasToDirsRequestDirectoryData_v0(o, w):
+    #: AssignReplicasToDirsRequestDirectoryData.Id
+    w(_S_U.pack(o.id.bytes))
+    #: AssignReplicasToDirsRequestDirectoryData.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AssignReplicasToDirsRequestTopicData.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: AssignReplicasToDirsRequestTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AssignReplicasToDirsRequestPartitionData.PartitionIndex
+            w(_S_i.pack(o2.partition_index))
+            #: AssignReplicasToDirsRequestPartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AssignReplicasToDirsRequestTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AssignReplicasToDirsRequestDirectoryData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AssignReplicasToDirsRequestTopicData_v0(buf, pos):
     blen = len(buf)
     o = _new(AssignReplicasToDirsRequestTopicData)
-    #: AssignReplicasToDirsRequestTopicData.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: AssignReplicasToDirsRequestTopicData.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: AssignReplicasToDirsRequestTopicData.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AssignReplicasToDirsRequestTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AssignReplicasToDirsRequestTopicData', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AssignReplicasToDirsRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AssignReplicasToDirsRequestPartitionData)
-        #: AssignReplicasToDirsRequestPartitionData.PartitionIndex
-        o1.partition_index, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: AssignReplicasToDirsRequestPartitionData.PartitionIndex, _tagged_fields
+        o1.partition_index, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: AssignReplicasToDirsRequestPartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: AssignReplicasToDirsRequestTopicData._tagged_fields
@@ -387,71 +393,90 @@ def _d_AssignReplicasToDirsRequestTopicData_v0(buf, pos):
     return o, pos
 
 
+def _e_AssignReplicasToDirsRequestTopicData_v0(o, w):
+    #: AssignReplicasToDirsRequestTopicData.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: AssignReplicasToDirsRequestTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AssignReplicasToDirsRequestPartitionData.PartitionIndex
+        w(_S_i.pack(o1.partition_index))
+        #: AssignReplicasToDirsRequestPartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AssignReplicasToDirsRequestTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AssignReplicasToDirsRequestPartitionData_v0(buf, pos):
     o = _new(AssignReplicasToDirsRequestPartitionData)
-    #: AssignReplicasToDirsRequestPartitionData.PartitionIndex
-    o.partition_index, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: AssignReplicasToDirsRequestPartitionData.PartitionIndex, _tagged_fields
+    o.partition_index, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: AssignReplicasToDirsRequestPartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_AssignReplicasToDirsRequestPartitionData_v0(o, w):
+    #: AssignReplicasToDirsRequestPartitionData.PartitionIndex
+    w(_S_i.pack(o.partition_index))
+    #: AssignReplicasToDirsRequestPartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_AssignReplicasToDirsResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(AssignReplicasToDirsResponse)
-    #: AssignReplicasToDirsResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: AssignReplicasToDirsResponse.ThrottleTimeMs, ErrorCode, Directories
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: AssignReplicasToDirsResponse.Directories
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AssignReplicasToDirsResponse', 'Directories', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AssignReplicasToDirsResponse', 'Directories')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AssignReplicasToDirsResponse', 'Directories')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AssignReplicasToDirsResponseDirectoryData)
-        #: AssignReplicasToDirsResponseDirectoryData.Id
-        o1.id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.id = _UC.get(o1.id) or _mkuuid(o1.id)
+        #: AssignReplicasToDirsResponseDirectoryData.Id, Topics
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: AssignReplicasToDirsResponseDirectoryData.Topics
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AssignReplicasToDirsResponseDirectoryData', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AssignReplicasToDirsResponseDirectoryData', 'Topics')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AssignReplicasToDirsResponseDirectoryData', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AssignReplicasToDirsResponseTopicData)
-            #: AssignReplicasToDirsResponseTopicData.TopicId
-            o2.topic_id, = _S_U.unpack_from(buf, pos)
-            pos += 16
-            o2.topic_id = _UC.get(o2.topic_id) or _mkuuid(o2.topic_id)
+            #: AssignReplicasToDirsResponseTopicData.TopicId, Partitions
+            u2_0, n2 = _S_UB.unpack_from(buf, pos)
+            pos += 17
+            o2.topic_id = _UC.get(u2_0) or _mkuuid(u2_0)
             #: AssignReplicasToDirsResponseTopicData.Partitions
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AssignReplicasToDirsResponseTopicData', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'AssignReplicasToDirsResponseTopicData', 'Partitions')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AssignReplicasToDirsResponseTopicData', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(AssignReplicasToDirsResponsePartitionData)
-                #: AssignReplicasToDirsResponsePartitionData.PartitionIndex, ErrorCode
-                o3.partition_index, o3.error_code = _S_ih.unpack_from(buf, pos)
-                pos += 6
+                #: AssignReplicasToDirsResponsePartitionData.PartitionIndex, ErrorCode, _tagged_fields
+                o3.partition_index, o3.error_code, t3 = _S_ihB.unpack_from(buf, pos)
+                pos += 7
                 #: AssignReplicasToDirsResponsePartitionData._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.partitions = x2
             #: AssignReplicasToDirsResponseTopicData._tagged_fields
@@ -476,55 +501,43 @@ def _d_AssignReplicasToDirsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_AssignReplicasToDirsResponsePartitionData_v0(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AssignReplicasToDirsResponseTopicData_v0(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AssignReplicasToDirsResponsePartitionData_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AssignReplicasToDirsResponseDirectoryData_v0(o, w):
-    #: Id
-    w(_S_U.pack(o.id.bytes))
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AssignReplicasToDirsResponseTopicData_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_AssignReplicasToDirsResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: AssignReplicasToDirsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: Directories
+    #: AssignReplicasToDirsResponse.Directories
     x = o.directories
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AssignReplicasToDirsResponseDirectoryData_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AssignReplicasToDirsResponseDirectoryData.Id
+        w(_S_U.pack(o1.id.bytes))
+        #: AssignReplicasToDirsResponseDirectoryData.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AssignReplicasToDirsResponseTopicData.TopicId
+            w(_S_U.pack(o2.topic_id.bytes))
+            #: AssignReplicasToDirsResponseTopicData.Partitions
+            x2 = o2.partitions
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: AssignReplicasToDirsResponsePartitionData.PartitionIndex, ErrorCode
+                w(_S_ih.pack(o3.partition_index, o3.error_code))
+                #: AssignReplicasToDirsResponsePartitionData._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: AssignReplicasToDirsResponseTopicData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AssignReplicasToDirsResponseDirectoryData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AssignReplicasToDirsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -533,42 +546,36 @@ def _e_AssignReplicasToDirsResponse_v0(o, w):
 def _d_AssignReplicasToDirsResponseDirectoryData_v0(buf, pos):
     blen = len(buf)
     o = _new(AssignReplicasToDirsResponseDirectoryData)
-    #: AssignReplicasToDirsResponseDirectoryData.Id
-    o.id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.id = _UC.get(o.id) or _mkuuid(o.id)
+    #: AssignReplicasToDirsResponseDirectoryData.Id, Topics
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.id = _UC.get(u_0) or _mkuuid(u_0)
     #: AssignReplicasToDirsResponseDirectoryData.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AssignReplicasToDirsResponseDirectoryData', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AssignReplicasToDirsResponseDirectoryData', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AssignReplicasToDirsResponseDirectoryData', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AssignReplicasToDirsResponseTopicData)
-        #: AssignReplicasToDirsResponseTopicData.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: AssignReplicasToDirsResponseTopicData.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: AssignReplicasToDirsResponseTopicData.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AssignReplicasToDirsResponseTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AssignReplicasToDirsResponseTopicData', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AssignReplicasToDirsResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AssignReplicasToDirsResponsePartitionData)
-            #: AssignReplicasToDirsResponsePartitionData.PartitionIndex, ErrorCode
-            o2.partition_index, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: AssignReplicasToDirsResponsePartitionData.PartitionIndex, ErrorCode, _tagged_fields
+            o2.partition_index, o2.error_code, t2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: AssignReplicasToDirsResponsePartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: AssignReplicasToDirsResponseTopicData._tagged_fields
@@ -586,31 +593,58 @@ def _d_AssignReplicasToDirsResponseDirectoryData_v0(buf, pos):
     return o, pos
 
 
+def _e_AssignReplicasToDirsResponseDirectoryData_v0(o, w):
+    #: AssignReplicasToDirsResponseDirectoryData.Id
+    w(_S_U.pack(o.id.bytes))
+    #: AssignReplicasToDirsResponseDirectoryData.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AssignReplicasToDirsResponseTopicData.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: AssignReplicasToDirsResponseTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AssignReplicasToDirsResponsePartitionData.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: AssignReplicasToDirsResponsePartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AssignReplicasToDirsResponseTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AssignReplicasToDirsResponseDirectoryData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AssignReplicasToDirsResponseTopicData_v0(buf, pos):
     blen = len(buf)
     o = _new(AssignReplicasToDirsResponseTopicData)
-    #: AssignReplicasToDirsResponseTopicData.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: AssignReplicasToDirsResponseTopicData.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: AssignReplicasToDirsResponseTopicData.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AssignReplicasToDirsResponseTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AssignReplicasToDirsResponseTopicData', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AssignReplicasToDirsResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AssignReplicasToDirsResponsePartitionData)
-        #: AssignReplicasToDirsResponsePartitionData.PartitionIndex, ErrorCode
-        o1.partition_index, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: AssignReplicasToDirsResponsePartitionData.PartitionIndex, ErrorCode, _tagged_fields
+        o1.partition_index, o1.error_code, t1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: AssignReplicasToDirsResponsePartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: AssignReplicasToDirsResponseTopicData._tagged_fields
@@ -621,17 +655,44 @@ def _d_AssignReplicasToDirsResponseTopicData_v0(buf, pos):
     return o, pos
 
 
+def _e_AssignReplicasToDirsResponseTopicData_v0(o, w):
+    #: AssignReplicasToDirsResponseTopicData.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: AssignReplicasToDirsResponseTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AssignReplicasToDirsResponsePartitionData.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: AssignReplicasToDirsResponsePartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AssignReplicasToDirsResponseTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AssignReplicasToDirsResponsePartitionData_v0(buf, pos):
     o = _new(AssignReplicasToDirsResponsePartitionData)
-    #: AssignReplicasToDirsResponsePartitionData.PartitionIndex, ErrorCode
-    o.partition_index, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: AssignReplicasToDirsResponsePartitionData.PartitionIndex, ErrorCode, _tagged_fields
+    o.partition_index, o.error_code, t = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: AssignReplicasToDirsResponsePartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_AssignReplicasToDirsResponsePartitionData_v0(o, w):
+    #: AssignReplicasToDirsResponsePartitionData.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: AssignReplicasToDirsResponsePartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

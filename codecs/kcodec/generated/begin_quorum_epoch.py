@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,11 +18,16 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_H = _Sc('>H')
+_S_HB = _Sc('>HB')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hi = _Sc('>hi')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_iUii = _Sc('>i16sii')
+_S_iUiiB = _Sc('>i16siiB')
 _S_ihii = _Sc('>ihii')
+_S_ihiiB = _Sc('>ihiiB')
 _S_iii = _Sc('>iii')
 
 
@@ -195,13 +201,13 @@ def _d_BeginQuorumEpochRequest_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'BeginQuorumEpochRequest', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: BeginQuorumEpochRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BeginQuorumEpochRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -212,13 +218,13 @@ def _d_BeginQuorumEpochRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochRequestTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'BeginQuorumEpochRequestTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: BeginQuorumEpochRequestTopicData.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochRequestTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -239,41 +245,35 @@ def _d_BeginQuorumEpochRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_BeginQuorumEpochRequestPartitionData_v0(o, w):
-    #: PartitionIndex, LeaderId, LeaderEpoch
-    w(_S_iii.pack(o.partition_index, o.leader_id, o.leader_epoch))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochRequestPartitionData', '_tagged_fields')
-
-
-def _e_BeginQuorumEpochRequestTopicData_v0(o, w):
-    #: TopicName
-    x = o.topic_name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_BeginQuorumEpochRequestPartitionData_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochRequestTopicData', '_tagged_fields')
-
-
 def _e_BeginQuorumEpochRequest_v0(o, w):
-    #: ClusterId
+    #: BeginQuorumEpochRequest.ClusterId
     x = o.cluster_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: Topics
+    #: BeginQuorumEpochRequest.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_BeginQuorumEpochRequestTopicData_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: BeginQuorumEpochRequestTopicData.TopicName
+        try: x1 = o1.topic_name.encode()
+        except UnicodeEncodeError: x1 = o1.topic_name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: BeginQuorumEpochRequestTopicData.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: BeginQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch
+            w(_S_iii.pack(o2.partition_index, o2.leader_id, o2.leader_epoch))
+            #: BeginQuorumEpochRequestPartitionData._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochRequestPartitionData', '_tagged_fields')
+        #: BeginQuorumEpochRequestTopicData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochRequestTopicData', '_tagged_fields')
+    #: BeginQuorumEpochRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochRequest', '_tagged_fields')
 
 
@@ -288,17 +288,16 @@ def _d_BeginQuorumEpochRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'BeginQuorumEpochRequest', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: BeginQuorumEpochRequest.VoterId
-    o.voter_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: BeginQuorumEpochRequest.VoterId, Topics
+    o.voter_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: BeginQuorumEpochRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BeginQuorumEpochRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -310,27 +309,25 @@ def _d_BeginQuorumEpochRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochRequestTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'BeginQuorumEpochRequestTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: BeginQuorumEpochRequestTopicData.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochRequestTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(BeginQuorumEpochRequestPartitionData)
-            #: BeginQuorumEpochRequestPartitionData.PartitionIndex, VoterDirectoryId, LeaderId, LeaderEpoch
-            o2.partition_index, o2.voter_directory_id, o2.leader_id, o2.leader_epoch = _S_iUii.unpack_from(buf, pos)
-            pos += 28
-            o2.voter_directory_id = _UC.get(o2.voter_directory_id) or _mkuuid(o2.voter_directory_id)
+            #: BeginQuorumEpochRequestPartitionData.PartitionIndex, VoterDirectoryId, LeaderId, LeaderEpoch, _tagged_fields
+            o2.partition_index, u2_0, o2.leader_id, o2.leader_epoch, t2 = _S_iUiiB.unpack_from(buf, pos)
+            pos += 29
+            o2.voter_directory_id = _UC.get(u2_0) or _mkuuid(u2_0)
             #: BeginQuorumEpochRequestPartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: BeginQuorumEpochRequestTopicData._tagged_fields
@@ -344,8 +341,7 @@ def _d_BeginQuorumEpochRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochRequest', 'LeaderEndpoints', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BeginQuorumEpochRequest', 'LeaderEndpoints')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochRequest', 'LeaderEndpoints')
     x = []
     ap = x.append
     for _ in range(n):
@@ -357,7 +353,8 @@ def _d_BeginQuorumEpochRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'LeaderEndpoint', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'LeaderEndpoint', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: LeaderEndpoint.Host
         n1 = buf[pos] - 1
@@ -366,16 +363,15 @@ def _d_BeginQuorumEpochRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'LeaderEndpoint', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'LeaderEndpoint', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: LeaderEndpoint.Port
-        o1.port, = _S_H.unpack_from(buf, pos)
-        pos += 2
+        #: LeaderEndpoint.Port, _tagged_fields
+        o1.port, t1 = _S_HB.unpack_from(buf, pos)
+        pos += 3
         #: LeaderEndpoint._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.leader_endpoints = x
     #: BeginQuorumEpochRequest._tagged_fields
@@ -386,83 +382,79 @@ def _d_BeginQuorumEpochRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_BeginQuorumEpochRequestPartitionData_v1(o, w):
-    #: PartitionIndex, VoterDirectoryId, LeaderId, LeaderEpoch
-    w(_S_iUii.pack(o.partition_index, o.voter_directory_id.bytes, o.leader_id, o.leader_epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_BeginQuorumEpochRequestTopicData_v1(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'BeginQuorumEpochRequestTopicData', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_BeginQuorumEpochRequestPartitionData_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_LeaderEndpoint_v1(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'LeaderEndpoint', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'LeaderEndpoint', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Port
-    w(_S_H.pack(o.port))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_BeginQuorumEpochRequest_v1(o, w):
-    #: ClusterId
+    #: BeginQuorumEpochRequest.ClusterId
     x = o.cluster_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'BeginQuorumEpochRequest', 'ClusterId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'BeginQuorumEpochRequest', 'ClusterId')
+        else: w(_uve(n + 1))
         w(x)
-    #: VoterId
+    #: BeginQuorumEpochRequest.VoterId
     w(_S_i.pack(o.voter_id))
-    #: Topics
+    #: BeginQuorumEpochRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_BeginQuorumEpochRequestTopicData_v1(v, w)
-    #: LeaderEndpoints
+    for o1 in x:
+        #: BeginQuorumEpochRequestTopicData.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'BeginQuorumEpochRequestTopicData', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: BeginQuorumEpochRequestTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: BeginQuorumEpochRequestPartitionData.PartitionIndex, VoterDirectoryId, LeaderId, LeaderEpoch
+            w(_S_iUii.pack(o2.partition_index, o2.voter_directory_id.bytes, o2.leader_id, o2.leader_epoch))
+            #: BeginQuorumEpochRequestPartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: BeginQuorumEpochRequestTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: BeginQuorumEpochRequest.LeaderEndpoints
     x = o.leader_endpoints
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_LeaderEndpoint_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: LeaderEndpoint.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'LeaderEndpoint', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: LeaderEndpoint.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'LeaderEndpoint', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: LeaderEndpoint.Port
+        w(_S_H.pack(o1.port))
+        #: LeaderEndpoint._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: BeginQuorumEpochRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -477,13 +469,13 @@ def _d_BeginQuorumEpochRequestTopicData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochRequestTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'BeginQuorumEpochRequestTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: BeginQuorumEpochRequestTopicData.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochRequestTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -499,6 +491,24 @@ def _d_BeginQuorumEpochRequestTopicData_v0(buf, pos):
     return o, pos
 
 
+def _e_BeginQuorumEpochRequestTopicData_v0(o, w):
+    #: BeginQuorumEpochRequestTopicData.TopicName
+    try: x = o.topic_name.encode()
+    except UnicodeEncodeError: x = o.topic_name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: BeginQuorumEpochRequestTopicData.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: BeginQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch
+        w(_S_iii.pack(o1.partition_index, o1.leader_id, o1.leader_epoch))
+        #: BeginQuorumEpochRequestPartitionData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochRequestPartitionData', '_tagged_fields')
+    #: BeginQuorumEpochRequestTopicData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochRequestTopicData', '_tagged_fields')
+
+
 def _d_BeginQuorumEpochRequestTopicData_v1(buf, pos):
     blen = len(buf)
     o = _new(BeginQuorumEpochRequestTopicData)
@@ -509,27 +519,25 @@ def _d_BeginQuorumEpochRequestTopicData_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochRequestTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'BeginQuorumEpochRequestTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: BeginQuorumEpochRequestTopicData.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochRequestTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(BeginQuorumEpochRequestPartitionData)
-        #: BeginQuorumEpochRequestPartitionData.PartitionIndex, VoterDirectoryId, LeaderId, LeaderEpoch
-        o1.partition_index, o1.voter_directory_id, o1.leader_id, o1.leader_epoch = _S_iUii.unpack_from(buf, pos)
-        pos += 28
-        o1.voter_directory_id = _UC.get(o1.voter_directory_id) or _mkuuid(o1.voter_directory_id)
+        #: BeginQuorumEpochRequestPartitionData.PartitionIndex, VoterDirectoryId, LeaderId, LeaderEpoch, _tagged_fields
+        o1.partition_index, u1_0, o1.leader_id, o1.leader_epoch, t1 = _S_iUiiB.unpack_from(buf, pos)
+        pos += 29
+        o1.voter_directory_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: BeginQuorumEpochRequestPartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: BeginQuorumEpochRequestTopicData._tagged_fields
@@ -538,6 +546,33 @@ def _d_BeginQuorumEpochRequestTopicData_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_BeginQuorumEpochRequestTopicData_v1(o, w):
+    #: BeginQuorumEpochRequestTopicData.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'BeginQuorumEpochRequestTopicData', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: BeginQuorumEpochRequestTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: BeginQuorumEpochRequestPartitionData.PartitionIndex, VoterDirectoryId, LeaderId, LeaderEpoch
+        w(_S_iUii.pack(o1.partition_index, o1.voter_directory_id.bytes, o1.leader_id, o1.leader_epoch))
+        #: BeginQuorumEpochRequestPartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: BeginQuorumEpochRequestTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_BeginQuorumEpochRequestPartitionData_v0(buf, pos):
@@ -550,18 +585,32 @@ def _d_BeginQuorumEpochRequestPartitionData_v0(buf, pos):
     return o, pos
 
 
+def _e_BeginQuorumEpochRequestPartitionData_v0(o, w):
+    #: BeginQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch
+    w(_S_iii.pack(o.partition_index, o.leader_id, o.leader_epoch))
+    #: BeginQuorumEpochRequestPartitionData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochRequestPartitionData', '_tagged_fields')
+
+
 def _d_BeginQuorumEpochRequestPartitionData_v1(buf, pos):
     o = _new(BeginQuorumEpochRequestPartitionData)
-    #: BeginQuorumEpochRequestPartitionData.PartitionIndex, VoterDirectoryId, LeaderId, LeaderEpoch
-    o.partition_index, o.voter_directory_id, o.leader_id, o.leader_epoch = _S_iUii.unpack_from(buf, pos)
-    pos += 28
-    o.voter_directory_id = _UC.get(o.voter_directory_id) or _mkuuid(o.voter_directory_id)
+    #: BeginQuorumEpochRequestPartitionData.PartitionIndex, VoterDirectoryId, LeaderId, LeaderEpoch, _tagged_fields
+    o.partition_index, u_0, o.leader_id, o.leader_epoch, t = _S_iUiiB.unpack_from(buf, pos)
+    pos += 29
+    o.voter_directory_id = _UC.get(u_0) or _mkuuid(u_0)
     #: BeginQuorumEpochRequestPartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_BeginQuorumEpochRequestPartitionData_v1(o, w):
+    #: BeginQuorumEpochRequestPartitionData.PartitionIndex, VoterDirectoryId, LeaderId, LeaderEpoch
+    w(_S_iUii.pack(o.partition_index, o.voter_directory_id.bytes, o.leader_id, o.leader_epoch))
+    #: BeginQuorumEpochRequestPartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_LeaderEndpoint_v1(buf, pos):
@@ -574,7 +623,8 @@ def _d_LeaderEndpoint_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaderEndpoint', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'LeaderEndpoint', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: LeaderEndpoint.Host
     n = buf[pos] - 1
@@ -583,17 +633,43 @@ def _d_LeaderEndpoint_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaderEndpoint', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'LeaderEndpoint', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: LeaderEndpoint.Port
-    o.port, = _S_H.unpack_from(buf, pos)
-    pos += 2
+    #: LeaderEndpoint.Port, _tagged_fields
+    o.port, t = _S_HB.unpack_from(buf, pos)
+    pos += 3
     #: LeaderEndpoint._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_LeaderEndpoint_v1(o, w):
+    #: LeaderEndpoint.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'LeaderEndpoint', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: LeaderEndpoint.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'LeaderEndpoint', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: LeaderEndpoint.Port
+    w(_S_H.pack(o.port))
+    #: LeaderEndpoint._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_BeginQuorumEpochResponse_v0(buf, pos):
@@ -602,8 +678,7 @@ def _d_BeginQuorumEpochResponse_v0(buf, pos):
     #: BeginQuorumEpochResponse.ErrorCode, Topics
     o.error_code, n = _S_hi.unpack_from(buf, pos)
     pos += 6
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BeginQuorumEpochResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -614,13 +689,13 @@ def _d_BeginQuorumEpochResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochResponseTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'BeginQuorumEpochResponseTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: BeginQuorumEpochResponseTopicData.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochResponseTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -639,51 +714,42 @@ def _d_BeginQuorumEpochResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_BeginQuorumEpochResponsePartitionData_v0(o, w):
-    #: PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
-    w(_S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochResponsePartitionData', '_tagged_fields')
-
-
-def _e_BeginQuorumEpochResponseTopicData_v0(o, w):
-    #: TopicName
-    x = o.topic_name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_BeginQuorumEpochResponsePartitionData_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochResponseTopicData', '_tagged_fields')
-
-
 def _e_BeginQuorumEpochResponse_v0(o, w):
-    #: ErrorCode, Topics
+    #: BeginQuorumEpochResponse.ErrorCode, Topics
     x = o.topics
     w(_S_hi.pack(o.error_code, len(x)))
-    for v in x:
-        _e_BeginQuorumEpochResponseTopicData_v0(v, w)
-    #: NodeEndpoints
+    for o1 in x:
+        #: BeginQuorumEpochResponseTopicData.TopicName
+        try: x1 = o1.topic_name.encode()
+        except UnicodeEncodeError: x1 = o1.topic_name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: BeginQuorumEpochResponseTopicData.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: BeginQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+            w(_S_ihii.pack(o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch))
+            #: BeginQuorumEpochResponsePartitionData._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochResponsePartitionData', '_tagged_fields')
+        #: BeginQuorumEpochResponseTopicData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochResponseTopicData', '_tagged_fields')
+    #: BeginQuorumEpochResponse.NodeEndpoints
     if (o.node_endpoints is None or len(o.node_endpoints) != 0): raise _absent('BeginQuorumEpochResponse', 'NodeEndpoints')
-    #: _tagged_fields
+    #: BeginQuorumEpochResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochResponse', '_tagged_fields')
 
 
 def _d_BeginQuorumEpochResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(BeginQuorumEpochResponse)
-    #: BeginQuorumEpochResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: BeginQuorumEpochResponse.ErrorCode, Topics
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: BeginQuorumEpochResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BeginQuorumEpochResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -695,26 +761,24 @@ def _d_BeginQuorumEpochResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochResponseTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'BeginQuorumEpochResponseTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: BeginQuorumEpochResponseTopicData.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochResponseTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(BeginQuorumEpochResponsePartitionData)
-            #: BeginQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
-            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch = _S_ihii.unpack_from(buf, pos)
-            pos += 14
+            #: BeginQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, _tagged_fields
+            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, t2 = _S_ihiiB.unpack_from(buf, pos)
+            pos += 15
             #: BeginQuorumEpochResponsePartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: BeginQuorumEpochResponseTopicData._tagged_fields
@@ -738,32 +802,29 @@ def _d_BeginQuorumEpochResponse_v1(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if n < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochResponse', 'NodeEndpoints', pos)
-            if n > blen - pos: raise _dalloc(n, pos, blen, 'BeginQuorumEpochResponse', 'NodeEndpoints')
+            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochResponse', 'NodeEndpoints')
             x = []
             ap = x.append
             for _ in range(n):
                 o1 = _new(NodeEndpoint)
-                #: NodeEndpoint.NodeId
-                o1.node_id, = _S_i.unpack_from(buf, pos)
-                pos += 4
+                #: NodeEndpoint.NodeId, Host
+                o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+                pos += 5
                 #: NodeEndpoint.Host
-                n1 = buf[pos] - 1
-                if n1 < 127: pos += 1
-                else: n1, pos = _uvm1s(buf, pos)
+                if n1 < 128: n1 -= 1
+                else: n1, pos = _uvm1s(buf, pos - 1)
                 if n1 < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
                 e1 = pos + n1
                 if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Host', True)
-                o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                try: o1.host = buf[pos:e1].decode()
+                except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
                 pos = e1
-                #: NodeEndpoint.Port
-                o1.port, = _S_H.unpack_from(buf, pos)
-                pos += 2
+                #: NodeEndpoint.Port, _tagged_fields
+                o1.port, t1 = _S_HB.unpack_from(buf, pos)
+                pos += 3
                 #: NodeEndpoint._tagged_fields
-                if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o1._utf = None
-                    pos += 1
+                if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o1._utf = None
                 ap(o1)
             o.node_endpoints = x
             if pos != te: raise _derr('tagged field size mismatch', 'BeginQuorumEpochResponse', 'NodeEndpoints', pos)
@@ -775,65 +836,61 @@ def _d_BeginQuorumEpochResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_BeginQuorumEpochResponsePartitionData_v1(o, w):
-    #: PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
-    w(_S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_BeginQuorumEpochResponseTopicData_v1(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'BeginQuorumEpochResponseTopicData', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_BeginQuorumEpochResponsePartitionData_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_NodeEndpoint_v1(o, w):
-    #: NodeId
+    #: NodeEndpoint.NodeId
     w(_S_i.pack(o.node_id))
-    #: Host
+    #: NodeEndpoint.Host
     x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
+    else: w(_uve(n + 1))
     w(x)
-    #: Port
+    #: NodeEndpoint.Port
     w(_S_H.pack(o.port))
-    #: _tagged_fields
+    #: NodeEndpoint._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_BeginQuorumEpochResponse_v1(o, w):
-    #: ErrorCode
+    #: BeginQuorumEpochResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: Topics
+    #: BeginQuorumEpochResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_BeginQuorumEpochResponseTopicData_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: BeginQuorumEpochResponseTopicData.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'BeginQuorumEpochResponseTopicData', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: BeginQuorumEpochResponseTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: BeginQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+            w(_S_ihii.pack(o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch))
+            #: BeginQuorumEpochResponsePartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: BeginQuorumEpochResponseTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: BeginQuorumEpochResponse._tagged_fields
     tg = []
-    #: NodeEndpoints
+    #: BeginQuorumEpochResponse.NodeEndpoints
     x = o.node_endpoints
     if (x is None or len(x) != 0):
         sub = []
@@ -843,7 +900,7 @@ def _e_BeginQuorumEpochResponse_v1(o, w):
         for v in x:
             _e_NodeEndpoint_v1(v, s)
         tg.append((0, b''.join(sub)))
-    #: _tagged_fields
+    #: BeginQuorumEpochResponse._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -858,13 +915,13 @@ def _d_BeginQuorumEpochResponseTopicData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochResponseTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'BeginQuorumEpochResponseTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: BeginQuorumEpochResponseTopicData.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochResponseTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -879,6 +936,24 @@ def _d_BeginQuorumEpochResponseTopicData_v0(buf, pos):
     return o, pos
 
 
+def _e_BeginQuorumEpochResponseTopicData_v0(o, w):
+    #: BeginQuorumEpochResponseTopicData.TopicName
+    try: x = o.topic_name.encode()
+    except UnicodeEncodeError: x = o.topic_name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: BeginQuorumEpochResponseTopicData.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: BeginQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+        w(_S_ihii.pack(o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch))
+        #: BeginQuorumEpochResponsePartitionData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochResponsePartitionData', '_tagged_fields')
+    #: BeginQuorumEpochResponseTopicData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochResponseTopicData', '_tagged_fields')
+
+
 def _d_BeginQuorumEpochResponseTopicData_v1(buf, pos):
     blen = len(buf)
     o = _new(BeginQuorumEpochResponseTopicData)
@@ -889,26 +964,24 @@ def _d_BeginQuorumEpochResponseTopicData_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochResponseTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'BeginQuorumEpochResponseTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: BeginQuorumEpochResponseTopicData.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BeginQuorumEpochResponseTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(BeginQuorumEpochResponsePartitionData)
-        #: BeginQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
-        o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch = _S_ihii.unpack_from(buf, pos)
-        pos += 14
+        #: BeginQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, _tagged_fields
+        o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch, t1 = _S_ihiiB.unpack_from(buf, pos)
+        pos += 15
         #: BeginQuorumEpochResponsePartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: BeginQuorumEpochResponseTopicData._tagged_fields
@@ -917,6 +990,33 @@ def _d_BeginQuorumEpochResponseTopicData_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_BeginQuorumEpochResponseTopicData_v1(o, w):
+    #: BeginQuorumEpochResponseTopicData.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'BeginQuorumEpochResponseTopicData', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: BeginQuorumEpochResponseTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: BeginQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+        w(_S_ihii.pack(o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch))
+        #: BeginQuorumEpochResponsePartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: BeginQuorumEpochResponseTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_BeginQuorumEpochResponsePartitionData_v0(buf, pos):
@@ -928,42 +1028,54 @@ def _d_BeginQuorumEpochResponsePartitionData_v0(buf, pos):
     return o, pos
 
 
+def _e_BeginQuorumEpochResponsePartitionData_v0(o, w):
+    #: BeginQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+    w(_S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch))
+    #: BeginQuorumEpochResponsePartitionData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'BeginQuorumEpochResponsePartitionData', '_tagged_fields')
+
+
 def _d_BeginQuorumEpochResponsePartitionData_v1(buf, pos):
     o = _new(BeginQuorumEpochResponsePartitionData)
-    #: BeginQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch = _S_ihii.unpack_from(buf, pos)
-    pos += 14
+    #: BeginQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, _tagged_fields
+    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, t = _S_ihiiB.unpack_from(buf, pos)
+    pos += 15
     #: BeginQuorumEpochResponsePartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_BeginQuorumEpochResponsePartitionData_v1(o, w):
+    #: BeginQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+    w(_S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch))
+    #: BeginQuorumEpochResponsePartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_NodeEndpoint_v1(buf, pos):
     blen = len(buf)
     o = _new(NodeEndpoint)
-    #: NodeEndpoint.NodeId
-    o.node_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: NodeEndpoint.NodeId, Host
+    o.node_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: NodeEndpoint.Host
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'NodeEndpoint', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: NodeEndpoint.Port
-    o.port, = _S_H.unpack_from(buf, pos)
-    pos += 2
+    #: NodeEndpoint.Port, _tagged_fields
+    o.port, t = _S_HB.unpack_from(buf, pos)
+    pos += 3
     #: NodeEndpoint._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,7 +18,9 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_ihooo = _Sc('>ih???')
+_S_ihoooB = _Sc('>ih???B')
 _S_iqqoo = _Sc('>iqq??')
+_S_iqqooB = _Sc('>iqq??B')
 
 
 class BrokerHeartbeatRequest(_Struct):
@@ -84,27 +87,25 @@ class BrokerHeartbeatResponse(_Struct):
 
 def _d_BrokerHeartbeatRequest_v0(buf, pos):
     o = _new(BrokerHeartbeatRequest)
-    #: BrokerHeartbeatRequest.BrokerId, BrokerEpoch, CurrentMetadataOffset, WantFence, WantShutDown
-    o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down = _S_iqqoo.unpack_from(buf, pos)
-    pos += 22
+    #: BrokerHeartbeatRequest.BrokerId, BrokerEpoch, CurrentMetadataOffset, WantFence, WantShutDown, _tagged_fields
+    o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down, t = _S_iqqooB.unpack_from(buf, pos)
+    pos += 23
     o.offline_log_dirs = []
     o.cordoned_log_dirs = None
     #: BrokerHeartbeatRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, (0, 1))
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, (0, 1))
+    else: o._utf = None
     return o, pos
 
 
 def _e_BrokerHeartbeatRequest_v0(o, w):
-    #: BrokerId, BrokerEpoch, CurrentMetadataOffset, WantFence, WantShutDown
+    #: BrokerHeartbeatRequest.BrokerId, BrokerEpoch, CurrentMetadataOffset, WantFence, WantShutDown
     w(_S_iqqoo.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down))
-    #: OfflineLogDirs
+    #: BrokerHeartbeatRequest.OfflineLogDirs
     if (o.offline_log_dirs is None or len(o.offline_log_dirs) != 0): raise _absent('BrokerHeartbeatRequest', 'OfflineLogDirs')
-    #: CordonedLogDirs
+    #: BrokerHeartbeatRequest.CordonedLogDirs
     if o.cordoned_log_dirs is not None: raise _absent('BrokerHeartbeatRequest', 'CordonedLogDirs')
-    #: _tagged_fields
+    #: BrokerHeartbeatRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -131,8 +132,7 @@ def _d_BrokerHeartbeatRequest_v1(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerHeartbeatRequest', 'OfflineLogDirs', pos)
-            if n > blen - pos: raise _dalloc(n, pos, blen, 'BrokerHeartbeatRequest', 'OfflineLogDirs')
+            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerHeartbeatRequest', 'OfflineLogDirs')
             e = pos + 16 * n
             if e > blen: raise _dlen(n * 16, pos, blen, 'BrokerHeartbeatRequest', 'OfflineLogDirs', False)
             o.offline_log_dirs = [_mkuuid(buf[i:i + 16]) for i in range(pos, e, 16)]
@@ -148,13 +148,13 @@ def _d_BrokerHeartbeatRequest_v1(buf, pos):
 
 
 def _e_BrokerHeartbeatRequest_v1(o, w):
-    #: BrokerId, BrokerEpoch, CurrentMetadataOffset, WantFence, WantShutDown
+    #: BrokerHeartbeatRequest.BrokerId, BrokerEpoch, CurrentMetadataOffset, WantFence, WantShutDown
     w(_S_iqqoo.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down))
-    #: CordonedLogDirs
+    #: BrokerHeartbeatRequest.CordonedLogDirs
     if o.cordoned_log_dirs is not None: raise _absent('BrokerHeartbeatRequest', 'CordonedLogDirs')
-    #: _tagged_fields
+    #: BrokerHeartbeatRequest._tagged_fields
     tg = []
-    #: OfflineLogDirs
+    #: BrokerHeartbeatRequest.OfflineLogDirs
     x = o.offline_log_dirs
     if (x is None or len(x) != 0):
         sub = []
@@ -163,7 +163,7 @@ def _e_BrokerHeartbeatRequest_v1(o, w):
         s(_UV[n] if n < 128 else _uve(n))
         s(b''.join([v.bytes for v in x]))
         tg.append((0, b''.join(sub)))
-    #: _tagged_fields
+    #: BrokerHeartbeatRequest._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -190,8 +190,7 @@ def _d_BrokerHeartbeatRequest_v2(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerHeartbeatRequest', 'OfflineLogDirs', pos)
-            if n > blen - pos: raise _dalloc(n, pos, blen, 'BrokerHeartbeatRequest', 'OfflineLogDirs')
+            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerHeartbeatRequest', 'OfflineLogDirs')
             e = pos + 16 * n
             if e > blen: raise _dlen(n * 16, pos, blen, 'BrokerHeartbeatRequest', 'OfflineLogDirs', False)
             o.offline_log_dirs = [_mkuuid(buf[i:i + 16]) for i in range(pos, e, 16)]
@@ -219,11 +218,11 @@ def _d_BrokerHeartbeatRequest_v2(buf, pos):
 
 
 def _e_BrokerHeartbeatRequest_v2(o, w):
-    #: BrokerId, BrokerEpoch, CurrentMetadataOffset, WantFence, WantShutDown
+    #: BrokerHeartbeatRequest.BrokerId, BrokerEpoch, CurrentMetadataOffset, WantFence, WantShutDown
     w(_S_iqqoo.pack(o.broker_id, o.broker_epoch, o.current_metadata_offset, o.want_fence, o.want_shut_down))
-    #: _tagged_fields
+    #: BrokerHeartbeatRequest._tagged_fields
     tg = []
-    #: OfflineLogDirs
+    #: BrokerHeartbeatRequest.OfflineLogDirs
     x = o.offline_log_dirs
     if (x is None or len(x) != 0):
         sub = []
@@ -232,7 +231,7 @@ def _e_BrokerHeartbeatRequest_v2(o, w):
         s(_UV[n] if n < 128 else _uve(n))
         s(b''.join([v.bytes for v in x]))
         tg.append((0, b''.join(sub)))
-    #: CordonedLogDirs
+    #: BrokerHeartbeatRequest.CordonedLogDirs
     x = o.cordoned_log_dirs
     if x is not None:
         sub = []
@@ -241,7 +240,7 @@ def _e_BrokerHeartbeatRequest_v2(o, w):
         s(_UV[n] if n < 128 else _uve(n))
         s(b''.join([v.bytes for v in x]))
         tg.append((1, b''.join(sub)))
-    #: _tagged_fields
+    #: BrokerHeartbeatRequest._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -249,21 +248,19 @@ def _e_BrokerHeartbeatRequest_v2(o, w):
 
 def _d_BrokerHeartbeatResponse_v0(buf, pos):
     o = _new(BrokerHeartbeatResponse)
-    #: BrokerHeartbeatResponse.ThrottleTimeMs, ErrorCode, IsCaughtUp, IsFenced, ShouldShutDown
-    o.throttle_time_ms, o.error_code, o.is_caught_up, o.is_fenced, o.should_shut_down = _S_ihooo.unpack_from(buf, pos)
-    pos += 9
+    #: BrokerHeartbeatResponse.ThrottleTimeMs, ErrorCode, IsCaughtUp, IsFenced, ShouldShutDown, _tagged_fields
+    o.throttle_time_ms, o.error_code, o.is_caught_up, o.is_fenced, o.should_shut_down, t = _S_ihoooB.unpack_from(buf, pos)
+    pos += 10
     #: BrokerHeartbeatResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_BrokerHeartbeatResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode, IsCaughtUp, IsFenced, ShouldShutDown
+    #: BrokerHeartbeatResponse.ThrottleTimeMs, ErrorCode, IsCaughtUp, IsFenced, ShouldShutDown
     w(_S_ihooo.pack(o.throttle_time_ms, o.error_code, o.is_caught_up, o.is_fenced, o.should_shut_down))
-    #: _tagged_fields
+    #: BrokerHeartbeatResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

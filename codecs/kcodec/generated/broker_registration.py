@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,12 +18,19 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_Hh = _Sc('>Hh')
+_S_HhB = _Sc('>HhB')
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_hh = _Sc('>hh')
+_S_hhB = _Sc('>hhB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ihq = _Sc('>ihq')
+_S_ihqB = _Sc('>ihqB')
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 _S_q = _Sc('>q')
+_S_qB = _Sc('>qB')
 
 
 class BrokerRegistrationRequest(_Struct):
@@ -128,28 +136,26 @@ class BrokerRegistrationResponse(_Struct):
 def _d_BrokerRegistrationRequest_v0(buf, pos):
     blen = len(buf)
     o = _new(BrokerRegistrationRequest)
-    #: BrokerRegistrationRequest.BrokerId
-    o.broker_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: BrokerRegistrationRequest.BrokerId, ClusterId
+    o.broker_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: BrokerRegistrationRequest.ClusterId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerRegistrationRequest', 'ClusterId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'BrokerRegistrationRequest', 'ClusterId', True)
-    o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.cluster_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: BrokerRegistrationRequest.IncarnationId
-    o.incarnation_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.incarnation_id = _UC.get(o.incarnation_id) or _mkuuid(o.incarnation_id)
+    #: BrokerRegistrationRequest.IncarnationId, Listeners
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.incarnation_id = _UC.get(u_0) or _mkuuid(u_0)
     #: BrokerRegistrationRequest.Listeners
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerRegistrationRequest', 'Listeners', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
     x = []
     ap = x.append
     for _ in range(n):
@@ -161,7 +167,8 @@ def _d_BrokerRegistrationRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Listener.Host
         n1 = buf[pos] - 1
@@ -170,24 +177,22 @@ def _d_BrokerRegistrationRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Listener.Port, SecurityProtocol
-        o1.port, o1.security_protocol = _S_Hh.unpack_from(buf, pos)
-        pos += 4
+        #: Listener.Port, SecurityProtocol, _tagged_fields
+        o1.port, o1.security_protocol, t1 = _S_HhB.unpack_from(buf, pos)
+        pos += 5
         #: Listener._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.listeners = x
     #: BrokerRegistrationRequest.Features
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerRegistrationRequest', 'Features', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
     x = []
     ap = x.append
     for _ in range(n):
@@ -199,16 +204,15 @@ def _d_BrokerRegistrationRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Feature', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Feature', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Feature.MinSupportedVersion, MaxSupportedVersion
-        o1.min_supported_version, o1.max_supported_version = _S_hh.unpack_from(buf, pos)
-        pos += 4
+        #: Feature.MinSupportedVersion, MaxSupportedVersion, _tagged_fields
+        o1.min_supported_version, o1.max_supported_version, t1 = _S_hhB.unpack_from(buf, pos)
+        pos += 5
         #: Feature._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.features = x
     #: BrokerRegistrationRequest.Rack
@@ -219,7 +223,8 @@ def _d_BrokerRegistrationRequest_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'BrokerRegistrationRequest', 'Rack', True)
-        o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o.is_migrating_zk_broker = False
     o.log_dirs = []
@@ -232,81 +237,83 @@ def _d_BrokerRegistrationRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_Listener_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Port, SecurityProtocol
-    w(_S_Hh.pack(o.port, o.security_protocol))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_Feature_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Feature', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: MinSupportedVersion, MaxSupportedVersion
-    w(_S_hh.pack(o.min_supported_version, o.max_supported_version))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_BrokerRegistrationRequest_v0(o, w):
-    #: BrokerId
+    #: BrokerRegistrationRequest.BrokerId
     w(_S_i.pack(o.broker_id))
-    #: ClusterId
+    #: BrokerRegistrationRequest.ClusterId
     x = o.cluster_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'ClusterId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'ClusterId')
+    else: w(_uve(n + 1))
     w(x)
-    #: IncarnationId
+    #: BrokerRegistrationRequest.IncarnationId
     w(_S_U.pack(o.incarnation_id.bytes))
-    #: Listeners
+    #: BrokerRegistrationRequest.Listeners
     x = o.listeners
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Listener_v0(v, w)
-    #: Features
+    for o1 in x:
+        #: Listener.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Port, SecurityProtocol
+        w(_S_Hh.pack(o1.port, o1.security_protocol))
+        #: Listener._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: BrokerRegistrationRequest.Features
     x = o.features
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Feature_v0(v, w)
-    #: Rack
+    for o1 in x:
+        #: Feature.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Feature', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Feature.MinSupportedVersion, MaxSupportedVersion
+        w(_S_hh.pack(o1.min_supported_version, o1.max_supported_version))
+        #: Feature._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: BrokerRegistrationRequest.Rack
     x = o.rack
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'Rack')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'Rack')
+        else: w(_uve(n + 1))
         w(x)
-    #: IsMigratingZkBroker
+    #: BrokerRegistrationRequest.IsMigratingZkBroker
     if o.is_migrating_zk_broker != False: raise _absent('BrokerRegistrationRequest', 'IsMigratingZkBroker')
-    #: _tagged_fields
+    #: BrokerRegistrationRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -315,28 +322,26 @@ def _e_BrokerRegistrationRequest_v0(o, w):
 def _d_BrokerRegistrationRequest_v1(buf, pos):
     blen = len(buf)
     o = _new(BrokerRegistrationRequest)
-    #: BrokerRegistrationRequest.BrokerId
-    o.broker_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: BrokerRegistrationRequest.BrokerId, ClusterId
+    o.broker_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: BrokerRegistrationRequest.ClusterId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerRegistrationRequest', 'ClusterId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'BrokerRegistrationRequest', 'ClusterId', True)
-    o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.cluster_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: BrokerRegistrationRequest.IncarnationId
-    o.incarnation_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.incarnation_id = _UC.get(o.incarnation_id) or _mkuuid(o.incarnation_id)
+    #: BrokerRegistrationRequest.IncarnationId, Listeners
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.incarnation_id = _UC.get(u_0) or _mkuuid(u_0)
     #: BrokerRegistrationRequest.Listeners
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerRegistrationRequest', 'Listeners', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
     x = []
     ap = x.append
     for _ in range(n):
@@ -348,7 +353,8 @@ def _d_BrokerRegistrationRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Listener.Host
         n1 = buf[pos] - 1
@@ -357,24 +363,22 @@ def _d_BrokerRegistrationRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Listener.Port, SecurityProtocol
-        o1.port, o1.security_protocol = _S_Hh.unpack_from(buf, pos)
-        pos += 4
+        #: Listener.Port, SecurityProtocol, _tagged_fields
+        o1.port, o1.security_protocol, t1 = _S_HhB.unpack_from(buf, pos)
+        pos += 5
         #: Listener._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.listeners = x
     #: BrokerRegistrationRequest.Features
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerRegistrationRequest', 'Features', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
     x = []
     ap = x.append
     for _ in range(n):
@@ -386,16 +390,15 @@ def _d_BrokerRegistrationRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Feature', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Feature', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Feature.MinSupportedVersion, MaxSupportedVersion
-        o1.min_supported_version, o1.max_supported_version = _S_hh.unpack_from(buf, pos)
-        pos += 4
+        #: Feature.MinSupportedVersion, MaxSupportedVersion, _tagged_fields
+        o1.min_supported_version, o1.max_supported_version, t1 = _S_hhB.unpack_from(buf, pos)
+        pos += 5
         #: Feature._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.features = x
     #: BrokerRegistrationRequest.Rack
@@ -406,57 +409,97 @@ def _d_BrokerRegistrationRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'BrokerRegistrationRequest', 'Rack', True)
-        o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: BrokerRegistrationRequest.IsMigratingZkBroker
-    o.is_migrating_zk_broker, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: BrokerRegistrationRequest.IsMigratingZkBroker, _tagged_fields
+    o.is_migrating_zk_broker, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     o.log_dirs = []
     o.previous_broker_epoch = -1
     #: BrokerRegistrationRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_BrokerRegistrationRequest_v1(o, w):
-    #: BrokerId
+    #: BrokerRegistrationRequest.BrokerId
     w(_S_i.pack(o.broker_id))
-    #: ClusterId
+    #: BrokerRegistrationRequest.ClusterId
     x = o.cluster_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'ClusterId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'ClusterId')
+    else: w(_uve(n + 1))
     w(x)
-    #: IncarnationId
+    #: BrokerRegistrationRequest.IncarnationId
     w(_S_U.pack(o.incarnation_id.bytes))
-    #: Listeners
+    #: BrokerRegistrationRequest.Listeners
     x = o.listeners
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Listener_v0(v, w)
-    #: Features
+    for o1 in x:
+        #: Listener.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Port, SecurityProtocol
+        w(_S_Hh.pack(o1.port, o1.security_protocol))
+        #: Listener._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: BrokerRegistrationRequest.Features
     x = o.features
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Feature_v0(v, w)
-    #: Rack
+    for o1 in x:
+        #: Feature.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Feature', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Feature.MinSupportedVersion, MaxSupportedVersion
+        w(_S_hh.pack(o1.min_supported_version, o1.max_supported_version))
+        #: Feature._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: BrokerRegistrationRequest.Rack
     x = o.rack
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'Rack')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'Rack')
+        else: w(_uve(n + 1))
         w(x)
-    #: IsMigratingZkBroker
+    #: BrokerRegistrationRequest.IsMigratingZkBroker
     w(_S_o.pack(o.is_migrating_zk_broker))
-    #: _tagged_fields
+    #: BrokerRegistrationRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -465,28 +508,26 @@ def _e_BrokerRegistrationRequest_v1(o, w):
 def _d_BrokerRegistrationRequest_v2(buf, pos):
     blen = len(buf)
     o = _new(BrokerRegistrationRequest)
-    #: BrokerRegistrationRequest.BrokerId
-    o.broker_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: BrokerRegistrationRequest.BrokerId, ClusterId
+    o.broker_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: BrokerRegistrationRequest.ClusterId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerRegistrationRequest', 'ClusterId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'BrokerRegistrationRequest', 'ClusterId', True)
-    o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.cluster_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: BrokerRegistrationRequest.IncarnationId
-    o.incarnation_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.incarnation_id = _UC.get(o.incarnation_id) or _mkuuid(o.incarnation_id)
+    #: BrokerRegistrationRequest.IncarnationId, Listeners
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.incarnation_id = _UC.get(u_0) or _mkuuid(u_0)
     #: BrokerRegistrationRequest.Listeners
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerRegistrationRequest', 'Listeners', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
     x = []
     ap = x.append
     for _ in range(n):
@@ -498,7 +539,8 @@ def _d_BrokerRegistrationRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Listener.Host
         n1 = buf[pos] - 1
@@ -507,24 +549,22 @@ def _d_BrokerRegistrationRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Listener.Port, SecurityProtocol
-        o1.port, o1.security_protocol = _S_Hh.unpack_from(buf, pos)
-        pos += 4
+        #: Listener.Port, SecurityProtocol, _tagged_fields
+        o1.port, o1.security_protocol, t1 = _S_HhB.unpack_from(buf, pos)
+        pos += 5
         #: Listener._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.listeners = x
     #: BrokerRegistrationRequest.Features
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerRegistrationRequest', 'Features', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
     x = []
     ap = x.append
     for _ in range(n):
@@ -536,16 +576,15 @@ def _d_BrokerRegistrationRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Feature', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Feature', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Feature.MinSupportedVersion, MaxSupportedVersion
-        o1.min_supported_version, o1.max_supported_version = _S_hh.unpack_from(buf, pos)
-        pos += 4
+        #: Feature.MinSupportedVersion, MaxSupportedVersion, _tagged_fields
+        o1.min_supported_version, o1.max_supported_version, t1 = _S_hhB.unpack_from(buf, pos)
+        pos += 5
         #: Feature._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.features = x
     #: BrokerRegistrationRequest.Rack
@@ -556,17 +595,16 @@ def _d_BrokerRegistrationRequest_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'BrokerRegistrationRequest', 'Rack', True)
-        o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: BrokerRegistrationRequest.IsMigratingZkBroker
-    o.is_migrating_zk_broker, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: BrokerRegistrationRequest.IsMigratingZkBroker, LogDirs
+    o.is_migrating_zk_broker, n = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: BrokerRegistrationRequest.LogDirs
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerRegistrationRequest', 'LogDirs', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BrokerRegistrationRequest', 'LogDirs')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'LogDirs')
     e = pos + 16 * n
     if e > blen: raise _dlen(n * 16, pos, blen, 'BrokerRegistrationRequest', 'LogDirs', False)
     o.log_dirs = [_mkuuid(buf[i:i + 16]) for i in range(pos, e, 16)]
@@ -581,46 +619,87 @@ def _d_BrokerRegistrationRequest_v2(buf, pos):
 
 
 def _e_BrokerRegistrationRequest_v2(o, w):
-    #: BrokerId
+    #: BrokerRegistrationRequest.BrokerId
     w(_S_i.pack(o.broker_id))
-    #: ClusterId
+    #: BrokerRegistrationRequest.ClusterId
     x = o.cluster_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'ClusterId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'ClusterId')
+    else: w(_uve(n + 1))
     w(x)
-    #: IncarnationId
+    #: BrokerRegistrationRequest.IncarnationId
     w(_S_U.pack(o.incarnation_id.bytes))
-    #: Listeners
+    #: BrokerRegistrationRequest.Listeners
     x = o.listeners
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Listener_v0(v, w)
-    #: Features
+    for o1 in x:
+        #: Listener.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Port, SecurityProtocol
+        w(_S_Hh.pack(o1.port, o1.security_protocol))
+        #: Listener._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: BrokerRegistrationRequest.Features
     x = o.features
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Feature_v0(v, w)
-    #: Rack
+    for o1 in x:
+        #: Feature.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Feature', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Feature.MinSupportedVersion, MaxSupportedVersion
+        w(_S_hh.pack(o1.min_supported_version, o1.max_supported_version))
+        #: Feature._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: BrokerRegistrationRequest.Rack
     x = o.rack
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'Rack')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'Rack')
+        else: w(_uve(n + 1))
         w(x)
-    #: IsMigratingZkBroker
+    #: BrokerRegistrationRequest.IsMigratingZkBroker
     w(_S_o.pack(o.is_migrating_zk_broker))
-    #: LogDirs
+    #: BrokerRegistrationRequest.LogDirs
     x = o.log_dirs
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     w(b''.join([v.bytes for v in x]))
-    #: _tagged_fields
+    #: BrokerRegistrationRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -629,28 +708,26 @@ def _e_BrokerRegistrationRequest_v2(o, w):
 def _d_BrokerRegistrationRequest_v3(buf, pos):
     blen = len(buf)
     o = _new(BrokerRegistrationRequest)
-    #: BrokerRegistrationRequest.BrokerId
-    o.broker_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: BrokerRegistrationRequest.BrokerId, ClusterId
+    o.broker_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: BrokerRegistrationRequest.ClusterId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerRegistrationRequest', 'ClusterId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'BrokerRegistrationRequest', 'ClusterId', True)
-    o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.cluster_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: BrokerRegistrationRequest.IncarnationId
-    o.incarnation_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.incarnation_id = _UC.get(o.incarnation_id) or _mkuuid(o.incarnation_id)
+    #: BrokerRegistrationRequest.IncarnationId, Listeners
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.incarnation_id = _UC.get(u_0) or _mkuuid(u_0)
     #: BrokerRegistrationRequest.Listeners
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerRegistrationRequest', 'Listeners', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
     x = []
     ap = x.append
     for _ in range(n):
@@ -662,7 +739,8 @@ def _d_BrokerRegistrationRequest_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Listener.Host
         n1 = buf[pos] - 1
@@ -671,24 +749,22 @@ def _d_BrokerRegistrationRequest_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Listener.Port, SecurityProtocol
-        o1.port, o1.security_protocol = _S_Hh.unpack_from(buf, pos)
-        pos += 4
+        #: Listener.Port, SecurityProtocol, _tagged_fields
+        o1.port, o1.security_protocol, t1 = _S_HhB.unpack_from(buf, pos)
+        pos += 5
         #: Listener._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.listeners = x
     #: BrokerRegistrationRequest.Features
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerRegistrationRequest', 'Features', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
     x = []
     ap = x.append
     for _ in range(n):
@@ -700,16 +776,15 @@ def _d_BrokerRegistrationRequest_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Feature', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Feature', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Feature.MinSupportedVersion, MaxSupportedVersion
-        o1.min_supported_version, o1.max_supported_version = _S_hh.unpack_from(buf, pos)
-        pos += 4
+        #: Feature.MinSupportedVersion, MaxSupportedVersion, _tagged_fields
+        o1.min_supported_version, o1.max_supported_version, t1 = _S_hhB.unpack_from(buf, pos)
+        pos += 5
         #: Feature._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.features = x
     #: BrokerRegistrationRequest.Rack
@@ -720,75 +795,113 @@ def _d_BrokerRegistrationRequest_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'BrokerRegistrationRequest', 'Rack', True)
-        o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: BrokerRegistrationRequest.IsMigratingZkBroker
-    o.is_migrating_zk_broker, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: BrokerRegistrationRequest.IsMigratingZkBroker, LogDirs
+    o.is_migrating_zk_broker, n = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: BrokerRegistrationRequest.LogDirs
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'BrokerRegistrationRequest', 'LogDirs', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'BrokerRegistrationRequest', 'LogDirs')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'LogDirs')
     e = pos + 16 * n
     if e > blen: raise _dlen(n * 16, pos, blen, 'BrokerRegistrationRequest', 'LogDirs', False)
     o.log_dirs = [_mkuuid(buf[i:i + 16]) for i in range(pos, e, 16)]
     pos = e
-    #: BrokerRegistrationRequest.PreviousBrokerEpoch
-    o.previous_broker_epoch, = _S_q.unpack_from(buf, pos)
-    pos += 8
+    #: BrokerRegistrationRequest.PreviousBrokerEpoch, _tagged_fields
+    o.previous_broker_epoch, t = _S_qB.unpack_from(buf, pos)
+    pos += 9
     #: BrokerRegistrationRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_BrokerRegistrationRequest_v3(o, w):
-    #: BrokerId
+    #: BrokerRegistrationRequest.BrokerId
     w(_S_i.pack(o.broker_id))
-    #: ClusterId
+    #: BrokerRegistrationRequest.ClusterId
     x = o.cluster_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'ClusterId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'ClusterId')
+    else: w(_uve(n + 1))
     w(x)
-    #: IncarnationId
+    #: BrokerRegistrationRequest.IncarnationId
     w(_S_U.pack(o.incarnation_id.bytes))
-    #: Listeners
+    #: BrokerRegistrationRequest.Listeners
     x = o.listeners
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Listener_v0(v, w)
-    #: Features
+    for o1 in x:
+        #: Listener.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Port, SecurityProtocol
+        w(_S_Hh.pack(o1.port, o1.security_protocol))
+        #: Listener._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: BrokerRegistrationRequest.Features
     x = o.features
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Feature_v0(v, w)
-    #: Rack
+    for o1 in x:
+        #: Feature.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Feature', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Feature.MinSupportedVersion, MaxSupportedVersion
+        w(_S_hh.pack(o1.min_supported_version, o1.max_supported_version))
+        #: Feature._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: BrokerRegistrationRequest.Rack
     x = o.rack
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'Rack')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'BrokerRegistrationRequest', 'Rack')
+        else: w(_uve(n + 1))
         w(x)
-    #: IsMigratingZkBroker
+    #: BrokerRegistrationRequest.IsMigratingZkBroker
     w(_S_o.pack(o.is_migrating_zk_broker))
-    #: LogDirs
+    #: BrokerRegistrationRequest.LogDirs
     x = o.log_dirs
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     w(b''.join([v.bytes for v in x]))
-    #: PreviousBrokerEpoch
+    #: BrokerRegistrationRequest.PreviousBrokerEpoch
     w(_S_q.pack(o.previous_broker_epoch))
-    #: _tagged_fields
+    #: BrokerRegistrationRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -804,7 +917,8 @@ def _d_Listener_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Listener', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Listener.Host
     n = buf[pos] - 1
@@ -813,17 +927,43 @@ def _d_Listener_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Listener', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: Listener.Port, SecurityProtocol
-    o.port, o.security_protocol = _S_Hh.unpack_from(buf, pos)
-    pos += 4
+    #: Listener.Port, SecurityProtocol, _tagged_fields
+    o.port, o.security_protocol, t = _S_HhB.unpack_from(buf, pos)
+    pos += 5
     #: Listener._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_Listener_v0(o, w):
+    #: Listener.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Listener.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Listener.Port, SecurityProtocol
+    w(_S_Hh.pack(o.port, o.security_protocol))
+    #: Listener._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_Feature_v0(buf, pos):
@@ -836,36 +976,51 @@ def _d_Feature_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Feature', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Feature', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: Feature.MinSupportedVersion, MaxSupportedVersion
-    o.min_supported_version, o.max_supported_version = _S_hh.unpack_from(buf, pos)
-    pos += 4
+    #: Feature.MinSupportedVersion, MaxSupportedVersion, _tagged_fields
+    o.min_supported_version, o.max_supported_version, t = _S_hhB.unpack_from(buf, pos)
+    pos += 5
     #: Feature._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_Feature_v0(o, w):
+    #: Feature.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Feature', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Feature.MinSupportedVersion, MaxSupportedVersion
+    w(_S_hh.pack(o.min_supported_version, o.max_supported_version))
+    #: Feature._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_BrokerRegistrationResponse_v0(buf, pos):
     o = _new(BrokerRegistrationResponse)
-    #: BrokerRegistrationResponse.ThrottleTimeMs, ErrorCode, BrokerEpoch
-    o.throttle_time_ms, o.error_code, o.broker_epoch = _S_ihq.unpack_from(buf, pos)
-    pos += 14
+    #: BrokerRegistrationResponse.ThrottleTimeMs, ErrorCode, BrokerEpoch, _tagged_fields
+    o.throttle_time_ms, o.error_code, o.broker_epoch, t = _S_ihqB.unpack_from(buf, pos)
+    pos += 15
     #: BrokerRegistrationResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_BrokerRegistrationResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode, BrokerEpoch
+    #: BrokerRegistrationResponse.ThrottleTimeMs, ErrorCode, BrokerEpoch
     w(_S_ihq.pack(o.throttle_time_ms, o.error_code, o.broker_epoch))
-    #: _tagged_fields
+    #: BrokerRegistrationResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,12 +18,19 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_b = _Sc('>b')
+_S_bB = _Sc('>bB')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ii = _Sc('>ii')
+_S_iiB = _Sc('>iiB')
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
 
 
 class ConsumerGroupDescribeRequest(_Struct):
@@ -174,8 +182,7 @@ def _d_ConsumerGroupDescribeRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerGroupDescribeRequest', 'GroupIds', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerGroupDescribeRequest', 'GroupIds')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerGroupDescribeRequest', 'GroupIds')
     x = []
     ap = x.append
     for _ in range(n):
@@ -185,33 +192,33 @@ def _d_ConsumerGroupDescribeRequest_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'ConsumerGroupDescribeRequest', 'GroupIds', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'ConsumerGroupDescribeRequest', 'GroupIds', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.group_ids = x
-    #: ConsumerGroupDescribeRequest.IncludeAuthorizedOperations
-    o.include_authorized_operations, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: ConsumerGroupDescribeRequest.IncludeAuthorizedOperations, _tagged_fields
+    o.include_authorized_operations, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: ConsumerGroupDescribeRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_ConsumerGroupDescribeRequest_v0(o, w):
-    #: GroupIds
+    #: ConsumerGroupDescribeRequest.GroupIds
     x = o.group_ids
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: IncludeAuthorizedOperations
+    #: ConsumerGroupDescribeRequest.IncludeAuthorizedOperations
     w(_S_o.pack(o.include_authorized_operations))
-    #: _tagged_fields
+    #: ConsumerGroupDescribeRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -224,33 +231,33 @@ def _d_Assignment_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Assignment', 'TopicPartitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Assignment', 'TopicPartitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Assignment', 'TopicPartitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(TopicPartitions)
-        #: TopicPartitions.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: TopicPartitions.TopicId, TopicName
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: TopicPartitions.TopicName
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicPartitions', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicPartitions.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicPartitions', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartitions', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: TopicPartitions._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -269,31 +276,29 @@ def _d_Assignment_v0(buf, pos):
 def _d_ConsumerGroupDescribeResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(ConsumerGroupDescribeResponse)
-    #: ConsumerGroupDescribeResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ConsumerGroupDescribeResponse.ThrottleTimeMs, Groups
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ConsumerGroupDescribeResponse.Groups
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerGroupDescribeResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerGroupDescribeResponse', 'Groups')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerGroupDescribeResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribedGroup)
-        #: DescribedGroup.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DescribedGroup.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DescribedGroup.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribedGroup.GroupId
         n1 = buf[pos] - 1
@@ -302,7 +307,8 @@ def _d_ConsumerGroupDescribeResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.GroupState
         n1 = buf[pos] - 1
@@ -311,26 +317,26 @@ def _d_ConsumerGroupDescribeResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupState', True)
-        o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_state = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DescribedGroup.GroupEpoch, AssignmentEpoch
-        o1.group_epoch, o1.assignment_epoch = _S_ii.unpack_from(buf, pos)
-        pos += 8
+        #: DescribedGroup.GroupEpoch, AssignmentEpoch, AssignorName
+        o1.group_epoch, o1.assignment_epoch, n1 = _S_iiB.unpack_from(buf, pos)
+        pos += 9
         #: DescribedGroup.AssignorName
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'AssignorName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'AssignorName', True)
-        o1.assignor_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.assignor_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.assignor_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.Members
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -342,7 +348,8 @@ def _d_ConsumerGroupDescribeResponse_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'MemberId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'MemberId', True)
-            o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.member_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: Member.InstanceId
             n2 = buf[pos] - 1
@@ -352,7 +359,8 @@ def _d_ConsumerGroupDescribeResponse_v0(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'InstanceId', True)
-                o2.instance_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.instance_id = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.instance_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: Member.RackId
             n2 = buf[pos] - 1
@@ -362,19 +370,20 @@ def _d_ConsumerGroupDescribeResponse_v0(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'RackId', True)
-                o2.rack_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.rack_id = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.rack_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
-            #: Member.MemberEpoch
-            o2.member_epoch, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: Member.MemberEpoch, ClientId
+            o2.member_epoch, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: Member.ClientId
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'ClientId', True)
-            o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: Member.ClientHost
             n2 = buf[pos] - 1
@@ -383,14 +392,14 @@ def _d_ConsumerGroupDescribeResponse_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientHost', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'ClientHost', True)
-            o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: Member.SubscribedTopicNames
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'SubscribedTopicNames', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'Member', 'SubscribedTopicNames')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'Member', 'SubscribedTopicNames')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -400,7 +409,8 @@ def _d_ConsumerGroupDescribeResponse_v0(buf, pos):
                 if m2 < 0: raise _derr('null array element', 'Member', 'SubscribedTopicNames', pos)
                 e2 = pos + m2
                 if e2 > blen: raise _dlen(m2, pos, blen, 'Member', 'SubscribedTopicNames', True)
-                ap2(buf[pos:e2].decode('utf-8', 'surrogateescape'))
+                try: ap2(buf[pos:e2].decode())
+                except UnicodeDecodeError: ap2(buf[pos:e2].decode('utf-8', 'surrogateescape'))
                 pos = e2
             o2.subscribed_topic_names = x2
             #: Member.SubscribedTopicRegex
@@ -411,7 +421,8 @@ def _d_ConsumerGroupDescribeResponse_v0(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'SubscribedTopicRegex', True)
-                o2.subscribed_topic_regex = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.subscribed_topic_regex = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.subscribed_topic_regex = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: Member.Assignment
             o2.assignment, pos = _d_Assignment_v0(buf, pos)
@@ -425,14 +436,12 @@ def _d_ConsumerGroupDescribeResponse_v0(buf, pos):
                 pos += 1
             ap1(o2)
         o1.members = x1
-        #: DescribedGroup.AuthorizedOperations
-        o1.authorized_operations, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: DescribedGroup.AuthorizedOperations, _tagged_fields
+        o1.authorized_operations, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: DescribedGroup._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.groups = x
     #: ConsumerGroupDescribeResponse._tagged_fields
@@ -443,169 +452,182 @@ def _d_ConsumerGroupDescribeResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_TopicPartitions_v0(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TopicPartitions', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_Assignment_v0(o, w):
-    #: TopicPartitions
+    #: Assignment.TopicPartitions
     x = o.topic_partitions
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicPartitions_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_Member_v0(o, w):
-    #: MemberId
-    x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: InstanceId
-    x = o.instance_id
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'InstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: RackId
-    x = o.rack_id
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'RackId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: MemberEpoch
-    w(_S_i.pack(o.member_epoch))
-    #: ClientId
-    x = o.client_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ClientHost
-    x = o.client_host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientHost')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: SubscribedTopicNames
-    x = o.subscribed_topic_names
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(v)
-    #: SubscribedTopicRegex
-    x = o.subscribed_topic_regex
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'SubscribedTopicRegex')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: Assignment
-    _e_Assignment_v0(o.assignment, w)
-    #: TargetAssignment
-    _e_Assignment_v0(o.target_assignment, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribedGroup_v0(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupState
-    x = o.group_state
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupEpoch, AssignmentEpoch
-    w(_S_ii.pack(o.group_epoch, o.assignment_epoch))
-    #: AssignorName
-    x = o.assignor_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'AssignorName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Members
-    x = o.members
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Member_v0(v, w)
-    #: AuthorizedOperations
-    w(_S_i.pack(o.authorized_operations))
-    #: _tagged_fields
+    for o1 in x:
+        #: TopicPartitions.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: TopicPartitions.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicPartitions', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TopicPartitions.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: TopicPartitions._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Assignment._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_ConsumerGroupDescribeResponse_v0(o, w):
-    #: ThrottleTimeMs
+    #: ConsumerGroupDescribeResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Groups
+    #: ConsumerGroupDescribeResponse.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribedGroup_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribedGroup.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribedGroup.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribedGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.GroupState
+        x1 = o1.group_state
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.GroupEpoch, AssignmentEpoch
+        w(_S_ii.pack(o1.group_epoch, o1.assignment_epoch))
+        #: DescribedGroup.AssignorName
+        x1 = o1.assignor_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'AssignorName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.Members
+        x1 = o1.members
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: Member.MemberId
+            x2 = o2.member_id
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'MemberId')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: Member.InstanceId
+            x2 = o2.instance_id
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'InstanceId')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: Member.RackId
+            x2 = o2.rack_id
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'RackId')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: Member.MemberEpoch
+            w(_S_i.pack(o2.member_epoch))
+            #: Member.ClientId
+            x2 = o2.client_id
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientId')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: Member.ClientHost
+            x2 = o2.client_host
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientHost')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: Member.SubscribedTopicNames
+            x2 = o2.subscribed_topic_names
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for v2 in x2:
+                try: v2 = v2.encode()
+                except UnicodeEncodeError: v2 = v2.encode('utf-8', 'surrogateescape')
+                m2 = len(v2) + 1
+                w(_UV[m2] if m2 < 128 else _uve(m2))
+                w(v2)
+            #: Member.SubscribedTopicRegex
+            x2 = o2.subscribed_topic_regex
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'SubscribedTopicRegex')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: Member.Assignment
+            _e_Assignment_v0(o2.assignment, w)
+            #: Member.TargetAssignment
+            _e_Assignment_v0(o2.target_assignment, w)
+            #: Member._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribedGroup.AuthorizedOperations
+        w(_S_i.pack(o1.authorized_operations))
+        #: DescribedGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ConsumerGroupDescribeResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -614,31 +636,29 @@ def _e_ConsumerGroupDescribeResponse_v0(o, w):
 def _d_ConsumerGroupDescribeResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(ConsumerGroupDescribeResponse)
-    #: ConsumerGroupDescribeResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ConsumerGroupDescribeResponse.ThrottleTimeMs, Groups
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ConsumerGroupDescribeResponse.Groups
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerGroupDescribeResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerGroupDescribeResponse', 'Groups')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerGroupDescribeResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribedGroup)
-        #: DescribedGroup.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DescribedGroup.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DescribedGroup.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribedGroup.GroupId
         n1 = buf[pos] - 1
@@ -647,7 +667,8 @@ def _d_ConsumerGroupDescribeResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.GroupState
         n1 = buf[pos] - 1
@@ -656,26 +677,26 @@ def _d_ConsumerGroupDescribeResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupState', True)
-        o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_state = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DescribedGroup.GroupEpoch, AssignmentEpoch
-        o1.group_epoch, o1.assignment_epoch = _S_ii.unpack_from(buf, pos)
-        pos += 8
+        #: DescribedGroup.GroupEpoch, AssignmentEpoch, AssignorName
+        o1.group_epoch, o1.assignment_epoch, n1 = _S_iiB.unpack_from(buf, pos)
+        pos += 9
         #: DescribedGroup.AssignorName
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'AssignorName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'AssignorName', True)
-        o1.assignor_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.assignor_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.assignor_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.Members
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -687,7 +708,8 @@ def _d_ConsumerGroupDescribeResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'MemberId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'MemberId', True)
-            o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.member_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: Member.InstanceId
             n2 = buf[pos] - 1
@@ -697,7 +719,8 @@ def _d_ConsumerGroupDescribeResponse_v1(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'InstanceId', True)
-                o2.instance_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.instance_id = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.instance_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: Member.RackId
             n2 = buf[pos] - 1
@@ -707,19 +730,20 @@ def _d_ConsumerGroupDescribeResponse_v1(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'RackId', True)
-                o2.rack_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.rack_id = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.rack_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
-            #: Member.MemberEpoch
-            o2.member_epoch, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: Member.MemberEpoch, ClientId
+            o2.member_epoch, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: Member.ClientId
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'ClientId', True)
-            o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: Member.ClientHost
             n2 = buf[pos] - 1
@@ -728,14 +752,14 @@ def _d_ConsumerGroupDescribeResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientHost', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'ClientHost', True)
-            o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: Member.SubscribedTopicNames
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'SubscribedTopicNames', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'Member', 'SubscribedTopicNames')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'Member', 'SubscribedTopicNames')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -745,7 +769,8 @@ def _d_ConsumerGroupDescribeResponse_v1(buf, pos):
                 if m2 < 0: raise _derr('null array element', 'Member', 'SubscribedTopicNames', pos)
                 e2 = pos + m2
                 if e2 > blen: raise _dlen(m2, pos, blen, 'Member', 'SubscribedTopicNames', True)
-                ap2(buf[pos:e2].decode('utf-8', 'surrogateescape'))
+                try: ap2(buf[pos:e2].decode())
+                except UnicodeDecodeError: ap2(buf[pos:e2].decode('utf-8', 'surrogateescape'))
                 pos = e2
             o2.subscribed_topic_names = x2
             #: Member.SubscribedTopicRegex
@@ -756,30 +781,27 @@ def _d_ConsumerGroupDescribeResponse_v1(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'SubscribedTopicRegex', True)
-                o2.subscribed_topic_regex = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.subscribed_topic_regex = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.subscribed_topic_regex = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: Member.Assignment
             o2.assignment, pos = _d_Assignment_v0(buf, pos)
             #: Member.TargetAssignment
             o2.target_assignment, pos = _d_Assignment_v0(buf, pos)
-            #: Member.MemberType
-            o2.member_type, = _S_b.unpack_from(buf, pos)
-            pos += 1
+            #: Member.MemberType, _tagged_fields
+            o2.member_type, t2 = _S_bB.unpack_from(buf, pos)
+            pos += 2
             #: Member._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.members = x1
-        #: DescribedGroup.AuthorizedOperations
-        o1.authorized_operations, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: DescribedGroup.AuthorizedOperations, _tagged_fields
+        o1.authorized_operations, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: DescribedGroup._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.groups = x
     #: ConsumerGroupDescribeResponse._tagged_fields
@@ -790,137 +812,150 @@ def _d_ConsumerGroupDescribeResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_Member_v1(o, w):
-    #: MemberId
-    x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: InstanceId
-    x = o.instance_id
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'InstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: RackId
-    x = o.rack_id
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'RackId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: MemberEpoch
-    w(_S_i.pack(o.member_epoch))
-    #: ClientId
-    x = o.client_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ClientHost
-    x = o.client_host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientHost')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: SubscribedTopicNames
-    x = o.subscribed_topic_names
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(v)
-    #: SubscribedTopicRegex
-    x = o.subscribed_topic_regex
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'SubscribedTopicRegex')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: Assignment
-    _e_Assignment_v0(o.assignment, w)
-    #: TargetAssignment
-    _e_Assignment_v0(o.target_assignment, w)
-    #: MemberType
-    w(_S_b.pack(o.member_type))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribedGroup_v1(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupState
-    x = o.group_state
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupEpoch, AssignmentEpoch
-    w(_S_ii.pack(o.group_epoch, o.assignment_epoch))
-    #: AssignorName
-    x = o.assignor_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'AssignorName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Members
-    x = o.members
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Member_v1(v, w)
-    #: AuthorizedOperations
-    w(_S_i.pack(o.authorized_operations))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ConsumerGroupDescribeResponse_v1(o, w):
-    #: ThrottleTimeMs
+    #: ConsumerGroupDescribeResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Groups
+    #: ConsumerGroupDescribeResponse.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribedGroup_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribedGroup.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribedGroup.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribedGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.GroupState
+        x1 = o1.group_state
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.GroupEpoch, AssignmentEpoch
+        w(_S_ii.pack(o1.group_epoch, o1.assignment_epoch))
+        #: DescribedGroup.AssignorName
+        x1 = o1.assignor_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'AssignorName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.Members
+        x1 = o1.members
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: Member.MemberId
+            x2 = o2.member_id
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'MemberId')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: Member.InstanceId
+            x2 = o2.instance_id
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'InstanceId')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: Member.RackId
+            x2 = o2.rack_id
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'RackId')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: Member.MemberEpoch
+            w(_S_i.pack(o2.member_epoch))
+            #: Member.ClientId
+            x2 = o2.client_id
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientId')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: Member.ClientHost
+            x2 = o2.client_host
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientHost')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: Member.SubscribedTopicNames
+            x2 = o2.subscribed_topic_names
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for v2 in x2:
+                try: v2 = v2.encode()
+                except UnicodeEncodeError: v2 = v2.encode('utf-8', 'surrogateescape')
+                m2 = len(v2) + 1
+                w(_UV[m2] if m2 < 128 else _uve(m2))
+                w(v2)
+            #: Member.SubscribedTopicRegex
+            x2 = o2.subscribed_topic_regex
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'SubscribedTopicRegex')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: Member.Assignment
+            _e_Assignment_v0(o2.assignment, w)
+            #: Member.TargetAssignment
+            _e_Assignment_v0(o2.target_assignment, w)
+            #: Member.MemberType
+            w(_S_b.pack(o2.member_type))
+            #: Member._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribedGroup.AuthorizedOperations
+        w(_S_i.pack(o1.authorized_operations))
+        #: DescribedGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ConsumerGroupDescribeResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -929,18 +964,18 @@ def _e_ConsumerGroupDescribeResponse_v1(o, w):
 def _d_DescribedGroup_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribedGroup)
-    #: DescribedGroup.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribedGroup.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribedGroup.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribedGroup.GroupId
     n = buf[pos] - 1
@@ -949,7 +984,8 @@ def _d_DescribedGroup_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.GroupState
     n = buf[pos] - 1
@@ -958,26 +994,26 @@ def _d_DescribedGroup_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupState', True)
-    o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_state = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribedGroup.GroupEpoch, AssignmentEpoch
-    o.group_epoch, o.assignment_epoch = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: DescribedGroup.GroupEpoch, AssignmentEpoch, AssignorName
+    o.group_epoch, o.assignment_epoch, n = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: DescribedGroup.AssignorName
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'AssignorName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'AssignorName', True)
-    o.assignor_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.assignor_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.assignor_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.Members
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -989,7 +1025,8 @@ def _d_DescribedGroup_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Member.InstanceId
         n1 = buf[pos] - 1
@@ -999,7 +1036,8 @@ def _d_DescribedGroup_v0(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'InstanceId', True)
-            o1.instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: Member.RackId
         n1 = buf[pos] - 1
@@ -1009,19 +1047,20 @@ def _d_DescribedGroup_v0(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'RackId', True)
-            o1.rack_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: Member.MemberEpoch
-        o1.member_epoch, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: Member.MemberEpoch, ClientId
+        o1.member_epoch, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: Member.ClientId
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'ClientId', True)
-        o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Member.ClientHost
         n1 = buf[pos] - 1
@@ -1030,14 +1069,14 @@ def _d_DescribedGroup_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientHost', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'ClientHost', True)
-        o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Member.SubscribedTopicNames
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'SubscribedTopicNames', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Member', 'SubscribedTopicNames')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Member', 'SubscribedTopicNames')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1047,7 +1086,8 @@ def _d_DescribedGroup_v0(buf, pos):
             if m1 < 0: raise _derr('null array element', 'Member', 'SubscribedTopicNames', pos)
             e1 = pos + m1
             if e1 > blen: raise _dlen(m1, pos, blen, 'Member', 'SubscribedTopicNames', True)
-            ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
+            try: ap1(buf[pos:e1].decode())
+            except UnicodeDecodeError: ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
             pos = e1
         o1.subscribed_topic_names = x1
         #: Member.SubscribedTopicRegex
@@ -1058,7 +1098,8 @@ def _d_DescribedGroup_v0(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'SubscribedTopicRegex', True)
-            o1.subscribed_topic_regex = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.subscribed_topic_regex = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.subscribed_topic_regex = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: Member.Assignment
         o1.assignment, pos = _d_Assignment_v0(buf, pos)
@@ -1072,32 +1113,166 @@ def _d_DescribedGroup_v0(buf, pos):
             pos += 1
         ap(o1)
     o.members = x
-    #: DescribedGroup.AuthorizedOperations
-    o.authorized_operations, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribedGroup.AuthorizedOperations, _tagged_fields
+    o.authorized_operations, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribedGroup._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DescribedGroup_v0(o, w):
+    #: DescribedGroup.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribedGroup.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribedGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.GroupState
+    x = o.group_state
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.GroupEpoch, AssignmentEpoch
+    w(_S_ii.pack(o.group_epoch, o.assignment_epoch))
+    #: DescribedGroup.AssignorName
+    x = o.assignor_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'AssignorName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.Members
+    x = o.members
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: Member.MemberId
+        x1 = o1.member_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'MemberId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Member.InstanceId
+        x1 = o1.instance_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'InstanceId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: Member.RackId
+        x1 = o1.rack_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'RackId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: Member.MemberEpoch
+        w(_S_i.pack(o1.member_epoch))
+        #: Member.ClientId
+        x1 = o1.client_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Member.ClientHost
+        x1 = o1.client_host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientHost')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Member.SubscribedTopicNames
+        x1 = o1.subscribed_topic_names
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for v1 in x1:
+            try: v1 = v1.encode()
+            except UnicodeEncodeError: v1 = v1.encode('utf-8', 'surrogateescape')
+            m1 = len(v1) + 1
+            w(_UV[m1] if m1 < 128 else _uve(m1))
+            w(v1)
+        #: Member.SubscribedTopicRegex
+        x1 = o1.subscribed_topic_regex
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'SubscribedTopicRegex')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: Member.Assignment
+        _e_Assignment_v0(o1.assignment, w)
+        #: Member.TargetAssignment
+        _e_Assignment_v0(o1.target_assignment, w)
+        #: Member._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribedGroup.AuthorizedOperations
+    w(_S_i.pack(o.authorized_operations))
+    #: DescribedGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribedGroup_v1(buf, pos):
     blen = len(buf)
     o = _new(DescribedGroup)
-    #: DescribedGroup.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribedGroup.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribedGroup.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribedGroup.GroupId
     n = buf[pos] - 1
@@ -1106,7 +1281,8 @@ def _d_DescribedGroup_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.GroupState
     n = buf[pos] - 1
@@ -1115,26 +1291,26 @@ def _d_DescribedGroup_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupState', True)
-    o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_state = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribedGroup.GroupEpoch, AssignmentEpoch
-    o.group_epoch, o.assignment_epoch = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: DescribedGroup.GroupEpoch, AssignmentEpoch, AssignorName
+    o.group_epoch, o.assignment_epoch, n = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: DescribedGroup.AssignorName
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'AssignorName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'AssignorName', True)
-    o.assignor_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.assignor_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.assignor_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.Members
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1146,7 +1322,8 @@ def _d_DescribedGroup_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Member.InstanceId
         n1 = buf[pos] - 1
@@ -1156,7 +1333,8 @@ def _d_DescribedGroup_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'InstanceId', True)
-            o1.instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: Member.RackId
         n1 = buf[pos] - 1
@@ -1166,19 +1344,20 @@ def _d_DescribedGroup_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'RackId', True)
-            o1.rack_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: Member.MemberEpoch
-        o1.member_epoch, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: Member.MemberEpoch, ClientId
+        o1.member_epoch, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: Member.ClientId
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'ClientId', True)
-        o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Member.ClientHost
         n1 = buf[pos] - 1
@@ -1187,14 +1366,14 @@ def _d_DescribedGroup_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientHost', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'ClientHost', True)
-        o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Member.SubscribedTopicNames
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'SubscribedTopicNames', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Member', 'SubscribedTopicNames')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Member', 'SubscribedTopicNames')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1204,7 +1383,8 @@ def _d_DescribedGroup_v1(buf, pos):
             if m1 < 0: raise _derr('null array element', 'Member', 'SubscribedTopicNames', pos)
             e1 = pos + m1
             if e1 > blen: raise _dlen(m1, pos, blen, 'Member', 'SubscribedTopicNames', True)
-            ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
+            try: ap1(buf[pos:e1].decode())
+            except UnicodeDecodeError: ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
             pos = e1
         o1.subscribed_topic_names = x1
         #: Member.SubscribedTopicRegex
@@ -1215,31 +1395,166 @@ def _d_DescribedGroup_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'SubscribedTopicRegex', True)
-            o1.subscribed_topic_regex = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.subscribed_topic_regex = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.subscribed_topic_regex = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: Member.Assignment
         o1.assignment, pos = _d_Assignment_v0(buf, pos)
         #: Member.TargetAssignment
         o1.target_assignment, pos = _d_Assignment_v0(buf, pos)
-        #: Member.MemberType
-        o1.member_type, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: Member.MemberType, _tagged_fields
+        o1.member_type, t1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: Member._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.members = x
-    #: DescribedGroup.AuthorizedOperations
-    o.authorized_operations, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribedGroup.AuthorizedOperations, _tagged_fields
+    o.authorized_operations, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribedGroup._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DescribedGroup_v1(o, w):
+    #: DescribedGroup.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribedGroup.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribedGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.GroupState
+    x = o.group_state
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.GroupEpoch, AssignmentEpoch
+    w(_S_ii.pack(o.group_epoch, o.assignment_epoch))
+    #: DescribedGroup.AssignorName
+    x = o.assignor_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'AssignorName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.Members
+    x = o.members
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: Member.MemberId
+        x1 = o1.member_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'MemberId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Member.InstanceId
+        x1 = o1.instance_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'InstanceId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: Member.RackId
+        x1 = o1.rack_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'RackId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: Member.MemberEpoch
+        w(_S_i.pack(o1.member_epoch))
+        #: Member.ClientId
+        x1 = o1.client_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Member.ClientHost
+        x1 = o1.client_host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientHost')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Member.SubscribedTopicNames
+        x1 = o1.subscribed_topic_names
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for v1 in x1:
+            try: v1 = v1.encode()
+            except UnicodeEncodeError: v1 = v1.encode('utf-8', 'surrogateescape')
+            m1 = len(v1) + 1
+            w(_UV[m1] if m1 < 128 else _uve(m1))
+            w(v1)
+        #: Member.SubscribedTopicRegex
+        x1 = o1.subscribed_topic_regex
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'SubscribedTopicRegex')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: Member.Assignment
+        _e_Assignment_v0(o1.assignment, w)
+        #: Member.TargetAssignment
+        _e_Assignment_v0(o1.target_assignment, w)
+        #: Member.MemberType
+        w(_S_b.pack(o1.member_type))
+        #: Member._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribedGroup.AuthorizedOperations
+    w(_S_i.pack(o.authorized_operations))
+    #: DescribedGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_Member_v0(buf, pos):
@@ -1252,7 +1567,8 @@ def _d_Member_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Member', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Member.InstanceId
     n = buf[pos] - 1
@@ -1262,7 +1578,8 @@ def _d_Member_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'Member', 'InstanceId', True)
-        o.instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: Member.RackId
     n = buf[pos] - 1
@@ -1272,19 +1589,20 @@ def _d_Member_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'Member', 'RackId', True)
-        o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: Member.MemberEpoch
-    o.member_epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: Member.MemberEpoch, ClientId
+    o.member_epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: Member.ClientId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Member', 'ClientId', True)
-    o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.client_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Member.ClientHost
     n = buf[pos] - 1
@@ -1293,14 +1611,14 @@ def _d_Member_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientHost', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Member', 'ClientHost', True)
-    o.client_host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.client_host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.client_host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Member.SubscribedTopicNames
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'SubscribedTopicNames', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Member', 'SubscribedTopicNames')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Member', 'SubscribedTopicNames')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1310,7 +1628,8 @@ def _d_Member_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'Member', 'SubscribedTopicNames', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'Member', 'SubscribedTopicNames', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.subscribed_topic_names = x
     #: Member.SubscribedTopicRegex
@@ -1321,7 +1640,8 @@ def _d_Member_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'Member', 'SubscribedTopicRegex', True)
-        o.subscribed_topic_regex = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.subscribed_topic_regex = buf[pos:e].decode()
+        except UnicodeDecodeError: o.subscribed_topic_regex = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: Member.Assignment
     o.assignment, pos = _d_Assignment_v0(buf, pos)
@@ -1336,6 +1656,89 @@ def _d_Member_v0(buf, pos):
     return o, pos
 
 
+def _e_Member_v0(o, w):
+    #: Member.MemberId
+    x = o.member_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'MemberId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Member.InstanceId
+    x = o.instance_id
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'InstanceId')
+        else: w(_uve(n + 1))
+        w(x)
+    #: Member.RackId
+    x = o.rack_id
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'RackId')
+        else: w(_uve(n + 1))
+        w(x)
+    #: Member.MemberEpoch
+    w(_S_i.pack(o.member_epoch))
+    #: Member.ClientId
+    x = o.client_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Member.ClientHost
+    x = o.client_host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientHost')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Member.SubscribedTopicNames
+    x = o.subscribed_topic_names
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for v in x:
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
+        w(v)
+    #: Member.SubscribedTopicRegex
+    x = o.subscribed_topic_regex
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'SubscribedTopicRegex')
+        else: w(_uve(n + 1))
+        w(x)
+    #: Member.Assignment
+    _e_Assignment_v0(o.assignment, w)
+    #: Member.TargetAssignment
+    _e_Assignment_v0(o.target_assignment, w)
+    #: Member._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_Member_v1(buf, pos):
     blen = len(buf)
     o = _new(Member)
@@ -1346,7 +1749,8 @@ def _d_Member_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Member', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Member.InstanceId
     n = buf[pos] - 1
@@ -1356,7 +1760,8 @@ def _d_Member_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'Member', 'InstanceId', True)
-        o.instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: Member.RackId
     n = buf[pos] - 1
@@ -1366,19 +1771,20 @@ def _d_Member_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'Member', 'RackId', True)
-        o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: Member.MemberEpoch
-    o.member_epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: Member.MemberEpoch, ClientId
+    o.member_epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: Member.ClientId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Member', 'ClientId', True)
-    o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.client_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Member.ClientHost
     n = buf[pos] - 1
@@ -1387,14 +1793,14 @@ def _d_Member_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientHost', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Member', 'ClientHost', True)
-    o.client_host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.client_host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.client_host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Member.SubscribedTopicNames
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'SubscribedTopicNames', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Member', 'SubscribedTopicNames')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Member', 'SubscribedTopicNames')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1404,7 +1810,8 @@ def _d_Member_v1(buf, pos):
         if m < 0: raise _derr('null array element', 'Member', 'SubscribedTopicNames', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'Member', 'SubscribedTopicNames', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.subscribed_topic_names = x
     #: Member.SubscribedTopicRegex
@@ -1415,53 +1822,163 @@ def _d_Member_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'Member', 'SubscribedTopicRegex', True)
-        o.subscribed_topic_regex = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.subscribed_topic_regex = buf[pos:e].decode()
+        except UnicodeDecodeError: o.subscribed_topic_regex = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: Member.Assignment
     o.assignment, pos = _d_Assignment_v0(buf, pos)
     #: Member.TargetAssignment
     o.target_assignment, pos = _d_Assignment_v0(buf, pos)
-    #: Member.MemberType
-    o.member_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: Member.MemberType, _tagged_fields
+    o.member_type, t = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: Member._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_Member_v1(o, w):
+    #: Member.MemberId
+    x = o.member_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'MemberId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Member.InstanceId
+    x = o.instance_id
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'InstanceId')
+        else: w(_uve(n + 1))
+        w(x)
+    #: Member.RackId
+    x = o.rack_id
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'RackId')
+        else: w(_uve(n + 1))
+        w(x)
+    #: Member.MemberEpoch
+    w(_S_i.pack(o.member_epoch))
+    #: Member.ClientId
+    x = o.client_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Member.ClientHost
+    x = o.client_host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientHost')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Member.SubscribedTopicNames
+    x = o.subscribed_topic_names
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for v in x:
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
+        w(v)
+    #: Member.SubscribedTopicRegex
+    x = o.subscribed_topic_regex
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'SubscribedTopicRegex')
+        else: w(_uve(n + 1))
+        w(x)
+    #: Member.Assignment
+    _e_Assignment_v0(o.assignment, w)
+    #: Member.TargetAssignment
+    _e_Assignment_v0(o.target_assignment, w)
+    #: Member.MemberType
+    w(_S_b.pack(o.member_type))
+    #: Member._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_TopicPartitions_v0(buf, pos):
     blen = len(buf)
     o = _new(TopicPartitions)
-    #: TopicPartitions.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: TopicPartitions.TopicId, TopicName
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: TopicPartitions.TopicName
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicPartitions', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicPartitions.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicPartitions', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicPartitions', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: TopicPartitions._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_TopicPartitions_v0(o, w):
+    #: TopicPartitions.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: TopicPartitions.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TopicPartitions', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TopicPartitions.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: TopicPartitions._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

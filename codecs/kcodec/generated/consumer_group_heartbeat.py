@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,11 +18,15 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ii = _Sc('>ii')
 _S_iib = _Sc('>iib')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
 
 
 class ConsumerGroupHeartbeatRequest(_Struct):
@@ -152,7 +157,8 @@ def _d_ConsumerGroupHeartbeatRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerGroupHeartbeatRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ConsumerGroupHeartbeatRequest.MemberId
     n = buf[pos] - 1
@@ -161,20 +167,21 @@ def _d_ConsumerGroupHeartbeatRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerGroupHeartbeatRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: ConsumerGroupHeartbeatRequest.MemberEpoch
-    o.member_epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ConsumerGroupHeartbeatRequest.MemberEpoch, InstanceId
+    o.member_epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ConsumerGroupHeartbeatRequest.InstanceId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.instance_id = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'InstanceId', True)
-        o.instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ConsumerGroupHeartbeatRequest.RackId
     n = buf[pos] - 1
@@ -184,15 +191,15 @@ def _d_ConsumerGroupHeartbeatRequest_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'RackId', True)
-        o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: ConsumerGroupHeartbeatRequest.RebalanceTimeoutMs
-    o.rebalance_timeout_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ConsumerGroupHeartbeatRequest.RebalanceTimeoutMs, SubscribedTopicNames
+    o.rebalance_timeout_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ConsumerGroupHeartbeatRequest.SubscribedTopicNames
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.subscribed_topic_names = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'SubscribedTopicNames')
@@ -205,7 +212,8 @@ def _d_ConsumerGroupHeartbeatRequest_v0(buf, pos):
             if m < 0: raise _derr('null array element', 'ConsumerGroupHeartbeatRequest', 'SubscribedTopicNames', pos)
             e = pos + m
             if e > blen: raise _dlen(m, pos, blen, 'ConsumerGroupHeartbeatRequest', 'SubscribedTopicNames', True)
-            ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+            try: ap(buf[pos:e].decode())
+            except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
             pos = e
         o.subscribed_topic_names = x
     #: ConsumerGroupHeartbeatRequest.ServerAssignor
@@ -216,7 +224,8 @@ def _d_ConsumerGroupHeartbeatRequest_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'ServerAssignor', True)
-        o.server_assignor = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.server_assignor = buf[pos:e].decode()
+        except UnicodeDecodeError: o.server_assignor = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ConsumerGroupHeartbeatRequest.TopicPartitions
     n = buf[pos] - 1
@@ -229,18 +238,18 @@ def _d_ConsumerGroupHeartbeatRequest_v0(buf, pos):
         ap = x.append
         for _ in range(n):
             o1 = _new(ConsumerGroupHeartbeatRequestTopicPartitions)
-            #: ConsumerGroupHeartbeatRequestTopicPartitions.TopicId
-            o1.topic_id, = _S_U.unpack_from(buf, pos)
-            pos += 16
-            o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+            #: ConsumerGroupHeartbeatRequestTopicPartitions.TopicId, Partitions
+            u1_0, n1 = _S_UB.unpack_from(buf, pos)
+            pos += 17
+            o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
             #: ConsumerGroupHeartbeatRequestTopicPartitions.Partitions
-            n1 = buf[pos] - 1
-            if n1 < 127: pos += 1
-            else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions')
-            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if n1 < 128: n1 -= 1
+            else: n1, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions')
+            if n1 == 0: o1.partitions = []
+            else:
+                o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: ConsumerGroupHeartbeatRequestTopicPartitions._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -257,88 +266,97 @@ def _d_ConsumerGroupHeartbeatRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_ConsumerGroupHeartbeatRequestTopicPartitions_v0(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ConsumerGroupHeartbeatRequest_v0(o, w):
-    #: GroupId
+    #: ConsumerGroupHeartbeatRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: MemberId
+    #: ConsumerGroupHeartbeatRequest.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: MemberEpoch
+    #: ConsumerGroupHeartbeatRequest.MemberEpoch
     w(_S_i.pack(o.member_epoch))
-    #: InstanceId
+    #: ConsumerGroupHeartbeatRequest.InstanceId
     x = o.instance_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'InstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'InstanceId')
+        else: w(_uve(n + 1))
         w(x)
-    #: RackId
+    #: ConsumerGroupHeartbeatRequest.RackId
     x = o.rack_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'RackId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'RackId')
+        else: w(_uve(n + 1))
         w(x)
-    #: RebalanceTimeoutMs
+    #: ConsumerGroupHeartbeatRequest.RebalanceTimeoutMs
     w(_S_i.pack(o.rebalance_timeout_ms))
-    #: SubscribedTopicNames
+    #: ConsumerGroupHeartbeatRequest.SubscribedTopicNames
     x = o.subscribed_topic_names
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
         for v in x:
-            v = v.encode('utf-8', 'surrogateescape')
-            n = len(v) + 1
-            w(_UV[n] if n < 128 else _uve(n))
+            try: v = v.encode()
+            except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+            m = len(v) + 1
+            w(_UV[m] if m < 128 else _uve(m))
             w(v)
-    #: ServerAssignor
+    #: ConsumerGroupHeartbeatRequest.ServerAssignor
     x = o.server_assignor
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'ServerAssignor')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'ServerAssignor')
+        else: w(_uve(n + 1))
         w(x)
-    #: TopicPartitions
+    #: ConsumerGroupHeartbeatRequest.TopicPartitions
     x = o.topic_partitions
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_ConsumerGroupHeartbeatRequestTopicPartitions_v0(v, w)
-    #: SubscribedTopicRegex
+        for o1 in x:
+            #: ConsumerGroupHeartbeatRequestTopicPartitions.TopicId
+            w(_S_U.pack(o1.topic_id.bytes))
+            #: ConsumerGroupHeartbeatRequestTopicPartitions.Partitions
+            x1 = o1.partitions
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: ConsumerGroupHeartbeatRequestTopicPartitions._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: ConsumerGroupHeartbeatRequest.SubscribedTopicRegex
     if o.subscribed_topic_regex is not None: raise _absent('ConsumerGroupHeartbeatRequest', 'SubscribedTopicRegex')
-    #: _tagged_fields
+    #: ConsumerGroupHeartbeatRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -354,7 +372,8 @@ def _d_ConsumerGroupHeartbeatRequest_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerGroupHeartbeatRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ConsumerGroupHeartbeatRequest.MemberId
     n = buf[pos] - 1
@@ -363,20 +382,21 @@ def _d_ConsumerGroupHeartbeatRequest_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerGroupHeartbeatRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: ConsumerGroupHeartbeatRequest.MemberEpoch
-    o.member_epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ConsumerGroupHeartbeatRequest.MemberEpoch, InstanceId
+    o.member_epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ConsumerGroupHeartbeatRequest.InstanceId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.instance_id = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'InstanceId', True)
-        o.instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ConsumerGroupHeartbeatRequest.RackId
     n = buf[pos] - 1
@@ -386,15 +406,15 @@ def _d_ConsumerGroupHeartbeatRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'RackId', True)
-        o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: ConsumerGroupHeartbeatRequest.RebalanceTimeoutMs
-    o.rebalance_timeout_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ConsumerGroupHeartbeatRequest.RebalanceTimeoutMs, SubscribedTopicNames
+    o.rebalance_timeout_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ConsumerGroupHeartbeatRequest.SubscribedTopicNames
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.subscribed_topic_names = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'SubscribedTopicNames')
@@ -407,7 +427,8 @@ def _d_ConsumerGroupHeartbeatRequest_v1(buf, pos):
             if m < 0: raise _derr('null array element', 'ConsumerGroupHeartbeatRequest', 'SubscribedTopicNames', pos)
             e = pos + m
             if e > blen: raise _dlen(m, pos, blen, 'ConsumerGroupHeartbeatRequest', 'SubscribedTopicNames', True)
-            ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+            try: ap(buf[pos:e].decode())
+            except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
             pos = e
         o.subscribed_topic_names = x
     #: ConsumerGroupHeartbeatRequest.SubscribedTopicRegex
@@ -418,7 +439,8 @@ def _d_ConsumerGroupHeartbeatRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'SubscribedTopicRegex', True)
-        o.subscribed_topic_regex = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.subscribed_topic_regex = buf[pos:e].decode()
+        except UnicodeDecodeError: o.subscribed_topic_regex = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ConsumerGroupHeartbeatRequest.ServerAssignor
     n = buf[pos] - 1
@@ -428,7 +450,8 @@ def _d_ConsumerGroupHeartbeatRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'ServerAssignor', True)
-        o.server_assignor = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.server_assignor = buf[pos:e].decode()
+        except UnicodeDecodeError: o.server_assignor = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ConsumerGroupHeartbeatRequest.TopicPartitions
     n = buf[pos] - 1
@@ -441,18 +464,18 @@ def _d_ConsumerGroupHeartbeatRequest_v1(buf, pos):
         ap = x.append
         for _ in range(n):
             o1 = _new(ConsumerGroupHeartbeatRequestTopicPartitions)
-            #: ConsumerGroupHeartbeatRequestTopicPartitions.TopicId
-            o1.topic_id, = _S_U.unpack_from(buf, pos)
-            pos += 16
-            o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+            #: ConsumerGroupHeartbeatRequestTopicPartitions.TopicId, Partitions
+            u1_0, n1 = _S_UB.unpack_from(buf, pos)
+            pos += 17
+            o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
             #: ConsumerGroupHeartbeatRequestTopicPartitions.Partitions
-            n1 = buf[pos] - 1
-            if n1 < 127: pos += 1
-            else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions')
-            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if n1 < 128: n1 -= 1
+            else: n1, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions')
+            if n1 == 0: o1.partitions = []
+            else:
+                o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: ConsumerGroupHeartbeatRequestTopicPartitions._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -469,80 +492,105 @@ def _d_ConsumerGroupHeartbeatRequest_v1(buf, pos):
 
 
 def _e_ConsumerGroupHeartbeatRequest_v1(o, w):
-    #: GroupId
+    #: ConsumerGroupHeartbeatRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: MemberId
+    #: ConsumerGroupHeartbeatRequest.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: MemberEpoch
+    #: ConsumerGroupHeartbeatRequest.MemberEpoch
     w(_S_i.pack(o.member_epoch))
-    #: InstanceId
+    #: ConsumerGroupHeartbeatRequest.InstanceId
     x = o.instance_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'InstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'InstanceId')
+        else: w(_uve(n + 1))
         w(x)
-    #: RackId
+    #: ConsumerGroupHeartbeatRequest.RackId
     x = o.rack_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'RackId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'RackId')
+        else: w(_uve(n + 1))
         w(x)
-    #: RebalanceTimeoutMs
+    #: ConsumerGroupHeartbeatRequest.RebalanceTimeoutMs
     w(_S_i.pack(o.rebalance_timeout_ms))
-    #: SubscribedTopicNames
+    #: ConsumerGroupHeartbeatRequest.SubscribedTopicNames
     x = o.subscribed_topic_names
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
         for v in x:
-            v = v.encode('utf-8', 'surrogateescape')
-            n = len(v) + 1
-            w(_UV[n] if n < 128 else _uve(n))
+            try: v = v.encode()
+            except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+            m = len(v) + 1
+            w(_UV[m] if m < 128 else _uve(m))
             w(v)
-    #: SubscribedTopicRegex
+    #: ConsumerGroupHeartbeatRequest.SubscribedTopicRegex
     x = o.subscribed_topic_regex
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'SubscribedTopicRegex')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'SubscribedTopicRegex')
+        else: w(_uve(n + 1))
         w(x)
-    #: ServerAssignor
+    #: ConsumerGroupHeartbeatRequest.ServerAssignor
     x = o.server_assignor
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'ServerAssignor')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatRequest', 'ServerAssignor')
+        else: w(_uve(n + 1))
         w(x)
-    #: TopicPartitions
+    #: ConsumerGroupHeartbeatRequest.TopicPartitions
     x = o.topic_partitions
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_ConsumerGroupHeartbeatRequestTopicPartitions_v0(v, w)
-    #: _tagged_fields
+        for o1 in x:
+            #: ConsumerGroupHeartbeatRequestTopicPartitions.TopicId
+            w(_S_U.pack(o1.topic_id.bytes))
+            #: ConsumerGroupHeartbeatRequestTopicPartitions.Partitions
+            x1 = o1.partitions
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: ConsumerGroupHeartbeatRequestTopicPartitions._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: ConsumerGroupHeartbeatRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -551,24 +599,40 @@ def _e_ConsumerGroupHeartbeatRequest_v1(o, w):
 def _d_ConsumerGroupHeartbeatRequestTopicPartitions_v0(buf, pos):
     blen = len(buf)
     o = _new(ConsumerGroupHeartbeatRequestTopicPartitions)
-    #: ConsumerGroupHeartbeatRequestTopicPartitions.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: ConsumerGroupHeartbeatRequestTopicPartitions.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: ConsumerGroupHeartbeatRequestTopicPartitions.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: ConsumerGroupHeartbeatRequestTopicPartitions._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_ConsumerGroupHeartbeatRequestTopicPartitions_v0(o, w):
+    #: ConsumerGroupHeartbeatRequestTopicPartitions.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: ConsumerGroupHeartbeatRequestTopicPartitions.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: ConsumerGroupHeartbeatRequestTopicPartitions._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_Assignment_v0(buf, pos):
@@ -578,24 +642,23 @@ def _d_Assignment_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Assignment', 'TopicPartitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Assignment', 'TopicPartitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Assignment', 'TopicPartitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ConsumerGroupHeartbeatResponseTopicPartitions)
-        #: ConsumerGroupHeartbeatResponseTopicPartitions.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: ConsumerGroupHeartbeatResponseTopicPartitions.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ConsumerGroupHeartbeatResponseTopicPartitions.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerGroupHeartbeatResponseTopicPartitions', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ConsumerGroupHeartbeatResponseTopicPartitions', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ConsumerGroupHeartbeatResponseTopicPartitions', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: ConsumerGroupHeartbeatResponseTopicPartitions._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -614,18 +677,18 @@ def _d_Assignment_v0(buf, pos):
 def _d_ConsumerGroupHeartbeatResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(ConsumerGroupHeartbeatResponse)
-    #: ConsumerGroupHeartbeatResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ConsumerGroupHeartbeatResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ConsumerGroupHeartbeatResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ConsumerGroupHeartbeatResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ConsumerGroupHeartbeatResponse.MemberId
     n = buf[pos] - 1
@@ -635,7 +698,8 @@ def _d_ConsumerGroupHeartbeatResponse_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ConsumerGroupHeartbeatResponse', 'MemberId', True)
-        o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.member_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ConsumerGroupHeartbeatResponse.MemberEpoch, HeartbeatIntervalMs, Assignment
     o.member_epoch, o.heartbeat_interval_ms, n = _S_iib.unpack_from(buf, pos)
@@ -650,63 +714,65 @@ def _d_ConsumerGroupHeartbeatResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_ConsumerGroupHeartbeatResponseTopicPartitions_v0(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_Assignment_v0(o, w):
-    #: TopicPartitions
+    #: Assignment.TopicPartitions
     x = o.topic_partitions
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ConsumerGroupHeartbeatResponseTopicPartitions_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ConsumerGroupHeartbeatResponseTopicPartitions.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: ConsumerGroupHeartbeatResponseTopicPartitions.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: ConsumerGroupHeartbeatResponseTopicPartitions._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Assignment._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_ConsumerGroupHeartbeatResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: ConsumerGroupHeartbeatResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: ConsumerGroupHeartbeatResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: MemberId
+    #: ConsumerGroupHeartbeatResponse.MemberId
     x = o.member_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatResponse', 'MemberId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConsumerGroupHeartbeatResponse', 'MemberId')
+        else: w(_uve(n + 1))
         w(x)
-    #: MemberEpoch, HeartbeatIntervalMs
+    #: ConsumerGroupHeartbeatResponse.MemberEpoch, HeartbeatIntervalMs
     w(_S_ii.pack(o.member_epoch, o.heartbeat_interval_ms))
-    #: Assignment
+    #: ConsumerGroupHeartbeatResponse.Assignment
     x = o.assignment
     if x is None: w(b'\xff')
     else:
         w(b'\x01')
         _e_Assignment_v0(x, w)
-    #: _tagged_fields
+    #: ConsumerGroupHeartbeatResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -715,24 +781,40 @@ def _e_ConsumerGroupHeartbeatResponse_v0(o, w):
 def _d_ConsumerGroupHeartbeatResponseTopicPartitions_v0(buf, pos):
     blen = len(buf)
     o = _new(ConsumerGroupHeartbeatResponseTopicPartitions)
-    #: ConsumerGroupHeartbeatResponseTopicPartitions.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: ConsumerGroupHeartbeatResponseTopicPartitions.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: ConsumerGroupHeartbeatResponseTopicPartitions.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerGroupHeartbeatResponseTopicPartitions', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerGroupHeartbeatResponseTopicPartitions', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerGroupHeartbeatResponseTopicPartitions', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: ConsumerGroupHeartbeatResponseTopicPartitions._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_ConsumerGroupHeartbeatResponseTopicPartitions_v0(o, w):
+    #: ConsumerGroupHeartbeatResponseTopicPartitions.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: ConsumerGroupHeartbeatResponseTopicPartitions.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: ConsumerGroupHeartbeatResponseTopicPartitions._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

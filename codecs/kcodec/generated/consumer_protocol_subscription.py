@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -20,6 +21,7 @@ _S_h = _Sc('>h')
 _S_i = _Sc('>i')
 _S_ih = _Sc('>ih')
 _A32 = _arrays('i')
+_PN32 = _packers('i', False)
 
 
 class ConsumerProtocolSubscription(_Struct):
@@ -74,8 +76,7 @@ def _d_ConsumerProtocolSubscription_v0(buf, pos):
     #: ConsumerProtocolSubscription.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerProtocolSubscription', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerProtocolSubscription', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerProtocolSubscription', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -84,7 +85,8 @@ def _d_ConsumerProtocolSubscription_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'ConsumerProtocolSubscription', 'Topics', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'ConsumerProtocolSubscription', 'Topics', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.topics = x
     #: ConsumerProtocolSubscription.UserData
@@ -104,20 +106,21 @@ def _d_ConsumerProtocolSubscription_v0(buf, pos):
 
 
 def _e_ConsumerProtocolSubscription_v0(o, w):
-    #: Topics
+    #: ConsumerProtocolSubscription.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(v)))
         w(v)
-    #: UserData
+    #: ConsumerProtocolSubscription.UserData
     x = o.user_data
     if x is None: w(b'\xff\xff\xff\xff')
     else:
         w(_S_i.pack(len(x)))
         w(x)
-    #: _tagged_fields
+    #: ConsumerProtocolSubscription._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ConsumerProtocolSubscription', '_tagged_fields')
 
 
@@ -127,8 +130,7 @@ def _d_ConsumerProtocolSubscription_v1(buf, pos):
     #: ConsumerProtocolSubscription.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerProtocolSubscription', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerProtocolSubscription', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerProtocolSubscription', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -137,7 +139,8 @@ def _d_ConsumerProtocolSubscription_v1(buf, pos):
         if m < 0: raise _derr('null array element', 'ConsumerProtocolSubscription', 'Topics', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'ConsumerProtocolSubscription', 'Topics', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.topics = x
     #: ConsumerProtocolSubscription.UserData
@@ -152,8 +155,7 @@ def _d_ConsumerProtocolSubscription_v1(buf, pos):
     #: ConsumerProtocolSubscription.OwnedPartitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerProtocolSubscription', 'OwnedPartitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerProtocolSubscription', 'OwnedPartitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerProtocolSubscription', 'OwnedPartitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -164,15 +166,17 @@ def _d_ConsumerProtocolSubscription_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicPartition', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicPartition.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicPartition', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartition', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1._utf = None
         ap(o1)
     o.owned_partitions = x
@@ -182,39 +186,37 @@ def _d_ConsumerProtocolSubscription_v1(buf, pos):
     return o, pos
 
 
-def _e_TopicPartition_v1(o, w):
-    #: Topic
-    x = o.topic.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TopicPartition', '_tagged_fields')
-
-
 def _e_ConsumerProtocolSubscription_v1(o, w):
-    #: Topics
+    #: ConsumerProtocolSubscription.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(v)))
         w(v)
-    #: UserData
+    #: ConsumerProtocolSubscription.UserData
     x = o.user_data
     if x is None: w(b'\xff\xff\xff\xff')
     else:
         w(_S_i.pack(len(x)))
         w(x)
-    #: OwnedPartitions
+    #: ConsumerProtocolSubscription.OwnedPartitions
     x = o.owned_partitions
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_TopicPartition_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: TopicPartition.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: TopicPartition.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: TopicPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TopicPartition', '_tagged_fields')
+    #: ConsumerProtocolSubscription._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ConsumerProtocolSubscription', '_tagged_fields')
 
 
@@ -224,8 +226,7 @@ def _d_ConsumerProtocolSubscription_v2(buf, pos):
     #: ConsumerProtocolSubscription.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerProtocolSubscription', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerProtocolSubscription', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerProtocolSubscription', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -234,7 +235,8 @@ def _d_ConsumerProtocolSubscription_v2(buf, pos):
         if m < 0: raise _derr('null array element', 'ConsumerProtocolSubscription', 'Topics', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'ConsumerProtocolSubscription', 'Topics', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.topics = x
     #: ConsumerProtocolSubscription.UserData
@@ -249,8 +251,7 @@ def _d_ConsumerProtocolSubscription_v2(buf, pos):
     #: ConsumerProtocolSubscription.OwnedPartitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerProtocolSubscription', 'OwnedPartitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerProtocolSubscription', 'OwnedPartitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerProtocolSubscription', 'OwnedPartitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -261,15 +262,17 @@ def _d_ConsumerProtocolSubscription_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicPartition', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicPartition.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicPartition', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartition', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1._utf = None
         ap(o1)
     o.owned_partitions = x
@@ -282,27 +285,38 @@ def _d_ConsumerProtocolSubscription_v2(buf, pos):
 
 
 def _e_ConsumerProtocolSubscription_v2(o, w):
-    #: Topics
+    #: ConsumerProtocolSubscription.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(v)))
         w(v)
-    #: UserData
+    #: ConsumerProtocolSubscription.UserData
     x = o.user_data
     if x is None: w(b'\xff\xff\xff\xff')
     else:
         w(_S_i.pack(len(x)))
         w(x)
-    #: OwnedPartitions
+    #: ConsumerProtocolSubscription.OwnedPartitions
     x = o.owned_partitions
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_TopicPartition_v1(v, w)
-    #: GenerationId
+    for o1 in x:
+        #: TopicPartition.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: TopicPartition.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: TopicPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TopicPartition', '_tagged_fields')
+    #: ConsumerProtocolSubscription.GenerationId
     w(_S_i.pack(o.generation_id))
-    #: _tagged_fields
+    #: ConsumerProtocolSubscription._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ConsumerProtocolSubscription', '_tagged_fields')
 
 
@@ -312,8 +326,7 @@ def _d_ConsumerProtocolSubscription_v3(buf, pos):
     #: ConsumerProtocolSubscription.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerProtocolSubscription', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerProtocolSubscription', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerProtocolSubscription', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -322,7 +335,8 @@ def _d_ConsumerProtocolSubscription_v3(buf, pos):
         if m < 0: raise _derr('null array element', 'ConsumerProtocolSubscription', 'Topics', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'ConsumerProtocolSubscription', 'Topics', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.topics = x
     #: ConsumerProtocolSubscription.UserData
@@ -337,8 +351,7 @@ def _d_ConsumerProtocolSubscription_v3(buf, pos):
     #: ConsumerProtocolSubscription.OwnedPartitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ConsumerProtocolSubscription', 'OwnedPartitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerProtocolSubscription', 'OwnedPartitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerProtocolSubscription', 'OwnedPartitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -349,15 +362,17 @@ def _d_ConsumerProtocolSubscription_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicPartition', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicPartition.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicPartition', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartition', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1._utf = None
         ap(o1)
     o.owned_partitions = x
@@ -368,41 +383,54 @@ def _d_ConsumerProtocolSubscription_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ConsumerProtocolSubscription', 'RackId', True)
-        o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
 
 
 def _e_ConsumerProtocolSubscription_v3(o, w):
-    #: Topics
+    #: ConsumerProtocolSubscription.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(v)))
         w(v)
-    #: UserData
+    #: ConsumerProtocolSubscription.UserData
     x = o.user_data
     if x is None: w(b'\xff\xff\xff\xff')
     else:
         w(_S_i.pack(len(x)))
         w(x)
-    #: OwnedPartitions
+    #: ConsumerProtocolSubscription.OwnedPartitions
     x = o.owned_partitions
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_TopicPartition_v1(v, w)
-    #: GenerationId
+    for o1 in x:
+        #: TopicPartition.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: TopicPartition.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: TopicPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TopicPartition', '_tagged_fields')
+    #: ConsumerProtocolSubscription.GenerationId
     w(_S_i.pack(o.generation_id))
-    #: RackId
+    #: ConsumerProtocolSubscription.RackId
     x = o.rack_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: _tagged_fields
+    #: ConsumerProtocolSubscription._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ConsumerProtocolSubscription', '_tagged_fields')
 
 
@@ -415,17 +443,33 @@ def _d_TopicPartition_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicPartition', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicPartition.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicPartition', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicPartition', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o._utf = None
     return o, pos
+
+
+def _e_TopicPartition_v1(o, w):
+    #: TopicPartition.Topic
+    try: x = o.topic.encode()
+    except UnicodeEncodeError: x = o.topic.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: TopicPartition.Partitions
+    x = o.partitions
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: TopicPartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TopicPartition', '_tagged_fields')
 
 
 # -------------------------------------------------------------------- tables

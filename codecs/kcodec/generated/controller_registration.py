@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,9 +18,13 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_Hh = _Sc('>Hh')
+_S_HhB = _Sc('>HhB')
 _S_hh = _Sc('>hh')
+_S_hhB = _Sc('>hhB')
 _S_iUo = _Sc('>i16s?')
+_S_iUoB = _Sc('>i16s?B')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 
 
 class ControllerRegistrationRequest(_Struct):
@@ -117,16 +122,14 @@ class ControllerRegistrationResponse(_Struct):
 def _d_ControllerRegistrationRequest_v0(buf, pos):
     blen = len(buf)
     o = _new(ControllerRegistrationRequest)
-    #: ControllerRegistrationRequest.ControllerId, IncarnationId, ZkMigrationReady
-    o.controller_id, o.incarnation_id, o.zk_migration_ready = _S_iUo.unpack_from(buf, pos)
-    pos += 21
-    o.incarnation_id = _UC.get(o.incarnation_id) or _mkuuid(o.incarnation_id)
+    #: ControllerRegistrationRequest.ControllerId, IncarnationId, ZkMigrationReady, Listeners
+    o.controller_id, u_0, o.zk_migration_ready, n = _S_iUoB.unpack_from(buf, pos)
+    pos += 22
+    o.incarnation_id = _UC.get(u_0) or _mkuuid(u_0)
     #: ControllerRegistrationRequest.Listeners
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ControllerRegistrationRequest', 'Listeners', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ControllerRegistrationRequest', 'Listeners')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ControllerRegistrationRequest', 'Listeners')
     x = []
     ap = x.append
     for _ in range(n):
@@ -138,7 +141,8 @@ def _d_ControllerRegistrationRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Listener.Host
         n1 = buf[pos] - 1
@@ -147,24 +151,22 @@ def _d_ControllerRegistrationRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Listener.Port, SecurityProtocol
-        o1.port, o1.security_protocol = _S_Hh.unpack_from(buf, pos)
-        pos += 4
+        #: Listener.Port, SecurityProtocol, _tagged_fields
+        o1.port, o1.security_protocol, t1 = _S_HhB.unpack_from(buf, pos)
+        pos += 5
         #: Listener._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.listeners = x
     #: ControllerRegistrationRequest.Features
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ControllerRegistrationRequest', 'Features', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ControllerRegistrationRequest', 'Features')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ControllerRegistrationRequest', 'Features')
     x = []
     ap = x.append
     for _ in range(n):
@@ -176,16 +178,15 @@ def _d_ControllerRegistrationRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Feature', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Feature', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Feature.MinSupportedVersion, MaxSupportedVersion
-        o1.min_supported_version, o1.max_supported_version = _S_hh.unpack_from(buf, pos)
-        pos += 4
+        #: Feature.MinSupportedVersion, MaxSupportedVersion, _tagged_fields
+        o1.min_supported_version, o1.max_supported_version, t1 = _S_hhB.unpack_from(buf, pos)
+        pos += 5
         #: Feature._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.features = x
     #: ControllerRegistrationRequest._tagged_fields
@@ -196,61 +197,59 @@ def _d_ControllerRegistrationRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_Listener_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Port, SecurityProtocol
-    w(_S_Hh.pack(o.port, o.security_protocol))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_Feature_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Feature', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: MinSupportedVersion, MaxSupportedVersion
-    w(_S_hh.pack(o.min_supported_version, o.max_supported_version))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ControllerRegistrationRequest_v0(o, w):
-    #: ControllerId, IncarnationId, ZkMigrationReady
+    #: ControllerRegistrationRequest.ControllerId, IncarnationId, ZkMigrationReady
     w(_S_iUo.pack(o.controller_id, o.incarnation_id.bytes, o.zk_migration_ready))
-    #: Listeners
+    #: ControllerRegistrationRequest.Listeners
     x = o.listeners
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Listener_v0(v, w)
-    #: Features
+    for o1 in x:
+        #: Listener.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Port, SecurityProtocol
+        w(_S_Hh.pack(o1.port, o1.security_protocol))
+        #: Listener._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ControllerRegistrationRequest.Features
     x = o.features
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Feature_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: Feature.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Feature', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Feature.MinSupportedVersion, MaxSupportedVersion
+        w(_S_hh.pack(o1.min_supported_version, o1.max_supported_version))
+        #: Feature._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ControllerRegistrationRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -266,7 +265,8 @@ def _d_Listener_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Listener', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Listener.Host
     n = buf[pos] - 1
@@ -275,17 +275,43 @@ def _d_Listener_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Listener', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: Listener.Port, SecurityProtocol
-    o.port, o.security_protocol = _S_Hh.unpack_from(buf, pos)
-    pos += 4
+    #: Listener.Port, SecurityProtocol, _tagged_fields
+    o.port, o.security_protocol, t = _S_HhB.unpack_from(buf, pos)
+    pos += 5
     #: Listener._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_Listener_v0(o, w):
+    #: Listener.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Listener.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Listener.Port, SecurityProtocol
+    w(_S_Hh.pack(o.port, o.security_protocol))
+    #: Listener._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_Feature_v0(buf, pos):
@@ -298,34 +324,51 @@ def _d_Feature_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Feature', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Feature', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: Feature.MinSupportedVersion, MaxSupportedVersion
-    o.min_supported_version, o.max_supported_version = _S_hh.unpack_from(buf, pos)
-    pos += 4
+    #: Feature.MinSupportedVersion, MaxSupportedVersion, _tagged_fields
+    o.min_supported_version, o.max_supported_version, t = _S_hhB.unpack_from(buf, pos)
+    pos += 5
     #: Feature._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_Feature_v0(o, w):
+    #: Feature.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Feature', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Feature.MinSupportedVersion, MaxSupportedVersion
+    w(_S_hh.pack(o.min_supported_version, o.max_supported_version))
+    #: Feature._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_ControllerRegistrationResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(ControllerRegistrationResponse)
-    #: ControllerRegistrationResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ControllerRegistrationResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ControllerRegistrationResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ControllerRegistrationResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ControllerRegistrationResponse._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -336,18 +379,20 @@ def _d_ControllerRegistrationResponse_v0(buf, pos):
 
 
 def _e_ControllerRegistrationResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: ControllerRegistrationResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: ControllerRegistrationResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ControllerRegistrationResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ControllerRegistrationResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: _tagged_fields
+    #: ControllerRegistrationResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,11 +18,15 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_b = _Sc('>b')
+_S_bB = _Sc('>bB')
 _S_bb = _Sc('>bb')
+_S_bbB = _Sc('>bbB')
 _S_bh = _Sc('>bh')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hh = _Sc('>hh')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ii = _Sc('>ii')
 
 
@@ -117,8 +122,7 @@ def _d_CreateAclsRequest_v1(buf, pos):
     #: CreateAclsRequest.Creations
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateAclsRequest', 'Creations', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreateAclsRequest', 'Creations')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateAclsRequest', 'Creations')
     x = []
     ap = x.append
     for _ in range(n):
@@ -129,7 +133,8 @@ def _d_CreateAclsRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AclCreation', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AclCreation', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AclCreation.ResourcePatternType, Principal
         o1.resource_pattern_type, n1 = _S_bh.unpack_from(buf, pos)
@@ -137,7 +142,8 @@ def _d_CreateAclsRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AclCreation', 'Principal', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AclCreation', 'Principal', True)
-        o1.principal = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AclCreation.Host
         n1, = _S_h.unpack_from(buf, pos)
@@ -145,7 +151,8 @@ def _d_CreateAclsRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AclCreation', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AclCreation', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AclCreation.Operation, PermissionType
         o1.operation, o1.permission_type = _S_bb.unpack_from(buf, pos)
@@ -157,32 +164,31 @@ def _d_CreateAclsRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_AclCreation_v1(o, w):
-    #: ResourceType, ResourceName
-    x = o.resource_name.encode('utf-8', 'surrogateescape')
-    w(_S_bh.pack(o.resource_type, len(x)))
-    w(x)
-    #: ResourcePatternType, Principal
-    x = o.principal.encode('utf-8', 'surrogateescape')
-    w(_S_bh.pack(o.resource_pattern_type, len(x)))
-    w(x)
-    #: Host
-    x = o.host.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Operation, PermissionType
-    w(_S_bb.pack(o.operation, o.permission_type))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AclCreation', '_tagged_fields')
-
-
 def _e_CreateAclsRequest_v1(o, w):
-    #: Creations
+    #: CreateAclsRequest.Creations
     x = o.creations
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_AclCreation_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AclCreation.ResourceType, ResourceName
+        try: x1 = o1.resource_name.encode()
+        except UnicodeEncodeError: x1 = o1.resource_name.encode('utf-8', 'surrogateescape')
+        w(_S_bh.pack(o1.resource_type, len(x1)))
+        w(x1)
+        #: AclCreation.ResourcePatternType, Principal
+        try: x1 = o1.principal.encode()
+        except UnicodeEncodeError: x1 = o1.principal.encode('utf-8', 'surrogateescape')
+        w(_S_bh.pack(o1.resource_pattern_type, len(x1)))
+        w(x1)
+        #: AclCreation.Host
+        try: x1 = o1.host.encode()
+        except UnicodeEncodeError: x1 = o1.host.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: AclCreation.Operation, PermissionType
+        w(_S_bb.pack(o1.operation, o1.permission_type))
+        #: AclCreation._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AclCreation', '_tagged_fields')
+    #: CreateAclsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreateAclsRequest', '_tagged_fields')
 
 
@@ -193,35 +199,34 @@ def _d_CreateAclsRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateAclsRequest', 'Creations', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreateAclsRequest', 'Creations')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateAclsRequest', 'Creations')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AclCreation)
-        #: AclCreation.ResourceType
-        o1.resource_type, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: AclCreation.ResourceType, ResourceName
+        o1.resource_type, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: AclCreation.ResourceName
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AclCreation', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AclCreation', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: AclCreation.ResourcePatternType
-        o1.resource_pattern_type, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: AclCreation.ResourcePatternType, Principal
+        o1.resource_pattern_type, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: AclCreation.Principal
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AclCreation', 'Principal', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AclCreation', 'Principal', True)
-        o1.principal = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AclCreation.Host
         n1 = buf[pos] - 1
@@ -230,16 +235,15 @@ def _d_CreateAclsRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AclCreation', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AclCreation', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: AclCreation.Operation, PermissionType
-        o1.operation, o1.permission_type = _S_bb.unpack_from(buf, pos)
-        pos += 2
+        #: AclCreation.Operation, PermissionType, _tagged_fields
+        o1.operation, o1.permission_type, t1 = _S_bbB.unpack_from(buf, pos)
+        pos += 3
         #: AclCreation._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.creations = x
     #: CreateAclsRequest._tagged_fields
@@ -250,48 +254,50 @@ def _d_CreateAclsRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_AclCreation_v2(o, w):
-    #: ResourceType
-    w(_S_b.pack(o.resource_type))
-    #: ResourceName
-    x = o.resource_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AclCreation', 'ResourceName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ResourcePatternType
-    w(_S_b.pack(o.resource_pattern_type))
-    #: Principal
-    x = o.principal
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AclCreation', 'Principal')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AclCreation', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Operation, PermissionType
-    w(_S_bb.pack(o.operation, o.permission_type))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_CreateAclsRequest_v2(o, w):
-    #: Creations
+    #: CreateAclsRequest.Creations
     x = o.creations
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AclCreation_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AclCreation.ResourceType
+        w(_S_b.pack(o1.resource_type))
+        #: AclCreation.ResourceName
+        x1 = o1.resource_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AclCreation', 'ResourceName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AclCreation.ResourcePatternType
+        w(_S_b.pack(o1.resource_pattern_type))
+        #: AclCreation.Principal
+        x1 = o1.principal
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AclCreation', 'Principal')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AclCreation.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AclCreation', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AclCreation.Operation, PermissionType
+        w(_S_bb.pack(o1.operation, o1.permission_type))
+        #: AclCreation._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: CreateAclsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -306,7 +312,8 @@ def _d_AclCreation_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AclCreation', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AclCreation', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AclCreation.ResourcePatternType, Principal
     o.resource_pattern_type, n = _S_bh.unpack_from(buf, pos)
@@ -314,7 +321,8 @@ def _d_AclCreation_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AclCreation', 'Principal', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AclCreation', 'Principal', True)
-    o.principal = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AclCreation.Host
     n, = _S_h.unpack_from(buf, pos)
@@ -322,7 +330,8 @@ def _d_AclCreation_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AclCreation', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AclCreation', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AclCreation.Operation, PermissionType
     o.operation, o.permission_type = _S_bb.unpack_from(buf, pos)
@@ -331,32 +340,54 @@ def _d_AclCreation_v1(buf, pos):
     return o, pos
 
 
+def _e_AclCreation_v1(o, w):
+    #: AclCreation.ResourceType, ResourceName
+    try: x = o.resource_name.encode()
+    except UnicodeEncodeError: x = o.resource_name.encode('utf-8', 'surrogateescape')
+    w(_S_bh.pack(o.resource_type, len(x)))
+    w(x)
+    #: AclCreation.ResourcePatternType, Principal
+    try: x = o.principal.encode()
+    except UnicodeEncodeError: x = o.principal.encode('utf-8', 'surrogateescape')
+    w(_S_bh.pack(o.resource_pattern_type, len(x)))
+    w(x)
+    #: AclCreation.Host
+    try: x = o.host.encode()
+    except UnicodeEncodeError: x = o.host.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: AclCreation.Operation, PermissionType
+    w(_S_bb.pack(o.operation, o.permission_type))
+    #: AclCreation._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AclCreation', '_tagged_fields')
+
+
 def _d_AclCreation_v2(buf, pos):
     blen = len(buf)
     o = _new(AclCreation)
-    #: AclCreation.ResourceType
-    o.resource_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: AclCreation.ResourceType, ResourceName
+    o.resource_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: AclCreation.ResourceName
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AclCreation', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AclCreation', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: AclCreation.ResourcePatternType
-    o.resource_pattern_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: AclCreation.ResourcePatternType, Principal
+    o.resource_pattern_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: AclCreation.Principal
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AclCreation', 'Principal', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AclCreation', 'Principal', True)
-    o.principal = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AclCreation.Host
     n = buf[pos] - 1
@@ -365,17 +396,56 @@ def _d_AclCreation_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AclCreation', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AclCreation', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: AclCreation.Operation, PermissionType
-    o.operation, o.permission_type = _S_bb.unpack_from(buf, pos)
-    pos += 2
+    #: AclCreation.Operation, PermissionType, _tagged_fields
+    o.operation, o.permission_type, t = _S_bbB.unpack_from(buf, pos)
+    pos += 3
     #: AclCreation._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_AclCreation_v2(o, w):
+    #: AclCreation.ResourceType
+    w(_S_b.pack(o.resource_type))
+    #: AclCreation.ResourceName
+    x = o.resource_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AclCreation', 'ResourceName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AclCreation.ResourcePatternType
+    w(_S_b.pack(o.resource_pattern_type))
+    #: AclCreation.Principal
+    x = o.principal
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AclCreation', 'Principal')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AclCreation.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AclCreation', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AclCreation.Operation, PermissionType
+    w(_S_bb.pack(o.operation, o.permission_type))
+    #: AclCreation._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_CreateAclsResponse_v1(buf, pos):
@@ -384,8 +454,7 @@ def _d_CreateAclsResponse_v1(buf, pos):
     #: CreateAclsResponse.ThrottleTimeMs, Results
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateAclsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreateAclsResponse', 'Results')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateAclsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -397,7 +466,8 @@ def _d_CreateAclsResponse_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'AclCreationResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -406,58 +476,53 @@ def _d_CreateAclsResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_AclCreationResult_v1(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AclCreationResult', '_tagged_fields')
-
-
 def _e_CreateAclsResponse_v1(o, w):
-    #: ThrottleTimeMs, Results
+    #: CreateAclsResponse.ThrottleTimeMs, Results
     x = o.results
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_AclCreationResult_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AclCreationResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: AclCreationResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: AclCreationResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AclCreationResult', '_tagged_fields')
+    #: CreateAclsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreateAclsResponse', '_tagged_fields')
 
 
 def _d_CreateAclsResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(CreateAclsResponse)
-    #: CreateAclsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: CreateAclsResponse.ThrottleTimeMs, Results
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: CreateAclsResponse.Results
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateAclsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreateAclsResponse', 'Results')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateAclsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AclCreationResult)
-        #: AclCreationResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: AclCreationResult.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: AclCreationResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'AclCreationResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: AclCreationResult._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -474,34 +539,32 @@ def _d_CreateAclsResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_AclCreationResult_v2(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AclCreationResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_CreateAclsResponse_v2(o, w):
-    #: ThrottleTimeMs
+    #: CreateAclsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Results
+    #: CreateAclsResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AclCreationResult_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AclCreationResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: AclCreationResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AclCreationResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: AclCreationResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: CreateAclsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -517,27 +580,43 @@ def _d_AclCreationResult_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AclCreationResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
 
 
+def _e_AclCreationResult_v1(o, w):
+    #: AclCreationResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: AclCreationResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: AclCreationResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AclCreationResult', '_tagged_fields')
+
+
 def _d_AclCreationResult_v2(buf, pos):
     blen = len(buf)
     o = _new(AclCreationResult)
-    #: AclCreationResult.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: AclCreationResult.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: AclCreationResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AclCreationResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: AclCreationResult._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -545,6 +624,26 @@ def _d_AclCreationResult_v2(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_AclCreationResult_v2(o, w):
+    #: AclCreationResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: AclCreationResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AclCreationResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: AclCreationResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

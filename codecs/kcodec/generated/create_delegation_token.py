@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,10 +18,14 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hh = _Sc('>hh')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_q = _Sc('>q')
+_S_qB = _Sc('>qB')
 _S_qqq = _Sc('>qqq')
+_S_qqqB = _Sc('>qqqB')
 _S_qqqh = _Sc('>qqqh')
 
 
@@ -114,8 +119,7 @@ def _d_CreateDelegationTokenRequest_v1(buf, pos):
     #: CreateDelegationTokenRequest.Renewers
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateDelegationTokenRequest', 'Renewers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreateDelegationTokenRequest', 'Renewers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateDelegationTokenRequest', 'Renewers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -126,7 +130,8 @@ def _d_CreateDelegationTokenRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableRenewers', 'PrincipalType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableRenewers', 'PrincipalType', True)
-        o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: CreatableRenewers.PrincipalName
         n1, = _S_h.unpack_from(buf, pos)
@@ -134,7 +139,8 @@ def _d_CreateDelegationTokenRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableRenewers', 'PrincipalName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableRenewers', 'PrincipalName', True)
-        o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         o1._utf = None
         ap(o1)
@@ -148,32 +154,30 @@ def _d_CreateDelegationTokenRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_CreatableRenewers_v1(o, w):
-    #: PrincipalType
-    x = o.principal_type.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: PrincipalName
-    x = o.principal_name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableRenewers', '_tagged_fields')
-
-
 def _e_CreateDelegationTokenRequest_v1(o, w):
-    #: Renewers
+    #: CreateDelegationTokenRequest.Renewers
     x = o.renewers
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_CreatableRenewers_v1(v, w)
-    #: MaxLifetimeMs
+    for o1 in x:
+        #: CreatableRenewers.PrincipalType
+        try: x1 = o1.principal_type.encode()
+        except UnicodeEncodeError: x1 = o1.principal_type.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: CreatableRenewers.PrincipalName
+        try: x1 = o1.principal_name.encode()
+        except UnicodeEncodeError: x1 = o1.principal_name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: CreatableRenewers._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableRenewers', '_tagged_fields')
+    #: CreateDelegationTokenRequest.MaxLifetimeMs
     w(_S_q.pack(o.max_lifetime_ms))
-    #: OwnerPrincipalType
+    #: CreateDelegationTokenRequest.OwnerPrincipalType
     if o.owner_principal_type != '': raise _absent('CreateDelegationTokenRequest', 'OwnerPrincipalType')
-    #: OwnerPrincipalName
+    #: CreateDelegationTokenRequest.OwnerPrincipalName
     if o.owner_principal_name != '': raise _absent('CreateDelegationTokenRequest', 'OwnerPrincipalName')
-    #: _tagged_fields
+    #: CreateDelegationTokenRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreateDelegationTokenRequest', '_tagged_fields')
 
 
@@ -184,8 +188,7 @@ def _d_CreateDelegationTokenRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateDelegationTokenRequest', 'Renewers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreateDelegationTokenRequest', 'Renewers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateDelegationTokenRequest', 'Renewers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -197,7 +200,8 @@ def _d_CreateDelegationTokenRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableRenewers', 'PrincipalType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableRenewers', 'PrincipalType', True)
-        o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: CreatableRenewers.PrincipalName
         n1 = buf[pos] - 1
@@ -206,7 +210,8 @@ def _d_CreateDelegationTokenRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableRenewers', 'PrincipalName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableRenewers', 'PrincipalName', True)
-        o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: CreatableRenewers._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -215,54 +220,52 @@ def _d_CreateDelegationTokenRequest_v2(buf, pos):
             pos += 1
         ap(o1)
     o.renewers = x
-    #: CreateDelegationTokenRequest.MaxLifetimeMs
-    o.max_lifetime_ms, = _S_q.unpack_from(buf, pos)
-    pos += 8
+    #: CreateDelegationTokenRequest.MaxLifetimeMs, _tagged_fields
+    o.max_lifetime_ms, t = _S_qB.unpack_from(buf, pos)
+    pos += 9
     o.owner_principal_type = ''
     o.owner_principal_name = ''
     #: CreateDelegationTokenRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_CreatableRenewers_v2(o, w):
-    #: PrincipalType
-    x = o.principal_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableRenewers', 'PrincipalType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PrincipalName
-    x = o.principal_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableRenewers', 'PrincipalName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_CreateDelegationTokenRequest_v2(o, w):
-    #: Renewers
+    #: CreateDelegationTokenRequest.Renewers
     x = o.renewers
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_CreatableRenewers_v2(v, w)
-    #: MaxLifetimeMs
+    for o1 in x:
+        #: CreatableRenewers.PrincipalType
+        x1 = o1.principal_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableRenewers', 'PrincipalType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: CreatableRenewers.PrincipalName
+        x1 = o1.principal_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableRenewers', 'PrincipalName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: CreatableRenewers._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: CreateDelegationTokenRequest.MaxLifetimeMs
     w(_S_q.pack(o.max_lifetime_ms))
-    #: OwnerPrincipalType
+    #: CreateDelegationTokenRequest.OwnerPrincipalType
     if o.owner_principal_type != '': raise _absent('CreateDelegationTokenRequest', 'OwnerPrincipalType')
-    #: OwnerPrincipalName
+    #: CreateDelegationTokenRequest.OwnerPrincipalName
     if o.owner_principal_name != '': raise _absent('CreateDelegationTokenRequest', 'OwnerPrincipalName')
-    #: _tagged_fields
+    #: CreateDelegationTokenRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -279,7 +282,8 @@ def _d_CreateDelegationTokenRequest_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenRequest', 'OwnerPrincipalType', True)
-        o.owner_principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.owner_principal_type = buf[pos:e].decode()
+        except UnicodeDecodeError: o.owner_principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: CreateDelegationTokenRequest.OwnerPrincipalName
     n = buf[pos] - 1
@@ -289,14 +293,14 @@ def _d_CreateDelegationTokenRequest_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenRequest', 'OwnerPrincipalName', True)
-        o.owner_principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.owner_principal_name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.owner_principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: CreateDelegationTokenRequest.Renewers
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateDelegationTokenRequest', 'Renewers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreateDelegationTokenRequest', 'Renewers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateDelegationTokenRequest', 'Renewers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -308,7 +312,8 @@ def _d_CreateDelegationTokenRequest_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableRenewers', 'PrincipalType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableRenewers', 'PrincipalType', True)
-        o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: CreatableRenewers.PrincipalName
         n1 = buf[pos] - 1
@@ -317,7 +322,8 @@ def _d_CreateDelegationTokenRequest_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableRenewers', 'PrincipalName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableRenewers', 'PrincipalName', True)
-        o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: CreatableRenewers._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -326,45 +332,68 @@ def _d_CreateDelegationTokenRequest_v3(buf, pos):
             pos += 1
         ap(o1)
     o.renewers = x
-    #: CreateDelegationTokenRequest.MaxLifetimeMs
-    o.max_lifetime_ms, = _S_q.unpack_from(buf, pos)
-    pos += 8
+    #: CreateDelegationTokenRequest.MaxLifetimeMs, _tagged_fields
+    o.max_lifetime_ms, t = _S_qB.unpack_from(buf, pos)
+    pos += 9
     #: CreateDelegationTokenRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_CreateDelegationTokenRequest_v3(o, w):
-    #: OwnerPrincipalType
+    #: CreateDelegationTokenRequest.OwnerPrincipalType
     x = o.owner_principal_type
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenRequest', 'OwnerPrincipalType')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenRequest', 'OwnerPrincipalType')
+        else: w(_uve(n + 1))
         w(x)
-    #: OwnerPrincipalName
+    #: CreateDelegationTokenRequest.OwnerPrincipalName
     x = o.owner_principal_name
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenRequest', 'OwnerPrincipalName')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenRequest', 'OwnerPrincipalName')
+        else: w(_uve(n + 1))
         w(x)
-    #: Renewers
+    #: CreateDelegationTokenRequest.Renewers
     x = o.renewers
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_CreatableRenewers_v2(v, w)
-    #: MaxLifetimeMs
+    for o1 in x:
+        #: CreatableRenewers.PrincipalType
+        x1 = o1.principal_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableRenewers', 'PrincipalType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: CreatableRenewers.PrincipalName
+        x1 = o1.principal_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableRenewers', 'PrincipalName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: CreatableRenewers._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: CreateDelegationTokenRequest.MaxLifetimeMs
     w(_S_q.pack(o.max_lifetime_ms))
-    #: _tagged_fields
+    #: CreateDelegationTokenRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -379,7 +408,8 @@ def _d_CreatableRenewers_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableRenewers', 'PrincipalType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatableRenewers', 'PrincipalType', True)
-    o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreatableRenewers.PrincipalName
     n, = _S_h.unpack_from(buf, pos)
@@ -387,10 +417,26 @@ def _d_CreatableRenewers_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableRenewers', 'PrincipalName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatableRenewers', 'PrincipalName', True)
-    o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o._utf = None
     return o, pos
+
+
+def _e_CreatableRenewers_v1(o, w):
+    #: CreatableRenewers.PrincipalType
+    try: x = o.principal_type.encode()
+    except UnicodeEncodeError: x = o.principal_type.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: CreatableRenewers.PrincipalName
+    try: x = o.principal_name.encode()
+    except UnicodeEncodeError: x = o.principal_name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: CreatableRenewers._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableRenewers', '_tagged_fields')
 
 
 def _d_CreatableRenewers_v2(buf, pos):
@@ -403,7 +449,8 @@ def _d_CreatableRenewers_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableRenewers', 'PrincipalType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatableRenewers', 'PrincipalType', True)
-    o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreatableRenewers.PrincipalName
     n = buf[pos] - 1
@@ -412,7 +459,8 @@ def _d_CreatableRenewers_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableRenewers', 'PrincipalName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatableRenewers', 'PrincipalName', True)
-    o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreatableRenewers._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -420,6 +468,31 @@ def _d_CreatableRenewers_v2(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_CreatableRenewers_v2(o, w):
+    #: CreatableRenewers.PrincipalType
+    x = o.principal_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableRenewers', 'PrincipalType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: CreatableRenewers.PrincipalName
+    x = o.principal_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableRenewers', 'PrincipalName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: CreatableRenewers._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_CreateDelegationTokenResponse_v1(buf, pos):
@@ -431,7 +504,8 @@ def _d_CreateDelegationTokenResponse_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateDelegationTokenResponse', 'PrincipalType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenResponse', 'PrincipalType', True)
-    o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreateDelegationTokenResponse.PrincipalName
     n, = _S_h.unpack_from(buf, pos)
@@ -439,7 +513,8 @@ def _d_CreateDelegationTokenResponse_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateDelegationTokenResponse', 'PrincipalName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenResponse', 'PrincipalName', True)
-    o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreateDelegationTokenResponse.IssueTimestampMs, ExpiryTimestampMs, MaxTimestampMs, TokenId
     o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, n = _S_qqqh.unpack_from(buf, pos)
@@ -447,7 +522,8 @@ def _d_CreateDelegationTokenResponse_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateDelegationTokenResponse', 'TokenId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenResponse', 'TokenId', True)
-    o.token_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.token_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.token_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreateDelegationTokenResponse.Hmac
     n, = _S_i.unpack_from(buf, pos)
@@ -467,46 +543,49 @@ def _d_CreateDelegationTokenResponse_v1(buf, pos):
 
 
 def _e_CreateDelegationTokenResponse_v1(o, w):
-    #: ErrorCode, PrincipalType
-    x = o.principal_type.encode('utf-8', 'surrogateescape')
+    #: CreateDelegationTokenResponse.ErrorCode, PrincipalType
+    try: x = o.principal_type.encode()
+    except UnicodeEncodeError: x = o.principal_type.encode('utf-8', 'surrogateescape')
     w(_S_hh.pack(o.error_code, len(x)))
     w(x)
-    #: PrincipalName
-    x = o.principal_name.encode('utf-8', 'surrogateescape')
+    #: CreateDelegationTokenResponse.PrincipalName
+    try: x = o.principal_name.encode()
+    except UnicodeEncodeError: x = o.principal_name.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: IssueTimestampMs, ExpiryTimestampMs, MaxTimestampMs, TokenId
-    x = o.token_id.encode('utf-8', 'surrogateescape')
+    #: CreateDelegationTokenResponse.IssueTimestampMs, ExpiryTimestampMs, MaxTimestampMs, TokenId
+    try: x = o.token_id.encode()
+    except UnicodeEncodeError: x = o.token_id.encode('utf-8', 'surrogateescape')
     w(_S_qqqh.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, len(x)))
     w(x)
-    #: Hmac
+    #: CreateDelegationTokenResponse.Hmac
     x = o.hmac
     w(_S_i.pack(len(x)))
     w(x)
-    #: ThrottleTimeMs
+    #: CreateDelegationTokenResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: TokenRequesterPrincipalType
+    #: CreateDelegationTokenResponse.TokenRequesterPrincipalType
     if o.token_requester_principal_type != '': raise _absent('CreateDelegationTokenResponse', 'TokenRequesterPrincipalType')
-    #: TokenRequesterPrincipalName
+    #: CreateDelegationTokenResponse.TokenRequesterPrincipalName
     if o.token_requester_principal_name != '': raise _absent('CreateDelegationTokenResponse', 'TokenRequesterPrincipalName')
-    #: _tagged_fields
+    #: CreateDelegationTokenResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreateDelegationTokenResponse', '_tagged_fields')
 
 
 def _d_CreateDelegationTokenResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(CreateDelegationTokenResponse)
-    #: CreateDelegationTokenResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: CreateDelegationTokenResponse.ErrorCode, PrincipalType
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: CreateDelegationTokenResponse.PrincipalType
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateDelegationTokenResponse', 'PrincipalType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenResponse', 'PrincipalType', True)
-    o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreateDelegationTokenResponse.PrincipalName
     n = buf[pos] - 1
@@ -515,19 +594,20 @@ def _d_CreateDelegationTokenResponse_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateDelegationTokenResponse', 'PrincipalName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenResponse', 'PrincipalName', True)
-    o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: CreateDelegationTokenResponse.IssueTimestampMs, ExpiryTimestampMs, MaxTimestampMs
-    o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms = _S_qqq.unpack_from(buf, pos)
-    pos += 24
+    #: CreateDelegationTokenResponse.IssueTimestampMs, ExpiryTimestampMs, MaxTimestampMs, TokenId
+    o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, n = _S_qqqB.unpack_from(buf, pos)
+    pos += 25
     #: CreateDelegationTokenResponse.TokenId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateDelegationTokenResponse', 'TokenId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenResponse', 'TokenId', True)
-    o.token_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.token_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.token_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreateDelegationTokenResponse.Hmac
     n = buf[pos] - 1
@@ -538,57 +618,61 @@ def _d_CreateDelegationTokenResponse_v2(buf, pos):
     if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenResponse', 'Hmac', False)
     o.hmac = buf[pos:e]
     pos = e
-    #: CreateDelegationTokenResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: CreateDelegationTokenResponse.ThrottleTimeMs, _tagged_fields
+    o.throttle_time_ms, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     o.token_requester_principal_type = ''
     o.token_requester_principal_name = ''
     #: CreateDelegationTokenResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_CreateDelegationTokenResponse_v2(o, w):
-    #: ErrorCode
+    #: CreateDelegationTokenResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: PrincipalType
+    #: CreateDelegationTokenResponse.PrincipalType
     x = o.principal_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'PrincipalType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'PrincipalType')
+    else: w(_uve(n + 1))
     w(x)
-    #: PrincipalName
+    #: CreateDelegationTokenResponse.PrincipalName
     x = o.principal_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'PrincipalName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'PrincipalName')
+    else: w(_uve(n + 1))
     w(x)
-    #: IssueTimestampMs, ExpiryTimestampMs, MaxTimestampMs
+    #: CreateDelegationTokenResponse.IssueTimestampMs, ExpiryTimestampMs, MaxTimestampMs
     w(_S_qqq.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms))
-    #: TokenId
+    #: CreateDelegationTokenResponse.TokenId
     x = o.token_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'TokenId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'TokenId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Hmac
+    #: CreateDelegationTokenResponse.Hmac
     x = o.hmac
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     w(x)
-    #: ThrottleTimeMs
+    #: CreateDelegationTokenResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: TokenRequesterPrincipalType
+    #: CreateDelegationTokenResponse.TokenRequesterPrincipalType
     if o.token_requester_principal_type != '': raise _absent('CreateDelegationTokenResponse', 'TokenRequesterPrincipalType')
-    #: TokenRequesterPrincipalName
+    #: CreateDelegationTokenResponse.TokenRequesterPrincipalName
     if o.token_requester_principal_name != '': raise _absent('CreateDelegationTokenResponse', 'TokenRequesterPrincipalName')
-    #: _tagged_fields
+    #: CreateDelegationTokenResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -597,17 +681,17 @@ def _e_CreateDelegationTokenResponse_v2(o, w):
 def _d_CreateDelegationTokenResponse_v3(buf, pos):
     blen = len(buf)
     o = _new(CreateDelegationTokenResponse)
-    #: CreateDelegationTokenResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: CreateDelegationTokenResponse.ErrorCode, PrincipalType
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: CreateDelegationTokenResponse.PrincipalType
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateDelegationTokenResponse', 'PrincipalType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenResponse', 'PrincipalType', True)
-    o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreateDelegationTokenResponse.PrincipalName
     n = buf[pos] - 1
@@ -616,7 +700,8 @@ def _d_CreateDelegationTokenResponse_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateDelegationTokenResponse', 'PrincipalName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenResponse', 'PrincipalName', True)
-    o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreateDelegationTokenResponse.TokenRequesterPrincipalType
     n = buf[pos] - 1
@@ -625,7 +710,8 @@ def _d_CreateDelegationTokenResponse_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateDelegationTokenResponse', 'TokenRequesterPrincipalType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenResponse', 'TokenRequesterPrincipalType', True)
-    o.token_requester_principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.token_requester_principal_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.token_requester_principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreateDelegationTokenResponse.TokenRequesterPrincipalName
     n = buf[pos] - 1
@@ -634,19 +720,20 @@ def _d_CreateDelegationTokenResponse_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateDelegationTokenResponse', 'TokenRequesterPrincipalName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenResponse', 'TokenRequesterPrincipalName', True)
-    o.token_requester_principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.token_requester_principal_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.token_requester_principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: CreateDelegationTokenResponse.IssueTimestampMs, ExpiryTimestampMs, MaxTimestampMs
-    o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms = _S_qqq.unpack_from(buf, pos)
-    pos += 24
+    #: CreateDelegationTokenResponse.IssueTimestampMs, ExpiryTimestampMs, MaxTimestampMs, TokenId
+    o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms, n = _S_qqqB.unpack_from(buf, pos)
+    pos += 25
     #: CreateDelegationTokenResponse.TokenId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateDelegationTokenResponse', 'TokenId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenResponse', 'TokenId', True)
-    o.token_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.token_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.token_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreateDelegationTokenResponse.Hmac
     n = buf[pos] - 1
@@ -657,65 +744,73 @@ def _d_CreateDelegationTokenResponse_v3(buf, pos):
     if e > blen: raise _dlen(n, pos, blen, 'CreateDelegationTokenResponse', 'Hmac', False)
     o.hmac = buf[pos:e]
     pos = e
-    #: CreateDelegationTokenResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: CreateDelegationTokenResponse.ThrottleTimeMs, _tagged_fields
+    o.throttle_time_ms, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: CreateDelegationTokenResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_CreateDelegationTokenResponse_v3(o, w):
-    #: ErrorCode
+    #: CreateDelegationTokenResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: PrincipalType
+    #: CreateDelegationTokenResponse.PrincipalType
     x = o.principal_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'PrincipalType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'PrincipalType')
+    else: w(_uve(n + 1))
     w(x)
-    #: PrincipalName
+    #: CreateDelegationTokenResponse.PrincipalName
     x = o.principal_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'PrincipalName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'PrincipalName')
+    else: w(_uve(n + 1))
     w(x)
-    #: TokenRequesterPrincipalType
+    #: CreateDelegationTokenResponse.TokenRequesterPrincipalType
     x = o.token_requester_principal_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'TokenRequesterPrincipalType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'TokenRequesterPrincipalType')
+    else: w(_uve(n + 1))
     w(x)
-    #: TokenRequesterPrincipalName
+    #: CreateDelegationTokenResponse.TokenRequesterPrincipalName
     x = o.token_requester_principal_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'TokenRequesterPrincipalName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'TokenRequesterPrincipalName')
+    else: w(_uve(n + 1))
     w(x)
-    #: IssueTimestampMs, ExpiryTimestampMs, MaxTimestampMs
+    #: CreateDelegationTokenResponse.IssueTimestampMs, ExpiryTimestampMs, MaxTimestampMs
     w(_S_qqq.pack(o.issue_timestamp_ms, o.expiry_timestamp_ms, o.max_timestamp_ms))
-    #: TokenId
+    #: CreateDelegationTokenResponse.TokenId
     x = o.token_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'TokenId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreateDelegationTokenResponse', 'TokenId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Hmac
+    #: CreateDelegationTokenResponse.Hmac
     x = o.hmac
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     w(x)
-    #: ThrottleTimeMs
+    #: CreateDelegationTokenResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: _tagged_fields
+    #: CreateDelegationTokenResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,11 +18,16 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hh = _Sc('>hh')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ii = _Sc('>ii')
 _S_io = _Sc('>i?')
+_S_ioB = _Sc('>i?B')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
+_PN32 = _packers('i', False)
 
 
 class CreatePartitionsRequest(_Struct):
@@ -128,8 +134,7 @@ def _d_CreatePartitionsRequest_v0(buf, pos):
     #: CreatePartitionsRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatePartitionsRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatePartitionsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -140,7 +145,8 @@ def _d_CreatePartitionsRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatePartitionsTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: CreatePartitionsTopic.Count, Assignments
         o1.count, n1 = _S_ii.unpack_from(buf, pos)
@@ -155,10 +161,11 @@ def _d_CreatePartitionsRequest_v0(buf, pos):
                 #: CreatePartitionsAssignment.BrokerIds
                 n2, = _S_i.unpack_from(buf, pos)
                 pos += 4
-                if n2 < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsAssignment', 'BrokerIds', pos)
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
-                o2.broker_ids = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-                pos += 4 * n2
+                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
+                if n2 == 0: o2.broker_ids = []
+                else:
+                    o2.broker_ids = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                    pos += 4 * n2
                 o2._utf = None
                 ap1(o2)
             o1.assignments = x1
@@ -172,42 +179,35 @@ def _d_CreatePartitionsRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_CreatePartitionsAssignment_v0(o, w):
-    #: BrokerIds
-    x = o.broker_ids
-    w(_S_i.pack(len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatePartitionsAssignment', '_tagged_fields')
-
-
-def _e_CreatePartitionsTopic_v0(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Count
-    w(_S_i.pack(o.count))
-    #: Assignments
-    x = o.assignments
-    if x is None: w(b'\xff\xff\xff\xff')
-    else:
-        w(_S_i.pack(len(x)))
-        for v in x:
-            _e_CreatePartitionsAssignment_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatePartitionsTopic', '_tagged_fields')
-
-
 def _e_CreatePartitionsRequest_v0(o, w):
-    #: Topics
+    #: CreatePartitionsRequest.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_CreatePartitionsTopic_v0(v, w)
-    #: TimeoutMs, ValidateOnly
+    for o1 in x:
+        #: CreatePartitionsTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: CreatePartitionsTopic.Count
+        w(_S_i.pack(o1.count))
+        #: CreatePartitionsTopic.Assignments
+        x1 = o1.assignments
+        if x1 is None: w(b'\xff\xff\xff\xff')
+        else:
+            w(_S_i.pack(len(x1)))
+            for o2 in x1:
+                #: CreatePartitionsAssignment.BrokerIds
+                x2 = o2.broker_ids
+                n2 = len(x2)
+                w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+                #: CreatePartitionsAssignment._tagged_fields
+                if o2._utf: raise _eerr('tagged fields are not supported at this version', 'CreatePartitionsAssignment', '_tagged_fields')
+        #: CreatePartitionsTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'CreatePartitionsTopic', '_tagged_fields')
+    #: CreatePartitionsRequest.TimeoutMs, ValidateOnly
     w(_S_io.pack(o.timeout_ms, o.validate_only))
-    #: _tagged_fields
+    #: CreatePartitionsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatePartitionsRequest', '_tagged_fields')
 
 
@@ -218,8 +218,7 @@ def _d_CreatePartitionsRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatePartitionsRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatePartitionsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -231,15 +230,15 @@ def _d_CreatePartitionsRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatePartitionsTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: CreatePartitionsTopic.Count
-        o1.count, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: CreatePartitionsTopic.Count, Assignments
+        o1.count, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: CreatePartitionsTopic.Assignments
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.assignments = None
         else:
             if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatePartitionsTopic', 'Assignments')
@@ -251,10 +250,11 @@ def _d_CreatePartitionsRequest_v2(buf, pos):
                 n2 = buf[pos] - 1
                 if n2 < 127: pos += 1
                 else: n2, pos = _uvm1(buf, pos)
-                if n2 < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsAssignment', 'BrokerIds', pos)
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
-                o2.broker_ids = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-                pos += 4 * n2
+                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
+                if n2 == 0: o2.broker_ids = []
+                else:
+                    o2.broker_ids = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                    pos += 4 * n2
                 #: CreatePartitionsAssignment._tagged_fields
                 if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
                 else:
@@ -269,63 +269,57 @@ def _d_CreatePartitionsRequest_v2(buf, pos):
             pos += 1
         ap(o1)
     o.topics = x
-    #: CreatePartitionsRequest.TimeoutMs, ValidateOnly
-    o.timeout_ms, o.validate_only = _S_io.unpack_from(buf, pos)
-    pos += 5
+    #: CreatePartitionsRequest.TimeoutMs, ValidateOnly, _tagged_fields
+    o.timeout_ms, o.validate_only, t = _S_ioB.unpack_from(buf, pos)
+    pos += 6
     #: CreatePartitionsRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_CreatePartitionsAssignment_v2(o, w):
-    #: BrokerIds
-    x = o.broker_ids
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_CreatePartitionsTopic_v2(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreatePartitionsTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Count
-    w(_S_i.pack(o.count))
-    #: Assignments
-    x = o.assignments
-    if x is None: w(b'\x00')
-    else:
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_CreatePartitionsAssignment_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_CreatePartitionsRequest_v2(o, w):
-    #: Topics
+    #: CreatePartitionsRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_CreatePartitionsTopic_v2(v, w)
-    #: TimeoutMs, ValidateOnly
+    for o1 in x:
+        #: CreatePartitionsTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatePartitionsTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: CreatePartitionsTopic.Count
+        w(_S_i.pack(o1.count))
+        #: CreatePartitionsTopic.Assignments
+        x1 = o1.assignments
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: CreatePartitionsAssignment.BrokerIds
+                x2 = o2.broker_ids
+                n2 = len(x2)
+                if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+                else:
+                    w(_uve(n2 + 1))
+                    w(_pack('>%di' % n2, *x2))
+                #: CreatePartitionsAssignment._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+        #: CreatePartitionsTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: CreatePartitionsRequest.TimeoutMs, ValidateOnly
     w(_S_io.pack(o.timeout_ms, o.validate_only))
-    #: _tagged_fields
+    #: CreatePartitionsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -340,7 +334,8 @@ def _d_CreatePartitionsTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatePartitionsTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreatePartitionsTopic.Count, Assignments
     o.count, n = _S_ii.unpack_from(buf, pos)
@@ -355,15 +350,40 @@ def _d_CreatePartitionsTopic_v0(buf, pos):
             #: CreatePartitionsAssignment.BrokerIds
             n1, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsAssignment', 'BrokerIds', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
-            o1.broker_ids = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
+            if n1 == 0: o1.broker_ids = []
+            else:
+                o1.broker_ids = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             o1._utf = None
             ap(o1)
         o.assignments = x
     o._utf = None
     return o, pos
+
+
+def _e_CreatePartitionsTopic_v0(o, w):
+    #: CreatePartitionsTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: CreatePartitionsTopic.Count
+    w(_S_i.pack(o.count))
+    #: CreatePartitionsTopic.Assignments
+    x = o.assignments
+    if x is None: w(b'\xff\xff\xff\xff')
+    else:
+        w(_S_i.pack(len(x)))
+        for o1 in x:
+            #: CreatePartitionsAssignment.BrokerIds
+            x1 = o1.broker_ids
+            n1 = len(x1)
+            w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+            #: CreatePartitionsAssignment._tagged_fields
+            if o1._utf: raise _eerr('tagged fields are not supported at this version', 'CreatePartitionsAssignment', '_tagged_fields')
+    #: CreatePartitionsTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatePartitionsTopic', '_tagged_fields')
 
 
 def _d_CreatePartitionsTopic_v2(buf, pos):
@@ -376,15 +396,15 @@ def _d_CreatePartitionsTopic_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatePartitionsTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: CreatePartitionsTopic.Count
-    o.count, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: CreatePartitionsTopic.Count, Assignments
+    o.count, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: CreatePartitionsTopic.Assignments
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.assignments = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatePartitionsTopic', 'Assignments')
@@ -396,10 +416,11 @@ def _d_CreatePartitionsTopic_v2(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsAssignment', 'BrokerIds', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
-            o1.broker_ids = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
+            if n1 == 0: o1.broker_ids = []
+            else:
+                o1.broker_ids = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: CreatePartitionsAssignment._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -415,18 +436,64 @@ def _d_CreatePartitionsTopic_v2(buf, pos):
     return o, pos
 
 
+def _e_CreatePartitionsTopic_v2(o, w):
+    #: CreatePartitionsTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreatePartitionsTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: CreatePartitionsTopic.Count
+    w(_S_i.pack(o.count))
+    #: CreatePartitionsTopic.Assignments
+    x = o.assignments
+    if x is None: w(b'\x00')
+    else:
+        n = len(x) + 1
+        w(_UV[n] if n < 128 else _uve(n))
+        for o1 in x:
+            #: CreatePartitionsAssignment.BrokerIds
+            x1 = o1.broker_ids
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: CreatePartitionsAssignment._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: CreatePartitionsTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_CreatePartitionsAssignment_v0(buf, pos):
     blen = len(buf)
     o = _new(CreatePartitionsAssignment)
     #: CreatePartitionsAssignment.BrokerIds
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsAssignment', 'BrokerIds', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
-    o.broker_ids = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
+    if n == 0: o.broker_ids = []
+    else:
+        o.broker_ids = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o._utf = None
     return o, pos
+
+
+def _e_CreatePartitionsAssignment_v0(o, w):
+    #: CreatePartitionsAssignment.BrokerIds
+    x = o.broker_ids
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: CreatePartitionsAssignment._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatePartitionsAssignment', '_tagged_fields')
 
 
 def _d_CreatePartitionsAssignment_v2(buf, pos):
@@ -436,10 +503,11 @@ def _d_CreatePartitionsAssignment_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsAssignment', 'BrokerIds', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
-    o.broker_ids = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
+    if n == 0: o.broker_ids = []
+    else:
+        o.broker_ids = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: CreatePartitionsAssignment._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
@@ -448,14 +516,27 @@ def _d_CreatePartitionsAssignment_v2(buf, pos):
     return o, pos
 
 
+def _e_CreatePartitionsAssignment_v2(o, w):
+    #: CreatePartitionsAssignment.BrokerIds
+    x = o.broker_ids
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: CreatePartitionsAssignment._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_CreatePartitionsResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(CreatePartitionsResponse)
     #: CreatePartitionsResponse.ThrottleTimeMs, Results
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatePartitionsResponse', 'Results')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatePartitionsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -466,7 +547,8 @@ def _d_CreatePartitionsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsTopicResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatePartitionsTopicResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: CreatePartitionsTopicResult.ErrorCode, ErrorMessage
         o1.error_code, n1 = _S_hh.unpack_from(buf, pos)
@@ -475,7 +557,8 @@ def _d_CreatePartitionsResponse_v0(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'CreatePartitionsTopicResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -484,46 +567,42 @@ def _d_CreatePartitionsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_CreatePartitionsTopicResult_v0(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatePartitionsTopicResult', '_tagged_fields')
-
-
 def _e_CreatePartitionsResponse_v0(o, w):
-    #: ThrottleTimeMs, Results
+    #: CreatePartitionsResponse.ThrottleTimeMs, Results
     x = o.results
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_CreatePartitionsTopicResult_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: CreatePartitionsTopicResult.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: CreatePartitionsTopicResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: CreatePartitionsTopicResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: CreatePartitionsTopicResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'CreatePartitionsTopicResult', '_tagged_fields')
+    #: CreatePartitionsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatePartitionsResponse', '_tagged_fields')
 
 
 def _d_CreatePartitionsResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(CreatePartitionsResponse)
-    #: CreatePartitionsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: CreatePartitionsResponse.ThrottleTimeMs, Results
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: CreatePartitionsResponse.Results
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatePartitionsResponse', 'Results')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatePartitionsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -535,20 +614,21 @@ def _d_CreatePartitionsResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsTopicResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatePartitionsTopicResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: CreatePartitionsTopicResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: CreatePartitionsTopicResult.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: CreatePartitionsTopicResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'CreatePartitionsTopicResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: CreatePartitionsTopicResult._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -565,41 +645,41 @@ def _d_CreatePartitionsResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_CreatePartitionsTopicResult_v2(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreatePartitionsTopicResult', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreatePartitionsTopicResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_CreatePartitionsResponse_v2(o, w):
-    #: ThrottleTimeMs
+    #: CreatePartitionsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Results
+    #: CreatePartitionsResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_CreatePartitionsTopicResult_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: CreatePartitionsTopicResult.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatePartitionsTopicResult', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: CreatePartitionsTopicResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: CreatePartitionsTopicResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatePartitionsTopicResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: CreatePartitionsTopicResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: CreatePartitionsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -614,7 +694,8 @@ def _d_CreatePartitionsTopicResult_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsTopicResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatePartitionsTopicResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreatePartitionsTopicResult.ErrorCode, ErrorMessage
     o.error_code, n = _S_hh.unpack_from(buf, pos)
@@ -623,10 +704,31 @@ def _d_CreatePartitionsTopicResult_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'CreatePartitionsTopicResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
+
+
+def _e_CreatePartitionsTopicResult_v0(o, w):
+    #: CreatePartitionsTopicResult.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: CreatePartitionsTopicResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: CreatePartitionsTopicResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: CreatePartitionsTopicResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatePartitionsTopicResult', '_tagged_fields')
 
 
 def _d_CreatePartitionsTopicResult_v2(buf, pos):
@@ -639,20 +741,21 @@ def _d_CreatePartitionsTopicResult_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatePartitionsTopicResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatePartitionsTopicResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: CreatePartitionsTopicResult.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: CreatePartitionsTopicResult.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: CreatePartitionsTopicResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'CreatePartitionsTopicResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: CreatePartitionsTopicResult._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -660,6 +763,35 @@ def _d_CreatePartitionsTopicResult_v2(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_CreatePartitionsTopicResult_v2(o, w):
+    #: CreatePartitionsTopicResult.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreatePartitionsTopicResult', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: CreatePartitionsTopicResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: CreatePartitionsTopicResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreatePartitionsTopicResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: CreatePartitionsTopicResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,15 +18,23 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_Uh = _Sc('>16sh')
+_S_UhB = _Sc('>16shB')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hh = _Sc('>hh')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ihi = _Sc('>ihi')
 _S_ii = _Sc('>ii')
 _S_io = _Sc('>i?')
+_S_ioB = _Sc('>i?B')
 _S_obo = _Sc('>?b?')
+_S_oboB = _Sc('>?b?B')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
+_PN32 = _packers('i', False)
 
 
 class CreateTopicsRequest(_Struct):
@@ -186,8 +195,7 @@ def _d_CreateTopicsRequest_v2(buf, pos):
     #: CreateTopicsRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateTopicsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreateTopicsRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateTopicsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -198,13 +206,13 @@ def _d_CreateTopicsRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: CreatableTopic.NumPartitions, ReplicationFactor, Assignments
         o1.num_partitions, o1.replication_factor, n1 = _S_ihi.unpack_from(buf, pos)
         pos += 10
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopic', 'Assignments', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatableTopic', 'Assignments')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatableTopic', 'Assignments')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -212,18 +220,18 @@ def _d_CreateTopicsRequest_v2(buf, pos):
             #: CreatableReplicaAssignment.PartitionIndex, BrokerIds
             o2.partition_index, n2 = _S_ii.unpack_from(buf, pos)
             pos += 8
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableReplicaAssignment', 'BrokerIds', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
-            o2.broker_ids = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
+            if n2 == 0: o2.broker_ids = []
+            else:
+                o2.broker_ids = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             o2._utf = None
             ap1(o2)
         o1.assignments = x1
         #: CreatableTopic.Configs
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopic', 'Configs', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatableTopic', 'Configs')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatableTopic', 'Configs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -234,7 +242,8 @@ def _d_CreateTopicsRequest_v2(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicConfig', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'CreatableTopicConfig', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: CreatableTopicConfig.Value
             n2, = _S_h.unpack_from(buf, pos)
@@ -243,7 +252,8 @@ def _d_CreateTopicsRequest_v2(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'CreatableTopicConfig', 'Value', True)
-                o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.value = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2._utf = None
             ap1(o2)
@@ -258,59 +268,52 @@ def _d_CreateTopicsRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_CreatableReplicaAssignment_v2(o, w):
-    #: PartitionIndex, BrokerIds
-    x = o.broker_ids
-    w(_S_ii.pack(o.partition_index, len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableReplicaAssignment', '_tagged_fields')
-
-
-def _e_CreatableTopicConfig_v2(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Value
-    x = o.value
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableTopicConfig', '_tagged_fields')
-
-
-def _e_CreatableTopic_v2(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: NumPartitions, ReplicationFactor, Assignments
-    x = o.assignments
-    w(_S_ihi.pack(o.num_partitions, o.replication_factor, len(x)))
-    for v in x:
-        _e_CreatableReplicaAssignment_v2(v, w)
-    #: Configs
-    x = o.configs
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_CreatableTopicConfig_v2(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableTopic', '_tagged_fields')
-
-
 def _e_CreateTopicsRequest_v2(o, w):
-    #: Topics
+    #: CreateTopicsRequest.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_CreatableTopic_v2(v, w)
-    #: timeoutMs, validateOnly
+    for o1 in x:
+        #: CreatableTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: CreatableTopic.NumPartitions, ReplicationFactor, Assignments
+        x1 = o1.assignments
+        w(_S_ihi.pack(o1.num_partitions, o1.replication_factor, len(x1)))
+        for o2 in x1:
+            #: CreatableReplicaAssignment.PartitionIndex
+            w(_S_i.pack(o2.partition_index))
+            #: CreatableReplicaAssignment.BrokerIds
+            x2 = o2.broker_ids
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: CreatableReplicaAssignment._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableReplicaAssignment', '_tagged_fields')
+        #: CreatableTopic.Configs
+        x1 = o1.configs
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: CreatableTopicConfig.Name
+            try: x2 = o2.name.encode()
+            except UnicodeEncodeError: x2 = o2.name.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: CreatableTopicConfig.Value
+            x2 = o2.value
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: CreatableTopicConfig._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableTopicConfig', '_tagged_fields')
+        #: CreatableTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableTopic', '_tagged_fields')
+    #: CreateTopicsRequest.timeoutMs, validateOnly
     w(_S_io.pack(o.timeout_ms, o.validate_only))
-    #: _tagged_fields
+    #: CreateTopicsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreateTopicsRequest', '_tagged_fields')
 
 
@@ -321,8 +324,7 @@ def _d_CreateTopicsRequest_v5(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateTopicsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreateTopicsRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateTopicsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -334,32 +336,31 @@ def _d_CreateTopicsRequest_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: CreatableTopic.NumPartitions, ReplicationFactor
-        o1.num_partitions, o1.replication_factor = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: CreatableTopic.NumPartitions, ReplicationFactor, Assignments
+        o1.num_partitions, o1.replication_factor, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: CreatableTopic.Assignments
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopic', 'Assignments', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatableTopic', 'Assignments')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatableTopic', 'Assignments')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(CreatableReplicaAssignment)
-            #: CreatableReplicaAssignment.PartitionIndex
-            o2.partition_index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: CreatableReplicaAssignment.PartitionIndex, BrokerIds
+            o2.partition_index, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: CreatableReplicaAssignment.BrokerIds
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableReplicaAssignment', 'BrokerIds', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
-            o2.broker_ids = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
+            if n2 == 0: o2.broker_ids = []
+            else:
+                o2.broker_ids = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: CreatableReplicaAssignment._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -371,8 +372,7 @@ def _d_CreateTopicsRequest_v5(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopic', 'Configs', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatableTopic', 'Configs')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatableTopic', 'Configs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -384,7 +384,8 @@ def _d_CreateTopicsRequest_v5(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicConfig', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'CreatableTopicConfig', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: CreatableTopicConfig.Value
             n2 = buf[pos] - 1
@@ -394,7 +395,8 @@ def _d_CreateTopicsRequest_v5(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'CreatableTopicConfig', 'Value', True)
-                o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.value = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: CreatableTopicConfig._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -410,92 +412,86 @@ def _d_CreateTopicsRequest_v5(buf, pos):
             pos += 1
         ap(o1)
     o.topics = x
-    #: CreateTopicsRequest.timeoutMs, validateOnly
-    o.timeout_ms, o.validate_only = _S_io.unpack_from(buf, pos)
-    pos += 5
+    #: CreateTopicsRequest.timeoutMs, validateOnly, _tagged_fields
+    o.timeout_ms, o.validate_only, t = _S_ioB.unpack_from(buf, pos)
+    pos += 6
     #: CreateTopicsRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_CreatableReplicaAssignment_v5(o, w):
-    #: PartitionIndex
-    w(_S_i.pack(o.partition_index))
-    #: BrokerIds
-    x = o.broker_ids
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_CreatableTopicConfig_v5(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfig', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Value
-    x = o.value
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfig', 'Value')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_CreatableTopic_v5(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: NumPartitions, ReplicationFactor
-    w(_S_ih.pack(o.num_partitions, o.replication_factor))
-    #: Assignments
-    x = o.assignments
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_CreatableReplicaAssignment_v5(v, w)
-    #: Configs
-    x = o.configs
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_CreatableTopicConfig_v5(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_CreateTopicsRequest_v5(o, w):
-    #: Topics
+    #: CreateTopicsRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_CreatableTopic_v5(v, w)
-    #: timeoutMs, validateOnly
+    for o1 in x:
+        #: CreatableTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: CreatableTopic.NumPartitions, ReplicationFactor
+        w(_S_ih.pack(o1.num_partitions, o1.replication_factor))
+        #: CreatableTopic.Assignments
+        x1 = o1.assignments
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: CreatableReplicaAssignment.PartitionIndex
+            w(_S_i.pack(o2.partition_index))
+            #: CreatableReplicaAssignment.BrokerIds
+            x2 = o2.broker_ids
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: CreatableReplicaAssignment._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: CreatableTopic.Configs
+        x1 = o1.configs
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: CreatableTopicConfig.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfig', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: CreatableTopicConfig.Value
+            x2 = o2.value
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfig', 'Value')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: CreatableTopicConfig._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: CreatableTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: CreateTopicsRequest.timeoutMs, validateOnly
     w(_S_io.pack(o.timeout_ms, o.validate_only))
-    #: _tagged_fields
+    #: CreateTopicsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -510,13 +506,13 @@ def _d_CreatableTopic_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatableTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreatableTopic.NumPartitions, ReplicationFactor, Assignments
     o.num_partitions, o.replication_factor, n = _S_ihi.unpack_from(buf, pos)
     pos += 10
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopic', 'Assignments', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatableTopic', 'Assignments')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatableTopic', 'Assignments')
     x = []
     ap = x.append
     for _ in range(n):
@@ -524,18 +520,18 @@ def _d_CreatableTopic_v2(buf, pos):
         #: CreatableReplicaAssignment.PartitionIndex, BrokerIds
         o1.partition_index, n1 = _S_ii.unpack_from(buf, pos)
         pos += 8
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableReplicaAssignment', 'BrokerIds', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
-        o1.broker_ids = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
+        if n1 == 0: o1.broker_ids = []
+        else:
+            o1.broker_ids = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1._utf = None
         ap(o1)
     o.assignments = x
     #: CreatableTopic.Configs
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopic', 'Configs', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatableTopic', 'Configs')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatableTopic', 'Configs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -546,7 +542,8 @@ def _d_CreatableTopic_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicConfig', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopicConfig', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: CreatableTopicConfig.Value
         n1, = _S_h.unpack_from(buf, pos)
@@ -555,13 +552,55 @@ def _d_CreatableTopic_v2(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopicConfig', 'Value', True)
-            o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.value = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
     o.configs = x
     o._utf = None
     return o, pos
+
+
+def _e_CreatableTopic_v2(o, w):
+    #: CreatableTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: CreatableTopic.NumPartitions, ReplicationFactor, Assignments
+    x = o.assignments
+    w(_S_ihi.pack(o.num_partitions, o.replication_factor, len(x)))
+    for o1 in x:
+        #: CreatableReplicaAssignment.PartitionIndex
+        w(_S_i.pack(o1.partition_index))
+        #: CreatableReplicaAssignment.BrokerIds
+        x1 = o1.broker_ids
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: CreatableReplicaAssignment._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableReplicaAssignment', '_tagged_fields')
+    #: CreatableTopic.Configs
+    x = o.configs
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: CreatableTopicConfig.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: CreatableTopicConfig.Value
+        x1 = o1.value
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: CreatableTopicConfig._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableTopicConfig', '_tagged_fields')
+    #: CreatableTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableTopic', '_tagged_fields')
 
 
 def _d_CreatableTopic_v5(buf, pos):
@@ -574,32 +613,31 @@ def _d_CreatableTopic_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatableTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: CreatableTopic.NumPartitions, ReplicationFactor
-    o.num_partitions, o.replication_factor = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: CreatableTopic.NumPartitions, ReplicationFactor, Assignments
+    o.num_partitions, o.replication_factor, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: CreatableTopic.Assignments
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopic', 'Assignments', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatableTopic', 'Assignments')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatableTopic', 'Assignments')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(CreatableReplicaAssignment)
-        #: CreatableReplicaAssignment.PartitionIndex
-        o1.partition_index, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: CreatableReplicaAssignment.PartitionIndex, BrokerIds
+        o1.partition_index, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: CreatableReplicaAssignment.BrokerIds
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableReplicaAssignment', 'BrokerIds', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
-        o1.broker_ids = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
+        if n1 == 0: o1.broker_ids = []
+        else:
+            o1.broker_ids = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: CreatableReplicaAssignment._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -611,8 +649,7 @@ def _d_CreatableTopic_v5(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopic', 'Configs', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatableTopic', 'Configs')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatableTopic', 'Configs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -624,7 +661,8 @@ def _d_CreatableTopic_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicConfig', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopicConfig', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: CreatableTopicConfig.Value
         n1 = buf[pos] - 1
@@ -634,7 +672,8 @@ def _d_CreatableTopic_v5(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopicConfig', 'Value', True)
-            o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.value = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: CreatableTopicConfig._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -651,40 +690,133 @@ def _d_CreatableTopic_v5(buf, pos):
     return o, pos
 
 
+def _e_CreatableTopic_v5(o, w):
+    #: CreatableTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: CreatableTopic.NumPartitions, ReplicationFactor
+    w(_S_ih.pack(o.num_partitions, o.replication_factor))
+    #: CreatableTopic.Assignments
+    x = o.assignments
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: CreatableReplicaAssignment.PartitionIndex
+        w(_S_i.pack(o1.partition_index))
+        #: CreatableReplicaAssignment.BrokerIds
+        x1 = o1.broker_ids
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: CreatableReplicaAssignment._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: CreatableTopic.Configs
+    x = o.configs
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: CreatableTopicConfig.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfig', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: CreatableTopicConfig.Value
+        x1 = o1.value
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfig', 'Value')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: CreatableTopicConfig._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: CreatableTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_CreatableReplicaAssignment_v2(buf, pos):
     blen = len(buf)
     o = _new(CreatableReplicaAssignment)
     #: CreatableReplicaAssignment.PartitionIndex, BrokerIds
     o.partition_index, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableReplicaAssignment', 'BrokerIds', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
-    o.broker_ids = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
+    if n == 0: o.broker_ids = []
+    else:
+        o.broker_ids = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o._utf = None
     return o, pos
+
+
+def _e_CreatableReplicaAssignment_v2(o, w):
+    #: CreatableReplicaAssignment.PartitionIndex
+    w(_S_i.pack(o.partition_index))
+    #: CreatableReplicaAssignment.BrokerIds
+    x = o.broker_ids
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: CreatableReplicaAssignment._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableReplicaAssignment', '_tagged_fields')
 
 
 def _d_CreatableReplicaAssignment_v5(buf, pos):
     blen = len(buf)
     o = _new(CreatableReplicaAssignment)
-    #: CreatableReplicaAssignment.PartitionIndex
-    o.partition_index, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: CreatableReplicaAssignment.PartitionIndex, BrokerIds
+    o.partition_index, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: CreatableReplicaAssignment.BrokerIds
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableReplicaAssignment', 'BrokerIds', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
-    o.broker_ids = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
+    if n == 0: o.broker_ids = []
+    else:
+        o.broker_ids = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: CreatableReplicaAssignment._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_CreatableReplicaAssignment_v5(o, w):
+    #: CreatableReplicaAssignment.PartitionIndex
+    w(_S_i.pack(o.partition_index))
+    #: CreatableReplicaAssignment.BrokerIds
+    x = o.broker_ids
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: CreatableReplicaAssignment._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_CreatableTopicConfig_v2(buf, pos):
@@ -696,7 +828,8 @@ def _d_CreatableTopicConfig_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicConfig', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatableTopicConfig', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreatableTopicConfig.Value
     n, = _S_h.unpack_from(buf, pos)
@@ -705,10 +838,29 @@ def _d_CreatableTopicConfig_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'CreatableTopicConfig', 'Value', True)
-        o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.value = buf[pos:e].decode()
+        except UnicodeDecodeError: o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
+
+
+def _e_CreatableTopicConfig_v2(o, w):
+    #: CreatableTopicConfig.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: CreatableTopicConfig.Value
+    x = o.value
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: CreatableTopicConfig._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableTopicConfig', '_tagged_fields')
 
 
 def _d_CreatableTopicConfig_v5(buf, pos):
@@ -721,7 +873,8 @@ def _d_CreatableTopicConfig_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicConfig', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatableTopicConfig', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreatableTopicConfig.Value
     n = buf[pos] - 1
@@ -731,7 +884,8 @@ def _d_CreatableTopicConfig_v5(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'CreatableTopicConfig', 'Value', True)
-        o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.value = buf[pos:e].decode()
+        except UnicodeDecodeError: o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: CreatableTopicConfig._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -741,14 +895,40 @@ def _d_CreatableTopicConfig_v5(buf, pos):
     return o, pos
 
 
+def _e_CreatableTopicConfig_v5(o, w):
+    #: CreatableTopicConfig.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfig', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: CreatableTopicConfig.Value
+    x = o.value
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfig', 'Value')
+        else: w(_uve(n + 1))
+        w(x)
+    #: CreatableTopicConfig._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_CreateTopicsResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(CreateTopicsResponse)
     #: CreateTopicsResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateTopicsResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreateTopicsResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateTopicsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -759,7 +939,8 @@ def _d_CreateTopicsResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopicResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: CreatableTopicResult.ErrorCode, ErrorMessage
         o1.error_code, n1 = _S_hh.unpack_from(buf, pos)
@@ -768,7 +949,8 @@ def _d_CreateTopicsResponse_v2(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopicResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1.topic_id = _ZERO_UUID
         o1.topic_config_error_code = 0
@@ -782,46 +964,42 @@ def _d_CreateTopicsResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_CreatableTopicResult_v2(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableTopicResult', '_tagged_fields')
-
-
 def _e_CreateTopicsResponse_v2(o, w):
-    #: ThrottleTimeMs, Topics
+    #: CreateTopicsResponse.ThrottleTimeMs, Topics
     x = o.topics
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_CreatableTopicResult_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: CreatableTopicResult.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: CreatableTopicResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: CreatableTopicResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: CreatableTopicResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableTopicResult', '_tagged_fields')
+    #: CreateTopicsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreateTopicsResponse', '_tagged_fields')
 
 
 def _d_CreateTopicsResponse_v5(buf, pos):
     blen = len(buf)
     o = _new(CreateTopicsResponse)
-    #: CreateTopicsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: CreateTopicsResponse.ThrottleTimeMs, Topics
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: CreateTopicsResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateTopicsResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreateTopicsResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateTopicsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -833,28 +1011,28 @@ def _d_CreateTopicsResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopicResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: CreatableTopicResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: CreatableTopicResult.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: CreatableTopicResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopicResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: CreatableTopicResult.NumPartitions, ReplicationFactor
-        o1.num_partitions, o1.replication_factor = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: CreatableTopicResult.NumPartitions, ReplicationFactor, Configs
+        o1.num_partitions, o1.replication_factor, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: CreatableTopicResult.Configs
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.configs = None
         else:
             if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatableTopicResult', 'Configs')
@@ -869,7 +1047,8 @@ def _d_CreateTopicsResponse_v5(buf, pos):
                 if n2 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicConfigs', 'Name', pos)
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'CreatableTopicConfigs', 'Name', True)
-                o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.name = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
                 #: CreatableTopicConfigs.Value
                 n2 = buf[pos] - 1
@@ -879,16 +1058,15 @@ def _d_CreateTopicsResponse_v5(buf, pos):
                 else:
                     e2 = pos + n2
                     if e2 > blen: raise _dlen(n2, pos, blen, 'CreatableTopicConfigs', 'Value', True)
-                    o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                    try: o2.value = buf[pos:e2].decode()
+                    except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
                     pos = e2
-                #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive
-                o2.read_only, o2.config_source, o2.is_sensitive = _S_obo.unpack_from(buf, pos)
-                pos += 3
+                #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive, _tagged_fields
+                o2.read_only, o2.config_source, o2.is_sensitive, t2 = _S_oboB.unpack_from(buf, pos)
+                pos += 4
                 #: CreatableTopicConfigs._tagged_fields
-                if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o2._utf = None
-                    pos += 1
+                if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o2._utf = None
                 ap1(o2)
             o1.configs = x1
         o1.topic_id = _ZERO_UUID
@@ -921,82 +1099,82 @@ def _d_CreateTopicsResponse_v5(buf, pos):
     return o, pos
 
 
-def _e_CreatableTopicConfigs_v5(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfigs', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Value
-    x = o.value
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfigs', 'Value')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: ReadOnly, ConfigSource, IsSensitive
-    w(_S_obo.pack(o.read_only, o.config_source, o.is_sensitive))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_CreatableTopicResult_v5(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicResult', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: NumPartitions, ReplicationFactor
-    w(_S_ih.pack(o.num_partitions, o.replication_factor))
-    #: Configs
-    x = o.configs
-    if x is None: w(b'\x00')
-    else:
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_CreatableTopicConfigs_v5(v, w)
-    #: _tagged_fields
-    tg = []
-    #: TopicConfigErrorCode
-    x = o.topic_config_error_code
-    if x != 0:
-        tg.append((0, _S_h.pack(x)))
-    #: _tagged_fields
-    u = o._utf
-    if tg or u: _wr_tags(w, tg, u)
-    else: w(b'\x00')
-
-
 def _e_CreateTopicsResponse_v5(o, w):
-    #: ThrottleTimeMs
+    #: CreateTopicsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Topics
+    #: CreateTopicsResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_CreatableTopicResult_v5(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: CreatableTopicResult.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicResult', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: CreatableTopicResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: CreatableTopicResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: CreatableTopicResult.NumPartitions, ReplicationFactor
+        w(_S_ih.pack(o1.num_partitions, o1.replication_factor))
+        #: CreatableTopicResult.Configs
+        x1 = o1.configs
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: CreatableTopicConfigs.Name
+                x2 = o2.name
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfigs', 'Name')
+                else: w(_uve(n2 + 1))
+                w(x2)
+                #: CreatableTopicConfigs.Value
+                x2 = o2.value
+                if x2 is None: w(b'\x00')
+                else:
+                    try: x2 = x2.encode()
+                    except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                    n2 = len(x2)
+                    if n2 < 127: w(_UV[n2 + 1])
+                    elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfigs', 'Value')
+                    else: w(_uve(n2 + 1))
+                    w(x2)
+                #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive
+                w(_S_obo.pack(o2.read_only, o2.config_source, o2.is_sensitive))
+                #: CreatableTopicConfigs._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+        #: CreatableTopicResult._tagged_fields
+        tg1 = []
+        #: CreatableTopicResult.TopicConfigErrorCode
+        x1 = o1.topic_config_error_code
+        if x1 != 0:
+            tg1.append((0, _S_h.pack(x1)))
+        #: CreatableTopicResult._tagged_fields
+        u1 = o1._utf
+        if tg1 or u1: _wr_tags(w, tg1, u1)
+        else: w(b'\x00')
+    #: CreateTopicsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1005,15 +1183,13 @@ def _e_CreateTopicsResponse_v5(o, w):
 def _d_CreateTopicsResponse_v7(buf, pos):
     blen = len(buf)
     o = _new(CreateTopicsResponse)
-    #: CreateTopicsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: CreateTopicsResponse.ThrottleTimeMs, Topics
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: CreateTopicsResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CreateTopicsResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CreateTopicsResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateTopicsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1025,29 +1201,29 @@ def _d_CreateTopicsResponse_v7(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopicResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: CreatableTopicResult.TopicId, ErrorCode
-        o1.topic_id, o1.error_code = _S_Uh.unpack_from(buf, pos)
-        pos += 18
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: CreatableTopicResult.TopicId, ErrorCode, ErrorMessage
+        u1_0, o1.error_code, n1 = _S_UhB.unpack_from(buf, pos)
+        pos += 19
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: CreatableTopicResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopicResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: CreatableTopicResult.NumPartitions, ReplicationFactor
-        o1.num_partitions, o1.replication_factor = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: CreatableTopicResult.NumPartitions, ReplicationFactor, Configs
+        o1.num_partitions, o1.replication_factor, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: CreatableTopicResult.Configs
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.configs = None
         else:
             if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatableTopicResult', 'Configs')
@@ -1062,7 +1238,8 @@ def _d_CreateTopicsResponse_v7(buf, pos):
                 if n2 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicConfigs', 'Name', pos)
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'CreatableTopicConfigs', 'Name', True)
-                o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.name = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
                 #: CreatableTopicConfigs.Value
                 n2 = buf[pos] - 1
@@ -1072,16 +1249,15 @@ def _d_CreateTopicsResponse_v7(buf, pos):
                 else:
                     e2 = pos + n2
                     if e2 > blen: raise _dlen(n2, pos, blen, 'CreatableTopicConfigs', 'Value', True)
-                    o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                    try: o2.value = buf[pos:e2].decode()
+                    except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
                     pos = e2
-                #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive
-                o2.read_only, o2.config_source, o2.is_sensitive = _S_obo.unpack_from(buf, pos)
-                pos += 3
+                #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive, _tagged_fields
+                o2.read_only, o2.config_source, o2.is_sensitive, t2 = _S_oboB.unpack_from(buf, pos)
+                pos += 4
                 #: CreatableTopicConfigs._tagged_fields
-                if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o2._utf = None
-                    pos += 1
+                if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o2._utf = None
                 ap1(o2)
             o1.configs = x1
         o1.topic_config_error_code = 0
@@ -1113,57 +1289,82 @@ def _d_CreateTopicsResponse_v7(buf, pos):
     return o, pos
 
 
-def _e_CreatableTopicResult_v7(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicResult', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: TopicId, ErrorCode
-    w(_S_Uh.pack(o.topic_id.bytes, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: NumPartitions, ReplicationFactor
-    w(_S_ih.pack(o.num_partitions, o.replication_factor))
-    #: Configs
-    x = o.configs
-    if x is None: w(b'\x00')
-    else:
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_CreatableTopicConfigs_v5(v, w)
-    #: _tagged_fields
-    tg = []
-    #: TopicConfigErrorCode
-    x = o.topic_config_error_code
-    if x != 0:
-        tg.append((0, _S_h.pack(x)))
-    #: _tagged_fields
-    u = o._utf
-    if tg or u: _wr_tags(w, tg, u)
-    else: w(b'\x00')
-
-
 def _e_CreateTopicsResponse_v7(o, w):
-    #: ThrottleTimeMs
+    #: CreateTopicsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Topics
+    #: CreateTopicsResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_CreatableTopicResult_v7(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: CreatableTopicResult.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicResult', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: CreatableTopicResult.TopicId, ErrorCode
+        w(_S_Uh.pack(o1.topic_id.bytes, o1.error_code))
+        #: CreatableTopicResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: CreatableTopicResult.NumPartitions, ReplicationFactor
+        w(_S_ih.pack(o1.num_partitions, o1.replication_factor))
+        #: CreatableTopicResult.Configs
+        x1 = o1.configs
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: CreatableTopicConfigs.Name
+                x2 = o2.name
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfigs', 'Name')
+                else: w(_uve(n2 + 1))
+                w(x2)
+                #: CreatableTopicConfigs.Value
+                x2 = o2.value
+                if x2 is None: w(b'\x00')
+                else:
+                    try: x2 = x2.encode()
+                    except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                    n2 = len(x2)
+                    if n2 < 127: w(_UV[n2 + 1])
+                    elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfigs', 'Value')
+                    else: w(_uve(n2 + 1))
+                    w(x2)
+                #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive
+                w(_S_obo.pack(o2.read_only, o2.config_source, o2.is_sensitive))
+                #: CreatableTopicConfigs._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+        #: CreatableTopicResult._tagged_fields
+        tg1 = []
+        #: CreatableTopicResult.TopicConfigErrorCode
+        x1 = o1.topic_config_error_code
+        if x1 != 0:
+            tg1.append((0, _S_h.pack(x1)))
+        #: CreatableTopicResult._tagged_fields
+        u1 = o1._utf
+        if tg1 or u1: _wr_tags(w, tg1, u1)
+        else: w(b'\x00')
+    #: CreateTopicsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1178,7 +1379,8 @@ def _d_CreatableTopicResult_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatableTopicResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreatableTopicResult.ErrorCode, ErrorMessage
     o.error_code, n = _S_hh.unpack_from(buf, pos)
@@ -1187,7 +1389,8 @@ def _d_CreatableTopicResult_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'CreatableTopicResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o.topic_id = _ZERO_UUID
     o.topic_config_error_code = 0
@@ -1196,6 +1399,26 @@ def _d_CreatableTopicResult_v2(buf, pos):
     o.configs = []
     o._utf = None
     return o, pos
+
+
+def _e_CreatableTopicResult_v2(o, w):
+    #: CreatableTopicResult.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: CreatableTopicResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: CreatableTopicResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: CreatableTopicResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'CreatableTopicResult', '_tagged_fields')
 
 
 def _d_CreatableTopicResult_v5(buf, pos):
@@ -1208,28 +1431,28 @@ def _d_CreatableTopicResult_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatableTopicResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: CreatableTopicResult.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: CreatableTopicResult.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: CreatableTopicResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'CreatableTopicResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: CreatableTopicResult.NumPartitions, ReplicationFactor
-    o.num_partitions, o.replication_factor = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: CreatableTopicResult.NumPartitions, ReplicationFactor, Configs
+    o.num_partitions, o.replication_factor, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: CreatableTopicResult.Configs
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.configs = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatableTopicResult', 'Configs')
@@ -1244,7 +1467,8 @@ def _d_CreatableTopicResult_v5(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicConfigs', 'Name', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopicConfigs', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: CreatableTopicConfigs.Value
             n1 = buf[pos] - 1
@@ -1254,16 +1478,15 @@ def _d_CreatableTopicResult_v5(buf, pos):
             else:
                 e1 = pos + n1
                 if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopicConfigs', 'Value', True)
-                o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                try: o1.value = buf[pos:e1].decode()
+                except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
                 pos = e1
-            #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive
-            o1.read_only, o1.config_source, o1.is_sensitive = _S_obo.unpack_from(buf, pos)
-            pos += 3
+            #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive, _tagged_fields
+            o1.read_only, o1.config_source, o1.is_sensitive, t1 = _S_oboB.unpack_from(buf, pos)
+            pos += 4
             #: CreatableTopicConfigs._tagged_fields
-            if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o1._utf = None
-                pos += 1
+            if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o1._utf = None
             ap(o1)
         o.configs = x
     o.topic_id = _ZERO_UUID
@@ -1289,6 +1512,76 @@ def _d_CreatableTopicResult_v5(buf, pos):
     return o, pos
 
 
+def _e_CreatableTopicResult_v5(o, w):
+    #: CreatableTopicResult.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicResult', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: CreatableTopicResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: CreatableTopicResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: CreatableTopicResult.NumPartitions, ReplicationFactor
+    w(_S_ih.pack(o.num_partitions, o.replication_factor))
+    #: CreatableTopicResult.Configs
+    x = o.configs
+    if x is None: w(b'\x00')
+    else:
+        n = len(x) + 1
+        w(_UV[n] if n < 128 else _uve(n))
+        for o1 in x:
+            #: CreatableTopicConfigs.Name
+            x1 = o1.name
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfigs', 'Name')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: CreatableTopicConfigs.Value
+            x1 = o1.value
+            if x1 is None: w(b'\x00')
+            else:
+                try: x1 = x1.encode()
+                except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+                n1 = len(x1)
+                if n1 < 127: w(_UV[n1 + 1])
+                elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfigs', 'Value')
+                else: w(_uve(n1 + 1))
+                w(x1)
+            #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive
+            w(_S_obo.pack(o1.read_only, o1.config_source, o1.is_sensitive))
+            #: CreatableTopicConfigs._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: CreatableTopicResult._tagged_fields
+    tg = []
+    #: CreatableTopicResult.TopicConfigErrorCode
+    x = o.topic_config_error_code
+    if x != 0:
+        tg.append((0, _S_h.pack(x)))
+    #: CreatableTopicResult._tagged_fields
+    u = o._utf
+    if tg or u: _wr_tags(w, tg, u)
+    else: w(b'\x00')
+
+
 def _d_CreatableTopicResult_v7(buf, pos):
     blen = len(buf)
     o = _new(CreatableTopicResult)
@@ -1299,29 +1592,29 @@ def _d_CreatableTopicResult_v7(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatableTopicResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: CreatableTopicResult.TopicId, ErrorCode
-    o.topic_id, o.error_code = _S_Uh.unpack_from(buf, pos)
-    pos += 18
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: CreatableTopicResult.TopicId, ErrorCode, ErrorMessage
+    u_0, o.error_code, n = _S_UhB.unpack_from(buf, pos)
+    pos += 19
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: CreatableTopicResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'CreatableTopicResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: CreatableTopicResult.NumPartitions, ReplicationFactor
-    o.num_partitions, o.replication_factor = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: CreatableTopicResult.NumPartitions, ReplicationFactor, Configs
+    o.num_partitions, o.replication_factor, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: CreatableTopicResult.Configs
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.configs = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatableTopicResult', 'Configs')
@@ -1336,7 +1629,8 @@ def _d_CreatableTopicResult_v7(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicConfigs', 'Name', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopicConfigs', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: CreatableTopicConfigs.Value
             n1 = buf[pos] - 1
@@ -1346,16 +1640,15 @@ def _d_CreatableTopicResult_v7(buf, pos):
             else:
                 e1 = pos + n1
                 if e1 > blen: raise _dlen(n1, pos, blen, 'CreatableTopicConfigs', 'Value', True)
-                o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                try: o1.value = buf[pos:e1].decode()
+                except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
                 pos = e1
-            #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive
-            o1.read_only, o1.config_source, o1.is_sensitive = _S_obo.unpack_from(buf, pos)
-            pos += 3
+            #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive, _tagged_fields
+            o1.read_only, o1.config_source, o1.is_sensitive, t1 = _S_oboB.unpack_from(buf, pos)
+            pos += 4
             #: CreatableTopicConfigs._tagged_fields
-            if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o1._utf = None
-                pos += 1
+            if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o1._utf = None
             ap(o1)
         o.configs = x
     o.topic_config_error_code = 0
@@ -1380,6 +1673,76 @@ def _d_CreatableTopicResult_v7(buf, pos):
     return o, pos
 
 
+def _e_CreatableTopicResult_v7(o, w):
+    #: CreatableTopicResult.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicResult', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: CreatableTopicResult.TopicId, ErrorCode
+    w(_S_Uh.pack(o.topic_id.bytes, o.error_code))
+    #: CreatableTopicResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: CreatableTopicResult.NumPartitions, ReplicationFactor
+    w(_S_ih.pack(o.num_partitions, o.replication_factor))
+    #: CreatableTopicResult.Configs
+    x = o.configs
+    if x is None: w(b'\x00')
+    else:
+        n = len(x) + 1
+        w(_UV[n] if n < 128 else _uve(n))
+        for o1 in x:
+            #: CreatableTopicConfigs.Name
+            x1 = o1.name
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfigs', 'Name')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: CreatableTopicConfigs.Value
+            x1 = o1.value
+            if x1 is None: w(b'\x00')
+            else:
+                try: x1 = x1.encode()
+                except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+                n1 = len(x1)
+                if n1 < 127: w(_UV[n1 + 1])
+                elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfigs', 'Value')
+                else: w(_uve(n1 + 1))
+                w(x1)
+            #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive
+            w(_S_obo.pack(o1.read_only, o1.config_source, o1.is_sensitive))
+            #: CreatableTopicConfigs._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: CreatableTopicResult._tagged_fields
+    tg = []
+    #: CreatableTopicResult.TopicConfigErrorCode
+    x = o.topic_config_error_code
+    if x != 0:
+        tg.append((0, _S_h.pack(x)))
+    #: CreatableTopicResult._tagged_fields
+    u = o._utf
+    if tg or u: _wr_tags(w, tg, u)
+    else: w(b'\x00')
+
+
 def _d_CreatableTopicConfigs_v5(buf, pos):
     blen = len(buf)
     o = _new(CreatableTopicConfigs)
@@ -1390,7 +1753,8 @@ def _d_CreatableTopicConfigs_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CreatableTopicConfigs', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CreatableTopicConfigs', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: CreatableTopicConfigs.Value
     n = buf[pos] - 1
@@ -1400,17 +1764,45 @@ def _d_CreatableTopicConfigs_v5(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'CreatableTopicConfigs', 'Value', True)
-        o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.value = buf[pos:e].decode()
+        except UnicodeDecodeError: o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive
-    o.read_only, o.config_source, o.is_sensitive = _S_obo.unpack_from(buf, pos)
-    pos += 3
+    #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive, _tagged_fields
+    o.read_only, o.config_source, o.is_sensitive, t = _S_oboB.unpack_from(buf, pos)
+    pos += 4
     #: CreatableTopicConfigs._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_CreatableTopicConfigs_v5(o, w):
+    #: CreatableTopicConfigs.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfigs', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: CreatableTopicConfigs.Value
+    x = o.value
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CreatableTopicConfigs', 'Value')
+        else: w(_uve(n + 1))
+        w(x)
+    #: CreatableTopicConfigs.ReadOnly, ConfigSource, IsSensitive
+    w(_S_obo.pack(o.read_only, o.config_source, o.is_sensitive))
+    #: CreatableTopicConfigs._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

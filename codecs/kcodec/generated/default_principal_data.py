@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,6 +18,7 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 
 
 class DefaultPrincipalData(_Struct):
@@ -55,7 +57,8 @@ def _d_DefaultPrincipalData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DefaultPrincipalData', 'Type', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DefaultPrincipalData', 'Type', True)
-    o.type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DefaultPrincipalData.Name
     n = buf[pos] - 1
@@ -64,37 +67,40 @@ def _d_DefaultPrincipalData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DefaultPrincipalData', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DefaultPrincipalData', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DefaultPrincipalData.TokenAuthenticated
-    o.token_authenticated, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: DefaultPrincipalData.TokenAuthenticated, _tagged_fields
+    o.token_authenticated, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: DefaultPrincipalData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_DefaultPrincipalData_v0(o, w):
-    #: Type
+    #: DefaultPrincipalData.Type
     x = o.type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DefaultPrincipalData', 'Type')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DefaultPrincipalData', 'Type')
+    else: w(_uve(n + 1))
     w(x)
-    #: Name
+    #: DefaultPrincipalData.Name
     x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DefaultPrincipalData', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DefaultPrincipalData', 'Name')
+    else: w(_uve(n + 1))
     w(x)
-    #: TokenAuthenticated
+    #: DefaultPrincipalData.TokenAuthenticated
     w(_S_o.pack(o.token_authenticated))
-    #: _tagged_fields
+    #: DefaultPrincipalData._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

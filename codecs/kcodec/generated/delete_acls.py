@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,11 +18,15 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_b = _Sc('>b')
+_S_bB = _Sc('>bB')
 _S_bb = _Sc('>bb')
+_S_bbB = _Sc('>bbB')
 _S_bh = _Sc('>bh')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hh = _Sc('>hh')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ii = _Sc('>ii')
 
 
@@ -149,8 +154,7 @@ def _d_DeleteAclsRequest_v1(buf, pos):
     #: DeleteAclsRequest.Filters
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsRequest', 'Filters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteAclsRequest', 'Filters')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteAclsRequest', 'Filters')
     x = []
     ap = x.append
     for _ in range(n):
@@ -162,7 +166,8 @@ def _d_DeleteAclsRequest_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsFilter', 'ResourceNameFilter', True)
-            o1.resource_name_filter = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.resource_name_filter = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.resource_name_filter = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DeleteAclsFilter.PatternTypeFilter, PrincipalFilter
         o1.pattern_type_filter, n1 = _S_bh.unpack_from(buf, pos)
@@ -171,7 +176,8 @@ def _d_DeleteAclsRequest_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsFilter', 'PrincipalFilter', True)
-            o1.principal_filter = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.principal_filter = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.principal_filter = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DeleteAclsFilter.HostFilter
         n1, = _S_h.unpack_from(buf, pos)
@@ -180,7 +186,8 @@ def _d_DeleteAclsRequest_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsFilter', 'HostFilter', True)
-            o1.host_filter = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.host_filter = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.host_filter = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DeleteAclsFilter.Operation, PermissionType
         o1.operation, o1.permission_type = _S_bb.unpack_from(buf, pos)
@@ -192,45 +199,44 @@ def _d_DeleteAclsRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_DeleteAclsFilter_v1(o, w):
-    #: ResourceTypeFilter
-    w(_S_b.pack(o.resource_type_filter))
-    #: ResourceNameFilter
-    x = o.resource_name_filter
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: PatternTypeFilter
-    w(_S_b.pack(o.pattern_type_filter))
-    #: PrincipalFilter
-    x = o.principal_filter
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: HostFilter
-    x = o.host_filter
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: Operation, PermissionType
-    w(_S_bb.pack(o.operation, o.permission_type))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteAclsFilter', '_tagged_fields')
-
-
 def _e_DeleteAclsRequest_v1(o, w):
-    #: Filters
+    #: DeleteAclsRequest.Filters
     x = o.filters
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DeleteAclsFilter_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeleteAclsFilter.ResourceTypeFilter
+        w(_S_b.pack(o1.resource_type_filter))
+        #: DeleteAclsFilter.ResourceNameFilter
+        x1 = o1.resource_name_filter
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: DeleteAclsFilter.PatternTypeFilter
+        w(_S_b.pack(o1.pattern_type_filter))
+        #: DeleteAclsFilter.PrincipalFilter
+        x1 = o1.principal_filter
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: DeleteAclsFilter.HostFilter
+        x1 = o1.host_filter
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: DeleteAclsFilter.Operation, PermissionType
+        w(_S_bb.pack(o1.operation, o1.permission_type))
+        #: DeleteAclsFilter._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteAclsFilter', '_tagged_fields')
+    #: DeleteAclsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteAclsRequest', '_tagged_fields')
 
 
@@ -241,37 +247,36 @@ def _d_DeleteAclsRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsRequest', 'Filters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteAclsRequest', 'Filters')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteAclsRequest', 'Filters')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DeleteAclsFilter)
-        #: DeleteAclsFilter.ResourceTypeFilter
-        o1.resource_type_filter, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: DeleteAclsFilter.ResourceTypeFilter, ResourceNameFilter
+        o1.resource_type_filter, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: DeleteAclsFilter.ResourceNameFilter
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.resource_name_filter = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsFilter', 'ResourceNameFilter', True)
-            o1.resource_name_filter = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.resource_name_filter = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.resource_name_filter = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: DeleteAclsFilter.PatternTypeFilter
-        o1.pattern_type_filter, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: DeleteAclsFilter.PatternTypeFilter, PrincipalFilter
+        o1.pattern_type_filter, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: DeleteAclsFilter.PrincipalFilter
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.principal_filter = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsFilter', 'PrincipalFilter', True)
-            o1.principal_filter = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.principal_filter = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.principal_filter = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DeleteAclsFilter.HostFilter
         n1 = buf[pos] - 1
@@ -281,16 +286,15 @@ def _d_DeleteAclsRequest_v2(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsFilter', 'HostFilter', True)
-            o1.host_filter = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.host_filter = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.host_filter = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: DeleteAclsFilter.Operation, PermissionType
-        o1.operation, o1.permission_type = _S_bb.unpack_from(buf, pos)
-        pos += 2
+        #: DeleteAclsFilter.Operation, PermissionType, _tagged_fields
+        o1.operation, o1.permission_type, t1 = _S_bbB.unpack_from(buf, pos)
+        pos += 3
         #: DeleteAclsFilter._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.filters = x
     #: DeleteAclsRequest._tagged_fields
@@ -301,54 +305,56 @@ def _d_DeleteAclsRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_DeleteAclsFilter_v2(o, w):
-    #: ResourceTypeFilter
-    w(_S_b.pack(o.resource_type_filter))
-    #: ResourceNameFilter
-    x = o.resource_name_filter
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsFilter', 'ResourceNameFilter')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: PatternTypeFilter
-    w(_S_b.pack(o.pattern_type_filter))
-    #: PrincipalFilter
-    x = o.principal_filter
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsFilter', 'PrincipalFilter')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: HostFilter
-    x = o.host_filter
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsFilter', 'HostFilter')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: Operation, PermissionType
-    w(_S_bb.pack(o.operation, o.permission_type))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DeleteAclsRequest_v2(o, w):
-    #: Filters
+    #: DeleteAclsRequest.Filters
     x = o.filters
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeleteAclsFilter_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeleteAclsFilter.ResourceTypeFilter
+        w(_S_b.pack(o1.resource_type_filter))
+        #: DeleteAclsFilter.ResourceNameFilter
+        x1 = o1.resource_name_filter
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsFilter', 'ResourceNameFilter')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DeleteAclsFilter.PatternTypeFilter
+        w(_S_b.pack(o1.pattern_type_filter))
+        #: DeleteAclsFilter.PrincipalFilter
+        x1 = o1.principal_filter
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsFilter', 'PrincipalFilter')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DeleteAclsFilter.HostFilter
+        x1 = o1.host_filter
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsFilter', 'HostFilter')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DeleteAclsFilter.Operation, PermissionType
+        w(_S_bb.pack(o1.operation, o1.permission_type))
+        #: DeleteAclsFilter._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteAclsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -364,7 +370,8 @@ def _d_DeleteAclsFilter_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsFilter', 'ResourceNameFilter', True)
-        o.resource_name_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.resource_name_filter = buf[pos:e].decode()
+        except UnicodeDecodeError: o.resource_name_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DeleteAclsFilter.PatternTypeFilter, PrincipalFilter
     o.pattern_type_filter, n = _S_bh.unpack_from(buf, pos)
@@ -373,7 +380,8 @@ def _d_DeleteAclsFilter_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsFilter', 'PrincipalFilter', True)
-        o.principal_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.principal_filter = buf[pos:e].decode()
+        except UnicodeDecodeError: o.principal_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DeleteAclsFilter.HostFilter
     n, = _S_h.unpack_from(buf, pos)
@@ -382,7 +390,8 @@ def _d_DeleteAclsFilter_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsFilter', 'HostFilter', True)
-        o.host_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.host_filter = buf[pos:e].decode()
+        except UnicodeDecodeError: o.host_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DeleteAclsFilter.Operation, PermissionType
     o.operation, o.permission_type = _S_bb.unpack_from(buf, pos)
@@ -391,34 +400,69 @@ def _d_DeleteAclsFilter_v1(buf, pos):
     return o, pos
 
 
+def _e_DeleteAclsFilter_v1(o, w):
+    #: DeleteAclsFilter.ResourceTypeFilter
+    w(_S_b.pack(o.resource_type_filter))
+    #: DeleteAclsFilter.ResourceNameFilter
+    x = o.resource_name_filter
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: DeleteAclsFilter.PatternTypeFilter
+    w(_S_b.pack(o.pattern_type_filter))
+    #: DeleteAclsFilter.PrincipalFilter
+    x = o.principal_filter
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: DeleteAclsFilter.HostFilter
+    x = o.host_filter
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: DeleteAclsFilter.Operation, PermissionType
+    w(_S_bb.pack(o.operation, o.permission_type))
+    #: DeleteAclsFilter._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteAclsFilter', '_tagged_fields')
+
+
 def _d_DeleteAclsFilter_v2(buf, pos):
     blen = len(buf)
     o = _new(DeleteAclsFilter)
-    #: DeleteAclsFilter.ResourceTypeFilter
-    o.resource_type_filter, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: DeleteAclsFilter.ResourceTypeFilter, ResourceNameFilter
+    o.resource_type_filter, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: DeleteAclsFilter.ResourceNameFilter
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.resource_name_filter = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsFilter', 'ResourceNameFilter', True)
-        o.resource_name_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.resource_name_filter = buf[pos:e].decode()
+        except UnicodeDecodeError: o.resource_name_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DeleteAclsFilter.PatternTypeFilter
-    o.pattern_type_filter, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: DeleteAclsFilter.PatternTypeFilter, PrincipalFilter
+    o.pattern_type_filter, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: DeleteAclsFilter.PrincipalFilter
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.principal_filter = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsFilter', 'PrincipalFilter', True)
-        o.principal_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.principal_filter = buf[pos:e].decode()
+        except UnicodeDecodeError: o.principal_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DeleteAclsFilter.HostFilter
     n = buf[pos] - 1
@@ -428,17 +472,62 @@ def _d_DeleteAclsFilter_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsFilter', 'HostFilter', True)
-        o.host_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.host_filter = buf[pos:e].decode()
+        except UnicodeDecodeError: o.host_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DeleteAclsFilter.Operation, PermissionType
-    o.operation, o.permission_type = _S_bb.unpack_from(buf, pos)
-    pos += 2
+    #: DeleteAclsFilter.Operation, PermissionType, _tagged_fields
+    o.operation, o.permission_type, t = _S_bbB.unpack_from(buf, pos)
+    pos += 3
     #: DeleteAclsFilter._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DeleteAclsFilter_v2(o, w):
+    #: DeleteAclsFilter.ResourceTypeFilter
+    w(_S_b.pack(o.resource_type_filter))
+    #: DeleteAclsFilter.ResourceNameFilter
+    x = o.resource_name_filter
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsFilter', 'ResourceNameFilter')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DeleteAclsFilter.PatternTypeFilter
+    w(_S_b.pack(o.pattern_type_filter))
+    #: DeleteAclsFilter.PrincipalFilter
+    x = o.principal_filter
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsFilter', 'PrincipalFilter')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DeleteAclsFilter.HostFilter
+    x = o.host_filter
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsFilter', 'HostFilter')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DeleteAclsFilter.Operation, PermissionType
+    w(_S_bb.pack(o.operation, o.permission_type))
+    #: DeleteAclsFilter._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DeleteAclsResponse_v1(buf, pos):
@@ -447,8 +536,7 @@ def _d_DeleteAclsResponse_v1(buf, pos):
     #: DeleteAclsResponse.ThrottleTimeMs, FilterResults
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsResponse', 'FilterResults', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteAclsResponse', 'FilterResults')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteAclsResponse', 'FilterResults')
     x = []
     ap = x.append
     for _ in range(n):
@@ -460,13 +548,13 @@ def _d_DeleteAclsResponse_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsFilterResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DeleteAclsFilterResult.MatchingAcls
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsFilterResult', 'MatchingAcls', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -478,7 +566,8 @@ def _d_DeleteAclsResponse_v1(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DeleteAclsMatchingAcl', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: DeleteAclsMatchingAcl.ResourceType, ResourceName
             o2.resource_type, n2 = _S_bh.unpack_from(buf, pos)
@@ -486,7 +575,8 @@ def _d_DeleteAclsResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'ResourceName', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DeleteAclsMatchingAcl', 'ResourceName', True)
-            o2.resource_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.resource_name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.resource_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DeleteAclsMatchingAcl.PatternType, Principal
             o2.pattern_type, n2 = _S_bh.unpack_from(buf, pos)
@@ -494,7 +584,8 @@ def _d_DeleteAclsResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'Principal', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DeleteAclsMatchingAcl', 'Principal', True)
-            o2.principal = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.principal = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.principal = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DeleteAclsMatchingAcl.Host
             n2, = _S_h.unpack_from(buf, pos)
@@ -502,7 +593,8 @@ def _d_DeleteAclsResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'Host', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DeleteAclsMatchingAcl', 'Host', True)
-            o2.host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DeleteAclsMatchingAcl.Operation, PermissionType
             o2.operation, o2.permission_type = _S_bb.unpack_from(buf, pos)
@@ -517,138 +609,132 @@ def _d_DeleteAclsResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_DeleteAclsMatchingAcl_v1(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: ResourceType, ResourceName
-    x = o.resource_name.encode('utf-8', 'surrogateescape')
-    w(_S_bh.pack(o.resource_type, len(x)))
-    w(x)
-    #: PatternType, Principal
-    x = o.principal.encode('utf-8', 'surrogateescape')
-    w(_S_bh.pack(o.pattern_type, len(x)))
-    w(x)
-    #: Host
-    x = o.host.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Operation, PermissionType
-    w(_S_bb.pack(o.operation, o.permission_type))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteAclsMatchingAcl', '_tagged_fields')
-
-
-def _e_DeleteAclsFilterResult_v1(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: MatchingAcls
-    x = o.matching_acls
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DeleteAclsMatchingAcl_v1(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteAclsFilterResult', '_tagged_fields')
-
-
 def _e_DeleteAclsResponse_v1(o, w):
-    #: ThrottleTimeMs, FilterResults
+    #: DeleteAclsResponse.ThrottleTimeMs, FilterResults
     x = o.filter_results
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_DeleteAclsFilterResult_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeleteAclsFilterResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DeleteAclsFilterResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: DeleteAclsFilterResult.MatchingAcls
+        x1 = o1.matching_acls
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: DeleteAclsMatchingAcl.ErrorCode
+            w(_S_h.pack(o2.error_code))
+            #: DeleteAclsMatchingAcl.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: DeleteAclsMatchingAcl.ResourceType, ResourceName
+            try: x2 = o2.resource_name.encode()
+            except UnicodeEncodeError: x2 = o2.resource_name.encode('utf-8', 'surrogateescape')
+            w(_S_bh.pack(o2.resource_type, len(x2)))
+            w(x2)
+            #: DeleteAclsMatchingAcl.PatternType, Principal
+            try: x2 = o2.principal.encode()
+            except UnicodeEncodeError: x2 = o2.principal.encode('utf-8', 'surrogateescape')
+            w(_S_bh.pack(o2.pattern_type, len(x2)))
+            w(x2)
+            #: DeleteAclsMatchingAcl.Host
+            try: x2 = o2.host.encode()
+            except UnicodeEncodeError: x2 = o2.host.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DeleteAclsMatchingAcl.Operation, PermissionType
+            w(_S_bb.pack(o2.operation, o2.permission_type))
+            #: DeleteAclsMatchingAcl._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteAclsMatchingAcl', '_tagged_fields')
+        #: DeleteAclsFilterResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteAclsFilterResult', '_tagged_fields')
+    #: DeleteAclsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteAclsResponse', '_tagged_fields')
 
 
 def _d_DeleteAclsResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(DeleteAclsResponse)
-    #: DeleteAclsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DeleteAclsResponse.ThrottleTimeMs, FilterResults
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DeleteAclsResponse.FilterResults
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsResponse', 'FilterResults', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteAclsResponse', 'FilterResults')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteAclsResponse', 'FilterResults')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DeleteAclsFilterResult)
-        #: DeleteAclsFilterResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DeleteAclsFilterResult.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DeleteAclsFilterResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsFilterResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DeleteAclsFilterResult.MatchingAcls
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsFilterResult', 'MatchingAcls', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(DeleteAclsMatchingAcl)
-            #: DeleteAclsMatchingAcl.ErrorCode
-            o2.error_code, = _S_h.unpack_from(buf, pos)
-            pos += 2
+            #: DeleteAclsMatchingAcl.ErrorCode, ErrorMessage
+            o2.error_code, n2 = _S_hB.unpack_from(buf, pos)
+            pos += 3
             #: DeleteAclsMatchingAcl.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DeleteAclsMatchingAcl', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
-            #: DeleteAclsMatchingAcl.ResourceType
-            o2.resource_type, = _S_b.unpack_from(buf, pos)
-            pos += 1
+            #: DeleteAclsMatchingAcl.ResourceType, ResourceName
+            o2.resource_type, n2 = _S_bB.unpack_from(buf, pos)
+            pos += 2
             #: DeleteAclsMatchingAcl.ResourceName
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'ResourceName', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DeleteAclsMatchingAcl', 'ResourceName', True)
-            o2.resource_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.resource_name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.resource_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: DeleteAclsMatchingAcl.PatternType
-            o2.pattern_type, = _S_b.unpack_from(buf, pos)
-            pos += 1
+            #: DeleteAclsMatchingAcl.PatternType, Principal
+            o2.pattern_type, n2 = _S_bB.unpack_from(buf, pos)
+            pos += 2
             #: DeleteAclsMatchingAcl.Principal
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'Principal', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DeleteAclsMatchingAcl', 'Principal', True)
-            o2.principal = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.principal = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.principal = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DeleteAclsMatchingAcl.Host
             n2 = buf[pos] - 1
@@ -657,16 +743,15 @@ def _d_DeleteAclsResponse_v2(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'Host', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DeleteAclsMatchingAcl', 'Host', True)
-            o2.host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: DeleteAclsMatchingAcl.Operation, PermissionType
-            o2.operation, o2.permission_type = _S_bb.unpack_from(buf, pos)
-            pos += 2
+            #: DeleteAclsMatchingAcl.Operation, PermissionType, _tagged_fields
+            o2.operation, o2.permission_type, t2 = _S_bbB.unpack_from(buf, pos)
+            pos += 3
             #: DeleteAclsMatchingAcl._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.matching_acls = x1
         #: DeleteAclsFilterResult._tagged_fields
@@ -684,85 +769,87 @@ def _d_DeleteAclsResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_DeleteAclsMatchingAcl_v2(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: ResourceType
-    w(_S_b.pack(o.resource_type))
-    #: ResourceName
-    x = o.resource_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'ResourceName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PatternType
-    w(_S_b.pack(o.pattern_type))
-    #: Principal
-    x = o.principal
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'Principal')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Operation, PermissionType
-    w(_S_bb.pack(o.operation, o.permission_type))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DeleteAclsFilterResult_v2(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsFilterResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: MatchingAcls
-    x = o.matching_acls
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeleteAclsMatchingAcl_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DeleteAclsResponse_v2(o, w):
-    #: ThrottleTimeMs
+    #: DeleteAclsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: FilterResults
+    #: DeleteAclsResponse.FilterResults
     x = o.filter_results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeleteAclsFilterResult_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeleteAclsFilterResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DeleteAclsFilterResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsFilterResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DeleteAclsFilterResult.MatchingAcls
+        x1 = o1.matching_acls
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DeleteAclsMatchingAcl.ErrorCode
+            w(_S_h.pack(o2.error_code))
+            #: DeleteAclsMatchingAcl.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: DeleteAclsMatchingAcl.ResourceType
+            w(_S_b.pack(o2.resource_type))
+            #: DeleteAclsMatchingAcl.ResourceName
+            x2 = o2.resource_name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'ResourceName')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DeleteAclsMatchingAcl.PatternType
+            w(_S_b.pack(o2.pattern_type))
+            #: DeleteAclsMatchingAcl.Principal
+            x2 = o2.principal
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'Principal')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DeleteAclsMatchingAcl.Host
+            x2 = o2.host
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'Host')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DeleteAclsMatchingAcl.Operation, PermissionType
+            w(_S_bb.pack(o2.operation, o2.permission_type))
+            #: DeleteAclsMatchingAcl._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DeleteAclsFilterResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteAclsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -778,13 +865,13 @@ def _d_DeleteAclsFilterResult_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsFilterResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DeleteAclsFilterResult.MatchingAcls
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsFilterResult', 'MatchingAcls', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
     x = []
     ap = x.append
     for _ in range(n):
@@ -796,7 +883,8 @@ def _d_DeleteAclsFilterResult_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsMatchingAcl', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DeleteAclsMatchingAcl.ResourceType, ResourceName
         o1.resource_type, n1 = _S_bh.unpack_from(buf, pos)
@@ -804,7 +892,8 @@ def _d_DeleteAclsFilterResult_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsMatchingAcl', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DeleteAclsMatchingAcl.PatternType, Principal
         o1.pattern_type, n1 = _S_bh.unpack_from(buf, pos)
@@ -812,7 +901,8 @@ def _d_DeleteAclsFilterResult_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'Principal', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsMatchingAcl', 'Principal', True)
-        o1.principal = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DeleteAclsMatchingAcl.Host
         n1, = _S_h.unpack_from(buf, pos)
@@ -820,7 +910,8 @@ def _d_DeleteAclsFilterResult_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsMatchingAcl', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DeleteAclsMatchingAcl.Operation, PermissionType
         o1.operation, o1.permission_type = _S_bb.unpack_from(buf, pos)
@@ -832,68 +923,115 @@ def _d_DeleteAclsFilterResult_v1(buf, pos):
     return o, pos
 
 
+def _e_DeleteAclsFilterResult_v1(o, w):
+    #: DeleteAclsFilterResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DeleteAclsFilterResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: DeleteAclsFilterResult.MatchingAcls
+    x = o.matching_acls
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: DeleteAclsMatchingAcl.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DeleteAclsMatchingAcl.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: DeleteAclsMatchingAcl.ResourceType, ResourceName
+        try: x1 = o1.resource_name.encode()
+        except UnicodeEncodeError: x1 = o1.resource_name.encode('utf-8', 'surrogateescape')
+        w(_S_bh.pack(o1.resource_type, len(x1)))
+        w(x1)
+        #: DeleteAclsMatchingAcl.PatternType, Principal
+        try: x1 = o1.principal.encode()
+        except UnicodeEncodeError: x1 = o1.principal.encode('utf-8', 'surrogateescape')
+        w(_S_bh.pack(o1.pattern_type, len(x1)))
+        w(x1)
+        #: DeleteAclsMatchingAcl.Host
+        try: x1 = o1.host.encode()
+        except UnicodeEncodeError: x1 = o1.host.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DeleteAclsMatchingAcl.Operation, PermissionType
+        w(_S_bb.pack(o1.operation, o1.permission_type))
+        #: DeleteAclsMatchingAcl._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteAclsMatchingAcl', '_tagged_fields')
+    #: DeleteAclsFilterResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteAclsFilterResult', '_tagged_fields')
+
+
 def _d_DeleteAclsFilterResult_v2(buf, pos):
     blen = len(buf)
     o = _new(DeleteAclsFilterResult)
-    #: DeleteAclsFilterResult.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DeleteAclsFilterResult.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DeleteAclsFilterResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsFilterResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DeleteAclsFilterResult.MatchingAcls
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsFilterResult', 'MatchingAcls', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DeleteAclsMatchingAcl)
-        #: DeleteAclsMatchingAcl.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DeleteAclsMatchingAcl.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DeleteAclsMatchingAcl.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsMatchingAcl', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: DeleteAclsMatchingAcl.ResourceType
-        o1.resource_type, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: DeleteAclsMatchingAcl.ResourceType, ResourceName
+        o1.resource_type, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: DeleteAclsMatchingAcl.ResourceName
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsMatchingAcl', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DeleteAclsMatchingAcl.PatternType
-        o1.pattern_type, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: DeleteAclsMatchingAcl.PatternType, Principal
+        o1.pattern_type, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: DeleteAclsMatchingAcl.Principal
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'Principal', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsMatchingAcl', 'Principal', True)
-        o1.principal = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DeleteAclsMatchingAcl.Host
         n1 = buf[pos] - 1
@@ -902,16 +1040,15 @@ def _d_DeleteAclsFilterResult_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteAclsMatchingAcl', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DeleteAclsMatchingAcl.Operation, PermissionType
-        o1.operation, o1.permission_type = _S_bb.unpack_from(buf, pos)
-        pos += 2
+        #: DeleteAclsMatchingAcl.Operation, PermissionType, _tagged_fields
+        o1.operation, o1.permission_type, t1 = _S_bbB.unpack_from(buf, pos)
+        pos += 3
         #: DeleteAclsMatchingAcl._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.matching_acls = x
     #: DeleteAclsFilterResult._tagged_fields
@@ -920,6 +1057,81 @@ def _d_DeleteAclsFilterResult_v2(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DeleteAclsFilterResult_v2(o, w):
+    #: DeleteAclsFilterResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DeleteAclsFilterResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsFilterResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DeleteAclsFilterResult.MatchingAcls
+    x = o.matching_acls
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DeleteAclsMatchingAcl.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DeleteAclsMatchingAcl.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DeleteAclsMatchingAcl.ResourceType
+        w(_S_b.pack(o1.resource_type))
+        #: DeleteAclsMatchingAcl.ResourceName
+        x1 = o1.resource_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'ResourceName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DeleteAclsMatchingAcl.PatternType
+        w(_S_b.pack(o1.pattern_type))
+        #: DeleteAclsMatchingAcl.Principal
+        x1 = o1.principal
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'Principal')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DeleteAclsMatchingAcl.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DeleteAclsMatchingAcl.Operation, PermissionType
+        w(_S_bb.pack(o1.operation, o1.permission_type))
+        #: DeleteAclsMatchingAcl._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteAclsFilterResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DeleteAclsMatchingAcl_v1(buf, pos):
@@ -932,7 +1144,8 @@ def _d_DeleteAclsMatchingAcl_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsMatchingAcl', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DeleteAclsMatchingAcl.ResourceType, ResourceName
     o.resource_type, n = _S_bh.unpack_from(buf, pos)
@@ -940,7 +1153,8 @@ def _d_DeleteAclsMatchingAcl_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsMatchingAcl', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DeleteAclsMatchingAcl.PatternType, Principal
     o.pattern_type, n = _S_bh.unpack_from(buf, pos)
@@ -948,7 +1162,8 @@ def _d_DeleteAclsMatchingAcl_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'Principal', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsMatchingAcl', 'Principal', True)
-    o.principal = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DeleteAclsMatchingAcl.Host
     n, = _S_h.unpack_from(buf, pos)
@@ -956,7 +1171,8 @@ def _d_DeleteAclsMatchingAcl_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsMatchingAcl', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DeleteAclsMatchingAcl.Operation, PermissionType
     o.operation, o.permission_type = _S_bb.unpack_from(buf, pos)
@@ -965,45 +1181,77 @@ def _d_DeleteAclsMatchingAcl_v1(buf, pos):
     return o, pos
 
 
+def _e_DeleteAclsMatchingAcl_v1(o, w):
+    #: DeleteAclsMatchingAcl.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DeleteAclsMatchingAcl.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: DeleteAclsMatchingAcl.ResourceType, ResourceName
+    try: x = o.resource_name.encode()
+    except UnicodeEncodeError: x = o.resource_name.encode('utf-8', 'surrogateescape')
+    w(_S_bh.pack(o.resource_type, len(x)))
+    w(x)
+    #: DeleteAclsMatchingAcl.PatternType, Principal
+    try: x = o.principal.encode()
+    except UnicodeEncodeError: x = o.principal.encode('utf-8', 'surrogateescape')
+    w(_S_bh.pack(o.pattern_type, len(x)))
+    w(x)
+    #: DeleteAclsMatchingAcl.Host
+    try: x = o.host.encode()
+    except UnicodeEncodeError: x = o.host.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DeleteAclsMatchingAcl.Operation, PermissionType
+    w(_S_bb.pack(o.operation, o.permission_type))
+    #: DeleteAclsMatchingAcl._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteAclsMatchingAcl', '_tagged_fields')
+
+
 def _d_DeleteAclsMatchingAcl_v2(buf, pos):
     blen = len(buf)
     o = _new(DeleteAclsMatchingAcl)
-    #: DeleteAclsMatchingAcl.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DeleteAclsMatchingAcl.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DeleteAclsMatchingAcl.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsMatchingAcl', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DeleteAclsMatchingAcl.ResourceType
-    o.resource_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: DeleteAclsMatchingAcl.ResourceType, ResourceName
+    o.resource_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: DeleteAclsMatchingAcl.ResourceName
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsMatchingAcl', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DeleteAclsMatchingAcl.PatternType
-    o.pattern_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: DeleteAclsMatchingAcl.PatternType, Principal
+    o.pattern_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: DeleteAclsMatchingAcl.Principal
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'Principal', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsMatchingAcl', 'Principal', True)
-    o.principal = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DeleteAclsMatchingAcl.Host
     n = buf[pos] - 1
@@ -1012,17 +1260,69 @@ def _d_DeleteAclsMatchingAcl_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteAclsMatchingAcl', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeleteAclsMatchingAcl', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DeleteAclsMatchingAcl.Operation, PermissionType
-    o.operation, o.permission_type = _S_bb.unpack_from(buf, pos)
-    pos += 2
+    #: DeleteAclsMatchingAcl.Operation, PermissionType, _tagged_fields
+    o.operation, o.permission_type, t = _S_bbB.unpack_from(buf, pos)
+    pos += 3
     #: DeleteAclsMatchingAcl._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DeleteAclsMatchingAcl_v2(o, w):
+    #: DeleteAclsMatchingAcl.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DeleteAclsMatchingAcl.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DeleteAclsMatchingAcl.ResourceType
+    w(_S_b.pack(o.resource_type))
+    #: DeleteAclsMatchingAcl.ResourceName
+    x = o.resource_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'ResourceName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DeleteAclsMatchingAcl.PatternType
+    w(_S_b.pack(o.pattern_type))
+    #: DeleteAclsMatchingAcl.Principal
+    x = o.principal
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'Principal')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DeleteAclsMatchingAcl.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteAclsMatchingAcl', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DeleteAclsMatchingAcl.Operation, PermissionType
+    w(_S_bb.pack(o.operation, o.permission_type))
+    #: DeleteAclsMatchingAcl._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

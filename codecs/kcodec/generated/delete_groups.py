@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,7 +18,9 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ii = _Sc('>ii')
 
 
@@ -87,8 +90,7 @@ def _d_DeleteGroupsRequest_v0(buf, pos):
     #: DeleteGroupsRequest.GroupsNames
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteGroupsRequest', 'GroupsNames', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteGroupsRequest', 'GroupsNames')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteGroupsRequest', 'GroupsNames')
     x = []
     ap = x.append
     for _ in range(n):
@@ -97,7 +99,8 @@ def _d_DeleteGroupsRequest_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'DeleteGroupsRequest', 'GroupsNames', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'DeleteGroupsRequest', 'GroupsNames', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.groups_names = x
     o._utf = None
@@ -105,14 +108,15 @@ def _d_DeleteGroupsRequest_v0(buf, pos):
 
 
 def _e_DeleteGroupsRequest_v0(o, w):
-    #: GroupsNames
+    #: DeleteGroupsRequest.GroupsNames
     x = o.groups_names
     w(_S_i.pack(len(x)))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(v)))
         w(v)
-    #: _tagged_fields
+    #: DeleteGroupsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteGroupsRequest', '_tagged_fields')
 
 
@@ -123,8 +127,7 @@ def _d_DeleteGroupsRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteGroupsRequest', 'GroupsNames', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteGroupsRequest', 'GroupsNames')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteGroupsRequest', 'GroupsNames')
     x = []
     ap = x.append
     for _ in range(n):
@@ -134,7 +137,8 @@ def _d_DeleteGroupsRequest_v2(buf, pos):
         if m < 0: raise _derr('null array element', 'DeleteGroupsRequest', 'GroupsNames', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'DeleteGroupsRequest', 'GroupsNames', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.groups_names = x
     #: DeleteGroupsRequest._tagged_fields
@@ -146,16 +150,17 @@ def _d_DeleteGroupsRequest_v2(buf, pos):
 
 
 def _e_DeleteGroupsRequest_v2(o, w):
-    #: GroupsNames
+    #: DeleteGroupsRequest.GroupsNames
     x = o.groups_names
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: _tagged_fields
+    #: DeleteGroupsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -167,8 +172,7 @@ def _d_DeleteGroupsResponse_v0(buf, pos):
     #: DeleteGroupsResponse.ThrottleTimeMs, Results
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteGroupsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteGroupsResponse', 'Results')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteGroupsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -179,7 +183,8 @@ def _d_DeleteGroupsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeletableGroupResult', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeletableGroupResult', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DeletableGroupResult.ErrorCode
         o1.error_code, = _S_h.unpack_from(buf, pos)
@@ -191,39 +196,34 @@ def _d_DeleteGroupsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_DeletableGroupResult_v0(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeletableGroupResult', '_tagged_fields')
-
-
 def _e_DeleteGroupsResponse_v0(o, w):
-    #: ThrottleTimeMs, Results
+    #: DeleteGroupsResponse.ThrottleTimeMs, Results
     x = o.results
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_DeletableGroupResult_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeletableGroupResult.GroupId
+        try: x1 = o1.group_id.encode()
+        except UnicodeEncodeError: x1 = o1.group_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DeletableGroupResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DeletableGroupResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DeletableGroupResult', '_tagged_fields')
+    #: DeleteGroupsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteGroupsResponse', '_tagged_fields')
 
 
 def _d_DeleteGroupsResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(DeleteGroupsResponse)
-    #: DeleteGroupsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DeleteGroupsResponse.ThrottleTimeMs, Results
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DeleteGroupsResponse.Results
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteGroupsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteGroupsResponse', 'Results')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteGroupsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -235,16 +235,15 @@ def _d_DeleteGroupsResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeletableGroupResult', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeletableGroupResult', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DeletableGroupResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DeletableGroupResult.ErrorCode, _tagged_fields
+        o1.error_code, t1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DeletableGroupResult._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.results = x
     #: DeleteGroupsResponse._tagged_fields
@@ -255,32 +254,30 @@ def _d_DeleteGroupsResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_DeletableGroupResult_v2(o, w):
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableGroupResult', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DeleteGroupsResponse_v2(o, w):
-    #: ThrottleTimeMs
+    #: DeleteGroupsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Results
+    #: DeleteGroupsResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeletableGroupResult_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeletableGroupResult.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableGroupResult', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DeletableGroupResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DeletableGroupResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteGroupsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -295,13 +292,26 @@ def _d_DeletableGroupResult_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeletableGroupResult', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeletableGroupResult', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DeletableGroupResult.ErrorCode
     o.error_code, = _S_h.unpack_from(buf, pos)
     pos += 2
     o._utf = None
     return o, pos
+
+
+def _e_DeletableGroupResult_v0(o, w):
+    #: DeletableGroupResult.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DeletableGroupResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DeletableGroupResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeletableGroupResult', '_tagged_fields')
 
 
 def _d_DeletableGroupResult_v2(buf, pos):
@@ -314,17 +324,34 @@ def _d_DeletableGroupResult_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeletableGroupResult', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeletableGroupResult', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DeletableGroupResult.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DeletableGroupResult.ErrorCode, _tagged_fields
+    o.error_code, t = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DeletableGroupResult._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DeletableGroupResult_v2(o, w):
+    #: DeletableGroupResult.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableGroupResult', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DeletableGroupResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DeletableGroupResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -18,9 +19,12 @@ _str = str
 
 _S_h = _Sc('>h')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ii = _Sc('>ii')
 _S_iq = _Sc('>iq')
+_S_iqB = _Sc('>iqB')
 _S_iqh = _Sc('>iqh')
+_S_iqhB = _Sc('>iqhB')
 
 
 class DeleteRecordsRequest(_Struct):
@@ -141,8 +145,7 @@ def _d_DeleteRecordsRequest_v0(buf, pos):
     #: DeleteRecordsRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteRecordsRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -153,13 +156,13 @@ def _d_DeleteRecordsRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteRecordsTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DeleteRecordsTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DeleteRecordsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteRecordsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -180,36 +183,29 @@ def _d_DeleteRecordsRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_DeleteRecordsPartition_v0(o, w):
-    #: PartitionIndex, Offset
-    w(_S_iq.pack(o.partition_index, o.offset))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsPartition', '_tagged_fields')
-
-
-def _e_DeleteRecordsTopic_v0(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DeleteRecordsPartition_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsTopic', '_tagged_fields')
-
-
 def _e_DeleteRecordsRequest_v0(o, w):
-    #: Topics
+    #: DeleteRecordsRequest.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DeleteRecordsTopic_v0(v, w)
-    #: TimeoutMs
+    for o1 in x:
+        #: DeleteRecordsTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DeleteRecordsTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: DeleteRecordsPartition.PartitionIndex, Offset
+            w(_S_iq.pack(o2.partition_index, o2.offset))
+            #: DeleteRecordsPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsPartition', '_tagged_fields')
+        #: DeleteRecordsTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsTopic', '_tagged_fields')
+    #: DeleteRecordsRequest.TimeoutMs
     w(_S_i.pack(o.timeout_ms))
-    #: _tagged_fields
+    #: DeleteRecordsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsRequest', '_tagged_fields')
 
 
@@ -220,8 +216,7 @@ def _d_DeleteRecordsRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteRecordsRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -233,26 +228,24 @@ def _d_DeleteRecordsRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteRecordsTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DeleteRecordsTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DeleteRecordsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteRecordsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(DeleteRecordsPartition)
-            #: DeleteRecordsPartition.PartitionIndex, Offset
-            o2.partition_index, o2.offset = _S_iq.unpack_from(buf, pos)
-            pos += 12
+            #: DeleteRecordsPartition.PartitionIndex, Offset, _tagged_fields
+            o2.partition_index, o2.offset, t2 = _S_iqB.unpack_from(buf, pos)
+            pos += 13
             #: DeleteRecordsPartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: DeleteRecordsTopic._tagged_fields
@@ -262,56 +255,48 @@ def _d_DeleteRecordsRequest_v2(buf, pos):
             pos += 1
         ap(o1)
     o.topics = x
-    #: DeleteRecordsRequest.TimeoutMs
-    o.timeout_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DeleteRecordsRequest.TimeoutMs, _tagged_fields
+    o.timeout_ms, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DeleteRecordsRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_DeleteRecordsPartition_v2(o, w):
-    #: PartitionIndex, Offset
-    w(_S_iq.pack(o.partition_index, o.offset))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DeleteRecordsTopic_v2(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteRecordsTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeleteRecordsPartition_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DeleteRecordsRequest_v2(o, w):
-    #: Topics
+    #: DeleteRecordsRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeleteRecordsTopic_v2(v, w)
-    #: TimeoutMs
+    for o1 in x:
+        #: DeleteRecordsTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteRecordsTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DeleteRecordsTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DeleteRecordsPartition.PartitionIndex, Offset
+            w(_S_iq.pack(o2.partition_index, o2.offset))
+            #: DeleteRecordsPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DeleteRecordsTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteRecordsRequest.TimeoutMs
     w(_S_i.pack(o.timeout_ms))
-    #: _tagged_fields
+    #: DeleteRecordsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -326,13 +311,13 @@ def _d_DeleteRecordsTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeleteRecordsTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DeleteRecordsTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteRecordsTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -347,6 +332,24 @@ def _d_DeleteRecordsTopic_v0(buf, pos):
     return o, pos
 
 
+def _e_DeleteRecordsTopic_v0(o, w):
+    #: DeleteRecordsTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DeleteRecordsTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: DeleteRecordsPartition.PartitionIndex, Offset
+        w(_S_iq.pack(o1.partition_index, o1.offset))
+        #: DeleteRecordsPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsPartition', '_tagged_fields')
+    #: DeleteRecordsTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsTopic', '_tagged_fields')
+
+
 def _d_DeleteRecordsTopic_v2(buf, pos):
     blen = len(buf)
     o = _new(DeleteRecordsTopic)
@@ -357,26 +360,24 @@ def _d_DeleteRecordsTopic_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeleteRecordsTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DeleteRecordsTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteRecordsTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DeleteRecordsPartition)
-        #: DeleteRecordsPartition.PartitionIndex, Offset
-        o1.partition_index, o1.offset = _S_iq.unpack_from(buf, pos)
-        pos += 12
+        #: DeleteRecordsPartition.PartitionIndex, Offset, _tagged_fields
+        o1.partition_index, o1.offset, t1 = _S_iqB.unpack_from(buf, pos)
+        pos += 13
         #: DeleteRecordsPartition._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: DeleteRecordsTopic._tagged_fields
@@ -385,6 +386,33 @@ def _d_DeleteRecordsTopic_v2(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DeleteRecordsTopic_v2(o, w):
+    #: DeleteRecordsTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteRecordsTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DeleteRecordsTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DeleteRecordsPartition.PartitionIndex, Offset
+        w(_S_iq.pack(o1.partition_index, o1.offset))
+        #: DeleteRecordsPartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteRecordsTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DeleteRecordsPartition_v0(buf, pos):
@@ -396,17 +424,31 @@ def _d_DeleteRecordsPartition_v0(buf, pos):
     return o, pos
 
 
+def _e_DeleteRecordsPartition_v0(o, w):
+    #: DeleteRecordsPartition.PartitionIndex, Offset
+    w(_S_iq.pack(o.partition_index, o.offset))
+    #: DeleteRecordsPartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsPartition', '_tagged_fields')
+
+
 def _d_DeleteRecordsPartition_v2(buf, pos):
     o = _new(DeleteRecordsPartition)
-    #: DeleteRecordsPartition.PartitionIndex, Offset
-    o.partition_index, o.offset = _S_iq.unpack_from(buf, pos)
-    pos += 12
+    #: DeleteRecordsPartition.PartitionIndex, Offset, _tagged_fields
+    o.partition_index, o.offset, t = _S_iqB.unpack_from(buf, pos)
+    pos += 13
     #: DeleteRecordsPartition._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DeleteRecordsPartition_v2(o, w):
+    #: DeleteRecordsPartition.PartitionIndex, Offset
+    w(_S_iq.pack(o.partition_index, o.offset))
+    #: DeleteRecordsPartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DeleteRecordsResponse_v0(buf, pos):
@@ -415,8 +457,7 @@ def _d_DeleteRecordsResponse_v0(buf, pos):
     #: DeleteRecordsResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteRecordsResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -427,13 +468,13 @@ def _d_DeleteRecordsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopicResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteRecordsTopicResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DeleteRecordsTopicResult.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopicResult', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -451,49 +492,40 @@ def _d_DeleteRecordsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_DeleteRecordsPartitionResult_v0(o, w):
-    #: PartitionIndex, LowWatermark, ErrorCode
-    w(_S_iqh.pack(o.partition_index, o.low_watermark, o.error_code))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsPartitionResult', '_tagged_fields')
-
-
-def _e_DeleteRecordsTopicResult_v0(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DeleteRecordsPartitionResult_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsTopicResult', '_tagged_fields')
-
-
 def _e_DeleteRecordsResponse_v0(o, w):
-    #: ThrottleTimeMs, Topics
+    #: DeleteRecordsResponse.ThrottleTimeMs, Topics
     x = o.topics
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_DeleteRecordsTopicResult_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeleteRecordsTopicResult.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DeleteRecordsTopicResult.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: DeleteRecordsPartitionResult.PartitionIndex, LowWatermark, ErrorCode
+            w(_S_iqh.pack(o2.partition_index, o2.low_watermark, o2.error_code))
+            #: DeleteRecordsPartitionResult._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsPartitionResult', '_tagged_fields')
+        #: DeleteRecordsTopicResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsTopicResult', '_tagged_fields')
+    #: DeleteRecordsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsResponse', '_tagged_fields')
 
 
 def _d_DeleteRecordsResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(DeleteRecordsResponse)
-    #: DeleteRecordsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DeleteRecordsResponse.ThrottleTimeMs, Topics
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DeleteRecordsResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteRecordsResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -505,26 +537,24 @@ def _d_DeleteRecordsResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopicResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteRecordsTopicResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DeleteRecordsTopicResult.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopicResult', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(DeleteRecordsPartitionResult)
-            #: DeleteRecordsPartitionResult.PartitionIndex, LowWatermark, ErrorCode
-            o2.partition_index, o2.low_watermark, o2.error_code = _S_iqh.unpack_from(buf, pos)
-            pos += 14
+            #: DeleteRecordsPartitionResult.PartitionIndex, LowWatermark, ErrorCode, _tagged_fields
+            o2.partition_index, o2.low_watermark, o2.error_code, t2 = _S_iqhB.unpack_from(buf, pos)
+            pos += 15
             #: DeleteRecordsPartitionResult._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: DeleteRecordsTopicResult._tagged_fields
@@ -542,45 +572,39 @@ def _d_DeleteRecordsResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_DeleteRecordsPartitionResult_v2(o, w):
-    #: PartitionIndex, LowWatermark, ErrorCode
-    w(_S_iqh.pack(o.partition_index, o.low_watermark, o.error_code))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DeleteRecordsTopicResult_v2(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteRecordsTopicResult', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeleteRecordsPartitionResult_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DeleteRecordsResponse_v2(o, w):
-    #: ThrottleTimeMs
+    #: DeleteRecordsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Topics
+    #: DeleteRecordsResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeleteRecordsTopicResult_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeleteRecordsTopicResult.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteRecordsTopicResult', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DeleteRecordsTopicResult.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DeleteRecordsPartitionResult.PartitionIndex, LowWatermark, ErrorCode
+            w(_S_iqh.pack(o2.partition_index, o2.low_watermark, o2.error_code))
+            #: DeleteRecordsPartitionResult._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DeleteRecordsTopicResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteRecordsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -595,13 +619,13 @@ def _d_DeleteRecordsTopicResult_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopicResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeleteRecordsTopicResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DeleteRecordsTopicResult.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopicResult', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -616,6 +640,24 @@ def _d_DeleteRecordsTopicResult_v0(buf, pos):
     return o, pos
 
 
+def _e_DeleteRecordsTopicResult_v0(o, w):
+    #: DeleteRecordsTopicResult.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DeleteRecordsTopicResult.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: DeleteRecordsPartitionResult.PartitionIndex, LowWatermark, ErrorCode
+        w(_S_iqh.pack(o1.partition_index, o1.low_watermark, o1.error_code))
+        #: DeleteRecordsPartitionResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsPartitionResult', '_tagged_fields')
+    #: DeleteRecordsTopicResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsTopicResult', '_tagged_fields')
+
+
 def _d_DeleteRecordsTopicResult_v2(buf, pos):
     blen = len(buf)
     o = _new(DeleteRecordsTopicResult)
@@ -626,26 +668,24 @@ def _d_DeleteRecordsTopicResult_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopicResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeleteRecordsTopicResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DeleteRecordsTopicResult.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteRecordsTopicResult', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DeleteRecordsPartitionResult)
-        #: DeleteRecordsPartitionResult.PartitionIndex, LowWatermark, ErrorCode
-        o1.partition_index, o1.low_watermark, o1.error_code = _S_iqh.unpack_from(buf, pos)
-        pos += 14
+        #: DeleteRecordsPartitionResult.PartitionIndex, LowWatermark, ErrorCode, _tagged_fields
+        o1.partition_index, o1.low_watermark, o1.error_code, t1 = _S_iqhB.unpack_from(buf, pos)
+        pos += 15
         #: DeleteRecordsPartitionResult._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: DeleteRecordsTopicResult._tagged_fields
@@ -654,6 +694,33 @@ def _d_DeleteRecordsTopicResult_v2(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DeleteRecordsTopicResult_v2(o, w):
+    #: DeleteRecordsTopicResult.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteRecordsTopicResult', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DeleteRecordsTopicResult.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DeleteRecordsPartitionResult.PartitionIndex, LowWatermark, ErrorCode
+        w(_S_iqh.pack(o1.partition_index, o1.low_watermark, o1.error_code))
+        #: DeleteRecordsPartitionResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteRecordsTopicResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DeleteRecordsPartitionResult_v0(buf, pos):
@@ -665,17 +732,31 @@ def _d_DeleteRecordsPartitionResult_v0(buf, pos):
     return o, pos
 
 
+def _e_DeleteRecordsPartitionResult_v0(o, w):
+    #: DeleteRecordsPartitionResult.PartitionIndex, LowWatermark, ErrorCode
+    w(_S_iqh.pack(o.partition_index, o.low_watermark, o.error_code))
+    #: DeleteRecordsPartitionResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteRecordsPartitionResult', '_tagged_fields')
+
+
 def _d_DeleteRecordsPartitionResult_v2(buf, pos):
     o = _new(DeleteRecordsPartitionResult)
-    #: DeleteRecordsPartitionResult.PartitionIndex, LowWatermark, ErrorCode
-    o.partition_index, o.low_watermark, o.error_code = _S_iqh.unpack_from(buf, pos)
-    pos += 14
+    #: DeleteRecordsPartitionResult.PartitionIndex, LowWatermark, ErrorCode, _tagged_fields
+    o.partition_index, o.low_watermark, o.error_code, t = _S_iqhB.unpack_from(buf, pos)
+    pos += 15
     #: DeleteRecordsPartitionResult._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DeleteRecordsPartitionResult_v2(o, w):
+    #: DeleteRecordsPartitionResult.PartitionIndex, LowWatermark, ErrorCode
+    w(_S_iqh.pack(o.partition_index, o.low_watermark, o.error_code))
+    #: DeleteRecordsPartitionResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

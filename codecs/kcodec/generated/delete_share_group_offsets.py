@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,7 +18,9 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_Uh = _Sc('>16sh')
+_S_UhB = _Sc('>16shB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 
 
 class DeleteShareGroupOffsetsRequest(_Struct):
@@ -114,14 +117,14 @@ def _d_DeleteShareGroupOffsetsRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteShareGroupOffsetsRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeleteShareGroupOffsetsRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DeleteShareGroupOffsetsRequest.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteShareGroupOffsetsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteShareGroupOffsetsRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteShareGroupOffsetsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -133,7 +136,8 @@ def _d_DeleteShareGroupOffsetsRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteShareGroupOffsetsRequestTopic', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteShareGroupOffsetsRequestTopic', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DeleteShareGroupOffsetsRequestTopic._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -150,35 +154,35 @@ def _d_DeleteShareGroupOffsetsRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_DeleteShareGroupOffsetsRequestTopic_v0(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupOffsetsRequestTopic', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DeleteShareGroupOffsetsRequest_v0(o, w):
-    #: GroupId
+    #: DeleteShareGroupOffsetsRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupOffsetsRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupOffsetsRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Topics
+    #: DeleteShareGroupOffsetsRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeleteShareGroupOffsetsRequestTopic_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeleteShareGroupOffsetsRequestTopic.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupOffsetsRequestTopic', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DeleteShareGroupOffsetsRequestTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteShareGroupOffsetsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -194,7 +198,8 @@ def _d_DeleteShareGroupOffsetsRequestTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteShareGroupOffsetsRequestTopic', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeleteShareGroupOffsetsRequestTopic', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DeleteShareGroupOffsetsRequestTopic._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -204,28 +209,43 @@ def _d_DeleteShareGroupOffsetsRequestTopic_v0(buf, pos):
     return o, pos
 
 
+def _e_DeleteShareGroupOffsetsRequestTopic_v0(o, w):
+    #: DeleteShareGroupOffsetsRequestTopic.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupOffsetsRequestTopic', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DeleteShareGroupOffsetsRequestTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DeleteShareGroupOffsetsResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(DeleteShareGroupOffsetsResponse)
-    #: DeleteShareGroupOffsetsResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: DeleteShareGroupOffsetsResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: DeleteShareGroupOffsetsResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeleteShareGroupOffsetsResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DeleteShareGroupOffsetsResponse.Responses
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteShareGroupOffsetsResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteShareGroupOffsetsResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteShareGroupOffsetsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -237,21 +257,22 @@ def _d_DeleteShareGroupOffsetsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteShareGroupOffsetsResponseTopic', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteShareGroupOffsetsResponseTopic', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DeleteShareGroupOffsetsResponseTopic.TopicId, ErrorCode
-        o1.topic_id, o1.error_code = _S_Uh.unpack_from(buf, pos)
-        pos += 18
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: DeleteShareGroupOffsetsResponseTopic.TopicId, ErrorCode, ErrorMessage
+        u1_0, o1.error_code, n1 = _S_UhB.unpack_from(buf, pos)
+        pos += 19
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: DeleteShareGroupOffsetsResponseTopic.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteShareGroupOffsetsResponseTopic', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DeleteShareGroupOffsetsResponseTopic._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -268,50 +289,52 @@ def _d_DeleteShareGroupOffsetsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_DeleteShareGroupOffsetsResponseTopic_v0(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupOffsetsResponseTopic', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: TopicId, ErrorCode
-    w(_S_Uh.pack(o.topic_id.bytes, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupOffsetsResponseTopic', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DeleteShareGroupOffsetsResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: DeleteShareGroupOffsetsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: DeleteShareGroupOffsetsResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupOffsetsResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupOffsetsResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: Responses
+    #: DeleteShareGroupOffsetsResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeleteShareGroupOffsetsResponseTopic_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeleteShareGroupOffsetsResponseTopic.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupOffsetsResponseTopic', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DeleteShareGroupOffsetsResponseTopic.TopicId, ErrorCode
+        w(_S_Uh.pack(o1.topic_id.bytes, o1.error_code))
+        #: DeleteShareGroupOffsetsResponseTopic.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupOffsetsResponseTopic', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DeleteShareGroupOffsetsResponseTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteShareGroupOffsetsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -327,21 +350,22 @@ def _d_DeleteShareGroupOffsetsResponseTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteShareGroupOffsetsResponseTopic', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeleteShareGroupOffsetsResponseTopic', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DeleteShareGroupOffsetsResponseTopic.TopicId, ErrorCode
-    o.topic_id, o.error_code = _S_Uh.unpack_from(buf, pos)
-    pos += 18
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: DeleteShareGroupOffsetsResponseTopic.TopicId, ErrorCode, ErrorMessage
+    u_0, o.error_code, n = _S_UhB.unpack_from(buf, pos)
+    pos += 19
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: DeleteShareGroupOffsetsResponseTopic.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeleteShareGroupOffsetsResponseTopic', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DeleteShareGroupOffsetsResponseTopic._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -349,6 +373,35 @@ def _d_DeleteShareGroupOffsetsResponseTopic_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DeleteShareGroupOffsetsResponseTopic_v0(o, w):
+    #: DeleteShareGroupOffsetsResponseTopic.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupOffsetsResponseTopic', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DeleteShareGroupOffsetsResponseTopic.TopicId, ErrorCode
+    w(_S_Uh.pack(o.topic_id.bytes, o.error_code))
+    #: DeleteShareGroupOffsetsResponseTopic.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupOffsetsResponseTopic', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DeleteShareGroupOffsetsResponseTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

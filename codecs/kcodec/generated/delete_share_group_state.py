@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,8 +18,11 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 
 
 class DeleteShareGroupStateRequest(_Struct):
@@ -139,40 +143,36 @@ def _d_DeleteShareGroupStateRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteShareGroupStateRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeleteShareGroupStateRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DeleteShareGroupStateRequest.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteShareGroupStateRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteShareGroupStateRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteShareGroupStateRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DeleteStateData)
-        #: DeleteStateData.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: DeleteStateData.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: DeleteStateData.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteStateData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DeleteStateData', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteStateData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionData)
-            #: PartitionData.Partition
-            o2.partition, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: PartitionData.Partition, _tagged_fields
+            o2.partition, t2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: PartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: DeleteStateData._tagged_fields
@@ -190,45 +190,39 @@ def _d_DeleteShareGroupStateRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_PartitionData_v0(o, w):
-    #: Partition
-    w(_S_i.pack(o.partition))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DeleteStateData_v0(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionData_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DeleteShareGroupStateRequest_v0(o, w):
-    #: GroupId
+    #: DeleteShareGroupStateRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupStateRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteShareGroupStateRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Topics
+    #: DeleteShareGroupStateRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeleteStateData_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeleteStateData.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: DeleteStateData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionData.Partition
+            w(_S_i.pack(o2.partition))
+            #: PartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DeleteStateData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteShareGroupStateRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -237,28 +231,24 @@ def _e_DeleteShareGroupStateRequest_v0(o, w):
 def _d_DeleteStateData_v0(buf, pos):
     blen = len(buf)
     o = _new(DeleteStateData)
-    #: DeleteStateData.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: DeleteStateData.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: DeleteStateData.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteStateData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteStateData', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteStateData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionData)
-        #: PartitionData.Partition
-        o1.partition, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: PartitionData.Partition, _tagged_fields
+        o1.partition, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: PartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: DeleteStateData._tagged_fields
@@ -269,17 +259,44 @@ def _d_DeleteStateData_v0(buf, pos):
     return o, pos
 
 
+def _e_DeleteStateData_v0(o, w):
+    #: DeleteStateData.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: DeleteStateData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionData.Partition
+        w(_S_i.pack(o1.partition))
+        #: PartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteStateData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionData_v0(buf, pos):
     o = _new(PartitionData)
-    #: PartitionData.Partition
-    o.partition, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: PartitionData.Partition, _tagged_fields
+    o.partition, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: PartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_PartitionData_v0(o, w):
+    #: PartitionData.Partition
+    w(_S_i.pack(o.partition))
+    #: PartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DeleteShareGroupStateResponse_v0(buf, pos):
@@ -289,38 +306,35 @@ def _d_DeleteShareGroupStateResponse_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteShareGroupStateResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteShareGroupStateResponse', 'Results')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteShareGroupStateResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DeleteStateResult)
-        #: DeleteStateResult.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: DeleteStateResult.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: DeleteStateResult.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeleteStateResult', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DeleteStateResult', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteStateResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionResult)
-            #: PartitionResult.Partition, ErrorCode
-            o2.partition, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: PartitionResult.Partition, ErrorCode, ErrorMessage
+            o2.partition, o2.error_code, n2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: PartitionResult.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: PartitionResult._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -344,47 +358,41 @@ def _d_DeleteShareGroupStateResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_PartitionResult_v0(o, w):
-    #: Partition, ErrorCode
-    w(_S_ih.pack(o.partition, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DeleteStateResult_v0(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionResult_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DeleteShareGroupStateResponse_v0(o, w):
-    #: Results
+    #: DeleteShareGroupStateResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeleteStateResult_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeleteStateResult.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: DeleteStateResult.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionResult.Partition, ErrorCode
+            w(_S_ih.pack(o2.partition, o2.error_code))
+            #: PartitionResult.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: PartitionResult._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DeleteStateResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteShareGroupStateResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -393,32 +401,30 @@ def _e_DeleteShareGroupStateResponse_v0(o, w):
 def _d_DeleteStateResult_v0(buf, pos):
     blen = len(buf)
     o = _new(DeleteStateResult)
-    #: DeleteStateResult.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: DeleteStateResult.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: DeleteStateResult.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteStateResult', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteStateResult', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteStateResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionResult)
-        #: PartitionResult.Partition, ErrorCode
-        o1.partition, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: PartitionResult.Partition, ErrorCode, ErrorMessage
+        o1.partition, o1.error_code, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: PartitionResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: PartitionResult._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -435,21 +441,52 @@ def _d_DeleteStateResult_v0(buf, pos):
     return o, pos
 
 
+def _e_DeleteStateResult_v0(o, w):
+    #: DeleteStateResult.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: DeleteStateResult.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionResult.Partition, ErrorCode
+        w(_S_ih.pack(o1.partition, o1.error_code))
+        #: PartitionResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: PartitionResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteStateResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionResult_v0(buf, pos):
     blen = len(buf)
     o = _new(PartitionResult)
-    #: PartitionResult.Partition, ErrorCode
-    o.partition, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: PartitionResult.Partition, ErrorCode, ErrorMessage
+    o.partition, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: PartitionResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: PartitionResult._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -457,6 +494,26 @@ def _d_PartitionResult_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_PartitionResult_v0(o, w):
+    #: PartitionResult.Partition, ErrorCode
+    w(_S_ih.pack(o.partition, o.error_code))
+    #: PartitionResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: PartitionResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,9 +18,13 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_Uh = _Sc('>16sh')
+_S_UhB = _Sc('>16shB')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ii = _Sc('>ii')
 
 
@@ -113,8 +118,7 @@ def _d_DeleteTopicsRequest_v1(buf, pos):
     #: DeleteTopicsRequest.TopicNames
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteTopicsRequest', 'TopicNames', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteTopicsRequest', 'TopicNames')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteTopicsRequest', 'TopicNames')
     x = []
     ap = x.append
     for _ in range(n):
@@ -123,7 +127,8 @@ def _d_DeleteTopicsRequest_v1(buf, pos):
         if m < 0: raise _derr('null array element', 'DeleteTopicsRequest', 'TopicNames', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'DeleteTopicsRequest', 'TopicNames', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.topic_names = x
     #: DeleteTopicsRequest.TimeoutMs
@@ -135,18 +140,19 @@ def _d_DeleteTopicsRequest_v1(buf, pos):
 
 
 def _e_DeleteTopicsRequest_v1(o, w):
-    #: TopicNames
+    #: DeleteTopicsRequest.TopicNames
     x = o.topic_names
     w(_S_i.pack(len(x)))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(v)))
         w(v)
-    #: TimeoutMs
+    #: DeleteTopicsRequest.TimeoutMs
     w(_S_i.pack(o.timeout_ms))
-    #: Topics
+    #: DeleteTopicsRequest.Topics
     if (o.topics is None or len(o.topics) != 0): raise _absent('DeleteTopicsRequest', 'Topics')
-    #: _tagged_fields
+    #: DeleteTopicsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteTopicsRequest', '_tagged_fields')
 
 
@@ -157,8 +163,7 @@ def _d_DeleteTopicsRequest_v4(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteTopicsRequest', 'TopicNames', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteTopicsRequest', 'TopicNames')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteTopicsRequest', 'TopicNames')
     x = []
     ap = x.append
     for _ in range(n):
@@ -168,36 +173,36 @@ def _d_DeleteTopicsRequest_v4(buf, pos):
         if m < 0: raise _derr('null array element', 'DeleteTopicsRequest', 'TopicNames', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'DeleteTopicsRequest', 'TopicNames', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.topic_names = x
-    #: DeleteTopicsRequest.TimeoutMs
-    o.timeout_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DeleteTopicsRequest.TimeoutMs, _tagged_fields
+    o.timeout_ms, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     o.topics = []
     #: DeleteTopicsRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_DeleteTopicsRequest_v4(o, w):
-    #: TopicNames
+    #: DeleteTopicsRequest.TopicNames
     x = o.topic_names
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: TimeoutMs
+    #: DeleteTopicsRequest.TimeoutMs
     w(_S_i.pack(o.timeout_ms))
-    #: Topics
+    #: DeleteTopicsRequest.Topics
     if (o.topics is None or len(o.topics) != 0): raise _absent('DeleteTopicsRequest', 'Topics')
-    #: _tagged_fields
+    #: DeleteTopicsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -210,8 +215,7 @@ def _d_DeleteTopicsRequest_v6(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteTopicsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteTopicsRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteTopicsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -224,59 +228,54 @@ def _d_DeleteTopicsRequest_v6(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeleteTopicState', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: DeleteTopicState.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: DeleteTopicState.TopicId, _tagged_fields
+        u1_0, t1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: DeleteTopicState._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.topics = x
-    #: DeleteTopicsRequest.TimeoutMs
-    o.timeout_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DeleteTopicsRequest.TimeoutMs, _tagged_fields
+    o.timeout_ms, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     o.topic_names = []
     #: DeleteTopicsRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_DeleteTopicState_v6(o, w):
-    #: Name
-    x = o.name
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteTopicState', 'Name')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DeleteTopicsRequest_v6(o, w):
-    #: Topics
+    #: DeleteTopicsRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeleteTopicState_v6(v, w)
-    #: TimeoutMs
+    for o1 in x:
+        #: DeleteTopicState.Name
+        x1 = o1.name
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteTopicState', 'Name')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DeleteTopicState.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: DeleteTopicState._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteTopicsRequest.TimeoutMs
     w(_S_i.pack(o.timeout_ms))
-    #: _tagged_fields
+    #: DeleteTopicsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -293,18 +292,37 @@ def _d_DeleteTopicState_v6(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeleteTopicState', 'Name', True)
-        o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DeleteTopicState.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: DeleteTopicState.TopicId, _tagged_fields
+    u_0, t = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: DeleteTopicState._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DeleteTopicState_v6(o, w):
+    #: DeleteTopicState.Name
+    x = o.name
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeleteTopicState', 'Name')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DeleteTopicState.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: DeleteTopicState._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DeleteTopicsResponse_v1(buf, pos):
@@ -313,8 +331,7 @@ def _d_DeleteTopicsResponse_v1(buf, pos):
     #: DeleteTopicsResponse.ThrottleTimeMs, Responses
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteTopicsResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -325,7 +342,8 @@ def _d_DeleteTopicsResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeletableTopicResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeletableTopicResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DeletableTopicResult.ErrorCode
         o1.error_code, = _S_h.unpack_from(buf, pos)
@@ -339,39 +357,34 @@ def _d_DeleteTopicsResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_DeletableTopicResult_v1(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeletableTopicResult', '_tagged_fields')
-
-
 def _e_DeleteTopicsResponse_v1(o, w):
-    #: ThrottleTimeMs, Responses
+    #: DeleteTopicsResponse.ThrottleTimeMs, Responses
     x = o.responses
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_DeletableTopicResult_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeletableTopicResult.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DeletableTopicResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DeletableTopicResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DeletableTopicResult', '_tagged_fields')
+    #: DeleteTopicsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeleteTopicsResponse', '_tagged_fields')
 
 
 def _d_DeleteTopicsResponse_v4(buf, pos):
     blen = len(buf)
     o = _new(DeleteTopicsResponse)
-    #: DeleteTopicsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DeleteTopicsResponse.ThrottleTimeMs, Responses
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DeleteTopicsResponse.Responses
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteTopicsResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -383,18 +396,17 @@ def _d_DeleteTopicsResponse_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeletableTopicResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeletableTopicResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DeletableTopicResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DeletableTopicResult.ErrorCode, _tagged_fields
+        o1.error_code, t1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         o1.topic_id = _ZERO_UUID
         o1.error_message = None
         #: DeletableTopicResult._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.responses = x
     #: DeleteTopicsResponse._tagged_fields
@@ -405,32 +417,30 @@ def _d_DeleteTopicsResponse_v4(buf, pos):
     return o, pos
 
 
-def _e_DeletableTopicResult_v4(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DeleteTopicsResponse_v4(o, w):
-    #: ThrottleTimeMs
+    #: DeleteTopicsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Responses
+    #: DeleteTopicsResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeletableTopicResult_v4(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeletableTopicResult.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DeletableTopicResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DeletableTopicResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteTopicsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -439,15 +449,13 @@ def _e_DeleteTopicsResponse_v4(o, w):
 def _d_DeleteTopicsResponse_v5(buf, pos):
     blen = len(buf)
     o = _new(DeleteTopicsResponse)
-    #: DeleteTopicsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DeleteTopicsResponse.ThrottleTimeMs, Responses
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DeleteTopicsResponse.Responses
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteTopicsResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -459,20 +467,21 @@ def _d_DeleteTopicsResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DeletableTopicResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DeletableTopicResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DeletableTopicResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DeletableTopicResult.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DeletableTopicResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeletableTopicResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1.topic_id = _ZERO_UUID
         #: DeletableTopicResult._tagged_fields
@@ -490,41 +499,41 @@ def _d_DeleteTopicsResponse_v5(buf, pos):
     return o, pos
 
 
-def _e_DeletableTopicResult_v5(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DeleteTopicsResponse_v5(o, w):
-    #: ThrottleTimeMs
+    #: DeleteTopicsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Responses
+    #: DeleteTopicsResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeletableTopicResult_v5(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeletableTopicResult.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DeletableTopicResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DeletableTopicResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DeletableTopicResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteTopicsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -533,15 +542,13 @@ def _e_DeleteTopicsResponse_v5(o, w):
 def _d_DeleteTopicsResponse_v6(buf, pos):
     blen = len(buf)
     o = _new(DeleteTopicsResponse)
-    #: DeleteTopicsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DeleteTopicsResponse.ThrottleTimeMs, Responses
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DeleteTopicsResponse.Responses
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DeleteTopicsResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -554,21 +561,22 @@ def _d_DeleteTopicsResponse_v6(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeletableTopicResult', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: DeletableTopicResult.TopicId, ErrorCode
-        o1.topic_id, o1.error_code = _S_Uh.unpack_from(buf, pos)
-        pos += 18
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: DeletableTopicResult.TopicId, ErrorCode, ErrorMessage
+        u1_0, o1.error_code, n1 = _S_UhB.unpack_from(buf, pos)
+        pos += 19
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: DeletableTopicResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DeletableTopicResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DeletableTopicResult._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -585,43 +593,43 @@ def _d_DeleteTopicsResponse_v6(buf, pos):
     return o, pos
 
 
-def _e_DeletableTopicResult_v6(o, w):
-    #: Name
-    x = o.name
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'Name')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: TopicId, ErrorCode
-    w(_S_Uh.pack(o.topic_id.bytes, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DeleteTopicsResponse_v6(o, w):
-    #: ThrottleTimeMs
+    #: DeleteTopicsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Responses
+    #: DeleteTopicsResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DeletableTopicResult_v6(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DeletableTopicResult.Name
+        x1 = o1.name
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'Name')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DeletableTopicResult.TopicId, ErrorCode
+        w(_S_Uh.pack(o1.topic_id.bytes, o1.error_code))
+        #: DeletableTopicResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DeletableTopicResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DeleteTopicsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -636,7 +644,8 @@ def _d_DeletableTopicResult_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeletableTopicResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeletableTopicResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DeletableTopicResult.ErrorCode
     o.error_code, = _S_h.unpack_from(buf, pos)
@@ -645,6 +654,18 @@ def _d_DeletableTopicResult_v1(buf, pos):
     o.error_message = None
     o._utf = None
     return o, pos
+
+
+def _e_DeletableTopicResult_v1(o, w):
+    #: DeletableTopicResult.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DeletableTopicResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DeletableTopicResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DeletableTopicResult', '_tagged_fields')
 
 
 def _d_DeletableTopicResult_v4(buf, pos):
@@ -657,19 +678,36 @@ def _d_DeletableTopicResult_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeletableTopicResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeletableTopicResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DeletableTopicResult.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DeletableTopicResult.ErrorCode, _tagged_fields
+    o.error_code, t = _S_hB.unpack_from(buf, pos)
+    pos += 3
     o.topic_id = _ZERO_UUID
     o.error_message = None
     #: DeletableTopicResult._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DeletableTopicResult_v4(o, w):
+    #: DeletableTopicResult.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DeletableTopicResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DeletableTopicResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DeletableTopicResult_v5(buf, pos):
@@ -682,20 +720,21 @@ def _d_DeletableTopicResult_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DeletableTopicResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DeletableTopicResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DeletableTopicResult.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DeletableTopicResult.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DeletableTopicResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeletableTopicResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o.topic_id = _ZERO_UUID
     #: DeletableTopicResult._tagged_fields
@@ -704,6 +743,35 @@ def _d_DeletableTopicResult_v5(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DeletableTopicResult_v5(o, w):
+    #: DeletableTopicResult.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DeletableTopicResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DeletableTopicResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DeletableTopicResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DeletableTopicResult_v6(buf, pos):
@@ -717,21 +785,22 @@ def _d_DeletableTopicResult_v6(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeletableTopicResult', 'Name', True)
-        o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DeletableTopicResult.TopicId, ErrorCode
-    o.topic_id, o.error_code = _S_Uh.unpack_from(buf, pos)
-    pos += 18
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: DeletableTopicResult.TopicId, ErrorCode, ErrorMessage
+    u_0, o.error_code, n = _S_UhB.unpack_from(buf, pos)
+    pos += 19
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: DeletableTopicResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DeletableTopicResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DeletableTopicResult._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -739,6 +808,37 @@ def _d_DeletableTopicResult_v6(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DeletableTopicResult_v6(o, w):
+    #: DeletableTopicResult.Name
+    x = o.name
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'Name')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DeletableTopicResult.TopicId, ErrorCode
+    w(_S_Uh.pack(o.topic_id.bytes, o.error_code))
+    #: DeletableTopicResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DeletableTopicResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DeletableTopicResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

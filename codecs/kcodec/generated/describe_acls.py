@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,12 +18,15 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_b = _Sc('>b')
+_S_bB = _Sc('>bB')
 _S_bb = _Sc('>bb')
+_S_bbB = _Sc('>bbB')
 _S_bh = _Sc('>bh')
 _S_bi = _Sc('>bi')
 _S_h = _Sc('>h')
 _S_i = _Sc('>i')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ihh = _Sc('>ihh')
 
 
@@ -136,7 +140,8 @@ def _d_DescribeAclsRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeAclsRequest', 'ResourceNameFilter', True)
-        o.resource_name_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.resource_name_filter = buf[pos:e].decode()
+        except UnicodeDecodeError: o.resource_name_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeAclsRequest.PatternTypeFilter, PrincipalFilter
     o.pattern_type_filter, n = _S_bh.unpack_from(buf, pos)
@@ -145,7 +150,8 @@ def _d_DescribeAclsRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeAclsRequest', 'PrincipalFilter', True)
-        o.principal_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.principal_filter = buf[pos:e].decode()
+        except UnicodeDecodeError: o.principal_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeAclsRequest.HostFilter
     n, = _S_h.unpack_from(buf, pos)
@@ -154,7 +160,8 @@ def _d_DescribeAclsRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeAclsRequest', 'HostFilter', True)
-        o.host_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.host_filter = buf[pos:e].decode()
+        except UnicodeDecodeError: o.host_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeAclsRequest.Operation, PermissionType
     o.operation, o.permission_type = _S_bb.unpack_from(buf, pos)
@@ -164,65 +171,68 @@ def _d_DescribeAclsRequest_v1(buf, pos):
 
 
 def _e_DescribeAclsRequest_v1(o, w):
-    #: ResourceTypeFilter
+    #: DescribeAclsRequest.ResourceTypeFilter
     w(_S_b.pack(o.resource_type_filter))
-    #: ResourceNameFilter
+    #: DescribeAclsRequest.ResourceNameFilter
     x = o.resource_name_filter
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: PatternTypeFilter
+    #: DescribeAclsRequest.PatternTypeFilter
     w(_S_b.pack(o.pattern_type_filter))
-    #: PrincipalFilter
+    #: DescribeAclsRequest.PrincipalFilter
     x = o.principal_filter
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: HostFilter
+    #: DescribeAclsRequest.HostFilter
     x = o.host_filter
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: Operation, PermissionType
+    #: DescribeAclsRequest.Operation, PermissionType
     w(_S_bb.pack(o.operation, o.permission_type))
-    #: _tagged_fields
+    #: DescribeAclsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeAclsRequest', '_tagged_fields')
 
 
 def _d_DescribeAclsRequest_v2(buf, pos):
     blen = len(buf)
     o = _new(DescribeAclsRequest)
-    #: DescribeAclsRequest.ResourceTypeFilter
-    o.resource_type_filter, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: DescribeAclsRequest.ResourceTypeFilter, ResourceNameFilter
+    o.resource_type_filter, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: DescribeAclsRequest.ResourceNameFilter
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.resource_name_filter = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeAclsRequest', 'ResourceNameFilter', True)
-        o.resource_name_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.resource_name_filter = buf[pos:e].decode()
+        except UnicodeDecodeError: o.resource_name_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DescribeAclsRequest.PatternTypeFilter
-    o.pattern_type_filter, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: DescribeAclsRequest.PatternTypeFilter, PrincipalFilter
+    o.pattern_type_filter, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: DescribeAclsRequest.PrincipalFilter
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.principal_filter = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeAclsRequest', 'PrincipalFilter', True)
-        o.principal_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.principal_filter = buf[pos:e].decode()
+        except UnicodeDecodeError: o.principal_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeAclsRequest.HostFilter
     n = buf[pos] - 1
@@ -232,54 +242,59 @@ def _d_DescribeAclsRequest_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeAclsRequest', 'HostFilter', True)
-        o.host_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.host_filter = buf[pos:e].decode()
+        except UnicodeDecodeError: o.host_filter = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DescribeAclsRequest.Operation, PermissionType
-    o.operation, o.permission_type = _S_bb.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeAclsRequest.Operation, PermissionType, _tagged_fields
+    o.operation, o.permission_type, t = _S_bbB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeAclsRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_DescribeAclsRequest_v2(o, w):
-    #: ResourceTypeFilter
+    #: DescribeAclsRequest.ResourceTypeFilter
     w(_S_b.pack(o.resource_type_filter))
-    #: ResourceNameFilter
+    #: DescribeAclsRequest.ResourceNameFilter
     x = o.resource_name_filter
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeAclsRequest', 'ResourceNameFilter')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeAclsRequest', 'ResourceNameFilter')
+        else: w(_uve(n + 1))
         w(x)
-    #: PatternTypeFilter
+    #: DescribeAclsRequest.PatternTypeFilter
     w(_S_b.pack(o.pattern_type_filter))
-    #: PrincipalFilter
+    #: DescribeAclsRequest.PrincipalFilter
     x = o.principal_filter
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeAclsRequest', 'PrincipalFilter')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeAclsRequest', 'PrincipalFilter')
+        else: w(_uve(n + 1))
         w(x)
-    #: HostFilter
+    #: DescribeAclsRequest.HostFilter
     x = o.host_filter
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeAclsRequest', 'HostFilter')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeAclsRequest', 'HostFilter')
+        else: w(_uve(n + 1))
         w(x)
-    #: Operation, PermissionType
+    #: DescribeAclsRequest.Operation, PermissionType
     w(_S_bb.pack(o.operation, o.permission_type))
-    #: _tagged_fields
+    #: DescribeAclsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -295,13 +310,13 @@ def _d_DescribeAclsResponse_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeAclsResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeAclsResponse.Resources
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeAclsResponse', 'Resources', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeAclsResponse', 'Resources')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeAclsResponse', 'Resources')
     x = []
     ap = x.append
     for _ in range(n):
@@ -312,13 +327,13 @@ def _d_DescribeAclsResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeAclsResource', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeAclsResource', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeAclsResource.PatternType, Acls
         o1.pattern_type, n1 = _S_bi.unpack_from(buf, pos)
         pos += 5
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeAclsResource', 'Acls', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeAclsResource', 'Acls')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeAclsResource', 'Acls')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -329,7 +344,8 @@ def _d_DescribeAclsResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AclDescription', 'Principal', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'AclDescription', 'Principal', True)
-            o2.principal = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.principal = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.principal = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: AclDescription.Host
             n2, = _S_h.unpack_from(buf, pos)
@@ -337,7 +353,8 @@ def _d_DescribeAclsResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AclDescription', 'Host', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'AclDescription', 'Host', True)
-            o2.host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: AclDescription.Operation, PermissionType
             o2.operation, o2.permission_type = _S_bb.unpack_from(buf, pos)
@@ -352,101 +369,94 @@ def _d_DescribeAclsResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_AclDescription_v1(o, w):
-    #: Principal
-    x = o.principal.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Host
-    x = o.host.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Operation, PermissionType
-    w(_S_bb.pack(o.operation, o.permission_type))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AclDescription', '_tagged_fields')
-
-
-def _e_DescribeAclsResource_v1(o, w):
-    #: ResourceType, ResourceName
-    x = o.resource_name.encode('utf-8', 'surrogateescape')
-    w(_S_bh.pack(o.resource_type, len(x)))
-    w(x)
-    #: PatternType, Acls
-    x = o.acls
-    w(_S_bi.pack(o.pattern_type, len(x)))
-    for v in x:
-        _e_AclDescription_v1(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeAclsResource', '_tagged_fields')
-
-
 def _e_DescribeAclsResponse_v1(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: DescribeAclsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: DescribeAclsResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: Resources
+    #: DescribeAclsResponse.Resources
     x = o.resources
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DescribeAclsResource_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeAclsResource.ResourceType, ResourceName
+        try: x1 = o1.resource_name.encode()
+        except UnicodeEncodeError: x1 = o1.resource_name.encode('utf-8', 'surrogateescape')
+        w(_S_bh.pack(o1.resource_type, len(x1)))
+        w(x1)
+        #: DescribeAclsResource.PatternType, Acls
+        x1 = o1.acls
+        w(_S_bi.pack(o1.pattern_type, len(x1)))
+        for o2 in x1:
+            #: AclDescription.Principal
+            try: x2 = o2.principal.encode()
+            except UnicodeEncodeError: x2 = o2.principal.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: AclDescription.Host
+            try: x2 = o2.host.encode()
+            except UnicodeEncodeError: x2 = o2.host.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: AclDescription.Operation, PermissionType
+            w(_S_bb.pack(o2.operation, o2.permission_type))
+            #: AclDescription._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'AclDescription', '_tagged_fields')
+        #: DescribeAclsResource._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeAclsResource', '_tagged_fields')
+    #: DescribeAclsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeAclsResponse', '_tagged_fields')
 
 
 def _d_DescribeAclsResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(DescribeAclsResponse)
-    #: DescribeAclsResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: DescribeAclsResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: DescribeAclsResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeAclsResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeAclsResponse.Resources
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeAclsResponse', 'Resources', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeAclsResponse', 'Resources')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeAclsResponse', 'Resources')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeAclsResource)
-        #: DescribeAclsResource.ResourceType
-        o1.resource_type, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: DescribeAclsResource.ResourceType, ResourceName
+        o1.resource_type, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: DescribeAclsResource.ResourceName
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeAclsResource', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeAclsResource', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DescribeAclsResource.PatternType
-        o1.pattern_type, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: DescribeAclsResource.PatternType, Acls
+        o1.pattern_type, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: DescribeAclsResource.Acls
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeAclsResource', 'Acls', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeAclsResource', 'Acls')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeAclsResource', 'Acls')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -458,7 +468,8 @@ def _d_DescribeAclsResponse_v2(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AclDescription', 'Principal', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'AclDescription', 'Principal', True)
-            o2.principal = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.principal = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.principal = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: AclDescription.Host
             n2 = buf[pos] - 1
@@ -467,16 +478,15 @@ def _d_DescribeAclsResponse_v2(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AclDescription', 'Host', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'AclDescription', 'Host', True)
-            o2.host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: AclDescription.Operation, PermissionType
-            o2.operation, o2.permission_type = _S_bb.unpack_from(buf, pos)
-            pos += 2
+            #: AclDescription.Operation, PermissionType, _tagged_fields
+            o2.operation, o2.permission_type, t2 = _S_bbB.unpack_from(buf, pos)
+            pos += 3
             #: AclDescription._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.acls = x1
         #: DescribeAclsResource._tagged_fields
@@ -494,72 +504,72 @@ def _d_DescribeAclsResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_AclDescription_v2(o, w):
-    #: Principal
-    x = o.principal
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AclDescription', 'Principal')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AclDescription', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Operation, PermissionType
-    w(_S_bb.pack(o.operation, o.permission_type))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeAclsResource_v2(o, w):
-    #: ResourceType
-    w(_S_b.pack(o.resource_type))
-    #: ResourceName
-    x = o.resource_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeAclsResource', 'ResourceName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PatternType
-    w(_S_b.pack(o.pattern_type))
-    #: Acls
-    x = o.acls
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AclDescription_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeAclsResponse_v2(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: DescribeAclsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: DescribeAclsResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeAclsResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeAclsResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: Resources
+    #: DescribeAclsResponse.Resources
     x = o.resources
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeAclsResource_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeAclsResource.ResourceType
+        w(_S_b.pack(o1.resource_type))
+        #: DescribeAclsResource.ResourceName
+        x1 = o1.resource_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeAclsResource', 'ResourceName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeAclsResource.PatternType
+        w(_S_b.pack(o1.pattern_type))
+        #: DescribeAclsResource.Acls
+        x1 = o1.acls
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AclDescription.Principal
+            x2 = o2.principal
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'AclDescription', 'Principal')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: AclDescription.Host
+            x2 = o2.host
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'AclDescription', 'Host')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: AclDescription.Operation, PermissionType
+            w(_S_bb.pack(o2.operation, o2.permission_type))
+            #: AclDescription._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeAclsResource._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeAclsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -574,13 +584,13 @@ def _d_DescribeAclsResource_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeAclsResource', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeAclsResource', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeAclsResource.PatternType, Acls
     o.pattern_type, n = _S_bi.unpack_from(buf, pos)
     pos += 5
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeAclsResource', 'Acls', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeAclsResource', 'Acls')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeAclsResource', 'Acls')
     x = []
     ap = x.append
     for _ in range(n):
@@ -591,7 +601,8 @@ def _d_DescribeAclsResource_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AclDescription', 'Principal', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AclDescription', 'Principal', True)
-        o1.principal = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AclDescription.Host
         n1, = _S_h.unpack_from(buf, pos)
@@ -599,7 +610,8 @@ def _d_DescribeAclsResource_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AclDescription', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AclDescription', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AclDescription.Operation, PermissionType
         o1.operation, o1.permission_type = _S_bb.unpack_from(buf, pos)
@@ -611,30 +623,56 @@ def _d_DescribeAclsResource_v1(buf, pos):
     return o, pos
 
 
+def _e_DescribeAclsResource_v1(o, w):
+    #: DescribeAclsResource.ResourceType, ResourceName
+    try: x = o.resource_name.encode()
+    except UnicodeEncodeError: x = o.resource_name.encode('utf-8', 'surrogateescape')
+    w(_S_bh.pack(o.resource_type, len(x)))
+    w(x)
+    #: DescribeAclsResource.PatternType, Acls
+    x = o.acls
+    w(_S_bi.pack(o.pattern_type, len(x)))
+    for o1 in x:
+        #: AclDescription.Principal
+        try: x1 = o1.principal.encode()
+        except UnicodeEncodeError: x1 = o1.principal.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: AclDescription.Host
+        try: x1 = o1.host.encode()
+        except UnicodeEncodeError: x1 = o1.host.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: AclDescription.Operation, PermissionType
+        w(_S_bb.pack(o1.operation, o1.permission_type))
+        #: AclDescription._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AclDescription', '_tagged_fields')
+    #: DescribeAclsResource._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeAclsResource', '_tagged_fields')
+
+
 def _d_DescribeAclsResource_v2(buf, pos):
     blen = len(buf)
     o = _new(DescribeAclsResource)
-    #: DescribeAclsResource.ResourceType
-    o.resource_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: DescribeAclsResource.ResourceType, ResourceName
+    o.resource_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: DescribeAclsResource.ResourceName
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeAclsResource', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeAclsResource', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribeAclsResource.PatternType
-    o.pattern_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: DescribeAclsResource.PatternType, Acls
+    o.pattern_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: DescribeAclsResource.Acls
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeAclsResource', 'Acls', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeAclsResource', 'Acls')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeAclsResource', 'Acls')
     x = []
     ap = x.append
     for _ in range(n):
@@ -646,7 +684,8 @@ def _d_DescribeAclsResource_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AclDescription', 'Principal', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AclDescription', 'Principal', True)
-        o1.principal = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AclDescription.Host
         n1 = buf[pos] - 1
@@ -655,16 +694,15 @@ def _d_DescribeAclsResource_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AclDescription', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AclDescription', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: AclDescription.Operation, PermissionType
-        o1.operation, o1.permission_type = _S_bb.unpack_from(buf, pos)
-        pos += 2
+        #: AclDescription.Operation, PermissionType, _tagged_fields
+        o1.operation, o1.permission_type, t1 = _S_bbB.unpack_from(buf, pos)
+        pos += 3
         #: AclDescription._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.acls = x
     #: DescribeAclsResource._tagged_fields
@@ -673,6 +711,55 @@ def _d_DescribeAclsResource_v2(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DescribeAclsResource_v2(o, w):
+    #: DescribeAclsResource.ResourceType
+    w(_S_b.pack(o.resource_type))
+    #: DescribeAclsResource.ResourceName
+    x = o.resource_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeAclsResource', 'ResourceName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeAclsResource.PatternType
+    w(_S_b.pack(o.pattern_type))
+    #: DescribeAclsResource.Acls
+    x = o.acls
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AclDescription.Principal
+        x1 = o1.principal
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AclDescription', 'Principal')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AclDescription.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AclDescription', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AclDescription.Operation, PermissionType
+        w(_S_bb.pack(o1.operation, o1.permission_type))
+        #: AclDescription._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeAclsResource._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_AclDescription_v1(buf, pos):
@@ -684,7 +771,8 @@ def _d_AclDescription_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AclDescription', 'Principal', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AclDescription', 'Principal', True)
-    o.principal = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AclDescription.Host
     n, = _S_h.unpack_from(buf, pos)
@@ -692,13 +780,31 @@ def _d_AclDescription_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AclDescription', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AclDescription', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AclDescription.Operation, PermissionType
     o.operation, o.permission_type = _S_bb.unpack_from(buf, pos)
     pos += 2
     o._utf = None
     return o, pos
+
+
+def _e_AclDescription_v1(o, w):
+    #: AclDescription.Principal
+    try: x = o.principal.encode()
+    except UnicodeEncodeError: x = o.principal.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: AclDescription.Host
+    try: x = o.host.encode()
+    except UnicodeEncodeError: x = o.host.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: AclDescription.Operation, PermissionType
+    w(_S_bb.pack(o.operation, o.permission_type))
+    #: AclDescription._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AclDescription', '_tagged_fields')
 
 
 def _d_AclDescription_v2(buf, pos):
@@ -711,7 +817,8 @@ def _d_AclDescription_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AclDescription', 'Principal', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AclDescription', 'Principal', True)
-    o.principal = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AclDescription.Host
     n = buf[pos] - 1
@@ -720,17 +827,43 @@ def _d_AclDescription_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AclDescription', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AclDescription', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: AclDescription.Operation, PermissionType
-    o.operation, o.permission_type = _S_bb.unpack_from(buf, pos)
-    pos += 2
+    #: AclDescription.Operation, PermissionType, _tagged_fields
+    o.operation, o.permission_type, t = _S_bbB.unpack_from(buf, pos)
+    pos += 3
     #: AclDescription._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_AclDescription_v2(o, w):
+    #: AclDescription.Principal
+    x = o.principal
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AclDescription', 'Principal')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AclDescription.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AclDescription', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AclDescription.Operation, PermissionType
+    w(_S_bb.pack(o.operation, o.permission_type))
+    #: AclDescription._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

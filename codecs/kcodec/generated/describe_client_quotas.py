@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,13 +18,17 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_b = _Sc('>b')
+_S_bB = _Sc('>bB')
 _S_bh = _Sc('>bh')
 _S_d = _Sc('>d')
+_S_dB = _Sc('>dB')
 _S_h = _Sc('>h')
 _S_i = _Sc('>i')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ihh = _Sc('>ihh')
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 
 
 class DescribeClientQuotasRequest(_Struct):
@@ -148,8 +153,7 @@ def _d_DescribeClientQuotasRequest_v0(buf, pos):
     #: DescribeClientQuotasRequest.Components
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeClientQuotasRequest', 'Components', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeClientQuotasRequest', 'Components')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeClientQuotasRequest', 'Components')
     x = []
     ap = x.append
     for _ in range(n):
@@ -160,7 +164,8 @@ def _d_DescribeClientQuotasRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ComponentData', 'EntityType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ComponentData', 'EntityType', True)
-        o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.entity_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ComponentData.MatchType, Match
         o1.match_type, n1 = _S_bh.unpack_from(buf, pos)
@@ -169,7 +174,8 @@ def _d_DescribeClientQuotasRequest_v0(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'ComponentData', 'Match', True)
-            o1.match = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.match = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.match = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -181,33 +187,31 @@ def _d_DescribeClientQuotasRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_ComponentData_v0(o, w):
-    #: EntityType
-    x = o.entity_type.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: MatchType
-    w(_S_b.pack(o.match_type))
-    #: Match
-    x = o.match
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ComponentData', '_tagged_fields')
-
-
 def _e_DescribeClientQuotasRequest_v0(o, w):
-    #: Components
+    #: DescribeClientQuotasRequest.Components
     x = o.components
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_ComponentData_v0(v, w)
-    #: Strict
+    for o1 in x:
+        #: ComponentData.EntityType
+        try: x1 = o1.entity_type.encode()
+        except UnicodeEncodeError: x1 = o1.entity_type.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ComponentData.MatchType
+        w(_S_b.pack(o1.match_type))
+        #: ComponentData.Match
+        x1 = o1.match
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: ComponentData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ComponentData', '_tagged_fields')
+    #: DescribeClientQuotasRequest.Strict
     w(_S_o.pack(o.strict))
-    #: _tagged_fields
+    #: DescribeClientQuotasRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeClientQuotasRequest', '_tagged_fields')
 
 
@@ -218,8 +222,7 @@ def _d_DescribeClientQuotasRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeClientQuotasRequest', 'Components', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeClientQuotasRequest', 'Components')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeClientQuotasRequest', 'Components')
     x = []
     ap = x.append
     for _ in range(n):
@@ -231,20 +234,21 @@ def _d_DescribeClientQuotasRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ComponentData', 'EntityType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ComponentData', 'EntityType', True)
-        o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.entity_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: ComponentData.MatchType
-        o1.match_type, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: ComponentData.MatchType, Match
+        o1.match_type, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: ComponentData.Match
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.match = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'ComponentData', 'Match', True)
-            o1.match = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.match = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.match = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: ComponentData._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -253,52 +257,50 @@ def _d_DescribeClientQuotasRequest_v1(buf, pos):
             pos += 1
         ap(o1)
     o.components = x
-    #: DescribeClientQuotasRequest.Strict
-    o.strict, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: DescribeClientQuotasRequest.Strict, _tagged_fields
+    o.strict, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: DescribeClientQuotasRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_ComponentData_v1(o, w):
-    #: EntityType
-    x = o.entity_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ComponentData', 'EntityType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: MatchType
-    w(_S_b.pack(o.match_type))
-    #: Match
-    x = o.match
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ComponentData', 'Match')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeClientQuotasRequest_v1(o, w):
-    #: Components
+    #: DescribeClientQuotasRequest.Components
     x = o.components
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ComponentData_v1(v, w)
-    #: Strict
+    for o1 in x:
+        #: ComponentData.EntityType
+        x1 = o1.entity_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ComponentData', 'EntityType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ComponentData.MatchType
+        w(_S_b.pack(o1.match_type))
+        #: ComponentData.Match
+        x1 = o1.match
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ComponentData', 'Match')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: ComponentData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeClientQuotasRequest.Strict
     w(_S_o.pack(o.strict))
-    #: _tagged_fields
+    #: DescribeClientQuotasRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -313,7 +315,8 @@ def _d_ComponentData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ComponentData', 'EntityType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ComponentData', 'EntityType', True)
-    o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.entity_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ComponentData.MatchType, Match
     o.match_type, n = _S_bh.unpack_from(buf, pos)
@@ -322,10 +325,31 @@ def _d_ComponentData_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ComponentData', 'Match', True)
-        o.match = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.match = buf[pos:e].decode()
+        except UnicodeDecodeError: o.match = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
+
+
+def _e_ComponentData_v0(o, w):
+    #: ComponentData.EntityType
+    try: x = o.entity_type.encode()
+    except UnicodeEncodeError: x = o.entity_type.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: ComponentData.MatchType
+    w(_S_b.pack(o.match_type))
+    #: ComponentData.Match
+    x = o.match
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: ComponentData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ComponentData', '_tagged_fields')
 
 
 def _d_ComponentData_v1(buf, pos):
@@ -338,20 +362,21 @@ def _d_ComponentData_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ComponentData', 'EntityType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ComponentData', 'EntityType', True)
-    o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.entity_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: ComponentData.MatchType
-    o.match_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: ComponentData.MatchType, Match
+    o.match_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: ComponentData.Match
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.match = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ComponentData', 'Match', True)
-        o.match = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.match = buf[pos:e].decode()
+        except UnicodeDecodeError: o.match = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ComponentData._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -359,6 +384,35 @@ def _d_ComponentData_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_ComponentData_v1(o, w):
+    #: ComponentData.EntityType
+    x = o.entity_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ComponentData', 'EntityType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ComponentData.MatchType
+    w(_S_b.pack(o.match_type))
+    #: ComponentData.Match
+    x = o.match
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ComponentData', 'Match')
+        else: w(_uve(n + 1))
+        w(x)
+    #: ComponentData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribeClientQuotasResponse_v0(buf, pos):
@@ -371,7 +425,8 @@ def _d_DescribeClientQuotasResponse_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeClientQuotasResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeClientQuotasResponse.Entries
     n, = _S_i.unpack_from(buf, pos)
@@ -386,8 +441,7 @@ def _d_DescribeClientQuotasResponse_v0(buf, pos):
             #: EntryData.Entity
             n1, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EntryData', 'Entity', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'EntryData', 'Entity')
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EntryData', 'Entity')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -398,7 +452,8 @@ def _d_DescribeClientQuotasResponse_v0(buf, pos):
                 if n2 < 0: raise _derr('non-nullable field was serialized as null', 'EntityData', 'EntityType', pos)
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'EntityData', 'EntityType', True)
-                o2.entity_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.entity_type = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.entity_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
                 #: EntityData.EntityName
                 n2, = _S_h.unpack_from(buf, pos)
@@ -407,7 +462,8 @@ def _d_DescribeClientQuotasResponse_v0(buf, pos):
                 else:
                     e2 = pos + n2
                     if e2 > blen: raise _dlen(n2, pos, blen, 'EntityData', 'EntityName', True)
-                    o2.entity_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                    try: o2.entity_name = buf[pos:e2].decode()
+                    except UnicodeDecodeError: o2.entity_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
                     pos = e2
                 o2._utf = None
                 ap1(o2)
@@ -415,8 +471,7 @@ def _d_DescribeClientQuotasResponse_v0(buf, pos):
             #: EntryData.Values
             n1, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EntryData', 'Values', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'EntryData', 'Values')
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EntryData', 'Values')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -427,7 +482,8 @@ def _d_DescribeClientQuotasResponse_v0(buf, pos):
                 if n2 < 0: raise _derr('non-nullable field was serialized as null', 'ValueData', 'Key', pos)
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'ValueData', 'Key', True)
-                o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.key = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
                 #: ValueData.Value
                 o2.value, = _S_d.unpack_from(buf, pos)
@@ -442,84 +498,76 @@ def _d_DescribeClientQuotasResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_EntityData_v0(o, w):
-    #: EntityType
-    x = o.entity_type.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: EntityName
-    x = o.entity_name
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'EntityData', '_tagged_fields')
-
-
-def _e_ValueData_v0(o, w):
-    #: Key
-    x = o.key.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Value
-    w(_S_d.pack(o.value))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ValueData', '_tagged_fields')
-
-
-def _e_EntryData_v0(o, w):
-    #: Entity
-    x = o.entity
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_EntityData_v0(v, w)
-    #: Values
-    x = o.values
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_ValueData_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'EntryData', '_tagged_fields')
-
-
 def _e_DescribeClientQuotasResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: DescribeClientQuotasResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: DescribeClientQuotasResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: Entries
+    #: DescribeClientQuotasResponse.Entries
     x = o.entries
     if x is None: w(b'\xff\xff\xff\xff')
     else:
         w(_S_i.pack(len(x)))
-        for v in x:
-            _e_EntryData_v0(v, w)
-    #: _tagged_fields
+        for o1 in x:
+            #: EntryData.Entity
+            x1 = o1.entity
+            w(_S_i.pack(len(x1)))
+            for o2 in x1:
+                #: EntityData.EntityType
+                try: x2 = o2.entity_type.encode()
+                except UnicodeEncodeError: x2 = o2.entity_type.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+                #: EntityData.EntityName
+                x2 = o2.entity_name
+                if x2 is None: w(b'\xff\xff')
+                else:
+                    try: x2 = x2.encode()
+                    except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                    w(_S_h.pack(len(x2)))
+                    w(x2)
+                #: EntityData._tagged_fields
+                if o2._utf: raise _eerr('tagged fields are not supported at this version', 'EntityData', '_tagged_fields')
+            #: EntryData.Values
+            x1 = o1.values
+            w(_S_i.pack(len(x1)))
+            for o2 in x1:
+                #: ValueData.Key
+                try: x2 = o2.key.encode()
+                except UnicodeEncodeError: x2 = o2.key.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+                #: ValueData.Value
+                w(_S_d.pack(o2.value))
+                #: ValueData._tagged_fields
+                if o2._utf: raise _eerr('tagged fields are not supported at this version', 'ValueData', '_tagged_fields')
+            #: EntryData._tagged_fields
+            if o1._utf: raise _eerr('tagged fields are not supported at this version', 'EntryData', '_tagged_fields')
+    #: DescribeClientQuotasResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeClientQuotasResponse', '_tagged_fields')
 
 
 def _d_DescribeClientQuotasResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(DescribeClientQuotasResponse)
-    #: DescribeClientQuotasResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: DescribeClientQuotasResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: DescribeClientQuotasResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeClientQuotasResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeClientQuotasResponse.Entries
     n = buf[pos] - 1
@@ -536,8 +584,7 @@ def _d_DescribeClientQuotasResponse_v1(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EntryData', 'Entity', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'EntryData', 'Entity')
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EntryData', 'Entity')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -549,7 +596,8 @@ def _d_DescribeClientQuotasResponse_v1(buf, pos):
                 if n2 < 0: raise _derr('non-nullable field was serialized as null', 'EntityData', 'EntityType', pos)
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'EntityData', 'EntityType', True)
-                o2.entity_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.entity_type = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.entity_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
                 #: EntityData.EntityName
                 n2 = buf[pos] - 1
@@ -559,7 +607,8 @@ def _d_DescribeClientQuotasResponse_v1(buf, pos):
                 else:
                     e2 = pos + n2
                     if e2 > blen: raise _dlen(n2, pos, blen, 'EntityData', 'EntityName', True)
-                    o2.entity_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                    try: o2.entity_name = buf[pos:e2].decode()
+                    except UnicodeDecodeError: o2.entity_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
                     pos = e2
                 #: EntityData._tagged_fields
                 if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -572,8 +621,7 @@ def _d_DescribeClientQuotasResponse_v1(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EntryData', 'Values', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'EntryData', 'Values')
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EntryData', 'Values')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -585,16 +633,15 @@ def _d_DescribeClientQuotasResponse_v1(buf, pos):
                 if n2 < 0: raise _derr('non-nullable field was serialized as null', 'ValueData', 'Key', pos)
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'ValueData', 'Key', True)
-                o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.key = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
-                #: ValueData.Value
-                o2.value, = _S_d.unpack_from(buf, pos)
-                pos += 8
+                #: ValueData.Value, _tagged_fields
+                o2.value, t2 = _S_dB.unpack_from(buf, pos)
+                pos += 9
                 #: ValueData._tagged_fields
-                if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o2._utf = None
-                    pos += 1
+                if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o2._utf = None
                 ap1(o2)
             o1.values = x1
             #: EntryData._tagged_fields
@@ -612,85 +659,81 @@ def _d_DescribeClientQuotasResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_EntityData_v1(o, w):
-    #: EntityType
-    x = o.entity_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'EntityData', 'EntityType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: EntityName
-    x = o.entity_name
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'EntityData', 'EntityName')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_ValueData_v1(o, w):
-    #: Key
-    x = o.key
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ValueData', 'Key')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Value
-    w(_S_d.pack(o.value))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_EntryData_v1(o, w):
-    #: Entity
-    x = o.entity
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_EntityData_v1(v, w)
-    #: Values
-    x = o.values
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ValueData_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeClientQuotasResponse_v1(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: DescribeClientQuotasResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: DescribeClientQuotasResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClientQuotasResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClientQuotasResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: Entries
+    #: DescribeClientQuotasResponse.Entries
     x = o.entries
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_EntryData_v1(v, w)
-    #: _tagged_fields
+        for o1 in x:
+            #: EntryData.Entity
+            x1 = o1.entity
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: EntityData.EntityType
+                x2 = o2.entity_type
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'EntityData', 'EntityType')
+                else: w(_uve(n2 + 1))
+                w(x2)
+                #: EntityData.EntityName
+                x2 = o2.entity_name
+                if x2 is None: w(b'\x00')
+                else:
+                    try: x2 = x2.encode()
+                    except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                    n2 = len(x2)
+                    if n2 < 127: w(_UV[n2 + 1])
+                    elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'EntityData', 'EntityName')
+                    else: w(_uve(n2 + 1))
+                    w(x2)
+                #: EntityData._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+            #: EntryData.Values
+            x1 = o1.values
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: ValueData.Key
+                x2 = o2.key
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'ValueData', 'Key')
+                else: w(_uve(n2 + 1))
+                w(x2)
+                #: ValueData.Value
+                w(_S_d.pack(o2.value))
+                #: ValueData._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+            #: EntryData._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: DescribeClientQuotasResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -702,8 +745,7 @@ def _d_EntryData_v0(buf, pos):
     #: EntryData.Entity
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EntryData', 'Entity', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EntryData', 'Entity')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EntryData', 'Entity')
     x = []
     ap = x.append
     for _ in range(n):
@@ -714,7 +756,8 @@ def _d_EntryData_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EntityData', 'EntityType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'EntityData', 'EntityType', True)
-        o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.entity_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: EntityData.EntityName
         n1, = _S_h.unpack_from(buf, pos)
@@ -723,7 +766,8 @@ def _d_EntryData_v0(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'EntityData', 'EntityName', True)
-            o1.entity_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.entity_name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.entity_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -731,8 +775,7 @@ def _d_EntryData_v0(buf, pos):
     #: EntryData.Values
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EntryData', 'Values', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EntryData', 'Values')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EntryData', 'Values')
     x = []
     ap = x.append
     for _ in range(n):
@@ -743,7 +786,8 @@ def _d_EntryData_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ValueData', 'Key', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ValueData', 'Key', True)
-        o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.key = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ValueData.Value
         o1.value, = _S_d.unpack_from(buf, pos)
@@ -755,6 +799,43 @@ def _d_EntryData_v0(buf, pos):
     return o, pos
 
 
+def _e_EntryData_v0(o, w):
+    #: EntryData.Entity
+    x = o.entity
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: EntityData.EntityType
+        try: x1 = o1.entity_type.encode()
+        except UnicodeEncodeError: x1 = o1.entity_type.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: EntityData.EntityName
+        x1 = o1.entity_name
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: EntityData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'EntityData', '_tagged_fields')
+    #: EntryData.Values
+    x = o.values
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: ValueData.Key
+        try: x1 = o1.key.encode()
+        except UnicodeEncodeError: x1 = o1.key.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ValueData.Value
+        w(_S_d.pack(o1.value))
+        #: ValueData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ValueData', '_tagged_fields')
+    #: EntryData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'EntryData', '_tagged_fields')
+
+
 def _d_EntryData_v1(buf, pos):
     blen = len(buf)
     o = _new(EntryData)
@@ -762,8 +843,7 @@ def _d_EntryData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EntryData', 'Entity', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EntryData', 'Entity')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EntryData', 'Entity')
     x = []
     ap = x.append
     for _ in range(n):
@@ -775,7 +855,8 @@ def _d_EntryData_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EntityData', 'EntityType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'EntityData', 'EntityType', True)
-        o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.entity_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.entity_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: EntityData.EntityName
         n1 = buf[pos] - 1
@@ -785,7 +866,8 @@ def _d_EntryData_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'EntityData', 'EntityName', True)
-            o1.entity_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.entity_name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.entity_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: EntityData._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -798,8 +880,7 @@ def _d_EntryData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EntryData', 'Values', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EntryData', 'Values')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EntryData', 'Values')
     x = []
     ap = x.append
     for _ in range(n):
@@ -811,16 +892,15 @@ def _d_EntryData_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ValueData', 'Key', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ValueData', 'Key', True)
-        o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.key = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: ValueData.Value
-        o1.value, = _S_d.unpack_from(buf, pos)
-        pos += 8
+        #: ValueData.Value, _tagged_fields
+        o1.value, t1 = _S_dB.unpack_from(buf, pos)
+        pos += 9
         #: ValueData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.values = x
     #: EntryData._tagged_fields
@@ -829,6 +909,62 @@ def _d_EntryData_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_EntryData_v1(o, w):
+    #: EntryData.Entity
+    x = o.entity
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: EntityData.EntityType
+        x1 = o1.entity_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'EntityData', 'EntityType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: EntityData.EntityName
+        x1 = o1.entity_name
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'EntityData', 'EntityName')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: EntityData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: EntryData.Values
+    x = o.values
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: ValueData.Key
+        x1 = o1.key
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ValueData', 'Key')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ValueData.Value
+        w(_S_d.pack(o1.value))
+        #: ValueData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: EntryData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_EntityData_v0(buf, pos):
@@ -840,7 +976,8 @@ def _d_EntityData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'EntityData', 'EntityType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'EntityData', 'EntityType', True)
-    o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.entity_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: EntityData.EntityName
     n, = _S_h.unpack_from(buf, pos)
@@ -849,10 +986,29 @@ def _d_EntityData_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'EntityData', 'EntityName', True)
-        o.entity_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.entity_name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.entity_name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
+
+
+def _e_EntityData_v0(o, w):
+    #: EntityData.EntityType
+    try: x = o.entity_type.encode()
+    except UnicodeEncodeError: x = o.entity_type.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: EntityData.EntityName
+    x = o.entity_name
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: EntityData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'EntityData', '_tagged_fields')
 
 
 def _d_EntityData_v1(buf, pos):
@@ -865,7 +1021,8 @@ def _d_EntityData_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'EntityData', 'EntityType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'EntityData', 'EntityType', True)
-    o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.entity_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.entity_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: EntityData.EntityName
     n = buf[pos] - 1
@@ -875,7 +1032,8 @@ def _d_EntityData_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'EntityData', 'EntityName', True)
-        o.entity_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.entity_name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.entity_name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: EntityData._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -883,6 +1041,33 @@ def _d_EntityData_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_EntityData_v1(o, w):
+    #: EntityData.EntityType
+    x = o.entity_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'EntityData', 'EntityType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: EntityData.EntityName
+    x = o.entity_name
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'EntityData', 'EntityName')
+        else: w(_uve(n + 1))
+        w(x)
+    #: EntityData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_ValueData_v0(buf, pos):
@@ -894,13 +1079,26 @@ def _d_ValueData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ValueData', 'Key', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ValueData', 'Key', True)
-    o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.key = buf[pos:e].decode()
+    except UnicodeDecodeError: o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ValueData.Value
     o.value, = _S_d.unpack_from(buf, pos)
     pos += 8
     o._utf = None
     return o, pos
+
+
+def _e_ValueData_v0(o, w):
+    #: ValueData.Key
+    try: x = o.key.encode()
+    except UnicodeEncodeError: x = o.key.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: ValueData.Value
+    w(_S_d.pack(o.value))
+    #: ValueData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ValueData', '_tagged_fields')
 
 
 def _d_ValueData_v1(buf, pos):
@@ -913,17 +1111,34 @@ def _d_ValueData_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ValueData', 'Key', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ValueData', 'Key', True)
-    o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.key = buf[pos:e].decode()
+    except UnicodeDecodeError: o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: ValueData.Value
-    o.value, = _S_d.unpack_from(buf, pos)
-    pos += 8
+    #: ValueData.Value, _tagged_fields
+    o.value, t = _S_dB.unpack_from(buf, pos)
+    pos += 9
     #: ValueData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_ValueData_v1(o, w):
+    #: ValueData.Key
+    x = o.key
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ValueData', 'Key')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ValueData.Value
+    w(_S_d.pack(o.value))
+    #: ValueData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,11 +18,17 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_b = _Sc('>b')
+_S_bB = _Sc('>bB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 _S_ob = _Sc('>?b')
+_S_obB = _Sc('>?bB')
 _S_obo = _Sc('>?b?')
+_S_oboB = _Sc('>?b?B')
 
 
 class DescribeClusterRequest(_Struct):
@@ -108,27 +115,25 @@ class DescribeClusterBroker(_Struct):
 
 def _d_DescribeClusterRequest_v0(buf, pos):
     o = _new(DescribeClusterRequest)
-    #: DescribeClusterRequest.IncludeClusterAuthorizedOperations
-    o.include_cluster_authorized_operations, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: DescribeClusterRequest.IncludeClusterAuthorizedOperations, _tagged_fields
+    o.include_cluster_authorized_operations, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     o.endpoint_type = 1
     o.include_fenced_brokers = False
     #: DescribeClusterRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_DescribeClusterRequest_v0(o, w):
-    #: IncludeClusterAuthorizedOperations
+    #: DescribeClusterRequest.IncludeClusterAuthorizedOperations
     w(_S_o.pack(o.include_cluster_authorized_operations))
-    #: EndpointType
+    #: DescribeClusterRequest.EndpointType
     if o.endpoint_type != 1: raise _absent('DescribeClusterRequest', 'EndpointType')
-    #: IncludeFencedBrokers
+    #: DescribeClusterRequest.IncludeFencedBrokers
     if o.include_fenced_brokers != False: raise _absent('DescribeClusterRequest', 'IncludeFencedBrokers')
-    #: _tagged_fields
+    #: DescribeClusterRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -136,24 +141,22 @@ def _e_DescribeClusterRequest_v0(o, w):
 
 def _d_DescribeClusterRequest_v1(buf, pos):
     o = _new(DescribeClusterRequest)
-    #: DescribeClusterRequest.IncludeClusterAuthorizedOperations, EndpointType
-    o.include_cluster_authorized_operations, o.endpoint_type = _S_ob.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeClusterRequest.IncludeClusterAuthorizedOperations, EndpointType, _tagged_fields
+    o.include_cluster_authorized_operations, o.endpoint_type, t = _S_obB.unpack_from(buf, pos)
+    pos += 3
     o.include_fenced_brokers = False
     #: DescribeClusterRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_DescribeClusterRequest_v1(o, w):
-    #: IncludeClusterAuthorizedOperations, EndpointType
+    #: DescribeClusterRequest.IncludeClusterAuthorizedOperations, EndpointType
     w(_S_ob.pack(o.include_cluster_authorized_operations, o.endpoint_type))
-    #: IncludeFencedBrokers
+    #: DescribeClusterRequest.IncludeFencedBrokers
     if o.include_fenced_brokers != False: raise _absent('DescribeClusterRequest', 'IncludeFencedBrokers')
-    #: _tagged_fields
+    #: DescribeClusterRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -161,21 +164,19 @@ def _e_DescribeClusterRequest_v1(o, w):
 
 def _d_DescribeClusterRequest_v2(buf, pos):
     o = _new(DescribeClusterRequest)
-    #: DescribeClusterRequest.IncludeClusterAuthorizedOperations, EndpointType, IncludeFencedBrokers
-    o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers = _S_obo.unpack_from(buf, pos)
-    pos += 3
+    #: DescribeClusterRequest.IncludeClusterAuthorizedOperations, EndpointType, IncludeFencedBrokers, _tagged_fields
+    o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers, t = _S_oboB.unpack_from(buf, pos)
+    pos += 4
     #: DescribeClusterRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_DescribeClusterRequest_v2(o, w):
-    #: IncludeClusterAuthorizedOperations, EndpointType, IncludeFencedBrokers
+    #: DescribeClusterRequest.IncludeClusterAuthorizedOperations, EndpointType, IncludeFencedBrokers
     w(_S_obo.pack(o.include_cluster_authorized_operations, o.endpoint_type, o.include_fenced_brokers))
-    #: _tagged_fields
+    #: DescribeClusterRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -184,18 +185,18 @@ def _e_DescribeClusterRequest_v2(o, w):
 def _d_DescribeClusterResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribeClusterResponse)
-    #: DescribeClusterResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: DescribeClusterResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: DescribeClusterResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeClusterResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeClusterResponse.ClusterId
     n = buf[pos] - 1
@@ -204,45 +205,44 @@ def _d_DescribeClusterResponse_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeClusterResponse', 'ClusterId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeClusterResponse', 'ClusterId', True)
-    o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.cluster_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribeClusterResponse.ControllerId
-    o.controller_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeClusterResponse.ControllerId, Brokers
+    o.controller_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeClusterResponse.Brokers
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeClusterResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeClusterResponse', 'Brokers')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeClusterResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeClusterBroker)
-        #: DescribeClusterBroker.BrokerId
-        o1.broker_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: DescribeClusterBroker.BrokerId, Host
+        o1.broker_id, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: DescribeClusterBroker.Host
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeClusterBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeClusterBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DescribeClusterBroker.Port
-        o1.port, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: DescribeClusterBroker.Port, Rack
+        o1.port, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: DescribeClusterBroker.Rack
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.rack = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeClusterBroker', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1.is_fenced = False
         #: DescribeClusterBroker._tagged_fields
@@ -252,79 +252,81 @@ def _d_DescribeClusterResponse_v0(buf, pos):
             pos += 1
         ap(o1)
     o.brokers = x
-    #: DescribeClusterResponse.ClusterAuthorizedOperations
-    o.cluster_authorized_operations, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeClusterResponse.ClusterAuthorizedOperations, _tagged_fields
+    o.cluster_authorized_operations, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     o.endpoint_type = 1
     #: DescribeClusterResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_DescribeClusterBroker_v0(o, w):
-    #: BrokerId
-    w(_S_i.pack(o.broker_id))
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterBroker', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Port
-    w(_S_i.pack(o.port))
-    #: Rack
-    x = o.rack
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterBroker', 'Rack')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: IsFenced
-    if o.is_fenced != False: raise _absent('DescribeClusterBroker', 'IsFenced')
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeClusterResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: DescribeClusterResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: DescribeClusterResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: ClusterId
+    #: DescribeClusterResponse.ClusterId
     x = o.cluster_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterResponse', 'ClusterId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterResponse', 'ClusterId')
+    else: w(_uve(n + 1))
     w(x)
-    #: ControllerId
+    #: DescribeClusterResponse.ControllerId
     w(_S_i.pack(o.controller_id))
-    #: Brokers
+    #: DescribeClusterResponse.Brokers
     x = o.brokers
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeClusterBroker_v0(v, w)
-    #: ClusterAuthorizedOperations
+    for o1 in x:
+        #: DescribeClusterBroker.BrokerId
+        w(_S_i.pack(o1.broker_id))
+        #: DescribeClusterBroker.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterBroker', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeClusterBroker.Port
+        w(_S_i.pack(o1.port))
+        #: DescribeClusterBroker.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterBroker', 'Rack')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribeClusterBroker.IsFenced
+        if o1.is_fenced != False: raise _absent('DescribeClusterBroker', 'IsFenced')
+        #: DescribeClusterBroker._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeClusterResponse.ClusterAuthorizedOperations
     w(_S_i.pack(o.cluster_authorized_operations))
-    #: EndpointType
+    #: DescribeClusterResponse.EndpointType
     if o.endpoint_type != 1: raise _absent('DescribeClusterResponse', 'EndpointType')
-    #: _tagged_fields
+    #: DescribeClusterResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -333,68 +335,66 @@ def _e_DescribeClusterResponse_v0(o, w):
 def _d_DescribeClusterResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(DescribeClusterResponse)
-    #: DescribeClusterResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: DescribeClusterResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: DescribeClusterResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeClusterResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DescribeClusterResponse.EndpointType
-    o.endpoint_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: DescribeClusterResponse.EndpointType, ClusterId
+    o.endpoint_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: DescribeClusterResponse.ClusterId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeClusterResponse', 'ClusterId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeClusterResponse', 'ClusterId', True)
-    o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.cluster_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribeClusterResponse.ControllerId
-    o.controller_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeClusterResponse.ControllerId, Brokers
+    o.controller_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeClusterResponse.Brokers
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeClusterResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeClusterResponse', 'Brokers')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeClusterResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeClusterBroker)
-        #: DescribeClusterBroker.BrokerId
-        o1.broker_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: DescribeClusterBroker.BrokerId, Host
+        o1.broker_id, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: DescribeClusterBroker.Host
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeClusterBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeClusterBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DescribeClusterBroker.Port
-        o1.port, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: DescribeClusterBroker.Port, Rack
+        o1.port, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: DescribeClusterBroker.Rack
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.rack = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeClusterBroker', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1.is_fenced = False
         #: DescribeClusterBroker._tagged_fields
@@ -404,49 +404,80 @@ def _d_DescribeClusterResponse_v1(buf, pos):
             pos += 1
         ap(o1)
     o.brokers = x
-    #: DescribeClusterResponse.ClusterAuthorizedOperations
-    o.cluster_authorized_operations, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeClusterResponse.ClusterAuthorizedOperations, _tagged_fields
+    o.cluster_authorized_operations, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeClusterResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_DescribeClusterResponse_v1(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: DescribeClusterResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: DescribeClusterResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: EndpointType
+    #: DescribeClusterResponse.EndpointType
     w(_S_b.pack(o.endpoint_type))
-    #: ClusterId
+    #: DescribeClusterResponse.ClusterId
     x = o.cluster_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterResponse', 'ClusterId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterResponse', 'ClusterId')
+    else: w(_uve(n + 1))
     w(x)
-    #: ControllerId
+    #: DescribeClusterResponse.ControllerId
     w(_S_i.pack(o.controller_id))
-    #: Brokers
+    #: DescribeClusterResponse.Brokers
     x = o.brokers
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeClusterBroker_v0(v, w)
-    #: ClusterAuthorizedOperations
+    for o1 in x:
+        #: DescribeClusterBroker.BrokerId
+        w(_S_i.pack(o1.broker_id))
+        #: DescribeClusterBroker.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterBroker', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeClusterBroker.Port
+        w(_S_i.pack(o1.port))
+        #: DescribeClusterBroker.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterBroker', 'Rack')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribeClusterBroker.IsFenced
+        if o1.is_fenced != False: raise _absent('DescribeClusterBroker', 'IsFenced')
+        #: DescribeClusterBroker._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeClusterResponse.ClusterAuthorizedOperations
     w(_S_i.pack(o.cluster_authorized_operations))
-    #: _tagged_fields
+    #: DescribeClusterResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -455,151 +486,149 @@ def _e_DescribeClusterResponse_v1(o, w):
 def _d_DescribeClusterResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(DescribeClusterResponse)
-    #: DescribeClusterResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: DescribeClusterResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: DescribeClusterResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeClusterResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DescribeClusterResponse.EndpointType
-    o.endpoint_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: DescribeClusterResponse.EndpointType, ClusterId
+    o.endpoint_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: DescribeClusterResponse.ClusterId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeClusterResponse', 'ClusterId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeClusterResponse', 'ClusterId', True)
-    o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.cluster_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribeClusterResponse.ControllerId
-    o.controller_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeClusterResponse.ControllerId, Brokers
+    o.controller_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeClusterResponse.Brokers
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeClusterResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeClusterResponse', 'Brokers')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeClusterResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeClusterBroker)
-        #: DescribeClusterBroker.BrokerId
-        o1.broker_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: DescribeClusterBroker.BrokerId, Host
+        o1.broker_id, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: DescribeClusterBroker.Host
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeClusterBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeClusterBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DescribeClusterBroker.Port
-        o1.port, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: DescribeClusterBroker.Port, Rack
+        o1.port, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: DescribeClusterBroker.Rack
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.rack = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeClusterBroker', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: DescribeClusterBroker.IsFenced
-        o1.is_fenced, = _S_o.unpack_from(buf, pos)
-        pos += 1
+        #: DescribeClusterBroker.IsFenced, _tagged_fields
+        o1.is_fenced, t1 = _S_oB.unpack_from(buf, pos)
+        pos += 2
         #: DescribeClusterBroker._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.brokers = x
-    #: DescribeClusterResponse.ClusterAuthorizedOperations
-    o.cluster_authorized_operations, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeClusterResponse.ClusterAuthorizedOperations, _tagged_fields
+    o.cluster_authorized_operations, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeClusterResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_DescribeClusterBroker_v2(o, w):
-    #: BrokerId
-    w(_S_i.pack(o.broker_id))
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterBroker', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Port
-    w(_S_i.pack(o.port))
-    #: Rack
-    x = o.rack
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterBroker', 'Rack')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: IsFenced
-    w(_S_o.pack(o.is_fenced))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeClusterResponse_v2(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: DescribeClusterResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: DescribeClusterResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: EndpointType
+    #: DescribeClusterResponse.EndpointType
     w(_S_b.pack(o.endpoint_type))
-    #: ClusterId
+    #: DescribeClusterResponse.ClusterId
     x = o.cluster_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterResponse', 'ClusterId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterResponse', 'ClusterId')
+    else: w(_uve(n + 1))
     w(x)
-    #: ControllerId
+    #: DescribeClusterResponse.ControllerId
     w(_S_i.pack(o.controller_id))
-    #: Brokers
+    #: DescribeClusterResponse.Brokers
     x = o.brokers
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeClusterBroker_v2(v, w)
-    #: ClusterAuthorizedOperations
+    for o1 in x:
+        #: DescribeClusterBroker.BrokerId
+        w(_S_i.pack(o1.broker_id))
+        #: DescribeClusterBroker.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterBroker', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeClusterBroker.Port
+        w(_S_i.pack(o1.port))
+        #: DescribeClusterBroker.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterBroker', 'Rack')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribeClusterBroker.IsFenced
+        w(_S_o.pack(o1.is_fenced))
+        #: DescribeClusterBroker._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeClusterResponse.ClusterAuthorizedOperations
     w(_S_i.pack(o.cluster_authorized_operations))
-    #: _tagged_fields
+    #: DescribeClusterResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -608,30 +637,30 @@ def _e_DescribeClusterResponse_v2(o, w):
 def _d_DescribeClusterBroker_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribeClusterBroker)
-    #: DescribeClusterBroker.BrokerId
-    o.broker_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeClusterBroker.BrokerId, Host
+    o.broker_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeClusterBroker.Host
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeClusterBroker', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeClusterBroker', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribeClusterBroker.Port
-    o.port, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeClusterBroker.Port, Rack
+    o.port, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeClusterBroker.Rack
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.rack = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeClusterBroker', 'Rack', True)
-        o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o.is_fenced = False
     #: DescribeClusterBroker._tagged_fields
@@ -642,43 +671,107 @@ def _d_DescribeClusterBroker_v0(buf, pos):
     return o, pos
 
 
+def _e_DescribeClusterBroker_v0(o, w):
+    #: DescribeClusterBroker.BrokerId
+    w(_S_i.pack(o.broker_id))
+    #: DescribeClusterBroker.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterBroker', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeClusterBroker.Port
+    w(_S_i.pack(o.port))
+    #: DescribeClusterBroker.Rack
+    x = o.rack
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterBroker', 'Rack')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribeClusterBroker.IsFenced
+    if o.is_fenced != False: raise _absent('DescribeClusterBroker', 'IsFenced')
+    #: DescribeClusterBroker._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeClusterBroker_v2(buf, pos):
     blen = len(buf)
     o = _new(DescribeClusterBroker)
-    #: DescribeClusterBroker.BrokerId
-    o.broker_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeClusterBroker.BrokerId, Host
+    o.broker_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeClusterBroker.Host
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeClusterBroker', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeClusterBroker', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribeClusterBroker.Port
-    o.port, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeClusterBroker.Port, Rack
+    o.port, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeClusterBroker.Rack
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.rack = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeClusterBroker', 'Rack', True)
-        o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DescribeClusterBroker.IsFenced
-    o.is_fenced, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: DescribeClusterBroker.IsFenced, _tagged_fields
+    o.is_fenced, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: DescribeClusterBroker._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DescribeClusterBroker_v2(o, w):
+    #: DescribeClusterBroker.BrokerId
+    w(_S_i.pack(o.broker_id))
+    #: DescribeClusterBroker.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterBroker', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeClusterBroker.Port
+    w(_S_i.pack(o.port))
+    #: DescribeClusterBroker.Rack
+    x = o.rack
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeClusterBroker', 'Rack')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribeClusterBroker.IsFenced
+    w(_S_o.pack(o.is_fenced))
+    #: DescribeClusterBroker._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,15 +18,20 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_b = _Sc('>b')
+_S_bB = _Sc('>bB')
 _S_bh = _Sc('>bh')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hh = _Sc('>hh')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ii = _Sc('>ii')
 _S_o = _Sc('>?')
 _S_obo = _Sc('>?b?')
+_S_oboB = _Sc('>?b?B')
 _S_oboi = _Sc('>?b?i')
 _S_oo = _Sc('>??')
+_S_ooB = _Sc('>??B')
 
 
 class DescribeConfigsRequest(_Struct):
@@ -168,8 +174,7 @@ def _d_DescribeConfigsRequest_v1(buf, pos):
     #: DescribeConfigsRequest.Resources
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsRequest', 'Resources', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeConfigsRequest', 'Resources')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsRequest', 'Resources')
     x = []
     ap = x.append
     for _ in range(n):
@@ -180,7 +185,8 @@ def _d_DescribeConfigsRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResource', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResource', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeConfigsResource.ConfigurationKeys
         n1, = _S_i.unpack_from(buf, pos)
@@ -196,7 +202,8 @@ def _d_DescribeConfigsRequest_v1(buf, pos):
                 if m1 < 0: raise _derr('null array element', 'DescribeConfigsResource', 'ConfigurationKeys', pos)
                 e1 = pos + m1
                 if e1 > blen: raise _dlen(m1, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys', True)
-                ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
+                try: ap1(buf[pos:e1].decode())
+                except UnicodeDecodeError: ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
                 pos = e1
             o1.configuration_keys = x1
         o1._utf = None
@@ -210,35 +217,33 @@ def _d_DescribeConfigsRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_DescribeConfigsResource_v1(o, w):
-    #: ResourceType, ResourceName
-    x = o.resource_name.encode('utf-8', 'surrogateescape')
-    w(_S_bh.pack(o.resource_type, len(x)))
-    w(x)
-    #: ConfigurationKeys
-    x = o.configuration_keys
-    if x is None: w(b'\xff\xff\xff\xff')
-    else:
-        w(_S_i.pack(len(x)))
-        for v in x:
-            v = v.encode('utf-8', 'surrogateescape')
-            w(_S_h.pack(len(v)))
-            w(v)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResource', '_tagged_fields')
-
-
 def _e_DescribeConfigsRequest_v1(o, w):
-    #: Resources
+    #: DescribeConfigsRequest.Resources
     x = o.resources
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DescribeConfigsResource_v1(v, w)
-    #: IncludeSynonyms
+    for o1 in x:
+        #: DescribeConfigsResource.ResourceType, ResourceName
+        try: x1 = o1.resource_name.encode()
+        except UnicodeEncodeError: x1 = o1.resource_name.encode('utf-8', 'surrogateescape')
+        w(_S_bh.pack(o1.resource_type, len(x1)))
+        w(x1)
+        #: DescribeConfigsResource.ConfigurationKeys
+        x1 = o1.configuration_keys
+        if x1 is None: w(b'\xff\xff\xff\xff')
+        else:
+            w(_S_i.pack(len(x1)))
+            for v1 in x1:
+                try: v1 = v1.encode()
+                except UnicodeEncodeError: v1 = v1.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(v1)))
+                w(v1)
+        #: DescribeConfigsResource._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResource', '_tagged_fields')
+    #: DescribeConfigsRequest.IncludeSynonyms
     w(_S_o.pack(o.include_synonyms))
-    #: IncludeDocumentation
+    #: DescribeConfigsRequest.IncludeDocumentation
     if o.include_documentation != False: raise _absent('DescribeConfigsRequest', 'IncludeDocumentation')
-    #: _tagged_fields
+    #: DescribeConfigsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsRequest', '_tagged_fields')
 
 
@@ -248,8 +253,7 @@ def _d_DescribeConfigsRequest_v3(buf, pos):
     #: DescribeConfigsRequest.Resources
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsRequest', 'Resources', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeConfigsRequest', 'Resources')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsRequest', 'Resources')
     x = []
     ap = x.append
     for _ in range(n):
@@ -260,7 +264,8 @@ def _d_DescribeConfigsRequest_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResource', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResource', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeConfigsResource.ConfigurationKeys
         n1, = _S_i.unpack_from(buf, pos)
@@ -276,7 +281,8 @@ def _d_DescribeConfigsRequest_v3(buf, pos):
                 if m1 < 0: raise _derr('null array element', 'DescribeConfigsResource', 'ConfigurationKeys', pos)
                 e1 = pos + m1
                 if e1 > blen: raise _dlen(m1, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys', True)
-                ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
+                try: ap1(buf[pos:e1].decode())
+                except UnicodeDecodeError: ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
                 pos = e1
             o1.configuration_keys = x1
         o1._utf = None
@@ -290,14 +296,30 @@ def _d_DescribeConfigsRequest_v3(buf, pos):
 
 
 def _e_DescribeConfigsRequest_v3(o, w):
-    #: Resources
+    #: DescribeConfigsRequest.Resources
     x = o.resources
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DescribeConfigsResource_v1(v, w)
-    #: IncludeSynonyms, IncludeDocumentation
+    for o1 in x:
+        #: DescribeConfigsResource.ResourceType, ResourceName
+        try: x1 = o1.resource_name.encode()
+        except UnicodeEncodeError: x1 = o1.resource_name.encode('utf-8', 'surrogateescape')
+        w(_S_bh.pack(o1.resource_type, len(x1)))
+        w(x1)
+        #: DescribeConfigsResource.ConfigurationKeys
+        x1 = o1.configuration_keys
+        if x1 is None: w(b'\xff\xff\xff\xff')
+        else:
+            w(_S_i.pack(len(x1)))
+            for v1 in x1:
+                try: v1 = v1.encode()
+                except UnicodeEncodeError: v1 = v1.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(v1)))
+                w(v1)
+        #: DescribeConfigsResource._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResource', '_tagged_fields')
+    #: DescribeConfigsRequest.IncludeSynonyms, IncludeDocumentation
     w(_S_oo.pack(o.include_synonyms, o.include_documentation))
-    #: _tagged_fields
+    #: DescribeConfigsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsRequest', '_tagged_fields')
 
 
@@ -308,23 +330,22 @@ def _d_DescribeConfigsRequest_v4(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsRequest', 'Resources', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeConfigsRequest', 'Resources')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsRequest', 'Resources')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeConfigsResource)
-        #: DescribeConfigsResource.ResourceType
-        o1.resource_type, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: DescribeConfigsResource.ResourceType, ResourceName
+        o1.resource_type, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: DescribeConfigsResource.ResourceName
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResource', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResource', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeConfigsResource.ConfigurationKeys
         n1 = buf[pos] - 1
@@ -342,7 +363,8 @@ def _d_DescribeConfigsRequest_v4(buf, pos):
                 if m1 < 0: raise _derr('null array element', 'DescribeConfigsResource', 'ConfigurationKeys', pos)
                 e1 = pos + m1
                 if e1 > blen: raise _dlen(m1, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys', True)
-                ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
+                try: ap1(buf[pos:e1].decode())
+                except UnicodeDecodeError: ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
                 pos = e1
             o1.configuration_keys = x1
         #: DescribeConfigsResource._tagged_fields
@@ -352,54 +374,51 @@ def _d_DescribeConfigsRequest_v4(buf, pos):
             pos += 1
         ap(o1)
     o.resources = x
-    #: DescribeConfigsRequest.IncludeSynonyms, IncludeDocumentation
-    o.include_synonyms, o.include_documentation = _S_oo.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeConfigsRequest.IncludeSynonyms, IncludeDocumentation, _tagged_fields
+    o.include_synonyms, o.include_documentation, t = _S_ooB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeConfigsRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_DescribeConfigsResource_v4(o, w):
-    #: ResourceType
-    w(_S_b.pack(o.resource_type))
-    #: ResourceName
-    x = o.resource_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResource', 'ResourceName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ConfigurationKeys
-    x = o.configuration_keys
-    if x is None: w(b'\x00')
-    else:
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            v = v.encode('utf-8', 'surrogateescape')
-            n = len(v) + 1
-            w(_UV[n] if n < 128 else _uve(n))
-            w(v)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeConfigsRequest_v4(o, w):
-    #: Resources
+    #: DescribeConfigsRequest.Resources
     x = o.resources
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeConfigsResource_v4(v, w)
-    #: IncludeSynonyms, IncludeDocumentation
+    for o1 in x:
+        #: DescribeConfigsResource.ResourceType
+        w(_S_b.pack(o1.resource_type))
+        #: DescribeConfigsResource.ResourceName
+        x1 = o1.resource_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResource', 'ResourceName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeConfigsResource.ConfigurationKeys
+        x1 = o1.configuration_keys
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for v1 in x1:
+                try: v1 = v1.encode()
+                except UnicodeEncodeError: v1 = v1.encode('utf-8', 'surrogateescape')
+                m1 = len(v1) + 1
+                w(_UV[m1] if m1 < 128 else _uve(m1))
+                w(v1)
+        #: DescribeConfigsResource._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeConfigsRequest.IncludeSynonyms, IncludeDocumentation
     w(_S_oo.pack(o.include_synonyms, o.include_documentation))
-    #: _tagged_fields
+    #: DescribeConfigsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -414,7 +433,8 @@ def _d_DescribeConfigsResource_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResource', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResource', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeConfigsResource.ConfigurationKeys
     n, = _S_i.unpack_from(buf, pos)
@@ -430,27 +450,48 @@ def _d_DescribeConfigsResource_v1(buf, pos):
             if m < 0: raise _derr('null array element', 'DescribeConfigsResource', 'ConfigurationKeys', pos)
             e = pos + m
             if e > blen: raise _dlen(m, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys', True)
-            ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+            try: ap(buf[pos:e].decode())
+            except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
             pos = e
         o.configuration_keys = x
     o._utf = None
     return o, pos
 
 
+def _e_DescribeConfigsResource_v1(o, w):
+    #: DescribeConfigsResource.ResourceType, ResourceName
+    try: x = o.resource_name.encode()
+    except UnicodeEncodeError: x = o.resource_name.encode('utf-8', 'surrogateescape')
+    w(_S_bh.pack(o.resource_type, len(x)))
+    w(x)
+    #: DescribeConfigsResource.ConfigurationKeys
+    x = o.configuration_keys
+    if x is None: w(b'\xff\xff\xff\xff')
+    else:
+        w(_S_i.pack(len(x)))
+        for v in x:
+            try: v = v.encode()
+            except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(v)))
+            w(v)
+    #: DescribeConfigsResource._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResource', '_tagged_fields')
+
+
 def _d_DescribeConfigsResource_v4(buf, pos):
     blen = len(buf)
     o = _new(DescribeConfigsResource)
-    #: DescribeConfigsResource.ResourceType
-    o.resource_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: DescribeConfigsResource.ResourceType, ResourceName
+    o.resource_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: DescribeConfigsResource.ResourceName
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResource', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResource', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeConfigsResource.ConfigurationKeys
     n = buf[pos] - 1
@@ -468,7 +509,8 @@ def _d_DescribeConfigsResource_v4(buf, pos):
             if m < 0: raise _derr('null array element', 'DescribeConfigsResource', 'ConfigurationKeys', pos)
             e = pos + m
             if e > blen: raise _dlen(m, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys', True)
-            ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+            try: ap(buf[pos:e].decode())
+            except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
             pos = e
         o.configuration_keys = x
     #: DescribeConfigsResource._tagged_fields
@@ -479,14 +521,43 @@ def _d_DescribeConfigsResource_v4(buf, pos):
     return o, pos
 
 
+def _e_DescribeConfigsResource_v4(o, w):
+    #: DescribeConfigsResource.ResourceType
+    w(_S_b.pack(o.resource_type))
+    #: DescribeConfigsResource.ResourceName
+    x = o.resource_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResource', 'ResourceName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeConfigsResource.ConfigurationKeys
+    x = o.configuration_keys
+    if x is None: w(b'\x00')
+    else:
+        n = len(x) + 1
+        w(_UV[n] if n < 128 else _uve(n))
+        for v in x:
+            try: v = v.encode()
+            except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+            m = len(v) + 1
+            w(_UV[m] if m < 128 else _uve(m))
+            w(v)
+    #: DescribeConfigsResource._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeConfigsResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(DescribeConfigsResponse)
     #: DescribeConfigsResponse.ThrottleTimeMs, Results
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeConfigsResponse', 'Results')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -498,7 +569,8 @@ def _d_DescribeConfigsResponse_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribeConfigsResult.ResourceType, ResourceName
         o1.resource_type, n1 = _S_bh.unpack_from(buf, pos)
@@ -506,13 +578,13 @@ def _d_DescribeConfigsResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResult', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResult', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeConfigsResult.Configs
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResult', 'Configs', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeConfigsResult', 'Configs')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeConfigsResult', 'Configs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -523,7 +595,8 @@ def _d_DescribeConfigsResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeConfigsResourceResult', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribeConfigsResourceResult.Value
             n2, = _S_h.unpack_from(buf, pos)
@@ -532,13 +605,13 @@ def _d_DescribeConfigsResponse_v1(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeConfigsResourceResult', 'Value', True)
-                o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.value = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
             o2.read_only, o2.config_source, o2.is_sensitive, n2 = _S_oboi.unpack_from(buf, pos)
             pos += 7
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Synonyms', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -549,7 +622,8 @@ def _d_DescribeConfigsResponse_v1(buf, pos):
                 if n3 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsSynonym', 'Name', pos)
                 e3 = pos + n3
                 if e3 > blen: raise _dlen(n3, pos, blen, 'DescribeConfigsSynonym', 'Name', True)
-                o3.name = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                try: o3.name = buf[pos:e3].decode()
+                except UnicodeDecodeError: o3.name = buf[pos:e3].decode('utf-8', 'surrogateescape')
                 pos = e3
                 #: DescribeConfigsSynonym.Value
                 n3, = _S_h.unpack_from(buf, pos)
@@ -558,7 +632,8 @@ def _d_DescribeConfigsResponse_v1(buf, pos):
                 else:
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'DescribeConfigsSynonym', 'Value', True)
-                    o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.value = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
                 #: DescribeConfigsSynonym.Source
                 o3.source, = _S_b.unpack_from(buf, pos)
@@ -578,75 +653,69 @@ def _d_DescribeConfigsResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_DescribeConfigsSynonym_v1(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Value
-    x = o.value
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: Source
-    w(_S_b.pack(o.source))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsSynonym', '_tagged_fields')
-
-
-def _e_DescribeConfigsResourceResult_v1(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Value
-    x = o.value
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: ReadOnly, ConfigSource, IsSensitive, Synonyms
-    x = o.synonyms
-    w(_S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(x)))
-    for v in x:
-        _e_DescribeConfigsSynonym_v1(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResourceResult', '_tagged_fields')
-
-
-def _e_DescribeConfigsResult_v1(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: ResourceType, ResourceName
-    x = o.resource_name.encode('utf-8', 'surrogateescape')
-    w(_S_bh.pack(o.resource_type, len(x)))
-    w(x)
-    #: Configs
-    x = o.configs
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DescribeConfigsResourceResult_v1(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResult', '_tagged_fields')
-
-
 def _e_DescribeConfigsResponse_v1(o, w):
-    #: ThrottleTimeMs, Results
+    #: DescribeConfigsResponse.ThrottleTimeMs, Results
     x = o.results
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_DescribeConfigsResult_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeConfigsResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribeConfigsResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: DescribeConfigsResult.ResourceType, ResourceName
+        try: x1 = o1.resource_name.encode()
+        except UnicodeEncodeError: x1 = o1.resource_name.encode('utf-8', 'surrogateescape')
+        w(_S_bh.pack(o1.resource_type, len(x1)))
+        w(x1)
+        #: DescribeConfigsResult.Configs
+        x1 = o1.configs
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: DescribeConfigsResourceResult.Name
+            try: x2 = o2.name.encode()
+            except UnicodeEncodeError: x2 = o2.name.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribeConfigsResourceResult.Value
+            x2 = o2.value
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
+            x2 = o2.synonyms
+            w(_S_oboi.pack(o2.read_only, o2.config_source, o2.is_sensitive, len(x2)))
+            for o3 in x2:
+                #: DescribeConfigsSynonym.Name
+                try: x3 = o3.name.encode()
+                except UnicodeEncodeError: x3 = o3.name.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x3)))
+                w(x3)
+                #: DescribeConfigsSynonym.Value
+                x3 = o3.value
+                if x3 is None: w(b'\xff\xff')
+                else:
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    w(_S_h.pack(len(x3)))
+                    w(x3)
+                #: DescribeConfigsSynonym.Source
+                w(_S_b.pack(o3.source))
+                #: DescribeConfigsSynonym._tagged_fields
+                if o3._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsSynonym', '_tagged_fields')
+            #: DescribeConfigsResourceResult._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResourceResult', '_tagged_fields')
+        #: DescribeConfigsResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResult', '_tagged_fields')
+    #: DescribeConfigsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResponse', '_tagged_fields')
 
 
@@ -656,8 +725,7 @@ def _d_DescribeConfigsResponse_v3(buf, pos):
     #: DescribeConfigsResponse.ThrottleTimeMs, Results
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeConfigsResponse', 'Results')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -669,7 +737,8 @@ def _d_DescribeConfigsResponse_v3(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribeConfigsResult.ResourceType, ResourceName
         o1.resource_type, n1 = _S_bh.unpack_from(buf, pos)
@@ -677,13 +746,13 @@ def _d_DescribeConfigsResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResult', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResult', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeConfigsResult.Configs
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResult', 'Configs', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeConfigsResult', 'Configs')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeConfigsResult', 'Configs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -694,7 +763,8 @@ def _d_DescribeConfigsResponse_v3(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeConfigsResourceResult', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribeConfigsResourceResult.Value
             n2, = _S_h.unpack_from(buf, pos)
@@ -703,13 +773,13 @@ def _d_DescribeConfigsResponse_v3(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeConfigsResourceResult', 'Value', True)
-                o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.value = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
             o2.read_only, o2.config_source, o2.is_sensitive, n2 = _S_oboi.unpack_from(buf, pos)
             pos += 7
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Synonyms', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -720,7 +790,8 @@ def _d_DescribeConfigsResponse_v3(buf, pos):
                 if n3 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsSynonym', 'Name', pos)
                 e3 = pos + n3
                 if e3 > blen: raise _dlen(n3, pos, blen, 'DescribeConfigsSynonym', 'Name', True)
-                o3.name = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                try: o3.name = buf[pos:e3].decode()
+                except UnicodeDecodeError: o3.name = buf[pos:e3].decode('utf-8', 'surrogateescape')
                 pos = e3
                 #: DescribeConfigsSynonym.Value
                 n3, = _S_h.unpack_from(buf, pos)
@@ -729,7 +800,8 @@ def _d_DescribeConfigsResponse_v3(buf, pos):
                 else:
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'DescribeConfigsSynonym', 'Value', True)
-                    o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.value = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
                 #: DescribeConfigsSynonym.Source
                 o3.source, = _S_b.unpack_from(buf, pos)
@@ -744,7 +816,8 @@ def _d_DescribeConfigsResponse_v3(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeConfigsResourceResult', 'Documentation', True)
-                o2.documentation = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.documentation = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.documentation = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2._utf = None
             ap1(o2)
@@ -756,116 +829,126 @@ def _d_DescribeConfigsResponse_v3(buf, pos):
     return o, pos
 
 
-def _e_DescribeConfigsResourceResult_v3(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Value
-    x = o.value
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: ReadOnly, ConfigSource, IsSensitive, Synonyms
-    x = o.synonyms
-    w(_S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(x)))
-    for v in x:
-        _e_DescribeConfigsSynonym_v1(v, w)
-    #: ConfigType
-    w(_S_b.pack(o.config_type))
-    #: Documentation
-    x = o.documentation
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResourceResult', '_tagged_fields')
-
-
-def _e_DescribeConfigsResult_v3(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: ResourceType, ResourceName
-    x = o.resource_name.encode('utf-8', 'surrogateescape')
-    w(_S_bh.pack(o.resource_type, len(x)))
-    w(x)
-    #: Configs
-    x = o.configs
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DescribeConfigsResourceResult_v3(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResult', '_tagged_fields')
-
-
 def _e_DescribeConfigsResponse_v3(o, w):
-    #: ThrottleTimeMs, Results
+    #: DescribeConfigsResponse.ThrottleTimeMs, Results
     x = o.results
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_DescribeConfigsResult_v3(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeConfigsResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribeConfigsResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: DescribeConfigsResult.ResourceType, ResourceName
+        try: x1 = o1.resource_name.encode()
+        except UnicodeEncodeError: x1 = o1.resource_name.encode('utf-8', 'surrogateescape')
+        w(_S_bh.pack(o1.resource_type, len(x1)))
+        w(x1)
+        #: DescribeConfigsResult.Configs
+        x1 = o1.configs
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: DescribeConfigsResourceResult.Name
+            try: x2 = o2.name.encode()
+            except UnicodeEncodeError: x2 = o2.name.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribeConfigsResourceResult.Value
+            x2 = o2.value
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
+            x2 = o2.synonyms
+            w(_S_oboi.pack(o2.read_only, o2.config_source, o2.is_sensitive, len(x2)))
+            for o3 in x2:
+                #: DescribeConfigsSynonym.Name
+                try: x3 = o3.name.encode()
+                except UnicodeEncodeError: x3 = o3.name.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x3)))
+                w(x3)
+                #: DescribeConfigsSynonym.Value
+                x3 = o3.value
+                if x3 is None: w(b'\xff\xff')
+                else:
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    w(_S_h.pack(len(x3)))
+                    w(x3)
+                #: DescribeConfigsSynonym.Source
+                w(_S_b.pack(o3.source))
+                #: DescribeConfigsSynonym._tagged_fields
+                if o3._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsSynonym', '_tagged_fields')
+            #: DescribeConfigsResourceResult.ConfigType
+            w(_S_b.pack(o2.config_type))
+            #: DescribeConfigsResourceResult.Documentation
+            x2 = o2.documentation
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: DescribeConfigsResourceResult._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResourceResult', '_tagged_fields')
+        #: DescribeConfigsResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResult', '_tagged_fields')
+    #: DescribeConfigsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResponse', '_tagged_fields')
 
 
 def _d_DescribeConfigsResponse_v4(buf, pos):
     blen = len(buf)
     o = _new(DescribeConfigsResponse)
-    #: DescribeConfigsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeConfigsResponse.ThrottleTimeMs, Results
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeConfigsResponse.Results
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeConfigsResponse', 'Results')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeConfigsResult)
-        #: DescribeConfigsResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DescribeConfigsResult.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DescribeConfigsResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: DescribeConfigsResult.ResourceType
-        o1.resource_type, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: DescribeConfigsResult.ResourceType, ResourceName
+        o1.resource_type, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: DescribeConfigsResult.ResourceName
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResult', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResult', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeConfigsResult.Configs
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResult', 'Configs', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeConfigsResult', 'Configs')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeConfigsResult', 'Configs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -877,7 +960,8 @@ def _d_DescribeConfigsResponse_v4(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeConfigsResourceResult', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribeConfigsResourceResult.Value
             n2 = buf[pos] - 1
@@ -887,17 +971,16 @@ def _d_DescribeConfigsResponse_v4(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeConfigsResourceResult', 'Value', True)
-                o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.value = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
-            #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive
-            o2.read_only, o2.config_source, o2.is_sensitive = _S_obo.unpack_from(buf, pos)
-            pos += 3
+            #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
+            o2.read_only, o2.config_source, o2.is_sensitive, n2 = _S_oboB.unpack_from(buf, pos)
+            pos += 4
             #: DescribeConfigsResourceResult.Synonyms
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Synonyms', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -909,7 +992,8 @@ def _d_DescribeConfigsResponse_v4(buf, pos):
                 if n3 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsSynonym', 'Name', pos)
                 e3 = pos + n3
                 if e3 > blen: raise _dlen(n3, pos, blen, 'DescribeConfigsSynonym', 'Name', True)
-                o3.name = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                try: o3.name = buf[pos:e3].decode()
+                except UnicodeDecodeError: o3.name = buf[pos:e3].decode('utf-8', 'surrogateescape')
                 pos = e3
                 #: DescribeConfigsSynonym.Value
                 n3 = buf[pos] - 1
@@ -919,30 +1003,29 @@ def _d_DescribeConfigsResponse_v4(buf, pos):
                 else:
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'DescribeConfigsSynonym', 'Value', True)
-                    o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.value = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
-                #: DescribeConfigsSynonym.Source
-                o3.source, = _S_b.unpack_from(buf, pos)
-                pos += 1
+                #: DescribeConfigsSynonym.Source, _tagged_fields
+                o3.source, t3 = _S_bB.unpack_from(buf, pos)
+                pos += 2
                 #: DescribeConfigsSynonym._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.synonyms = x2
-            #: DescribeConfigsResourceResult.ConfigType
-            o2.config_type, = _S_b.unpack_from(buf, pos)
-            pos += 1
+            #: DescribeConfigsResourceResult.ConfigType, Documentation
+            o2.config_type, n2 = _S_bB.unpack_from(buf, pos)
+            pos += 2
             #: DescribeConfigsResourceResult.Documentation
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.documentation = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeConfigsResourceResult', 'Documentation', True)
-                o2.documentation = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.documentation = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.documentation = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: DescribeConfigsResourceResult._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -966,116 +1049,118 @@ def _d_DescribeConfigsResponse_v4(buf, pos):
     return o, pos
 
 
-def _e_DescribeConfigsSynonym_v4(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsSynonym', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Value
-    x = o.value
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsSynonym', 'Value')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: Source
-    w(_S_b.pack(o.source))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeConfigsResourceResult_v4(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResourceResult', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Value
-    x = o.value
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResourceResult', 'Value')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: ReadOnly, ConfigSource, IsSensitive
-    w(_S_obo.pack(o.read_only, o.config_source, o.is_sensitive))
-    #: Synonyms
-    x = o.synonyms
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeConfigsSynonym_v4(v, w)
-    #: ConfigType
-    w(_S_b.pack(o.config_type))
-    #: Documentation
-    x = o.documentation
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResourceResult', 'Documentation')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeConfigsResult_v4(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: ResourceType
-    w(_S_b.pack(o.resource_type))
-    #: ResourceName
-    x = o.resource_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResult', 'ResourceName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Configs
-    x = o.configs
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeConfigsResourceResult_v4(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeConfigsResponse_v4(o, w):
-    #: ThrottleTimeMs
+    #: DescribeConfigsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Results
+    #: DescribeConfigsResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeConfigsResult_v4(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeConfigsResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribeConfigsResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribeConfigsResult.ResourceType
+        w(_S_b.pack(o1.resource_type))
+        #: DescribeConfigsResult.ResourceName
+        x1 = o1.resource_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResult', 'ResourceName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeConfigsResult.Configs
+        x1 = o1.configs
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeConfigsResourceResult.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResourceResult', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribeConfigsResourceResult.Value
+            x2 = o2.value
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResourceResult', 'Value')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive
+            w(_S_obo.pack(o2.read_only, o2.config_source, o2.is_sensitive))
+            #: DescribeConfigsResourceResult.Synonyms
+            x2 = o2.synonyms
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: DescribeConfigsSynonym.Name
+                x3 = o3.name
+                try: x3 = x3.encode()
+                except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                n3 = len(x3)
+                if n3 < 127: w(_UV[n3 + 1])
+                elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsSynonym', 'Name')
+                else: w(_uve(n3 + 1))
+                w(x3)
+                #: DescribeConfigsSynonym.Value
+                x3 = o3.value
+                if x3 is None: w(b'\x00')
+                else:
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    n3 = len(x3)
+                    if n3 < 127: w(_UV[n3 + 1])
+                    elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsSynonym', 'Value')
+                    else: w(_uve(n3 + 1))
+                    w(x3)
+                #: DescribeConfigsSynonym.Source
+                w(_S_b.pack(o3.source))
+                #: DescribeConfigsSynonym._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: DescribeConfigsResourceResult.ConfigType
+            w(_S_b.pack(o2.config_type))
+            #: DescribeConfigsResourceResult.Documentation
+            x2 = o2.documentation
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResourceResult', 'Documentation')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: DescribeConfigsResourceResult._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeConfigsResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeConfigsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1091,7 +1176,8 @@ def _d_DescribeConfigsResult_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeConfigsResult.ResourceType, ResourceName
     o.resource_type, n = _S_bh.unpack_from(buf, pos)
@@ -1099,13 +1185,13 @@ def _d_DescribeConfigsResult_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResult', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResult', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeConfigsResult.Configs
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResult', 'Configs', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeConfigsResult', 'Configs')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResult', 'Configs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1116,7 +1202,8 @@ def _d_DescribeConfigsResult_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResourceResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeConfigsResourceResult.Value
         n1, = _S_h.unpack_from(buf, pos)
@@ -1125,13 +1212,13 @@ def _d_DescribeConfigsResult_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResourceResult', 'Value', True)
-            o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.value = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
         o1.read_only, o1.config_source, o1.is_sensitive, n1 = _S_oboi.unpack_from(buf, pos)
         pos += 7
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Synonyms', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1142,7 +1229,8 @@ def _d_DescribeConfigsResult_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsSynonym', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeConfigsSynonym', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribeConfigsSynonym.Value
             n2, = _S_h.unpack_from(buf, pos)
@@ -1151,7 +1239,8 @@ def _d_DescribeConfigsResult_v1(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeConfigsSynonym', 'Value', True)
-                o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.value = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: DescribeConfigsSynonym.Source
             o2.source, = _S_b.unpack_from(buf, pos)
@@ -1168,6 +1257,66 @@ def _d_DescribeConfigsResult_v1(buf, pos):
     return o, pos
 
 
+def _e_DescribeConfigsResult_v1(o, w):
+    #: DescribeConfigsResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribeConfigsResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: DescribeConfigsResult.ResourceType, ResourceName
+    try: x = o.resource_name.encode()
+    except UnicodeEncodeError: x = o.resource_name.encode('utf-8', 'surrogateescape')
+    w(_S_bh.pack(o.resource_type, len(x)))
+    w(x)
+    #: DescribeConfigsResult.Configs
+    x = o.configs
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: DescribeConfigsResourceResult.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribeConfigsResourceResult.Value
+        x1 = o1.value
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
+        x1 = o1.synonyms
+        w(_S_oboi.pack(o1.read_only, o1.config_source, o1.is_sensitive, len(x1)))
+        for o2 in x1:
+            #: DescribeConfigsSynonym.Name
+            try: x2 = o2.name.encode()
+            except UnicodeEncodeError: x2 = o2.name.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribeConfigsSynonym.Value
+            x2 = o2.value
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: DescribeConfigsSynonym.Source
+            w(_S_b.pack(o2.source))
+            #: DescribeConfigsSynonym._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsSynonym', '_tagged_fields')
+        #: DescribeConfigsResourceResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResourceResult', '_tagged_fields')
+    #: DescribeConfigsResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResult', '_tagged_fields')
+
+
 def _d_DescribeConfigsResult_v3(buf, pos):
     blen = len(buf)
     o = _new(DescribeConfigsResult)
@@ -1178,7 +1327,8 @@ def _d_DescribeConfigsResult_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeConfigsResult.ResourceType, ResourceName
     o.resource_type, n = _S_bh.unpack_from(buf, pos)
@@ -1186,13 +1336,13 @@ def _d_DescribeConfigsResult_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResult', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResult', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeConfigsResult.Configs
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResult', 'Configs', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeConfigsResult', 'Configs')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResult', 'Configs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1203,7 +1353,8 @@ def _d_DescribeConfigsResult_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResourceResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeConfigsResourceResult.Value
         n1, = _S_h.unpack_from(buf, pos)
@@ -1212,13 +1363,13 @@ def _d_DescribeConfigsResult_v3(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResourceResult', 'Value', True)
-            o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.value = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
         o1.read_only, o1.config_source, o1.is_sensitive, n1 = _S_oboi.unpack_from(buf, pos)
         pos += 7
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Synonyms', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1229,7 +1380,8 @@ def _d_DescribeConfigsResult_v3(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsSynonym', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeConfigsSynonym', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribeConfigsSynonym.Value
             n2, = _S_h.unpack_from(buf, pos)
@@ -1238,7 +1390,8 @@ def _d_DescribeConfigsResult_v3(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeConfigsSynonym', 'Value', True)
-                o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.value = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: DescribeConfigsSynonym.Source
             o2.source, = _S_b.unpack_from(buf, pos)
@@ -1253,7 +1406,8 @@ def _d_DescribeConfigsResult_v3(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResourceResult', 'Documentation', True)
-            o1.documentation = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.documentation = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.documentation = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -1262,40 +1416,109 @@ def _d_DescribeConfigsResult_v3(buf, pos):
     return o, pos
 
 
+def _e_DescribeConfigsResult_v3(o, w):
+    #: DescribeConfigsResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribeConfigsResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: DescribeConfigsResult.ResourceType, ResourceName
+    try: x = o.resource_name.encode()
+    except UnicodeEncodeError: x = o.resource_name.encode('utf-8', 'surrogateescape')
+    w(_S_bh.pack(o.resource_type, len(x)))
+    w(x)
+    #: DescribeConfigsResult.Configs
+    x = o.configs
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: DescribeConfigsResourceResult.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribeConfigsResourceResult.Value
+        x1 = o1.value
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
+        x1 = o1.synonyms
+        w(_S_oboi.pack(o1.read_only, o1.config_source, o1.is_sensitive, len(x1)))
+        for o2 in x1:
+            #: DescribeConfigsSynonym.Name
+            try: x2 = o2.name.encode()
+            except UnicodeEncodeError: x2 = o2.name.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribeConfigsSynonym.Value
+            x2 = o2.value
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: DescribeConfigsSynonym.Source
+            w(_S_b.pack(o2.source))
+            #: DescribeConfigsSynonym._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsSynonym', '_tagged_fields')
+        #: DescribeConfigsResourceResult.ConfigType
+        w(_S_b.pack(o1.config_type))
+        #: DescribeConfigsResourceResult.Documentation
+        x1 = o1.documentation
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: DescribeConfigsResourceResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResourceResult', '_tagged_fields')
+    #: DescribeConfigsResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResult', '_tagged_fields')
+
+
 def _d_DescribeConfigsResult_v4(buf, pos):
     blen = len(buf)
     o = _new(DescribeConfigsResult)
-    #: DescribeConfigsResult.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeConfigsResult.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeConfigsResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DescribeConfigsResult.ResourceType
-    o.resource_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: DescribeConfigsResult.ResourceType, ResourceName
+    o.resource_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: DescribeConfigsResult.ResourceName
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResult', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResult', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeConfigsResult.Configs
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResult', 'Configs', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeConfigsResult', 'Configs')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResult', 'Configs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1307,7 +1530,8 @@ def _d_DescribeConfigsResult_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResourceResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeConfigsResourceResult.Value
         n1 = buf[pos] - 1
@@ -1317,17 +1541,16 @@ def _d_DescribeConfigsResult_v4(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResourceResult', 'Value', True)
-            o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.value = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive
-        o1.read_only, o1.config_source, o1.is_sensitive = _S_obo.unpack_from(buf, pos)
-        pos += 3
+        #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
+        o1.read_only, o1.config_source, o1.is_sensitive, n1 = _S_oboB.unpack_from(buf, pos)
+        pos += 4
         #: DescribeConfigsResourceResult.Synonyms
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Synonyms', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1339,7 +1562,8 @@ def _d_DescribeConfigsResult_v4(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsSynonym', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeConfigsSynonym', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribeConfigsSynonym.Value
             n2 = buf[pos] - 1
@@ -1349,30 +1573,29 @@ def _d_DescribeConfigsResult_v4(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeConfigsSynonym', 'Value', True)
-                o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.value = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
-            #: DescribeConfigsSynonym.Source
-            o2.source, = _S_b.unpack_from(buf, pos)
-            pos += 1
+            #: DescribeConfigsSynonym.Source, _tagged_fields
+            o2.source, t2 = _S_bB.unpack_from(buf, pos)
+            pos += 2
             #: DescribeConfigsSynonym._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.synonyms = x1
-        #: DescribeConfigsResourceResult.ConfigType
-        o1.config_type, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: DescribeConfigsResourceResult.ConfigType, Documentation
+        o1.config_type, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: DescribeConfigsResourceResult.Documentation
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.documentation = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsResourceResult', 'Documentation', True)
-            o1.documentation = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.documentation = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.documentation = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribeConfigsResourceResult._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1389,6 +1612,112 @@ def _d_DescribeConfigsResult_v4(buf, pos):
     return o, pos
 
 
+def _e_DescribeConfigsResult_v4(o, w):
+    #: DescribeConfigsResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribeConfigsResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribeConfigsResult.ResourceType
+    w(_S_b.pack(o.resource_type))
+    #: DescribeConfigsResult.ResourceName
+    x = o.resource_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResult', 'ResourceName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeConfigsResult.Configs
+    x = o.configs
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeConfigsResourceResult.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResourceResult', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeConfigsResourceResult.Value
+        x1 = o1.value
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResourceResult', 'Value')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive
+        w(_S_obo.pack(o1.read_only, o1.config_source, o1.is_sensitive))
+        #: DescribeConfigsResourceResult.Synonyms
+        x1 = o1.synonyms
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeConfigsSynonym.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsSynonym', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribeConfigsSynonym.Value
+            x2 = o2.value
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsSynonym', 'Value')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: DescribeConfigsSynonym.Source
+            w(_S_b.pack(o2.source))
+            #: DescribeConfigsSynonym._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeConfigsResourceResult.ConfigType
+        w(_S_b.pack(o1.config_type))
+        #: DescribeConfigsResourceResult.Documentation
+        x1 = o1.documentation
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResourceResult', 'Documentation')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribeConfigsResourceResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeConfigsResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeConfigsResourceResult_v1(buf, pos):
     blen = len(buf)
     o = _new(DescribeConfigsResourceResult)
@@ -1398,7 +1727,8 @@ def _d_DescribeConfigsResourceResult_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResourceResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeConfigsResourceResult.Value
     n, = _S_h.unpack_from(buf, pos)
@@ -1407,13 +1737,13 @@ def _d_DescribeConfigsResourceResult_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResourceResult', 'Value', True)
-        o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.value = buf[pos:e].decode()
+        except UnicodeDecodeError: o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
     o.read_only, o.config_source, o.is_sensitive, n = _S_oboi.unpack_from(buf, pos)
     pos += 7
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Synonyms', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1424,7 +1754,8 @@ def _d_DescribeConfigsResourceResult_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsSynonym', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsSynonym', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeConfigsSynonym.Value
         n1, = _S_h.unpack_from(buf, pos)
@@ -1433,7 +1764,8 @@ def _d_DescribeConfigsResourceResult_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsSynonym', 'Value', True)
-            o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.value = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribeConfigsSynonym.Source
         o1.source, = _S_b.unpack_from(buf, pos)
@@ -1447,6 +1779,45 @@ def _d_DescribeConfigsResourceResult_v1(buf, pos):
     return o, pos
 
 
+def _e_DescribeConfigsResourceResult_v1(o, w):
+    #: DescribeConfigsResourceResult.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribeConfigsResourceResult.Value
+    x = o.value
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
+    x = o.synonyms
+    w(_S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(x)))
+    for o1 in x:
+        #: DescribeConfigsSynonym.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribeConfigsSynonym.Value
+        x1 = o1.value
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: DescribeConfigsSynonym.Source
+        w(_S_b.pack(o1.source))
+        #: DescribeConfigsSynonym._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsSynonym', '_tagged_fields')
+    #: DescribeConfigsResourceResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResourceResult', '_tagged_fields')
+
+
 def _d_DescribeConfigsResourceResult_v3(buf, pos):
     blen = len(buf)
     o = _new(DescribeConfigsResourceResult)
@@ -1456,7 +1827,8 @@ def _d_DescribeConfigsResourceResult_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResourceResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeConfigsResourceResult.Value
     n, = _S_h.unpack_from(buf, pos)
@@ -1465,13 +1837,13 @@ def _d_DescribeConfigsResourceResult_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResourceResult', 'Value', True)
-        o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.value = buf[pos:e].decode()
+        except UnicodeDecodeError: o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
     o.read_only, o.config_source, o.is_sensitive, n = _S_oboi.unpack_from(buf, pos)
     pos += 7
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Synonyms', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1482,7 +1854,8 @@ def _d_DescribeConfigsResourceResult_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsSynonym', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsSynonym', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeConfigsSynonym.Value
         n1, = _S_h.unpack_from(buf, pos)
@@ -1491,7 +1864,8 @@ def _d_DescribeConfigsResourceResult_v3(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsSynonym', 'Value', True)
-            o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.value = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribeConfigsSynonym.Source
         o1.source, = _S_b.unpack_from(buf, pos)
@@ -1506,10 +1880,60 @@ def _d_DescribeConfigsResourceResult_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResourceResult', 'Documentation', True)
-        o.documentation = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.documentation = buf[pos:e].decode()
+        except UnicodeDecodeError: o.documentation = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
+
+
+def _e_DescribeConfigsResourceResult_v3(o, w):
+    #: DescribeConfigsResourceResult.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribeConfigsResourceResult.Value
+    x = o.value
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
+    x = o.synonyms
+    w(_S_oboi.pack(o.read_only, o.config_source, o.is_sensitive, len(x)))
+    for o1 in x:
+        #: DescribeConfigsSynonym.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribeConfigsSynonym.Value
+        x1 = o1.value
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: DescribeConfigsSynonym.Source
+        w(_S_b.pack(o1.source))
+        #: DescribeConfigsSynonym._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsSynonym', '_tagged_fields')
+    #: DescribeConfigsResourceResult.ConfigType
+    w(_S_b.pack(o.config_type))
+    #: DescribeConfigsResourceResult.Documentation
+    x = o.documentation
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: DescribeConfigsResourceResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsResourceResult', '_tagged_fields')
 
 
 def _d_DescribeConfigsResourceResult_v4(buf, pos):
@@ -1522,7 +1946,8 @@ def _d_DescribeConfigsResourceResult_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResourceResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeConfigsResourceResult.Value
     n = buf[pos] - 1
@@ -1532,17 +1957,16 @@ def _d_DescribeConfigsResourceResult_v4(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResourceResult', 'Value', True)
-        o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.value = buf[pos:e].decode()
+        except UnicodeDecodeError: o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive
-    o.read_only, o.config_source, o.is_sensitive = _S_obo.unpack_from(buf, pos)
-    pos += 3
+    #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
+    o.read_only, o.config_source, o.is_sensitive, n = _S_oboB.unpack_from(buf, pos)
+    pos += 4
     #: DescribeConfigsResourceResult.Synonyms
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsResourceResult', 'Synonyms', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1554,7 +1978,8 @@ def _d_DescribeConfigsResourceResult_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsSynonym', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsSynonym', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeConfigsSynonym.Value
         n1 = buf[pos] - 1
@@ -1564,30 +1989,29 @@ def _d_DescribeConfigsResourceResult_v4(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeConfigsSynonym', 'Value', True)
-            o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.value = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: DescribeConfigsSynonym.Source
-        o1.source, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: DescribeConfigsSynonym.Source, _tagged_fields
+        o1.source, t1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: DescribeConfigsSynonym._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.synonyms = x
-    #: DescribeConfigsResourceResult.ConfigType
-    o.config_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: DescribeConfigsResourceResult.ConfigType, Documentation
+    o.config_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: DescribeConfigsResourceResult.Documentation
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.documentation = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsResourceResult', 'Documentation', True)
-        o.documentation = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.documentation = buf[pos:e].decode()
+        except UnicodeDecodeError: o.documentation = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeConfigsResourceResult._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -1595,6 +2019,79 @@ def _d_DescribeConfigsResourceResult_v4(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DescribeConfigsResourceResult_v4(o, w):
+    #: DescribeConfigsResourceResult.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResourceResult', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeConfigsResourceResult.Value
+    x = o.value
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResourceResult', 'Value')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive
+    w(_S_obo.pack(o.read_only, o.config_source, o.is_sensitive))
+    #: DescribeConfigsResourceResult.Synonyms
+    x = o.synonyms
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeConfigsSynonym.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsSynonym', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeConfigsSynonym.Value
+        x1 = o1.value
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsSynonym', 'Value')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribeConfigsSynonym.Source
+        w(_S_b.pack(o1.source))
+        #: DescribeConfigsSynonym._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeConfigsResourceResult.ConfigType
+    w(_S_b.pack(o.config_type))
+    #: DescribeConfigsResourceResult.Documentation
+    x = o.documentation
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsResourceResult', 'Documentation')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribeConfigsResourceResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribeConfigsSynonym_v1(buf, pos):
@@ -1606,7 +2103,8 @@ def _d_DescribeConfigsSynonym_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsSynonym', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsSynonym', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeConfigsSynonym.Value
     n, = _S_h.unpack_from(buf, pos)
@@ -1615,13 +2113,34 @@ def _d_DescribeConfigsSynonym_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsSynonym', 'Value', True)
-        o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.value = buf[pos:e].decode()
+        except UnicodeDecodeError: o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeConfigsSynonym.Source
     o.source, = _S_b.unpack_from(buf, pos)
     pos += 1
     o._utf = None
     return o, pos
+
+
+def _e_DescribeConfigsSynonym_v1(o, w):
+    #: DescribeConfigsSynonym.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribeConfigsSynonym.Value
+    x = o.value
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: DescribeConfigsSynonym.Source
+    w(_S_b.pack(o.source))
+    #: DescribeConfigsSynonym._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeConfigsSynonym', '_tagged_fields')
 
 
 def _d_DescribeConfigsSynonym_v4(buf, pos):
@@ -1634,7 +2153,8 @@ def _d_DescribeConfigsSynonym_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeConfigsSynonym', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsSynonym', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeConfigsSynonym.Value
     n = buf[pos] - 1
@@ -1644,17 +2164,45 @@ def _d_DescribeConfigsSynonym_v4(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeConfigsSynonym', 'Value', True)
-        o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.value = buf[pos:e].decode()
+        except UnicodeDecodeError: o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DescribeConfigsSynonym.Source
-    o.source, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: DescribeConfigsSynonym.Source, _tagged_fields
+    o.source, t = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: DescribeConfigsSynonym._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DescribeConfigsSynonym_v4(o, w):
+    #: DescribeConfigsSynonym.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsSynonym', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeConfigsSynonym.Value
+    x = o.value
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeConfigsSynonym', 'Value')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribeConfigsSynonym.Source
+    w(_S_b.pack(o.source))
+    #: DescribeConfigsSynonym._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,9 +18,12 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hi = _Sc('>hi')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_qqq = _Sc('>qqq')
+_S_qqqB = _Sc('>qqqB')
 _S_qqqh = _Sc('>qqqh')
 
 
@@ -152,7 +156,8 @@ def _d_DescribeDelegationTokenRequest_v1(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeDelegationTokenOwner', 'PrincipalType', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeDelegationTokenOwner', 'PrincipalType', True)
-            o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.principal_type = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: DescribeDelegationTokenOwner.PrincipalName
             n1, = _S_h.unpack_from(buf, pos)
@@ -160,7 +165,8 @@ def _d_DescribeDelegationTokenRequest_v1(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeDelegationTokenOwner', 'PrincipalName', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeDelegationTokenOwner', 'PrincipalName', True)
-            o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.principal_name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             o1._utf = None
             ap(o1)
@@ -169,28 +175,26 @@ def _d_DescribeDelegationTokenRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_DescribeDelegationTokenOwner_v1(o, w):
-    #: PrincipalType
-    x = o.principal_type.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: PrincipalName
-    x = o.principal_name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeDelegationTokenOwner', '_tagged_fields')
-
-
 def _e_DescribeDelegationTokenRequest_v1(o, w):
-    #: Owners
+    #: DescribeDelegationTokenRequest.Owners
     x = o.owners
     if x is None: w(b'\xff\xff\xff\xff')
     else:
         w(_S_i.pack(len(x)))
-        for v in x:
-            _e_DescribeDelegationTokenOwner_v1(v, w)
-    #: _tagged_fields
+        for o1 in x:
+            #: DescribeDelegationTokenOwner.PrincipalType
+            try: x1 = o1.principal_type.encode()
+            except UnicodeEncodeError: x1 = o1.principal_type.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+            #: DescribeDelegationTokenOwner.PrincipalName
+            try: x1 = o1.principal_name.encode()
+            except UnicodeEncodeError: x1 = o1.principal_name.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+            #: DescribeDelegationTokenOwner._tagged_fields
+            if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeDelegationTokenOwner', '_tagged_fields')
+    #: DescribeDelegationTokenRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeDelegationTokenRequest', '_tagged_fields')
 
 
@@ -215,7 +219,8 @@ def _d_DescribeDelegationTokenRequest_v2(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeDelegationTokenOwner', 'PrincipalType', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeDelegationTokenOwner', 'PrincipalType', True)
-            o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.principal_type = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: DescribeDelegationTokenOwner.PrincipalName
             n1 = buf[pos] - 1
@@ -224,7 +229,8 @@ def _d_DescribeDelegationTokenRequest_v2(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeDelegationTokenOwner', 'PrincipalName', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeDelegationTokenOwner', 'PrincipalName', True)
-            o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.principal_name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: DescribeDelegationTokenOwner._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -241,37 +247,37 @@ def _d_DescribeDelegationTokenRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_DescribeDelegationTokenOwner_v2(o, w):
-    #: PrincipalType
-    x = o.principal_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeDelegationTokenOwner', 'PrincipalType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PrincipalName
-    x = o.principal_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeDelegationTokenOwner', 'PrincipalName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeDelegationTokenRequest_v2(o, w):
-    #: Owners
+    #: DescribeDelegationTokenRequest.Owners
     x = o.owners
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_DescribeDelegationTokenOwner_v2(v, w)
-    #: _tagged_fields
+        for o1 in x:
+            #: DescribeDelegationTokenOwner.PrincipalType
+            x1 = o1.principal_type
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeDelegationTokenOwner', 'PrincipalType')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: DescribeDelegationTokenOwner.PrincipalName
+            x1 = o1.principal_name
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeDelegationTokenOwner', 'PrincipalName')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: DescribeDelegationTokenOwner._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: DescribeDelegationTokenRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -286,7 +292,8 @@ def _d_DescribeDelegationTokenOwner_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeDelegationTokenOwner', 'PrincipalType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeDelegationTokenOwner', 'PrincipalType', True)
-    o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeDelegationTokenOwner.PrincipalName
     n, = _S_h.unpack_from(buf, pos)
@@ -294,10 +301,26 @@ def _d_DescribeDelegationTokenOwner_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeDelegationTokenOwner', 'PrincipalName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeDelegationTokenOwner', 'PrincipalName', True)
-    o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o._utf = None
     return o, pos
+
+
+def _e_DescribeDelegationTokenOwner_v1(o, w):
+    #: DescribeDelegationTokenOwner.PrincipalType
+    try: x = o.principal_type.encode()
+    except UnicodeEncodeError: x = o.principal_type.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribeDelegationTokenOwner.PrincipalName
+    try: x = o.principal_name.encode()
+    except UnicodeEncodeError: x = o.principal_name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribeDelegationTokenOwner._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeDelegationTokenOwner', '_tagged_fields')
 
 
 def _d_DescribeDelegationTokenOwner_v2(buf, pos):
@@ -310,7 +333,8 @@ def _d_DescribeDelegationTokenOwner_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeDelegationTokenOwner', 'PrincipalType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeDelegationTokenOwner', 'PrincipalType', True)
-    o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeDelegationTokenOwner.PrincipalName
     n = buf[pos] - 1
@@ -319,7 +343,8 @@ def _d_DescribeDelegationTokenOwner_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeDelegationTokenOwner', 'PrincipalName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeDelegationTokenOwner', 'PrincipalName', True)
-    o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeDelegationTokenOwner._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -329,14 +354,38 @@ def _d_DescribeDelegationTokenOwner_v2(buf, pos):
     return o, pos
 
 
+def _e_DescribeDelegationTokenOwner_v2(o, w):
+    #: DescribeDelegationTokenOwner.PrincipalType
+    x = o.principal_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeDelegationTokenOwner', 'PrincipalType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeDelegationTokenOwner.PrincipalName
+    x = o.principal_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeDelegationTokenOwner', 'PrincipalName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeDelegationTokenOwner._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeDelegationTokenResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(DescribeDelegationTokenResponse)
     #: DescribeDelegationTokenResponse.ErrorCode, Tokens
     o.error_code, n = _S_hi.unpack_from(buf, pos)
     pos += 6
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeDelegationTokenResponse', 'Tokens', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeDelegationTokenResponse', 'Tokens')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeDelegationTokenResponse', 'Tokens')
     x = []
     ap = x.append
     for _ in range(n):
@@ -347,7 +396,8 @@ def _d_DescribeDelegationTokenResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'PrincipalType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationToken', 'PrincipalType', True)
-        o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedDelegationToken.PrincipalName
         n1, = _S_h.unpack_from(buf, pos)
@@ -355,7 +405,8 @@ def _d_DescribeDelegationTokenResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'PrincipalName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationToken', 'PrincipalName', True)
-        o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp, TokenId
         o1.issue_timestamp, o1.expiry_timestamp, o1.max_timestamp, n1 = _S_qqqh.unpack_from(buf, pos)
@@ -363,7 +414,8 @@ def _d_DescribeDelegationTokenResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'TokenId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationToken', 'TokenId', True)
-        o1.token_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.token_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.token_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedDelegationToken.Hmac
         n1, = _S_i.unpack_from(buf, pos)
@@ -376,8 +428,7 @@ def _d_DescribeDelegationTokenResponse_v1(buf, pos):
         #: DescribedDelegationToken.Renewers
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'Renewers', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribedDelegationToken', 'Renewers')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedDelegationToken', 'Renewers')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -388,7 +439,8 @@ def _d_DescribeDelegationTokenResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalType', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalType', True)
-            o2.principal_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.principal_type = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.principal_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedDelegationTokenRenewer.PrincipalName
             n2, = _S_h.unpack_from(buf, pos)
@@ -396,7 +448,8 @@ def _d_DescribeDelegationTokenResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalName', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalName', True)
-            o2.principal_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.principal_name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.principal_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             o2._utf = None
             ap1(o2)
@@ -413,73 +466,68 @@ def _d_DescribeDelegationTokenResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_DescribedDelegationTokenRenewer_v1(o, w):
-    #: PrincipalType
-    x = o.principal_type.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: PrincipalName
-    x = o.principal_name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedDelegationTokenRenewer', '_tagged_fields')
-
-
-def _e_DescribedDelegationToken_v1(o, w):
-    #: PrincipalType
-    x = o.principal_type.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: PrincipalName
-    x = o.principal_name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: IssueTimestamp, ExpiryTimestamp, MaxTimestamp, TokenId
-    x = o.token_id.encode('utf-8', 'surrogateescape')
-    w(_S_qqqh.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp, len(x)))
-    w(x)
-    #: Hmac
-    x = o.hmac
-    w(_S_i.pack(len(x)))
-    w(x)
-    #: Renewers
-    x = o.renewers
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DescribedDelegationTokenRenewer_v1(v, w)
-    #: TokenRequesterPrincipalType
-    if o.token_requester_principal_type != '': raise _absent('DescribedDelegationToken', 'TokenRequesterPrincipalType')
-    #: TokenRequesterPrincipalName
-    if o.token_requester_principal_name != '': raise _absent('DescribedDelegationToken', 'TokenRequesterPrincipalName')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedDelegationToken', '_tagged_fields')
-
-
 def _e_DescribeDelegationTokenResponse_v1(o, w):
-    #: ErrorCode, Tokens
+    #: DescribeDelegationTokenResponse.ErrorCode, Tokens
     x = o.tokens
     w(_S_hi.pack(o.error_code, len(x)))
-    for v in x:
-        _e_DescribedDelegationToken_v1(v, w)
-    #: ThrottleTimeMs
+    for o1 in x:
+        #: DescribedDelegationToken.PrincipalType
+        try: x1 = o1.principal_type.encode()
+        except UnicodeEncodeError: x1 = o1.principal_type.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedDelegationToken.PrincipalName
+        try: x1 = o1.principal_name.encode()
+        except UnicodeEncodeError: x1 = o1.principal_name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp, TokenId
+        try: x1 = o1.token_id.encode()
+        except UnicodeEncodeError: x1 = o1.token_id.encode('utf-8', 'surrogateescape')
+        w(_S_qqqh.pack(o1.issue_timestamp, o1.expiry_timestamp, o1.max_timestamp, len(x1)))
+        w(x1)
+        #: DescribedDelegationToken.Hmac
+        x1 = o1.hmac
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: DescribedDelegationToken.Renewers
+        x1 = o1.renewers
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: DescribedDelegationTokenRenewer.PrincipalType
+            try: x2 = o2.principal_type.encode()
+            except UnicodeEncodeError: x2 = o2.principal_type.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribedDelegationTokenRenewer.PrincipalName
+            try: x2 = o2.principal_name.encode()
+            except UnicodeEncodeError: x2 = o2.principal_name.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribedDelegationTokenRenewer._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedDelegationTokenRenewer', '_tagged_fields')
+        #: DescribedDelegationToken.TokenRequesterPrincipalType
+        if o1.token_requester_principal_type != '': raise _absent('DescribedDelegationToken', 'TokenRequesterPrincipalType')
+        #: DescribedDelegationToken.TokenRequesterPrincipalName
+        if o1.token_requester_principal_name != '': raise _absent('DescribedDelegationToken', 'TokenRequesterPrincipalName')
+        #: DescribedDelegationToken._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedDelegationToken', '_tagged_fields')
+    #: DescribeDelegationTokenResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: _tagged_fields
+    #: DescribeDelegationTokenResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeDelegationTokenResponse', '_tagged_fields')
 
 
 def _d_DescribeDelegationTokenResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(DescribeDelegationTokenResponse)
-    #: DescribeDelegationTokenResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeDelegationTokenResponse.ErrorCode, Tokens
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeDelegationTokenResponse.Tokens
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeDelegationTokenResponse', 'Tokens', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeDelegationTokenResponse', 'Tokens')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeDelegationTokenResponse', 'Tokens')
     x = []
     ap = x.append
     for _ in range(n):
@@ -491,7 +539,8 @@ def _d_DescribeDelegationTokenResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'PrincipalType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationToken', 'PrincipalType', True)
-        o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedDelegationToken.PrincipalName
         n1 = buf[pos] - 1
@@ -500,19 +549,20 @@ def _d_DescribeDelegationTokenResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'PrincipalName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationToken', 'PrincipalName', True)
-        o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp
-        o1.issue_timestamp, o1.expiry_timestamp, o1.max_timestamp = _S_qqq.unpack_from(buf, pos)
-        pos += 24
+        #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp, TokenId
+        o1.issue_timestamp, o1.expiry_timestamp, o1.max_timestamp, n1 = _S_qqqB.unpack_from(buf, pos)
+        pos += 25
         #: DescribedDelegationToken.TokenId
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'TokenId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationToken', 'TokenId', True)
-        o1.token_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.token_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.token_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedDelegationToken.Hmac
         n1 = buf[pos] - 1
@@ -527,8 +577,7 @@ def _d_DescribeDelegationTokenResponse_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'Renewers', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribedDelegationToken', 'Renewers')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedDelegationToken', 'Renewers')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -540,7 +589,8 @@ def _d_DescribeDelegationTokenResponse_v2(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalType', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalType', True)
-            o2.principal_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.principal_type = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.principal_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedDelegationTokenRenewer.PrincipalName
             n2 = buf[pos] - 1
@@ -549,7 +599,8 @@ def _d_DescribeDelegationTokenResponse_v2(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalName', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalName', True)
-            o2.principal_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.principal_name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.principal_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedDelegationTokenRenewer._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -567,95 +618,95 @@ def _d_DescribeDelegationTokenResponse_v2(buf, pos):
             pos += 1
         ap(o1)
     o.tokens = x
-    #: DescribeDelegationTokenResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeDelegationTokenResponse.ThrottleTimeMs, _tagged_fields
+    o.throttle_time_ms, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeDelegationTokenResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_DescribedDelegationTokenRenewer_v2(o, w):
-    #: PrincipalType
-    x = o.principal_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationTokenRenewer', 'PrincipalType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PrincipalName
-    x = o.principal_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationTokenRenewer', 'PrincipalName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribedDelegationToken_v2(o, w):
-    #: PrincipalType
-    x = o.principal_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'PrincipalType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PrincipalName
-    x = o.principal_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'PrincipalName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: IssueTimestamp, ExpiryTimestamp, MaxTimestamp
-    w(_S_qqq.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp))
-    #: TokenId
-    x = o.token_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'TokenId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Hmac
-    x = o.hmac
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Renewers
-    x = o.renewers
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribedDelegationTokenRenewer_v2(v, w)
-    #: TokenRequesterPrincipalType
-    if o.token_requester_principal_type != '': raise _absent('DescribedDelegationToken', 'TokenRequesterPrincipalType')
-    #: TokenRequesterPrincipalName
-    if o.token_requester_principal_name != '': raise _absent('DescribedDelegationToken', 'TokenRequesterPrincipalName')
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeDelegationTokenResponse_v2(o, w):
-    #: ErrorCode
+    #: DescribeDelegationTokenResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: Tokens
+    #: DescribeDelegationTokenResponse.Tokens
     x = o.tokens
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribedDelegationToken_v2(v, w)
-    #: ThrottleTimeMs
+    for o1 in x:
+        #: DescribedDelegationToken.PrincipalType
+        x1 = o1.principal_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'PrincipalType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedDelegationToken.PrincipalName
+        x1 = o1.principal_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'PrincipalName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp
+        w(_S_qqq.pack(o1.issue_timestamp, o1.expiry_timestamp, o1.max_timestamp))
+        #: DescribedDelegationToken.TokenId
+        x1 = o1.token_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'TokenId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedDelegationToken.Hmac
+        x1 = o1.hmac
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: DescribedDelegationToken.Renewers
+        x1 = o1.renewers
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribedDelegationTokenRenewer.PrincipalType
+            x2 = o2.principal_type
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationTokenRenewer', 'PrincipalType')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribedDelegationTokenRenewer.PrincipalName
+            x2 = o2.principal_name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationTokenRenewer', 'PrincipalName')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribedDelegationTokenRenewer._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribedDelegationToken.TokenRequesterPrincipalType
+        if o1.token_requester_principal_type != '': raise _absent('DescribedDelegationToken', 'TokenRequesterPrincipalType')
+        #: DescribedDelegationToken.TokenRequesterPrincipalName
+        if o1.token_requester_principal_name != '': raise _absent('DescribedDelegationToken', 'TokenRequesterPrincipalName')
+        #: DescribedDelegationToken._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeDelegationTokenResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: _tagged_fields
+    #: DescribeDelegationTokenResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -664,15 +715,13 @@ def _e_DescribeDelegationTokenResponse_v2(o, w):
 def _d_DescribeDelegationTokenResponse_v3(buf, pos):
     blen = len(buf)
     o = _new(DescribeDelegationTokenResponse)
-    #: DescribeDelegationTokenResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeDelegationTokenResponse.ErrorCode, Tokens
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeDelegationTokenResponse.Tokens
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeDelegationTokenResponse', 'Tokens', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeDelegationTokenResponse', 'Tokens')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeDelegationTokenResponse', 'Tokens')
     x = []
     ap = x.append
     for _ in range(n):
@@ -684,7 +733,8 @@ def _d_DescribeDelegationTokenResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'PrincipalType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationToken', 'PrincipalType', True)
-        o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedDelegationToken.PrincipalName
         n1 = buf[pos] - 1
@@ -693,7 +743,8 @@ def _d_DescribeDelegationTokenResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'PrincipalName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationToken', 'PrincipalName', True)
-        o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedDelegationToken.TokenRequesterPrincipalType
         n1 = buf[pos] - 1
@@ -702,7 +753,8 @@ def _d_DescribeDelegationTokenResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'TokenRequesterPrincipalType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationToken', 'TokenRequesterPrincipalType', True)
-        o1.token_requester_principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.token_requester_principal_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.token_requester_principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedDelegationToken.TokenRequesterPrincipalName
         n1 = buf[pos] - 1
@@ -711,19 +763,20 @@ def _d_DescribeDelegationTokenResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'TokenRequesterPrincipalName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationToken', 'TokenRequesterPrincipalName', True)
-        o1.token_requester_principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.token_requester_principal_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.token_requester_principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp
-        o1.issue_timestamp, o1.expiry_timestamp, o1.max_timestamp = _S_qqq.unpack_from(buf, pos)
-        pos += 24
+        #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp, TokenId
+        o1.issue_timestamp, o1.expiry_timestamp, o1.max_timestamp, n1 = _S_qqqB.unpack_from(buf, pos)
+        pos += 25
         #: DescribedDelegationToken.TokenId
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'TokenId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationToken', 'TokenId', True)
-        o1.token_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.token_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.token_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedDelegationToken.Hmac
         n1 = buf[pos] - 1
@@ -738,8 +791,7 @@ def _d_DescribeDelegationTokenResponse_v3(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'Renewers', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribedDelegationToken', 'Renewers')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedDelegationToken', 'Renewers')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -751,7 +803,8 @@ def _d_DescribeDelegationTokenResponse_v3(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalType', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalType', True)
-            o2.principal_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.principal_type = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.principal_type = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedDelegationTokenRenewer.PrincipalName
             n2 = buf[pos] - 1
@@ -760,7 +813,8 @@ def _d_DescribeDelegationTokenResponse_v3(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalName', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalName', True)
-            o2.principal_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.principal_name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.principal_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedDelegationTokenRenewer._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -776,84 +830,109 @@ def _d_DescribeDelegationTokenResponse_v3(buf, pos):
             pos += 1
         ap(o1)
     o.tokens = x
-    #: DescribeDelegationTokenResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeDelegationTokenResponse.ThrottleTimeMs, _tagged_fields
+    o.throttle_time_ms, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeDelegationTokenResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_DescribedDelegationToken_v3(o, w):
-    #: PrincipalType
-    x = o.principal_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'PrincipalType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PrincipalName
-    x = o.principal_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'PrincipalName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: TokenRequesterPrincipalType
-    x = o.token_requester_principal_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'TokenRequesterPrincipalType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: TokenRequesterPrincipalName
-    x = o.token_requester_principal_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'TokenRequesterPrincipalName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: IssueTimestamp, ExpiryTimestamp, MaxTimestamp
-    w(_S_qqq.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp))
-    #: TokenId
-    x = o.token_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'TokenId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Hmac
-    x = o.hmac
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Renewers
-    x = o.renewers
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribedDelegationTokenRenewer_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeDelegationTokenResponse_v3(o, w):
-    #: ErrorCode
+    #: DescribeDelegationTokenResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: Tokens
+    #: DescribeDelegationTokenResponse.Tokens
     x = o.tokens
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribedDelegationToken_v3(v, w)
-    #: ThrottleTimeMs
+    for o1 in x:
+        #: DescribedDelegationToken.PrincipalType
+        x1 = o1.principal_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'PrincipalType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedDelegationToken.PrincipalName
+        x1 = o1.principal_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'PrincipalName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedDelegationToken.TokenRequesterPrincipalType
+        x1 = o1.token_requester_principal_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'TokenRequesterPrincipalType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedDelegationToken.TokenRequesterPrincipalName
+        x1 = o1.token_requester_principal_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'TokenRequesterPrincipalName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp
+        w(_S_qqq.pack(o1.issue_timestamp, o1.expiry_timestamp, o1.max_timestamp))
+        #: DescribedDelegationToken.TokenId
+        x1 = o1.token_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'TokenId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedDelegationToken.Hmac
+        x1 = o1.hmac
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: DescribedDelegationToken.Renewers
+        x1 = o1.renewers
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribedDelegationTokenRenewer.PrincipalType
+            x2 = o2.principal_type
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationTokenRenewer', 'PrincipalType')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribedDelegationTokenRenewer.PrincipalName
+            x2 = o2.principal_name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationTokenRenewer', 'PrincipalName')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribedDelegationTokenRenewer._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribedDelegationToken._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeDelegationTokenResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: _tagged_fields
+    #: DescribeDelegationTokenResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -868,7 +947,8 @@ def _d_DescribedDelegationToken_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'PrincipalType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationToken', 'PrincipalType', True)
-    o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedDelegationToken.PrincipalName
     n, = _S_h.unpack_from(buf, pos)
@@ -876,7 +956,8 @@ def _d_DescribedDelegationToken_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'PrincipalName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationToken', 'PrincipalName', True)
-    o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp, TokenId
     o.issue_timestamp, o.expiry_timestamp, o.max_timestamp, n = _S_qqqh.unpack_from(buf, pos)
@@ -884,7 +965,8 @@ def _d_DescribedDelegationToken_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'TokenId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationToken', 'TokenId', True)
-    o.token_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.token_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.token_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedDelegationToken.Hmac
     n, = _S_i.unpack_from(buf, pos)
@@ -897,8 +979,7 @@ def _d_DescribedDelegationToken_v1(buf, pos):
     #: DescribedDelegationToken.Renewers
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'Renewers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribedDelegationToken', 'Renewers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedDelegationToken', 'Renewers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -909,7 +990,8 @@ def _d_DescribedDelegationToken_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalType', True)
-        o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedDelegationTokenRenewer.PrincipalName
         n1, = _S_h.unpack_from(buf, pos)
@@ -917,7 +999,8 @@ def _d_DescribedDelegationToken_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalName', True)
-        o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         o1._utf = None
         ap(o1)
@@ -926,6 +1009,50 @@ def _d_DescribedDelegationToken_v1(buf, pos):
     o.token_requester_principal_name = ''
     o._utf = None
     return o, pos
+
+
+def _e_DescribedDelegationToken_v1(o, w):
+    #: DescribedDelegationToken.PrincipalType
+    try: x = o.principal_type.encode()
+    except UnicodeEncodeError: x = o.principal_type.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedDelegationToken.PrincipalName
+    try: x = o.principal_name.encode()
+    except UnicodeEncodeError: x = o.principal_name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp, TokenId
+    try: x = o.token_id.encode()
+    except UnicodeEncodeError: x = o.token_id.encode('utf-8', 'surrogateescape')
+    w(_S_qqqh.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp, len(x)))
+    w(x)
+    #: DescribedDelegationToken.Hmac
+    x = o.hmac
+    w(_S_i.pack(len(x)))
+    w(x)
+    #: DescribedDelegationToken.Renewers
+    x = o.renewers
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: DescribedDelegationTokenRenewer.PrincipalType
+        try: x1 = o1.principal_type.encode()
+        except UnicodeEncodeError: x1 = o1.principal_type.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedDelegationTokenRenewer.PrincipalName
+        try: x1 = o1.principal_name.encode()
+        except UnicodeEncodeError: x1 = o1.principal_name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedDelegationTokenRenewer._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedDelegationTokenRenewer', '_tagged_fields')
+    #: DescribedDelegationToken.TokenRequesterPrincipalType
+    if o.token_requester_principal_type != '': raise _absent('DescribedDelegationToken', 'TokenRequesterPrincipalType')
+    #: DescribedDelegationToken.TokenRequesterPrincipalName
+    if o.token_requester_principal_name != '': raise _absent('DescribedDelegationToken', 'TokenRequesterPrincipalName')
+    #: DescribedDelegationToken._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedDelegationToken', '_tagged_fields')
 
 
 def _d_DescribedDelegationToken_v2(buf, pos):
@@ -938,7 +1065,8 @@ def _d_DescribedDelegationToken_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'PrincipalType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationToken', 'PrincipalType', True)
-    o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedDelegationToken.PrincipalName
     n = buf[pos] - 1
@@ -947,19 +1075,20 @@ def _d_DescribedDelegationToken_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'PrincipalName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationToken', 'PrincipalName', True)
-    o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp
-    o.issue_timestamp, o.expiry_timestamp, o.max_timestamp = _S_qqq.unpack_from(buf, pos)
-    pos += 24
+    #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp, TokenId
+    o.issue_timestamp, o.expiry_timestamp, o.max_timestamp, n = _S_qqqB.unpack_from(buf, pos)
+    pos += 25
     #: DescribedDelegationToken.TokenId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'TokenId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationToken', 'TokenId', True)
-    o.token_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.token_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.token_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedDelegationToken.Hmac
     n = buf[pos] - 1
@@ -974,8 +1103,7 @@ def _d_DescribedDelegationToken_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'Renewers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribedDelegationToken', 'Renewers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedDelegationToken', 'Renewers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -987,7 +1115,8 @@ def _d_DescribedDelegationToken_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalType', True)
-        o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedDelegationTokenRenewer.PrincipalName
         n1 = buf[pos] - 1
@@ -996,7 +1125,8 @@ def _d_DescribedDelegationToken_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalName', True)
-        o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedDelegationTokenRenewer._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1015,6 +1145,78 @@ def _d_DescribedDelegationToken_v2(buf, pos):
     return o, pos
 
 
+def _e_DescribedDelegationToken_v2(o, w):
+    #: DescribedDelegationToken.PrincipalType
+    x = o.principal_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'PrincipalType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedDelegationToken.PrincipalName
+    x = o.principal_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'PrincipalName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp
+    w(_S_qqq.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp))
+    #: DescribedDelegationToken.TokenId
+    x = o.token_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'TokenId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedDelegationToken.Hmac
+    x = o.hmac
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    w(x)
+    #: DescribedDelegationToken.Renewers
+    x = o.renewers
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribedDelegationTokenRenewer.PrincipalType
+        x1 = o1.principal_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationTokenRenewer', 'PrincipalType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedDelegationTokenRenewer.PrincipalName
+        x1 = o1.principal_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationTokenRenewer', 'PrincipalName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedDelegationTokenRenewer._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribedDelegationToken.TokenRequesterPrincipalType
+    if o.token_requester_principal_type != '': raise _absent('DescribedDelegationToken', 'TokenRequesterPrincipalType')
+    #: DescribedDelegationToken.TokenRequesterPrincipalName
+    if o.token_requester_principal_name != '': raise _absent('DescribedDelegationToken', 'TokenRequesterPrincipalName')
+    #: DescribedDelegationToken._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribedDelegationToken_v3(buf, pos):
     blen = len(buf)
     o = _new(DescribedDelegationToken)
@@ -1025,7 +1227,8 @@ def _d_DescribedDelegationToken_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'PrincipalType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationToken', 'PrincipalType', True)
-    o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedDelegationToken.PrincipalName
     n = buf[pos] - 1
@@ -1034,7 +1237,8 @@ def _d_DescribedDelegationToken_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'PrincipalName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationToken', 'PrincipalName', True)
-    o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedDelegationToken.TokenRequesterPrincipalType
     n = buf[pos] - 1
@@ -1043,7 +1247,8 @@ def _d_DescribedDelegationToken_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'TokenRequesterPrincipalType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationToken', 'TokenRequesterPrincipalType', True)
-    o.token_requester_principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.token_requester_principal_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.token_requester_principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedDelegationToken.TokenRequesterPrincipalName
     n = buf[pos] - 1
@@ -1052,19 +1257,20 @@ def _d_DescribedDelegationToken_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'TokenRequesterPrincipalName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationToken', 'TokenRequesterPrincipalName', True)
-    o.token_requester_principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.token_requester_principal_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.token_requester_principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp
-    o.issue_timestamp, o.expiry_timestamp, o.max_timestamp = _S_qqq.unpack_from(buf, pos)
-    pos += 24
+    #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp, TokenId
+    o.issue_timestamp, o.expiry_timestamp, o.max_timestamp, n = _S_qqqB.unpack_from(buf, pos)
+    pos += 25
     #: DescribedDelegationToken.TokenId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'TokenId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationToken', 'TokenId', True)
-    o.token_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.token_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.token_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedDelegationToken.Hmac
     n = buf[pos] - 1
@@ -1079,8 +1285,7 @@ def _d_DescribedDelegationToken_v3(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationToken', 'Renewers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribedDelegationToken', 'Renewers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedDelegationToken', 'Renewers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1092,7 +1297,8 @@ def _d_DescribedDelegationToken_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalType', True)
-        o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedDelegationTokenRenewer.PrincipalName
         n1 = buf[pos] - 1
@@ -1101,7 +1307,8 @@ def _d_DescribedDelegationToken_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalName', True)
-        o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.principal_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.principal_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedDelegationTokenRenewer._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1118,6 +1325,92 @@ def _d_DescribedDelegationToken_v3(buf, pos):
     return o, pos
 
 
+def _e_DescribedDelegationToken_v3(o, w):
+    #: DescribedDelegationToken.PrincipalType
+    x = o.principal_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'PrincipalType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedDelegationToken.PrincipalName
+    x = o.principal_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'PrincipalName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedDelegationToken.TokenRequesterPrincipalType
+    x = o.token_requester_principal_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'TokenRequesterPrincipalType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedDelegationToken.TokenRequesterPrincipalName
+    x = o.token_requester_principal_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'TokenRequesterPrincipalName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedDelegationToken.IssueTimestamp, ExpiryTimestamp, MaxTimestamp
+    w(_S_qqq.pack(o.issue_timestamp, o.expiry_timestamp, o.max_timestamp))
+    #: DescribedDelegationToken.TokenId
+    x = o.token_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationToken', 'TokenId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedDelegationToken.Hmac
+    x = o.hmac
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    w(x)
+    #: DescribedDelegationToken.Renewers
+    x = o.renewers
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribedDelegationTokenRenewer.PrincipalType
+        x1 = o1.principal_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationTokenRenewer', 'PrincipalType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedDelegationTokenRenewer.PrincipalName
+        x1 = o1.principal_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationTokenRenewer', 'PrincipalName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedDelegationTokenRenewer._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribedDelegationToken._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribedDelegationTokenRenewer_v1(buf, pos):
     blen = len(buf)
     o = _new(DescribedDelegationTokenRenewer)
@@ -1127,7 +1420,8 @@ def _d_DescribedDelegationTokenRenewer_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalType', True)
-    o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedDelegationTokenRenewer.PrincipalName
     n, = _S_h.unpack_from(buf, pos)
@@ -1135,10 +1429,26 @@ def _d_DescribedDelegationTokenRenewer_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalName', True)
-    o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o._utf = None
     return o, pos
+
+
+def _e_DescribedDelegationTokenRenewer_v1(o, w):
+    #: DescribedDelegationTokenRenewer.PrincipalType
+    try: x = o.principal_type.encode()
+    except UnicodeEncodeError: x = o.principal_type.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedDelegationTokenRenewer.PrincipalName
+    try: x = o.principal_name.encode()
+    except UnicodeEncodeError: x = o.principal_name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedDelegationTokenRenewer._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedDelegationTokenRenewer', '_tagged_fields')
 
 
 def _d_DescribedDelegationTokenRenewer_v2(buf, pos):
@@ -1151,7 +1461,8 @@ def _d_DescribedDelegationTokenRenewer_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalType', True)
-    o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedDelegationTokenRenewer.PrincipalName
     n = buf[pos] - 1
@@ -1160,7 +1471,8 @@ def _d_DescribedDelegationTokenRenewer_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedDelegationTokenRenewer', 'PrincipalName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedDelegationTokenRenewer', 'PrincipalName', True)
-    o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.principal_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.principal_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedDelegationTokenRenewer._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -1168,6 +1480,31 @@ def _d_DescribedDelegationTokenRenewer_v2(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DescribedDelegationTokenRenewer_v2(o, w):
+    #: DescribedDelegationTokenRenewer.PrincipalType
+    x = o.principal_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationTokenRenewer', 'PrincipalType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedDelegationTokenRenewer.PrincipalName
+    x = o.principal_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedDelegationTokenRenewer', 'PrincipalName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedDelegationTokenRenewer._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,10 +18,13 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hh = _Sc('>hh')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ii = _Sc('>ii')
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 
 
 class DescribeGroupsRequest(_Struct):
@@ -127,8 +131,7 @@ def _d_DescribeGroupsRequest_v0(buf, pos):
     #: DescribeGroupsRequest.Groups
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeGroupsRequest', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeGroupsRequest', 'Groups')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsRequest', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -137,7 +140,8 @@ def _d_DescribeGroupsRequest_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'DescribeGroupsRequest', 'Groups', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'DescribeGroupsRequest', 'Groups', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.groups = x
     o.include_authorized_operations = False
@@ -146,16 +150,17 @@ def _d_DescribeGroupsRequest_v0(buf, pos):
 
 
 def _e_DescribeGroupsRequest_v0(o, w):
-    #: Groups
+    #: DescribeGroupsRequest.Groups
     x = o.groups
     w(_S_i.pack(len(x)))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(v)))
         w(v)
-    #: IncludeAuthorizedOperations
+    #: DescribeGroupsRequest.IncludeAuthorizedOperations
     if o.include_authorized_operations != False: raise _absent('DescribeGroupsRequest', 'IncludeAuthorizedOperations')
-    #: _tagged_fields
+    #: DescribeGroupsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeGroupsRequest', '_tagged_fields')
 
 
@@ -165,8 +170,7 @@ def _d_DescribeGroupsRequest_v3(buf, pos):
     #: DescribeGroupsRequest.Groups
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeGroupsRequest', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeGroupsRequest', 'Groups')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsRequest', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -175,7 +179,8 @@ def _d_DescribeGroupsRequest_v3(buf, pos):
         if m < 0: raise _derr('null array element', 'DescribeGroupsRequest', 'Groups', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'DescribeGroupsRequest', 'Groups', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.groups = x
     #: DescribeGroupsRequest.IncludeAuthorizedOperations
@@ -186,16 +191,17 @@ def _d_DescribeGroupsRequest_v3(buf, pos):
 
 
 def _e_DescribeGroupsRequest_v3(o, w):
-    #: Groups
+    #: DescribeGroupsRequest.Groups
     x = o.groups
     w(_S_i.pack(len(x)))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(v)))
         w(v)
-    #: IncludeAuthorizedOperations
+    #: DescribeGroupsRequest.IncludeAuthorizedOperations
     w(_S_o.pack(o.include_authorized_operations))
-    #: _tagged_fields
+    #: DescribeGroupsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeGroupsRequest', '_tagged_fields')
 
 
@@ -206,8 +212,7 @@ def _d_DescribeGroupsRequest_v5(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeGroupsRequest', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeGroupsRequest', 'Groups')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsRequest', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -217,33 +222,33 @@ def _d_DescribeGroupsRequest_v5(buf, pos):
         if m < 0: raise _derr('null array element', 'DescribeGroupsRequest', 'Groups', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'DescribeGroupsRequest', 'Groups', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.groups = x
-    #: DescribeGroupsRequest.IncludeAuthorizedOperations
-    o.include_authorized_operations, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: DescribeGroupsRequest.IncludeAuthorizedOperations, _tagged_fields
+    o.include_authorized_operations, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: DescribeGroupsRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_DescribeGroupsRequest_v5(o, w):
-    #: Groups
+    #: DescribeGroupsRequest.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: IncludeAuthorizedOperations
+    #: DescribeGroupsRequest.IncludeAuthorizedOperations
     w(_S_o.pack(o.include_authorized_operations))
-    #: _tagged_fields
+    #: DescribeGroupsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -255,8 +260,7 @@ def _d_DescribeGroupsResponse_v0(buf, pos):
     #: DescribeGroupsResponse.Groups
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeGroupsResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -267,7 +271,8 @@ def _d_DescribeGroupsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.GroupState
         n1, = _S_h.unpack_from(buf, pos)
@@ -275,7 +280,8 @@ def _d_DescribeGroupsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupState', True)
-        o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_state = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.ProtocolType
         n1, = _S_h.unpack_from(buf, pos)
@@ -283,7 +289,8 @@ def _d_DescribeGroupsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ProtocolType', True)
-        o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.ProtocolData
         n1, = _S_h.unpack_from(buf, pos)
@@ -291,13 +298,13 @@ def _d_DescribeGroupsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolData', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ProtocolData', True)
-        o1.protocol_data = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_data = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_data = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.Members
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -308,7 +315,8 @@ def _d_DescribeGroupsResponse_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'MemberId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'MemberId', True)
-            o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.member_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.ClientId
             n2, = _S_h.unpack_from(buf, pos)
@@ -316,7 +324,8 @@ def _d_DescribeGroupsResponse_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'ClientId', True)
-            o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.ClientHost
             n2, = _S_h.unpack_from(buf, pos)
@@ -324,7 +333,8 @@ def _d_DescribeGroupsResponse_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientHost', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'ClientHost', True)
-            o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.MemberMetadata
             n2, = _S_i.unpack_from(buf, pos)
@@ -356,68 +366,67 @@ def _d_DescribeGroupsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_DescribedGroupMember_v0(o, w):
-    #: MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ClientId
-    x = o.client_id.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ClientHost
-    x = o.client_host.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: MemberMetadata
-    x = o.member_metadata
-    w(_S_i.pack(len(x)))
-    w(x)
-    #: MemberAssignment
-    x = o.member_assignment
-    w(_S_i.pack(len(x)))
-    w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroupMember', '_tagged_fields')
-
-
-def _e_DescribedGroup_v0(o, w):
-    #: ErrorCode, GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
-    w(_S_hh.pack(o.error_code, len(x)))
-    w(x)
-    #: GroupState
-    x = o.group_state.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ProtocolType
-    x = o.protocol_type.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ProtocolData
-    x = o.protocol_data.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Members
-    x = o.members
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DescribedGroupMember_v0(v, w)
-    #: ErrorMessage
-    if o.error_message is not None: raise _absent('DescribedGroup', 'ErrorMessage')
-    #: AuthorizedOperations
-    if o.authorized_operations != -2147483648: raise _absent('DescribedGroup', 'AuthorizedOperations')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroup', '_tagged_fields')
-
-
 def _e_DescribeGroupsResponse_v0(o, w):
-    #: Groups
+    #: DescribeGroupsResponse.Groups
     x = o.groups
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DescribedGroup_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribedGroup.ErrorCode, GroupId
+        try: x1 = o1.group_id.encode()
+        except UnicodeEncodeError: x1 = o1.group_id.encode('utf-8', 'surrogateescape')
+        w(_S_hh.pack(o1.error_code, len(x1)))
+        w(x1)
+        #: DescribedGroup.GroupState
+        try: x1 = o1.group_state.encode()
+        except UnicodeEncodeError: x1 = o1.group_state.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroup.ProtocolType
+        try: x1 = o1.protocol_type.encode()
+        except UnicodeEncodeError: x1 = o1.protocol_type.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroup.ProtocolData
+        try: x1 = o1.protocol_data.encode()
+        except UnicodeEncodeError: x1 = o1.protocol_data.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroup.Members
+        x1 = o1.members
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: DescribedGroupMember.MemberId
+            try: x2 = o2.member_id.encode()
+            except UnicodeEncodeError: x2 = o2.member_id.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.ClientId
+            try: x2 = o2.client_id.encode()
+            except UnicodeEncodeError: x2 = o2.client_id.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.ClientHost
+            try: x2 = o2.client_host.encode()
+            except UnicodeEncodeError: x2 = o2.client_host.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.MemberMetadata
+            x2 = o2.member_metadata
+            w(_S_i.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.MemberAssignment
+            x2 = o2.member_assignment
+            w(_S_i.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroupMember', '_tagged_fields')
+        #: DescribedGroup.ErrorMessage
+        if o1.error_message is not None: raise _absent('DescribedGroup', 'ErrorMessage')
+        #: DescribedGroup.AuthorizedOperations
+        if o1.authorized_operations != -2147483648: raise _absent('DescribedGroup', 'AuthorizedOperations')
+        #: DescribedGroup._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroup', '_tagged_fields')
+    #: DescribeGroupsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeGroupsResponse', '_tagged_fields')
 
 
@@ -427,8 +436,7 @@ def _d_DescribeGroupsResponse_v1(buf, pos):
     #: DescribeGroupsResponse.ThrottleTimeMs, Groups
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeGroupsResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -439,7 +447,8 @@ def _d_DescribeGroupsResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.GroupState
         n1, = _S_h.unpack_from(buf, pos)
@@ -447,7 +456,8 @@ def _d_DescribeGroupsResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupState', True)
-        o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_state = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.ProtocolType
         n1, = _S_h.unpack_from(buf, pos)
@@ -455,7 +465,8 @@ def _d_DescribeGroupsResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ProtocolType', True)
-        o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.ProtocolData
         n1, = _S_h.unpack_from(buf, pos)
@@ -463,13 +474,13 @@ def _d_DescribeGroupsResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolData', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ProtocolData', True)
-        o1.protocol_data = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_data = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_data = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.Members
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -480,7 +491,8 @@ def _d_DescribeGroupsResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'MemberId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'MemberId', True)
-            o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.member_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.ClientId
             n2, = _S_h.unpack_from(buf, pos)
@@ -488,7 +500,8 @@ def _d_DescribeGroupsResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'ClientId', True)
-            o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.ClientHost
             n2, = _S_h.unpack_from(buf, pos)
@@ -496,7 +509,8 @@ def _d_DescribeGroupsResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientHost', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'ClientHost', True)
-            o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.MemberMetadata
             n2, = _S_i.unpack_from(buf, pos)
@@ -528,12 +542,66 @@ def _d_DescribeGroupsResponse_v1(buf, pos):
 
 
 def _e_DescribeGroupsResponse_v1(o, w):
-    #: ThrottleTimeMs, Groups
+    #: DescribeGroupsResponse.ThrottleTimeMs, Groups
     x = o.groups
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_DescribedGroup_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribedGroup.ErrorCode, GroupId
+        try: x1 = o1.group_id.encode()
+        except UnicodeEncodeError: x1 = o1.group_id.encode('utf-8', 'surrogateescape')
+        w(_S_hh.pack(o1.error_code, len(x1)))
+        w(x1)
+        #: DescribedGroup.GroupState
+        try: x1 = o1.group_state.encode()
+        except UnicodeEncodeError: x1 = o1.group_state.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroup.ProtocolType
+        try: x1 = o1.protocol_type.encode()
+        except UnicodeEncodeError: x1 = o1.protocol_type.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroup.ProtocolData
+        try: x1 = o1.protocol_data.encode()
+        except UnicodeEncodeError: x1 = o1.protocol_data.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroup.Members
+        x1 = o1.members
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: DescribedGroupMember.MemberId
+            try: x2 = o2.member_id.encode()
+            except UnicodeEncodeError: x2 = o2.member_id.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.ClientId
+            try: x2 = o2.client_id.encode()
+            except UnicodeEncodeError: x2 = o2.client_id.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.ClientHost
+            try: x2 = o2.client_host.encode()
+            except UnicodeEncodeError: x2 = o2.client_host.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.MemberMetadata
+            x2 = o2.member_metadata
+            w(_S_i.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.MemberAssignment
+            x2 = o2.member_assignment
+            w(_S_i.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroupMember', '_tagged_fields')
+        #: DescribedGroup.ErrorMessage
+        if o1.error_message is not None: raise _absent('DescribedGroup', 'ErrorMessage')
+        #: DescribedGroup.AuthorizedOperations
+        if o1.authorized_operations != -2147483648: raise _absent('DescribedGroup', 'AuthorizedOperations')
+        #: DescribedGroup._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroup', '_tagged_fields')
+    #: DescribeGroupsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeGroupsResponse', '_tagged_fields')
 
 
@@ -543,8 +611,7 @@ def _d_DescribeGroupsResponse_v3(buf, pos):
     #: DescribeGroupsResponse.ThrottleTimeMs, Groups
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeGroupsResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -555,7 +622,8 @@ def _d_DescribeGroupsResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.GroupState
         n1, = _S_h.unpack_from(buf, pos)
@@ -563,7 +631,8 @@ def _d_DescribeGroupsResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupState', True)
-        o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_state = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.ProtocolType
         n1, = _S_h.unpack_from(buf, pos)
@@ -571,7 +640,8 @@ def _d_DescribeGroupsResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ProtocolType', True)
-        o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.ProtocolData
         n1, = _S_h.unpack_from(buf, pos)
@@ -579,13 +649,13 @@ def _d_DescribeGroupsResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolData', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ProtocolData', True)
-        o1.protocol_data = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_data = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_data = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.Members
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -596,7 +666,8 @@ def _d_DescribeGroupsResponse_v3(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'MemberId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'MemberId', True)
-            o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.member_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.ClientId
             n2, = _S_h.unpack_from(buf, pos)
@@ -604,7 +675,8 @@ def _d_DescribeGroupsResponse_v3(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'ClientId', True)
-            o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.ClientHost
             n2, = _S_h.unpack_from(buf, pos)
@@ -612,7 +684,8 @@ def _d_DescribeGroupsResponse_v3(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientHost', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'ClientHost', True)
-            o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.MemberMetadata
             n2, = _S_i.unpack_from(buf, pos)
@@ -645,43 +718,67 @@ def _d_DescribeGroupsResponse_v3(buf, pos):
     return o, pos
 
 
-def _e_DescribedGroup_v3(o, w):
-    #: ErrorCode, GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
-    w(_S_hh.pack(o.error_code, len(x)))
-    w(x)
-    #: GroupState
-    x = o.group_state.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ProtocolType
-    x = o.protocol_type.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ProtocolData
-    x = o.protocol_data.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Members
-    x = o.members
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DescribedGroupMember_v0(v, w)
-    #: AuthorizedOperations
-    w(_S_i.pack(o.authorized_operations))
-    #: ErrorMessage
-    if o.error_message is not None: raise _absent('DescribedGroup', 'ErrorMessage')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroup', '_tagged_fields')
-
-
 def _e_DescribeGroupsResponse_v3(o, w):
-    #: ThrottleTimeMs, Groups
+    #: DescribeGroupsResponse.ThrottleTimeMs, Groups
     x = o.groups
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_DescribedGroup_v3(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribedGroup.ErrorCode, GroupId
+        try: x1 = o1.group_id.encode()
+        except UnicodeEncodeError: x1 = o1.group_id.encode('utf-8', 'surrogateescape')
+        w(_S_hh.pack(o1.error_code, len(x1)))
+        w(x1)
+        #: DescribedGroup.GroupState
+        try: x1 = o1.group_state.encode()
+        except UnicodeEncodeError: x1 = o1.group_state.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroup.ProtocolType
+        try: x1 = o1.protocol_type.encode()
+        except UnicodeEncodeError: x1 = o1.protocol_type.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroup.ProtocolData
+        try: x1 = o1.protocol_data.encode()
+        except UnicodeEncodeError: x1 = o1.protocol_data.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroup.Members
+        x1 = o1.members
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: DescribedGroupMember.MemberId
+            try: x2 = o2.member_id.encode()
+            except UnicodeEncodeError: x2 = o2.member_id.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.ClientId
+            try: x2 = o2.client_id.encode()
+            except UnicodeEncodeError: x2 = o2.client_id.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.ClientHost
+            try: x2 = o2.client_host.encode()
+            except UnicodeEncodeError: x2 = o2.client_host.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.MemberMetadata
+            x2 = o2.member_metadata
+            w(_S_i.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.MemberAssignment
+            x2 = o2.member_assignment
+            w(_S_i.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroupMember', '_tagged_fields')
+        #: DescribedGroup.AuthorizedOperations
+        w(_S_i.pack(o1.authorized_operations))
+        #: DescribedGroup.ErrorMessage
+        if o1.error_message is not None: raise _absent('DescribedGroup', 'ErrorMessage')
+        #: DescribedGroup._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroup', '_tagged_fields')
+    #: DescribeGroupsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeGroupsResponse', '_tagged_fields')
 
 
@@ -691,8 +788,7 @@ def _d_DescribeGroupsResponse_v4(buf, pos):
     #: DescribeGroupsResponse.ThrottleTimeMs, Groups
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeGroupsResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -703,7 +799,8 @@ def _d_DescribeGroupsResponse_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.GroupState
         n1, = _S_h.unpack_from(buf, pos)
@@ -711,7 +808,8 @@ def _d_DescribeGroupsResponse_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupState', True)
-        o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_state = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.ProtocolType
         n1, = _S_h.unpack_from(buf, pos)
@@ -719,7 +817,8 @@ def _d_DescribeGroupsResponse_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ProtocolType', True)
-        o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.ProtocolData
         n1, = _S_h.unpack_from(buf, pos)
@@ -727,13 +826,13 @@ def _d_DescribeGroupsResponse_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolData', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ProtocolData', True)
-        o1.protocol_data = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_data = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_data = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.Members
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -744,7 +843,8 @@ def _d_DescribeGroupsResponse_v4(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'MemberId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'MemberId', True)
-            o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.member_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.GroupInstanceId
             n2, = _S_h.unpack_from(buf, pos)
@@ -753,7 +853,8 @@ def _d_DescribeGroupsResponse_v4(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'GroupInstanceId', True)
-                o2.group_instance_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.group_instance_id = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.group_instance_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: DescribedGroupMember.ClientId
             n2, = _S_h.unpack_from(buf, pos)
@@ -761,7 +862,8 @@ def _d_DescribeGroupsResponse_v4(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'ClientId', True)
-            o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.ClientHost
             n2, = _S_h.unpack_from(buf, pos)
@@ -769,7 +871,8 @@ def _d_DescribeGroupsResponse_v4(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientHost', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'ClientHost', True)
-            o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.MemberMetadata
             n2, = _S_i.unpack_from(buf, pos)
@@ -801,105 +904,103 @@ def _d_DescribeGroupsResponse_v4(buf, pos):
     return o, pos
 
 
-def _e_DescribedGroupMember_v4(o, w):
-    #: MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: GroupInstanceId
-    x = o.group_instance_id
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: ClientId
-    x = o.client_id.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ClientHost
-    x = o.client_host.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: MemberMetadata
-    x = o.member_metadata
-    w(_S_i.pack(len(x)))
-    w(x)
-    #: MemberAssignment
-    x = o.member_assignment
-    w(_S_i.pack(len(x)))
-    w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroupMember', '_tagged_fields')
-
-
-def _e_DescribedGroup_v4(o, w):
-    #: ErrorCode, GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
-    w(_S_hh.pack(o.error_code, len(x)))
-    w(x)
-    #: GroupState
-    x = o.group_state.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ProtocolType
-    x = o.protocol_type.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ProtocolData
-    x = o.protocol_data.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Members
-    x = o.members
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DescribedGroupMember_v4(v, w)
-    #: AuthorizedOperations
-    w(_S_i.pack(o.authorized_operations))
-    #: ErrorMessage
-    if o.error_message is not None: raise _absent('DescribedGroup', 'ErrorMessage')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroup', '_tagged_fields')
-
-
 def _e_DescribeGroupsResponse_v4(o, w):
-    #: ThrottleTimeMs, Groups
+    #: DescribeGroupsResponse.ThrottleTimeMs, Groups
     x = o.groups
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_DescribedGroup_v4(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribedGroup.ErrorCode, GroupId
+        try: x1 = o1.group_id.encode()
+        except UnicodeEncodeError: x1 = o1.group_id.encode('utf-8', 'surrogateescape')
+        w(_S_hh.pack(o1.error_code, len(x1)))
+        w(x1)
+        #: DescribedGroup.GroupState
+        try: x1 = o1.group_state.encode()
+        except UnicodeEncodeError: x1 = o1.group_state.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroup.ProtocolType
+        try: x1 = o1.protocol_type.encode()
+        except UnicodeEncodeError: x1 = o1.protocol_type.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroup.ProtocolData
+        try: x1 = o1.protocol_data.encode()
+        except UnicodeEncodeError: x1 = o1.protocol_data.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroup.Members
+        x1 = o1.members
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: DescribedGroupMember.MemberId
+            try: x2 = o2.member_id.encode()
+            except UnicodeEncodeError: x2 = o2.member_id.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.GroupInstanceId
+            x2 = o2.group_instance_id
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: DescribedGroupMember.ClientId
+            try: x2 = o2.client_id.encode()
+            except UnicodeEncodeError: x2 = o2.client_id.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.ClientHost
+            try: x2 = o2.client_host.encode()
+            except UnicodeEncodeError: x2 = o2.client_host.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.MemberMetadata
+            x2 = o2.member_metadata
+            w(_S_i.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember.MemberAssignment
+            x2 = o2.member_assignment
+            w(_S_i.pack(len(x2)))
+            w(x2)
+            #: DescribedGroupMember._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroupMember', '_tagged_fields')
+        #: DescribedGroup.AuthorizedOperations
+        w(_S_i.pack(o1.authorized_operations))
+        #: DescribedGroup.ErrorMessage
+        if o1.error_message is not None: raise _absent('DescribedGroup', 'ErrorMessage')
+        #: DescribedGroup._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroup', '_tagged_fields')
+    #: DescribeGroupsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeGroupsResponse', '_tagged_fields')
 
 
 def _d_DescribeGroupsResponse_v5(buf, pos):
     blen = len(buf)
     o = _new(DescribeGroupsResponse)
-    #: DescribeGroupsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeGroupsResponse.ThrottleTimeMs, Groups
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeGroupsResponse.Groups
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeGroupsResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribedGroup)
-        #: DescribedGroup.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DescribedGroup.ErrorCode, GroupId
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DescribedGroup.GroupId
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.GroupState
         n1 = buf[pos] - 1
@@ -908,7 +1009,8 @@ def _d_DescribeGroupsResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupState', True)
-        o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_state = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.ProtocolType
         n1 = buf[pos] - 1
@@ -917,7 +1019,8 @@ def _d_DescribeGroupsResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ProtocolType', True)
-        o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.ProtocolData
         n1 = buf[pos] - 1
@@ -926,14 +1029,14 @@ def _d_DescribeGroupsResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolData', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ProtocolData', True)
-        o1.protocol_data = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_data = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_data = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.Members
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -945,7 +1048,8 @@ def _d_DescribeGroupsResponse_v5(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'MemberId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'MemberId', True)
-            o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.member_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.GroupInstanceId
             n2 = buf[pos] - 1
@@ -955,7 +1059,8 @@ def _d_DescribeGroupsResponse_v5(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'GroupInstanceId', True)
-                o2.group_instance_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.group_instance_id = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.group_instance_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: DescribedGroupMember.ClientId
             n2 = buf[pos] - 1
@@ -964,7 +1069,8 @@ def _d_DescribeGroupsResponse_v5(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'ClientId', True)
-            o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.ClientHost
             n2 = buf[pos] - 1
@@ -973,7 +1079,8 @@ def _d_DescribeGroupsResponse_v5(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientHost', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'ClientHost', True)
-            o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.MemberMetadata
             n2 = buf[pos] - 1
@@ -1000,15 +1107,13 @@ def _d_DescribeGroupsResponse_v5(buf, pos):
                 pos += 1
             ap1(o2)
         o1.members = x1
-        #: DescribedGroup.AuthorizedOperations
-        o1.authorized_operations, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: DescribedGroup.AuthorizedOperations, _tagged_fields
+        o1.authorized_operations, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         o1.error_message = None
         #: DescribedGroup._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.groups = x
     #: DescribeGroupsResponse._tagged_fields
@@ -1019,110 +1124,118 @@ def _d_DescribeGroupsResponse_v5(buf, pos):
     return o, pos
 
 
-def _e_DescribedGroupMember_v5(o, w):
-    #: MemberId
-    x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupInstanceId
-    x = o.group_instance_id
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'GroupInstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: ClientId
-    x = o.client_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'ClientId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ClientHost
-    x = o.client_host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'ClientHost')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: MemberMetadata
-    x = o.member_metadata
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: MemberAssignment
-    x = o.member_assignment
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribedGroup_v5(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupState
-    x = o.group_state
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ProtocolType
-    x = o.protocol_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ProtocolType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ProtocolData
-    x = o.protocol_data
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ProtocolData')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Members
-    x = o.members
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribedGroupMember_v5(v, w)
-    #: AuthorizedOperations
-    w(_S_i.pack(o.authorized_operations))
-    #: ErrorMessage
-    if o.error_message is not None: raise _absent('DescribedGroup', 'ErrorMessage')
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeGroupsResponse_v5(o, w):
-    #: ThrottleTimeMs
+    #: DescribeGroupsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Groups
+    #: DescribeGroupsResponse.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribedGroup_v5(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribedGroup.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribedGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.GroupState
+        x1 = o1.group_state
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.ProtocolType
+        x1 = o1.protocol_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ProtocolType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.ProtocolData
+        x1 = o1.protocol_data
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ProtocolData')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.Members
+        x1 = o1.members
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribedGroupMember.MemberId
+            x2 = o2.member_id
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'MemberId')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribedGroupMember.GroupInstanceId
+            x2 = o2.group_instance_id
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'GroupInstanceId')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: DescribedGroupMember.ClientId
+            x2 = o2.client_id
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'ClientId')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribedGroupMember.ClientHost
+            x2 = o2.client_host
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'ClientHost')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribedGroupMember.MemberMetadata
+            x2 = o2.member_metadata
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            w(x2)
+            #: DescribedGroupMember.MemberAssignment
+            x2 = o2.member_assignment
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            w(x2)
+            #: DescribedGroupMember._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribedGroup.AuthorizedOperations
+        w(_S_i.pack(o1.authorized_operations))
+        #: DescribedGroup.ErrorMessage
+        if o1.error_message is not None: raise _absent('DescribedGroup', 'ErrorMessage')
+        #: DescribedGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeGroupsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1131,31 +1244,29 @@ def _e_DescribeGroupsResponse_v5(o, w):
 def _d_DescribeGroupsResponse_v6(buf, pos):
     blen = len(buf)
     o = _new(DescribeGroupsResponse)
-    #: DescribeGroupsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeGroupsResponse.ThrottleTimeMs, Groups
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeGroupsResponse.Groups
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeGroupsResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribedGroup)
-        #: DescribedGroup.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DescribedGroup.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DescribedGroup.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribedGroup.GroupId
         n1 = buf[pos] - 1
@@ -1164,7 +1275,8 @@ def _d_DescribeGroupsResponse_v6(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.GroupState
         n1 = buf[pos] - 1
@@ -1173,7 +1285,8 @@ def _d_DescribeGroupsResponse_v6(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupState', True)
-        o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_state = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.ProtocolType
         n1 = buf[pos] - 1
@@ -1182,7 +1295,8 @@ def _d_DescribeGroupsResponse_v6(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ProtocolType', True)
-        o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.ProtocolData
         n1 = buf[pos] - 1
@@ -1191,14 +1305,14 @@ def _d_DescribeGroupsResponse_v6(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolData', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ProtocolData', True)
-        o1.protocol_data = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_data = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_data = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.Members
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1210,7 +1324,8 @@ def _d_DescribeGroupsResponse_v6(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'MemberId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'MemberId', True)
-            o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.member_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.GroupInstanceId
             n2 = buf[pos] - 1
@@ -1220,7 +1335,8 @@ def _d_DescribeGroupsResponse_v6(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'GroupInstanceId', True)
-                o2.group_instance_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.group_instance_id = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.group_instance_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: DescribedGroupMember.ClientId
             n2 = buf[pos] - 1
@@ -1229,7 +1345,8 @@ def _d_DescribeGroupsResponse_v6(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'ClientId', True)
-            o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.ClientHost
             n2 = buf[pos] - 1
@@ -1238,7 +1355,8 @@ def _d_DescribeGroupsResponse_v6(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientHost', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribedGroupMember', 'ClientHost', True)
-            o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribedGroupMember.MemberMetadata
             n2 = buf[pos] - 1
@@ -1265,14 +1383,12 @@ def _d_DescribeGroupsResponse_v6(buf, pos):
                 pos += 1
             ap1(o2)
         o1.members = x1
-        #: DescribedGroup.AuthorizedOperations
-        o1.authorized_operations, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: DescribedGroup.AuthorizedOperations, _tagged_fields
+        o1.authorized_operations, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: DescribedGroup._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.groups = x
     #: DescribeGroupsResponse._tagged_fields
@@ -1283,70 +1399,127 @@ def _d_DescribeGroupsResponse_v6(buf, pos):
     return o, pos
 
 
-def _e_DescribedGroup_v6(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupState
-    x = o.group_state
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ProtocolType
-    x = o.protocol_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ProtocolType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ProtocolData
-    x = o.protocol_data
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ProtocolData')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Members
-    x = o.members
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribedGroupMember_v5(v, w)
-    #: AuthorizedOperations
-    w(_S_i.pack(o.authorized_operations))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeGroupsResponse_v6(o, w):
-    #: ThrottleTimeMs
+    #: DescribeGroupsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Groups
+    #: DescribeGroupsResponse.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribedGroup_v6(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribedGroup.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribedGroup.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribedGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.GroupState
+        x1 = o1.group_state
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.ProtocolType
+        x1 = o1.protocol_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ProtocolType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.ProtocolData
+        x1 = o1.protocol_data
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ProtocolData')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.Members
+        x1 = o1.members
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribedGroupMember.MemberId
+            x2 = o2.member_id
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'MemberId')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribedGroupMember.GroupInstanceId
+            x2 = o2.group_instance_id
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'GroupInstanceId')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: DescribedGroupMember.ClientId
+            x2 = o2.client_id
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'ClientId')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribedGroupMember.ClientHost
+            x2 = o2.client_host
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'ClientHost')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribedGroupMember.MemberMetadata
+            x2 = o2.member_metadata
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            w(x2)
+            #: DescribedGroupMember.MemberAssignment
+            x2 = o2.member_assignment
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            w(x2)
+            #: DescribedGroupMember._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribedGroup.AuthorizedOperations
+        w(_S_i.pack(o1.authorized_operations))
+        #: DescribedGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeGroupsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1361,7 +1534,8 @@ def _d_DescribedGroup_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.GroupState
     n, = _S_h.unpack_from(buf, pos)
@@ -1369,7 +1543,8 @@ def _d_DescribedGroup_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupState', True)
-    o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_state = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.ProtocolType
     n, = _S_h.unpack_from(buf, pos)
@@ -1377,7 +1552,8 @@ def _d_DescribedGroup_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'ProtocolType', True)
-    o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.ProtocolData
     n, = _S_h.unpack_from(buf, pos)
@@ -1385,13 +1561,13 @@ def _d_DescribedGroup_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolData', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'ProtocolData', True)
-    o.protocol_data = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_data = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_data = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.Members
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1402,7 +1578,8 @@ def _d_DescribedGroup_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.ClientId
         n1, = _S_h.unpack_from(buf, pos)
@@ -1410,7 +1587,8 @@ def _d_DescribedGroup_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'ClientId', True)
-        o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.ClientHost
         n1, = _S_h.unpack_from(buf, pos)
@@ -1418,7 +1596,8 @@ def _d_DescribedGroup_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientHost', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'ClientHost', True)
-        o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.MemberMetadata
         n1, = _S_i.unpack_from(buf, pos)
@@ -1446,6 +1625,64 @@ def _d_DescribedGroup_v0(buf, pos):
     return o, pos
 
 
+def _e_DescribedGroup_v0(o, w):
+    #: DescribedGroup.ErrorCode, GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
+    w(_S_hh.pack(o.error_code, len(x)))
+    w(x)
+    #: DescribedGroup.GroupState
+    try: x = o.group_state.encode()
+    except UnicodeEncodeError: x = o.group_state.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroup.ProtocolType
+    try: x = o.protocol_type.encode()
+    except UnicodeEncodeError: x = o.protocol_type.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroup.ProtocolData
+    try: x = o.protocol_data.encode()
+    except UnicodeEncodeError: x = o.protocol_data.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroup.Members
+    x = o.members
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: DescribedGroupMember.MemberId
+        try: x1 = o1.member_id.encode()
+        except UnicodeEncodeError: x1 = o1.member_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember.ClientId
+        try: x1 = o1.client_id.encode()
+        except UnicodeEncodeError: x1 = o1.client_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember.ClientHost
+        try: x1 = o1.client_host.encode()
+        except UnicodeEncodeError: x1 = o1.client_host.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember.MemberMetadata
+        x1 = o1.member_metadata
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember.MemberAssignment
+        x1 = o1.member_assignment
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroupMember', '_tagged_fields')
+    #: DescribedGroup.ErrorMessage
+    if o.error_message is not None: raise _absent('DescribedGroup', 'ErrorMessage')
+    #: DescribedGroup.AuthorizedOperations
+    if o.authorized_operations != -2147483648: raise _absent('DescribedGroup', 'AuthorizedOperations')
+    #: DescribedGroup._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroup', '_tagged_fields')
+
+
 def _d_DescribedGroup_v3(buf, pos):
     blen = len(buf)
     o = _new(DescribedGroup)
@@ -1455,7 +1692,8 @@ def _d_DescribedGroup_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.GroupState
     n, = _S_h.unpack_from(buf, pos)
@@ -1463,7 +1701,8 @@ def _d_DescribedGroup_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupState', True)
-    o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_state = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.ProtocolType
     n, = _S_h.unpack_from(buf, pos)
@@ -1471,7 +1710,8 @@ def _d_DescribedGroup_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'ProtocolType', True)
-    o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.ProtocolData
     n, = _S_h.unpack_from(buf, pos)
@@ -1479,13 +1719,13 @@ def _d_DescribedGroup_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolData', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'ProtocolData', True)
-    o.protocol_data = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_data = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_data = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.Members
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1496,7 +1736,8 @@ def _d_DescribedGroup_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.ClientId
         n1, = _S_h.unpack_from(buf, pos)
@@ -1504,7 +1745,8 @@ def _d_DescribedGroup_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'ClientId', True)
-        o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.ClientHost
         n1, = _S_h.unpack_from(buf, pos)
@@ -1512,7 +1754,8 @@ def _d_DescribedGroup_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientHost', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'ClientHost', True)
-        o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.MemberMetadata
         n1, = _S_i.unpack_from(buf, pos)
@@ -1542,6 +1785,64 @@ def _d_DescribedGroup_v3(buf, pos):
     return o, pos
 
 
+def _e_DescribedGroup_v3(o, w):
+    #: DescribedGroup.ErrorCode, GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
+    w(_S_hh.pack(o.error_code, len(x)))
+    w(x)
+    #: DescribedGroup.GroupState
+    try: x = o.group_state.encode()
+    except UnicodeEncodeError: x = o.group_state.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroup.ProtocolType
+    try: x = o.protocol_type.encode()
+    except UnicodeEncodeError: x = o.protocol_type.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroup.ProtocolData
+    try: x = o.protocol_data.encode()
+    except UnicodeEncodeError: x = o.protocol_data.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroup.Members
+    x = o.members
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: DescribedGroupMember.MemberId
+        try: x1 = o1.member_id.encode()
+        except UnicodeEncodeError: x1 = o1.member_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember.ClientId
+        try: x1 = o1.client_id.encode()
+        except UnicodeEncodeError: x1 = o1.client_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember.ClientHost
+        try: x1 = o1.client_host.encode()
+        except UnicodeEncodeError: x1 = o1.client_host.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember.MemberMetadata
+        x1 = o1.member_metadata
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember.MemberAssignment
+        x1 = o1.member_assignment
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroupMember', '_tagged_fields')
+    #: DescribedGroup.AuthorizedOperations
+    w(_S_i.pack(o.authorized_operations))
+    #: DescribedGroup.ErrorMessage
+    if o.error_message is not None: raise _absent('DescribedGroup', 'ErrorMessage')
+    #: DescribedGroup._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroup', '_tagged_fields')
+
+
 def _d_DescribedGroup_v4(buf, pos):
     blen = len(buf)
     o = _new(DescribedGroup)
@@ -1551,7 +1852,8 @@ def _d_DescribedGroup_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.GroupState
     n, = _S_h.unpack_from(buf, pos)
@@ -1559,7 +1861,8 @@ def _d_DescribedGroup_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupState', True)
-    o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_state = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.ProtocolType
     n, = _S_h.unpack_from(buf, pos)
@@ -1567,7 +1870,8 @@ def _d_DescribedGroup_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'ProtocolType', True)
-    o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.ProtocolData
     n, = _S_h.unpack_from(buf, pos)
@@ -1575,13 +1879,13 @@ def _d_DescribedGroup_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolData', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'ProtocolData', True)
-    o.protocol_data = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_data = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_data = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.Members
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1592,7 +1896,8 @@ def _d_DescribedGroup_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.GroupInstanceId
         n1, = _S_h.unpack_from(buf, pos)
@@ -1601,7 +1906,8 @@ def _d_DescribedGroup_v4(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'GroupInstanceId', True)
-            o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.group_instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribedGroupMember.ClientId
         n1, = _S_h.unpack_from(buf, pos)
@@ -1609,7 +1915,8 @@ def _d_DescribedGroup_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'ClientId', True)
-        o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.ClientHost
         n1, = _S_h.unpack_from(buf, pos)
@@ -1617,7 +1924,8 @@ def _d_DescribedGroup_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientHost', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'ClientHost', True)
-        o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.MemberMetadata
         n1, = _S_i.unpack_from(buf, pos)
@@ -1646,20 +1954,86 @@ def _d_DescribedGroup_v4(buf, pos):
     return o, pos
 
 
+def _e_DescribedGroup_v4(o, w):
+    #: DescribedGroup.ErrorCode, GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
+    w(_S_hh.pack(o.error_code, len(x)))
+    w(x)
+    #: DescribedGroup.GroupState
+    try: x = o.group_state.encode()
+    except UnicodeEncodeError: x = o.group_state.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroup.ProtocolType
+    try: x = o.protocol_type.encode()
+    except UnicodeEncodeError: x = o.protocol_type.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroup.ProtocolData
+    try: x = o.protocol_data.encode()
+    except UnicodeEncodeError: x = o.protocol_data.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroup.Members
+    x = o.members
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: DescribedGroupMember.MemberId
+        try: x1 = o1.member_id.encode()
+        except UnicodeEncodeError: x1 = o1.member_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember.GroupInstanceId
+        x1 = o1.group_instance_id
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: DescribedGroupMember.ClientId
+        try: x1 = o1.client_id.encode()
+        except UnicodeEncodeError: x1 = o1.client_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember.ClientHost
+        try: x1 = o1.client_host.encode()
+        except UnicodeEncodeError: x1 = o1.client_host.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember.MemberMetadata
+        x1 = o1.member_metadata
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember.MemberAssignment
+        x1 = o1.member_assignment
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: DescribedGroupMember._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroupMember', '_tagged_fields')
+    #: DescribedGroup.AuthorizedOperations
+    w(_S_i.pack(o.authorized_operations))
+    #: DescribedGroup.ErrorMessage
+    if o.error_message is not None: raise _absent('DescribedGroup', 'ErrorMessage')
+    #: DescribedGroup._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroup', '_tagged_fields')
+
+
 def _d_DescribedGroup_v5(buf, pos):
     blen = len(buf)
     o = _new(DescribedGroup)
-    #: DescribedGroup.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribedGroup.ErrorCode, GroupId
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribedGroup.GroupId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.GroupState
     n = buf[pos] - 1
@@ -1668,7 +2042,8 @@ def _d_DescribedGroup_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupState', True)
-    o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_state = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.ProtocolType
     n = buf[pos] - 1
@@ -1677,7 +2052,8 @@ def _d_DescribedGroup_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'ProtocolType', True)
-    o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.ProtocolData
     n = buf[pos] - 1
@@ -1686,14 +2062,14 @@ def _d_DescribedGroup_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolData', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'ProtocolData', True)
-    o.protocol_data = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_data = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_data = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.Members
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1705,7 +2081,8 @@ def _d_DescribedGroup_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.GroupInstanceId
         n1 = buf[pos] - 1
@@ -1715,7 +2092,8 @@ def _d_DescribedGroup_v5(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'GroupInstanceId', True)
-            o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.group_instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribedGroupMember.ClientId
         n1 = buf[pos] - 1
@@ -1724,7 +2102,8 @@ def _d_DescribedGroup_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'ClientId', True)
-        o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.ClientHost
         n1 = buf[pos] - 1
@@ -1733,7 +2112,8 @@ def _d_DescribedGroup_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientHost', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'ClientHost', True)
-        o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.MemberMetadata
         n1 = buf[pos] - 1
@@ -1760,33 +2140,137 @@ def _d_DescribedGroup_v5(buf, pos):
             pos += 1
         ap(o1)
     o.members = x
-    #: DescribedGroup.AuthorizedOperations
-    o.authorized_operations, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribedGroup.AuthorizedOperations, _tagged_fields
+    o.authorized_operations, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     o.error_message = None
     #: DescribedGroup._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DescribedGroup_v5(o, w):
+    #: DescribedGroup.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribedGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.GroupState
+    x = o.group_state
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.ProtocolType
+    x = o.protocol_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ProtocolType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.ProtocolData
+    x = o.protocol_data
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ProtocolData')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.Members
+    x = o.members
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribedGroupMember.MemberId
+        x1 = o1.member_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'MemberId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroupMember.GroupInstanceId
+        x1 = o1.group_instance_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'GroupInstanceId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribedGroupMember.ClientId
+        x1 = o1.client_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'ClientId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroupMember.ClientHost
+        x1 = o1.client_host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'ClientHost')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroupMember.MemberMetadata
+        x1 = o1.member_metadata
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: DescribedGroupMember.MemberAssignment
+        x1 = o1.member_assignment
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: DescribedGroupMember._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribedGroup.AuthorizedOperations
+    w(_S_i.pack(o.authorized_operations))
+    #: DescribedGroup.ErrorMessage
+    if o.error_message is not None: raise _absent('DescribedGroup', 'ErrorMessage')
+    #: DescribedGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribedGroup_v6(buf, pos):
     blen = len(buf)
     o = _new(DescribedGroup)
-    #: DescribedGroup.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribedGroup.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribedGroup.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribedGroup.GroupId
     n = buf[pos] - 1
@@ -1795,7 +2279,8 @@ def _d_DescribedGroup_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.GroupState
     n = buf[pos] - 1
@@ -1804,7 +2289,8 @@ def _d_DescribedGroup_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupState', True)
-    o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_state = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.ProtocolType
     n = buf[pos] - 1
@@ -1813,7 +2299,8 @@ def _d_DescribedGroup_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'ProtocolType', True)
-    o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.ProtocolData
     n = buf[pos] - 1
@@ -1822,14 +2309,14 @@ def _d_DescribedGroup_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'ProtocolData', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'ProtocolData', True)
-    o.protocol_data = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_data = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_data = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.Members
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1841,7 +2328,8 @@ def _d_DescribedGroup_v6(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.GroupInstanceId
         n1 = buf[pos] - 1
@@ -1851,7 +2339,8 @@ def _d_DescribedGroup_v6(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'GroupInstanceId', True)
-            o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.group_instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribedGroupMember.ClientId
         n1 = buf[pos] - 1
@@ -1860,7 +2349,8 @@ def _d_DescribedGroup_v6(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'ClientId', True)
-        o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.ClientHost
         n1 = buf[pos] - 1
@@ -1869,7 +2359,8 @@ def _d_DescribedGroup_v6(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientHost', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroupMember', 'ClientHost', True)
-        o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroupMember.MemberMetadata
         n1 = buf[pos] - 1
@@ -1896,15 +2387,128 @@ def _d_DescribedGroup_v6(buf, pos):
             pos += 1
         ap(o1)
     o.members = x
-    #: DescribedGroup.AuthorizedOperations
-    o.authorized_operations, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribedGroup.AuthorizedOperations, _tagged_fields
+    o.authorized_operations, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribedGroup._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DescribedGroup_v6(o, w):
+    #: DescribedGroup.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribedGroup.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribedGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.GroupState
+    x = o.group_state
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.ProtocolType
+    x = o.protocol_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ProtocolType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.ProtocolData
+    x = o.protocol_data
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ProtocolData')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.Members
+    x = o.members
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribedGroupMember.MemberId
+        x1 = o1.member_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'MemberId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroupMember.GroupInstanceId
+        x1 = o1.group_instance_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'GroupInstanceId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribedGroupMember.ClientId
+        x1 = o1.client_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'ClientId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroupMember.ClientHost
+        x1 = o1.client_host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'ClientHost')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroupMember.MemberMetadata
+        x1 = o1.member_metadata
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: DescribedGroupMember.MemberAssignment
+        x1 = o1.member_assignment
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: DescribedGroupMember._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribedGroup.AuthorizedOperations
+    w(_S_i.pack(o.authorized_operations))
+    #: DescribedGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribedGroupMember_v0(buf, pos):
@@ -1916,7 +2520,8 @@ def _d_DescribedGroupMember_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroupMember', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroupMember.ClientId
     n, = _S_h.unpack_from(buf, pos)
@@ -1924,7 +2529,8 @@ def _d_DescribedGroupMember_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroupMember', 'ClientId', True)
-    o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.client_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroupMember.ClientHost
     n, = _S_h.unpack_from(buf, pos)
@@ -1932,7 +2538,8 @@ def _d_DescribedGroupMember_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientHost', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroupMember', 'ClientHost', True)
-    o.client_host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.client_host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.client_host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroupMember.MemberMetadata
     n, = _S_i.unpack_from(buf, pos)
@@ -1955,6 +2562,34 @@ def _d_DescribedGroupMember_v0(buf, pos):
     return o, pos
 
 
+def _e_DescribedGroupMember_v0(o, w):
+    #: DescribedGroupMember.MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroupMember.ClientId
+    try: x = o.client_id.encode()
+    except UnicodeEncodeError: x = o.client_id.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroupMember.ClientHost
+    try: x = o.client_host.encode()
+    except UnicodeEncodeError: x = o.client_host.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroupMember.MemberMetadata
+    x = o.member_metadata
+    w(_S_i.pack(len(x)))
+    w(x)
+    #: DescribedGroupMember.MemberAssignment
+    x = o.member_assignment
+    w(_S_i.pack(len(x)))
+    w(x)
+    #: DescribedGroupMember._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroupMember', '_tagged_fields')
+
+
 def _d_DescribedGroupMember_v4(buf, pos):
     blen = len(buf)
     o = _new(DescribedGroupMember)
@@ -1964,7 +2599,8 @@ def _d_DescribedGroupMember_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroupMember', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroupMember.GroupInstanceId
     n, = _S_h.unpack_from(buf, pos)
@@ -1973,7 +2609,8 @@ def _d_DescribedGroupMember_v4(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribedGroupMember', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribedGroupMember.ClientId
     n, = _S_h.unpack_from(buf, pos)
@@ -1981,7 +2618,8 @@ def _d_DescribedGroupMember_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroupMember', 'ClientId', True)
-    o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.client_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroupMember.ClientHost
     n, = _S_h.unpack_from(buf, pos)
@@ -1989,7 +2627,8 @@ def _d_DescribedGroupMember_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientHost', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroupMember', 'ClientHost', True)
-    o.client_host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.client_host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.client_host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroupMember.MemberMetadata
     n, = _S_i.unpack_from(buf, pos)
@@ -2011,6 +2650,42 @@ def _d_DescribedGroupMember_v4(buf, pos):
     return o, pos
 
 
+def _e_DescribedGroupMember_v4(o, w):
+    #: DescribedGroupMember.MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroupMember.GroupInstanceId
+    x = o.group_instance_id
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: DescribedGroupMember.ClientId
+    try: x = o.client_id.encode()
+    except UnicodeEncodeError: x = o.client_id.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroupMember.ClientHost
+    try: x = o.client_host.encode()
+    except UnicodeEncodeError: x = o.client_host.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribedGroupMember.MemberMetadata
+    x = o.member_metadata
+    w(_S_i.pack(len(x)))
+    w(x)
+    #: DescribedGroupMember.MemberAssignment
+    x = o.member_assignment
+    w(_S_i.pack(len(x)))
+    w(x)
+    #: DescribedGroupMember._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribedGroupMember', '_tagged_fields')
+
+
 def _d_DescribedGroupMember_v5(buf, pos):
     blen = len(buf)
     o = _new(DescribedGroupMember)
@@ -2021,7 +2696,8 @@ def _d_DescribedGroupMember_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroupMember', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroupMember.GroupInstanceId
     n = buf[pos] - 1
@@ -2031,7 +2707,8 @@ def _d_DescribedGroupMember_v5(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribedGroupMember', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribedGroupMember.ClientId
     n = buf[pos] - 1
@@ -2040,7 +2717,8 @@ def _d_DescribedGroupMember_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroupMember', 'ClientId', True)
-    o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.client_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroupMember.ClientHost
     n = buf[pos] - 1
@@ -2049,7 +2727,8 @@ def _d_DescribedGroupMember_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroupMember', 'ClientHost', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroupMember', 'ClientHost', True)
-    o.client_host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.client_host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.client_host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroupMember.MemberMetadata
     n = buf[pos] - 1
@@ -2075,6 +2754,61 @@ def _d_DescribedGroupMember_v5(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DescribedGroupMember_v5(o, w):
+    #: DescribedGroupMember.MemberId
+    x = o.member_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'MemberId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroupMember.GroupInstanceId
+    x = o.group_instance_id
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'GroupInstanceId')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribedGroupMember.ClientId
+    x = o.client_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'ClientId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroupMember.ClientHost
+    x = o.client_host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroupMember', 'ClientHost')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroupMember.MemberMetadata
+    x = o.member_metadata
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    w(x)
+    #: DescribedGroupMember.MemberAssignment
+    x = o.member_assignment
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    w(x)
+    #: DescribedGroupMember._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

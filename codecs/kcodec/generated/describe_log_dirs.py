@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,14 +18,22 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hh = _Sc('>hh')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ii = _Sc('>ii')
 _S_iqqo = _Sc('>iqq?')
+_S_iqqoB = _Sc('>iqq?B')
 _S_qq = _Sc('>qq')
+_S_qqB = _Sc('>qqB')
 _S_qqo = _Sc('>qq?')
+_S_qqoB = _Sc('>qq?B')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
+_PN32 = _packers('i', False)
 
 
 class DescribeLogDirsRequest(_Struct):
@@ -168,15 +177,17 @@ def _d_DescribeLogDirsRequest_v1(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribableLogDirTopic', 'Topic', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribableLogDirTopic', 'Topic', True)
-            o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.topic = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: DescribableLogDirTopic.Partitions
             n1, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribableLogDirTopic', 'Partitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribableLogDirTopic', 'Partitions')
-            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribableLogDirTopic', 'Partitions')
+            if n1 == 0: o1.partitions = []
+            else:
+                o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             o1._utf = None
             ap(o1)
         o.topics = x
@@ -184,28 +195,25 @@ def _d_DescribeLogDirsRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_DescribableLogDirTopic_v1(o, w):
-    #: Topic
-    x = o.topic.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribableLogDirTopic', '_tagged_fields')
-
-
 def _e_DescribeLogDirsRequest_v1(o, w):
-    #: Topics
+    #: DescribeLogDirsRequest.Topics
     x = o.topics
     if x is None: w(b'\xff\xff\xff\xff')
     else:
         w(_S_i.pack(len(x)))
-        for v in x:
-            _e_DescribableLogDirTopic_v1(v, w)
-    #: _tagged_fields
+        for o1 in x:
+            #: DescribableLogDirTopic.Topic
+            try: x1 = o1.topic.encode()
+            except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+            #: DescribableLogDirTopic.Partitions
+            x1 = o1.partitions
+            n1 = len(x1)
+            w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+            #: DescribableLogDirTopic._tagged_fields
+            if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribableLogDirTopic', '_tagged_fields')
+    #: DescribeLogDirsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeLogDirsRequest', '_tagged_fields')
 
 
@@ -230,16 +238,18 @@ def _d_DescribeLogDirsRequest_v2(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribableLogDirTopic', 'Topic', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribableLogDirTopic', 'Topic', True)
-            o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.topic = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: DescribableLogDirTopic.Partitions
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribableLogDirTopic', 'Partitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribableLogDirTopic', 'Partitions')
-            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribableLogDirTopic', 'Partitions')
+            if n1 == 0: o1.partitions = []
+            else:
+                o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: DescribableLogDirTopic._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -255,35 +265,35 @@ def _d_DescribeLogDirsRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_DescribableLogDirTopic_v2(o, w):
-    #: Topic
-    x = o.topic
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribableLogDirTopic', 'Topic')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeLogDirsRequest_v2(o, w):
-    #: Topics
+    #: DescribeLogDirsRequest.Topics
     x = o.topics
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_DescribableLogDirTopic_v2(v, w)
-    #: _tagged_fields
+        for o1 in x:
+            #: DescribableLogDirTopic.Topic
+            x1 = o1.topic
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribableLogDirTopic', 'Topic')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: DescribableLogDirTopic.Partitions
+            x1 = o1.partitions
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: DescribableLogDirTopic._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: DescribeLogDirsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -298,17 +308,33 @@ def _d_DescribableLogDirTopic_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribableLogDirTopic', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribableLogDirTopic', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribableLogDirTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribableLogDirTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribableLogDirTopic', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribableLogDirTopic', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o._utf = None
     return o, pos
+
+
+def _e_DescribableLogDirTopic_v1(o, w):
+    #: DescribableLogDirTopic.Topic
+    try: x = o.topic.encode()
+    except UnicodeEncodeError: x = o.topic.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribableLogDirTopic.Partitions
+    x = o.partitions
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: DescribableLogDirTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribableLogDirTopic', '_tagged_fields')
 
 
 def _d_DescribableLogDirTopic_v2(buf, pos):
@@ -321,16 +347,18 @@ def _d_DescribableLogDirTopic_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribableLogDirTopic', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribableLogDirTopic', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribableLogDirTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribableLogDirTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribableLogDirTopic', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribableLogDirTopic', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: DescribableLogDirTopic._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
@@ -339,14 +367,36 @@ def _d_DescribableLogDirTopic_v2(buf, pos):
     return o, pos
 
 
+def _e_DescribableLogDirTopic_v2(o, w):
+    #: DescribableLogDirTopic.Topic
+    x = o.topic
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribableLogDirTopic', 'Topic')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribableLogDirTopic.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: DescribableLogDirTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeLogDirsResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(DescribeLogDirsResponse)
     #: DescribeLogDirsResponse.ThrottleTimeMs, Results
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -357,13 +407,13 @@ def _d_DescribeLogDirsResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'LogDir', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeLogDirsResult', 'LogDir', True)
-        o1.log_dir = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.log_dir = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.log_dir = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeLogDirsResult.Topics
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -374,13 +424,13 @@ def _d_DescribeLogDirsResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeLogDirsTopic', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribeLogDirsTopic.Partitions
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -405,85 +455,72 @@ def _d_DescribeLogDirsResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_DescribeLogDirsPartition_v1(o, w):
-    #: PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
-    w(_S_iqqo.pack(o.partition_index, o.partition_size, o.offset_lag, o.is_future_key))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeLogDirsPartition', '_tagged_fields')
-
-
-def _e_DescribeLogDirsTopic_v1(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DescribeLogDirsPartition_v1(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeLogDirsTopic', '_tagged_fields')
-
-
-def _e_DescribeLogDirsResult_v1(o, w):
-    #: ErrorCode, LogDir
-    x = o.log_dir.encode('utf-8', 'surrogateescape')
-    w(_S_hh.pack(o.error_code, len(x)))
-    w(x)
-    #: Topics
-    x = o.topics
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_DescribeLogDirsTopic_v1(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeLogDirsResult', '_tagged_fields')
-
-
 def _e_DescribeLogDirsResponse_v1(o, w):
-    #: ThrottleTimeMs, Results
+    #: DescribeLogDirsResponse.ThrottleTimeMs, Results
     x = o.results
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_DescribeLogDirsResult_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeLogDirsResult.ErrorCode, LogDir
+        try: x1 = o1.log_dir.encode()
+        except UnicodeEncodeError: x1 = o1.log_dir.encode('utf-8', 'surrogateescape')
+        w(_S_hh.pack(o1.error_code, len(x1)))
+        w(x1)
+        #: DescribeLogDirsResult.Topics
+        x1 = o1.topics
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: DescribeLogDirsTopic.Name
+            try: x2 = o2.name.encode()
+            except UnicodeEncodeError: x2 = o2.name.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: DescribeLogDirsTopic.Partitions
+            x2 = o2.partitions
+            w(_S_i.pack(len(x2)))
+            for o3 in x2:
+                #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
+                w(_S_iqqo.pack(o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key))
+                #: DescribeLogDirsPartition._tagged_fields
+                if o3._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeLogDirsPartition', '_tagged_fields')
+            #: DescribeLogDirsTopic._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeLogDirsTopic', '_tagged_fields')
+        #: DescribeLogDirsResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeLogDirsResult', '_tagged_fields')
+    #: DescribeLogDirsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeLogDirsResponse', '_tagged_fields')
 
 
 def _d_DescribeLogDirsResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(DescribeLogDirsResponse)
-    #: DescribeLogDirsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeLogDirsResponse.ThrottleTimeMs, Results
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeLogDirsResponse.Results
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeLogDirsResult)
-        #: DescribeLogDirsResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DescribeLogDirsResult.ErrorCode, LogDir
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DescribeLogDirsResult.LogDir
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'LogDir', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeLogDirsResult', 'LogDir', True)
-        o1.log_dir = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.log_dir = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.log_dir = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeLogDirsResult.Topics
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -495,26 +532,24 @@ def _d_DescribeLogDirsResponse_v2(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeLogDirsTopic', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribeLogDirsTopic.Partitions
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(DescribeLogDirsPartition)
-                #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
-                o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key = _S_iqqo.unpack_from(buf, pos)
-                pos += 21
+                #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey, _tagged_fields
+                o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key, t3 = _S_iqqoB.unpack_from(buf, pos)
+                pos += 22
                 #: DescribeLogDirsPartition._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.partitions = x2
             #: DescribeLogDirsTopic._tagged_fields
@@ -543,67 +578,59 @@ def _d_DescribeLogDirsResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_DescribeLogDirsPartition_v2(o, w):
-    #: PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
-    w(_S_iqqo.pack(o.partition_index, o.partition_size, o.offset_lag, o.is_future_key))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeLogDirsTopic_v2(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeLogDirsPartition_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeLogDirsResult_v2(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: LogDir
-    x = o.log_dir
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsResult', 'LogDir')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeLogDirsTopic_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeLogDirsResponse_v2(o, w):
-    #: ThrottleTimeMs
+    #: DescribeLogDirsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Results
+    #: DescribeLogDirsResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeLogDirsResult_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeLogDirsResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribeLogDirsResult.LogDir
+        x1 = o1.log_dir
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsResult', 'LogDir')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeLogDirsResult.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeLogDirsTopic.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsTopic', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribeLogDirsTopic.Partitions
+            x2 = o2.partitions
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
+                w(_S_iqqo.pack(o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key))
+                #: DescribeLogDirsPartition._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: DescribeLogDirsTopic._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeLogDirsResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeLogDirsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -612,37 +639,34 @@ def _e_DescribeLogDirsResponse_v2(o, w):
 def _d_DescribeLogDirsResponse_v3(buf, pos):
     blen = len(buf)
     o = _new(DescribeLogDirsResponse)
-    #: DescribeLogDirsResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: DescribeLogDirsResponse.ThrottleTimeMs, ErrorCode, Results
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: DescribeLogDirsResponse.Results
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeLogDirsResult)
-        #: DescribeLogDirsResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DescribeLogDirsResult.ErrorCode, LogDir
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DescribeLogDirsResult.LogDir
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'LogDir', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeLogDirsResult', 'LogDir', True)
-        o1.log_dir = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.log_dir = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.log_dir = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeLogDirsResult.Topics
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -654,26 +678,24 @@ def _d_DescribeLogDirsResponse_v3(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeLogDirsTopic', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribeLogDirsTopic.Partitions
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(DescribeLogDirsPartition)
-                #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
-                o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key = _S_iqqo.unpack_from(buf, pos)
-                pos += 21
+                #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey, _tagged_fields
+                o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key, t3 = _S_iqqoB.unpack_from(buf, pos)
+                pos += 22
                 #: DescribeLogDirsPartition._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.partitions = x2
             #: DescribeLogDirsTopic._tagged_fields
@@ -702,15 +724,58 @@ def _d_DescribeLogDirsResponse_v3(buf, pos):
 
 
 def _e_DescribeLogDirsResponse_v3(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: DescribeLogDirsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: Results
+    #: DescribeLogDirsResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeLogDirsResult_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeLogDirsResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribeLogDirsResult.LogDir
+        x1 = o1.log_dir
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsResult', 'LogDir')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeLogDirsResult.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeLogDirsTopic.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsTopic', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribeLogDirsTopic.Partitions
+            x2 = o2.partitions
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
+                w(_S_iqqo.pack(o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key))
+                #: DescribeLogDirsPartition._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: DescribeLogDirsTopic._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeLogDirsResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeLogDirsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -719,37 +784,34 @@ def _e_DescribeLogDirsResponse_v3(o, w):
 def _d_DescribeLogDirsResponse_v4(buf, pos):
     blen = len(buf)
     o = _new(DescribeLogDirsResponse)
-    #: DescribeLogDirsResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: DescribeLogDirsResponse.ThrottleTimeMs, ErrorCode, Results
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: DescribeLogDirsResponse.Results
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeLogDirsResult)
-        #: DescribeLogDirsResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DescribeLogDirsResult.ErrorCode, LogDir
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DescribeLogDirsResult.LogDir
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'LogDir', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeLogDirsResult', 'LogDir', True)
-        o1.log_dir = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.log_dir = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.log_dir = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeLogDirsResult.Topics
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -761,26 +823,24 @@ def _d_DescribeLogDirsResponse_v4(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeLogDirsTopic', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribeLogDirsTopic.Partitions
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(DescribeLogDirsPartition)
-                #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
-                o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key = _S_iqqo.unpack_from(buf, pos)
-                pos += 21
+                #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey, _tagged_fields
+                o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key, t3 = _S_iqqoB.unpack_from(buf, pos)
+                pos += 22
                 #: DescribeLogDirsPartition._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.partitions = x2
             #: DescribeLogDirsTopic._tagged_fields
@@ -790,15 +850,13 @@ def _d_DescribeLogDirsResponse_v4(buf, pos):
                 pos += 1
             ap1(o2)
         o1.topics = x1
-        #: DescribeLogDirsResult.TotalBytes, UsableBytes
-        o1.total_bytes, o1.usable_bytes = _S_qq.unpack_from(buf, pos)
-        pos += 16
+        #: DescribeLogDirsResult.TotalBytes, UsableBytes, _tagged_fields
+        o1.total_bytes, o1.usable_bytes, t1 = _S_qqB.unpack_from(buf, pos)
+        pos += 17
         o1.is_cordoned = False
         #: DescribeLogDirsResult._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.results = x
     #: DescribeLogDirsResponse._tagged_fields
@@ -809,40 +867,61 @@ def _d_DescribeLogDirsResponse_v4(buf, pos):
     return o, pos
 
 
-def _e_DescribeLogDirsResult_v4(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: LogDir
-    x = o.log_dir
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsResult', 'LogDir')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeLogDirsTopic_v2(v, w)
-    #: TotalBytes, UsableBytes
-    w(_S_qq.pack(o.total_bytes, o.usable_bytes))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeLogDirsResponse_v4(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: DescribeLogDirsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: Results
+    #: DescribeLogDirsResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeLogDirsResult_v4(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeLogDirsResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribeLogDirsResult.LogDir
+        x1 = o1.log_dir
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsResult', 'LogDir')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeLogDirsResult.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeLogDirsTopic.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsTopic', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribeLogDirsTopic.Partitions
+            x2 = o2.partitions
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
+                w(_S_iqqo.pack(o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key))
+                #: DescribeLogDirsPartition._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: DescribeLogDirsTopic._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeLogDirsResult.TotalBytes, UsableBytes
+        w(_S_qq.pack(o1.total_bytes, o1.usable_bytes))
+        #: DescribeLogDirsResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeLogDirsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -851,37 +930,34 @@ def _e_DescribeLogDirsResponse_v4(o, w):
 def _d_DescribeLogDirsResponse_v5(buf, pos):
     blen = len(buf)
     o = _new(DescribeLogDirsResponse)
-    #: DescribeLogDirsResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: DescribeLogDirsResponse.ThrottleTimeMs, ErrorCode, Results
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: DescribeLogDirsResponse.Results
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeLogDirsResult)
-        #: DescribeLogDirsResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DescribeLogDirsResult.ErrorCode, LogDir
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DescribeLogDirsResult.LogDir
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'LogDir', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeLogDirsResult', 'LogDir', True)
-        o1.log_dir = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.log_dir = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.log_dir = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeLogDirsResult.Topics
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -893,26 +969,24 @@ def _d_DescribeLogDirsResponse_v5(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeLogDirsTopic', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: DescribeLogDirsTopic.Partitions
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(DescribeLogDirsPartition)
-                #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
-                o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key = _S_iqqo.unpack_from(buf, pos)
-                pos += 21
+                #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey, _tagged_fields
+                o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key, t3 = _S_iqqoB.unpack_from(buf, pos)
+                pos += 22
                 #: DescribeLogDirsPartition._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.partitions = x2
             #: DescribeLogDirsTopic._tagged_fields
@@ -922,14 +996,12 @@ def _d_DescribeLogDirsResponse_v5(buf, pos):
                 pos += 1
             ap1(o2)
         o1.topics = x1
-        #: DescribeLogDirsResult.TotalBytes, UsableBytes, IsCordoned
-        o1.total_bytes, o1.usable_bytes, o1.is_cordoned = _S_qqo.unpack_from(buf, pos)
-        pos += 17
+        #: DescribeLogDirsResult.TotalBytes, UsableBytes, IsCordoned, _tagged_fields
+        o1.total_bytes, o1.usable_bytes, o1.is_cordoned, t1 = _S_qqoB.unpack_from(buf, pos)
+        pos += 18
         #: DescribeLogDirsResult._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.results = x
     #: DescribeLogDirsResponse._tagged_fields
@@ -940,40 +1012,61 @@ def _d_DescribeLogDirsResponse_v5(buf, pos):
     return o, pos
 
 
-def _e_DescribeLogDirsResult_v5(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: LogDir
-    x = o.log_dir
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsResult', 'LogDir')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeLogDirsTopic_v2(v, w)
-    #: TotalBytes, UsableBytes, IsCordoned
-    w(_S_qqo.pack(o.total_bytes, o.usable_bytes, o.is_cordoned))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeLogDirsResponse_v5(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: DescribeLogDirsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: Results
+    #: DescribeLogDirsResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeLogDirsResult_v5(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeLogDirsResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribeLogDirsResult.LogDir
+        x1 = o1.log_dir
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsResult', 'LogDir')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeLogDirsResult.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeLogDirsTopic.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsTopic', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribeLogDirsTopic.Partitions
+            x2 = o2.partitions
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
+                w(_S_iqqo.pack(o3.partition_index, o3.partition_size, o3.offset_lag, o3.is_future_key))
+                #: DescribeLogDirsPartition._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: DescribeLogDirsTopic._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeLogDirsResult.TotalBytes, UsableBytes, IsCordoned
+        w(_S_qqo.pack(o1.total_bytes, o1.usable_bytes, o1.is_cordoned))
+        #: DescribeLogDirsResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeLogDirsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -988,13 +1081,13 @@ def _d_DescribeLogDirsResult_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'LogDir', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeLogDirsResult', 'LogDir', True)
-    o.log_dir = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.log_dir = buf[pos:e].decode()
+    except UnicodeDecodeError: o.log_dir = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeLogDirsResult.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1005,13 +1098,13 @@ def _d_DescribeLogDirsResult_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeLogDirsTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeLogDirsTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1032,27 +1125,55 @@ def _d_DescribeLogDirsResult_v1(buf, pos):
     return o, pos
 
 
+def _e_DescribeLogDirsResult_v1(o, w):
+    #: DescribeLogDirsResult.ErrorCode, LogDir
+    try: x = o.log_dir.encode()
+    except UnicodeEncodeError: x = o.log_dir.encode('utf-8', 'surrogateescape')
+    w(_S_hh.pack(o.error_code, len(x)))
+    w(x)
+    #: DescribeLogDirsResult.Topics
+    x = o.topics
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: DescribeLogDirsTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: DescribeLogDirsTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
+            w(_S_iqqo.pack(o2.partition_index, o2.partition_size, o2.offset_lag, o2.is_future_key))
+            #: DescribeLogDirsPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeLogDirsPartition', '_tagged_fields')
+        #: DescribeLogDirsTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeLogDirsTopic', '_tagged_fields')
+    #: DescribeLogDirsResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeLogDirsResult', '_tagged_fields')
+
+
 def _d_DescribeLogDirsResult_v2(buf, pos):
     blen = len(buf)
     o = _new(DescribeLogDirsResult)
-    #: DescribeLogDirsResult.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeLogDirsResult.ErrorCode, LogDir
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeLogDirsResult.LogDir
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'LogDir', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeLogDirsResult', 'LogDir', True)
-    o.log_dir = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.log_dir = buf[pos:e].decode()
+    except UnicodeDecodeError: o.log_dir = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeLogDirsResult.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1064,26 +1185,24 @@ def _d_DescribeLogDirsResult_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeLogDirsTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeLogDirsTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(DescribeLogDirsPartition)
-            #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
-            o2.partition_index, o2.partition_size, o2.offset_lag, o2.is_future_key = _S_iqqo.unpack_from(buf, pos)
-            pos += 21
+            #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey, _tagged_fields
+            o2.partition_index, o2.partition_size, o2.offset_lag, o2.is_future_key, t2 = _S_iqqoB.unpack_from(buf, pos)
+            pos += 22
             #: DescribeLogDirsPartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: DescribeLogDirsTopic._tagged_fields
@@ -1104,27 +1223,73 @@ def _d_DescribeLogDirsResult_v2(buf, pos):
     return o, pos
 
 
+def _e_DescribeLogDirsResult_v2(o, w):
+    #: DescribeLogDirsResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribeLogDirsResult.LogDir
+    x = o.log_dir
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsResult', 'LogDir')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeLogDirsResult.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeLogDirsTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeLogDirsTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
+            w(_S_iqqo.pack(o2.partition_index, o2.partition_size, o2.offset_lag, o2.is_future_key))
+            #: DescribeLogDirsPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeLogDirsTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeLogDirsResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeLogDirsResult_v4(buf, pos):
     blen = len(buf)
     o = _new(DescribeLogDirsResult)
-    #: DescribeLogDirsResult.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeLogDirsResult.ErrorCode, LogDir
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeLogDirsResult.LogDir
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'LogDir', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeLogDirsResult', 'LogDir', True)
-    o.log_dir = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.log_dir = buf[pos:e].decode()
+    except UnicodeDecodeError: o.log_dir = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeLogDirsResult.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1136,26 +1301,24 @@ def _d_DescribeLogDirsResult_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeLogDirsTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeLogDirsTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(DescribeLogDirsPartition)
-            #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
-            o2.partition_index, o2.partition_size, o2.offset_lag, o2.is_future_key = _S_iqqo.unpack_from(buf, pos)
-            pos += 21
+            #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey, _tagged_fields
+            o2.partition_index, o2.partition_size, o2.offset_lag, o2.is_future_key, t2 = _S_iqqoB.unpack_from(buf, pos)
+            pos += 22
             #: DescribeLogDirsPartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: DescribeLogDirsTopic._tagged_fields
@@ -1165,39 +1328,85 @@ def _d_DescribeLogDirsResult_v4(buf, pos):
             pos += 1
         ap(o1)
     o.topics = x
-    #: DescribeLogDirsResult.TotalBytes, UsableBytes
-    o.total_bytes, o.usable_bytes = _S_qq.unpack_from(buf, pos)
-    pos += 16
+    #: DescribeLogDirsResult.TotalBytes, UsableBytes, _tagged_fields
+    o.total_bytes, o.usable_bytes, t = _S_qqB.unpack_from(buf, pos)
+    pos += 17
     o.is_cordoned = False
     #: DescribeLogDirsResult._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DescribeLogDirsResult_v4(o, w):
+    #: DescribeLogDirsResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribeLogDirsResult.LogDir
+    x = o.log_dir
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsResult', 'LogDir')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeLogDirsResult.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeLogDirsTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeLogDirsTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
+            w(_S_iqqo.pack(o2.partition_index, o2.partition_size, o2.offset_lag, o2.is_future_key))
+            #: DescribeLogDirsPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeLogDirsTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeLogDirsResult.TotalBytes, UsableBytes
+    w(_S_qq.pack(o.total_bytes, o.usable_bytes))
+    #: DescribeLogDirsResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribeLogDirsResult_v5(buf, pos):
     blen = len(buf)
     o = _new(DescribeLogDirsResult)
-    #: DescribeLogDirsResult.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeLogDirsResult.ErrorCode, LogDir
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeLogDirsResult.LogDir
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'LogDir', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeLogDirsResult', 'LogDir', True)
-    o.log_dir = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.log_dir = buf[pos:e].decode()
+    except UnicodeDecodeError: o.log_dir = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeLogDirsResult.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsResult', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1209,26 +1418,24 @@ def _d_DescribeLogDirsResult_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeLogDirsTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeLogDirsTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(DescribeLogDirsPartition)
-            #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
-            o2.partition_index, o2.partition_size, o2.offset_lag, o2.is_future_key = _S_iqqo.unpack_from(buf, pos)
-            pos += 21
+            #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey, _tagged_fields
+            o2.partition_index, o2.partition_size, o2.offset_lag, o2.is_future_key, t2 = _S_iqqoB.unpack_from(buf, pos)
+            pos += 22
             #: DescribeLogDirsPartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: DescribeLogDirsTopic._tagged_fields
@@ -1238,15 +1445,62 @@ def _d_DescribeLogDirsResult_v5(buf, pos):
             pos += 1
         ap(o1)
     o.topics = x
-    #: DescribeLogDirsResult.TotalBytes, UsableBytes, IsCordoned
-    o.total_bytes, o.usable_bytes, o.is_cordoned = _S_qqo.unpack_from(buf, pos)
-    pos += 17
+    #: DescribeLogDirsResult.TotalBytes, UsableBytes, IsCordoned, _tagged_fields
+    o.total_bytes, o.usable_bytes, o.is_cordoned, t = _S_qqoB.unpack_from(buf, pos)
+    pos += 18
     #: DescribeLogDirsResult._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DescribeLogDirsResult_v5(o, w):
+    #: DescribeLogDirsResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribeLogDirsResult.LogDir
+    x = o.log_dir
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsResult', 'LogDir')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeLogDirsResult.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeLogDirsTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeLogDirsTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
+            w(_S_iqqo.pack(o2.partition_index, o2.partition_size, o2.offset_lag, o2.is_future_key))
+            #: DescribeLogDirsPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeLogDirsTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeLogDirsResult.TotalBytes, UsableBytes, IsCordoned
+    w(_S_qqo.pack(o.total_bytes, o.usable_bytes, o.is_cordoned))
+    #: DescribeLogDirsResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribeLogDirsTopic_v1(buf, pos):
@@ -1258,13 +1512,13 @@ def _d_DescribeLogDirsTopic_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeLogDirsTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeLogDirsTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1279,6 +1533,24 @@ def _d_DescribeLogDirsTopic_v1(buf, pos):
     return o, pos
 
 
+def _e_DescribeLogDirsTopic_v1(o, w):
+    #: DescribeLogDirsTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: DescribeLogDirsTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
+        w(_S_iqqo.pack(o1.partition_index, o1.partition_size, o1.offset_lag, o1.is_future_key))
+        #: DescribeLogDirsPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeLogDirsPartition', '_tagged_fields')
+    #: DescribeLogDirsTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeLogDirsTopic', '_tagged_fields')
+
+
 def _d_DescribeLogDirsTopic_v2(buf, pos):
     blen = len(buf)
     o = _new(DescribeLogDirsTopic)
@@ -1289,26 +1561,24 @@ def _d_DescribeLogDirsTopic_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeLogDirsTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeLogDirsTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeLogDirsTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeLogDirsPartition)
-        #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
-        o1.partition_index, o1.partition_size, o1.offset_lag, o1.is_future_key = _S_iqqo.unpack_from(buf, pos)
-        pos += 21
+        #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey, _tagged_fields
+        o1.partition_index, o1.partition_size, o1.offset_lag, o1.is_future_key, t1 = _S_iqqoB.unpack_from(buf, pos)
+        pos += 22
         #: DescribeLogDirsPartition._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: DescribeLogDirsTopic._tagged_fields
@@ -1317,6 +1587,33 @@ def _d_DescribeLogDirsTopic_v2(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DescribeLogDirsTopic_v2(o, w):
+    #: DescribeLogDirsTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeLogDirsTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeLogDirsTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
+        w(_S_iqqo.pack(o1.partition_index, o1.partition_size, o1.offset_lag, o1.is_future_key))
+        #: DescribeLogDirsPartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeLogDirsTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribeLogDirsPartition_v1(buf, pos):
@@ -1328,17 +1625,31 @@ def _d_DescribeLogDirsPartition_v1(buf, pos):
     return o, pos
 
 
+def _e_DescribeLogDirsPartition_v1(o, w):
+    #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
+    w(_S_iqqo.pack(o.partition_index, o.partition_size, o.offset_lag, o.is_future_key))
+    #: DescribeLogDirsPartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'DescribeLogDirsPartition', '_tagged_fields')
+
+
 def _d_DescribeLogDirsPartition_v2(buf, pos):
     o = _new(DescribeLogDirsPartition)
-    #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
-    o.partition_index, o.partition_size, o.offset_lag, o.is_future_key = _S_iqqo.unpack_from(buf, pos)
-    pos += 21
+    #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey, _tagged_fields
+    o.partition_index, o.partition_size, o.offset_lag, o.is_future_key, t = _S_iqqoB.unpack_from(buf, pos)
+    pos += 22
     #: DescribeLogDirsPartition._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DescribeLogDirsPartition_v2(o, w):
+    #: DescribeLogDirsPartition.PartitionIndex, PartitionSize, OffsetLag, IsFutureKey
+    w(_S_iqqo.pack(o.partition_index, o.partition_size, o.offset_lag, o.is_future_key))
+    #: DescribeLogDirsPartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,9 +18,13 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_qiiqiq = _Sc('>qiiqiq')
+_S_qiiqiqB = _Sc('>qiiqiqB')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
 
 
 class DescribeProducersRequest(_Struct):
@@ -149,8 +154,7 @@ def _d_DescribeProducersRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeProducersRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeProducersRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeProducersRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -162,16 +166,18 @@ def _d_DescribeProducersRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicRequest', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicRequest', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicRequest.PartitionIndexes
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicRequest', 'PartitionIndexes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicRequest', 'PartitionIndexes')
-        o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicRequest', 'PartitionIndexes')
+        if n1 == 0: o1.partition_indexes = []
+        else:
+            o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: TopicRequest._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -187,33 +193,33 @@ def _d_DescribeProducersRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_TopicRequest_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TopicRequest', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PartitionIndexes
-    x = o.partition_indexes
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeProducersRequest_v0(o, w):
-    #: Topics
+    #: DescribeProducersRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicRequest_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: TopicRequest.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicRequest', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TopicRequest.PartitionIndexes
+        x1 = o1.partition_indexes
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: TopicRequest._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeProducersRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -229,16 +235,18 @@ def _d_TopicRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicRequest', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicRequest', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicRequest.PartitionIndexes
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicRequest', 'PartitionIndexes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicRequest', 'PartitionIndexes')
-    o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicRequest', 'PartitionIndexes')
+    if n == 0: o.partition_indexes = []
+    else:
+        o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: TopicRequest._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
@@ -247,18 +255,39 @@ def _d_TopicRequest_v0(buf, pos):
     return o, pos
 
 
+def _e_TopicRequest_v0(o, w):
+    #: TopicRequest.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TopicRequest', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TopicRequest.PartitionIndexes
+    x = o.partition_indexes
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: TopicRequest._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeProducersResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribeProducersResponse)
-    #: DescribeProducersResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeProducersResponse.ThrottleTimeMs, Topics
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeProducersResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeProducersResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeProducersResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeProducersResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -270,49 +299,46 @@ def _d_DescribeProducersResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicResponse', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicResponse', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicResponse.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionResponse)
-            #: PartitionResponse.PartitionIndex, ErrorCode
-            o2.partition_index, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: PartitionResponse.PartitionIndex, ErrorCode, ErrorMessage
+            o2.partition_index, o2.error_code, n2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: PartitionResponse.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionResponse', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: PartitionResponse.ActiveProducers
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionResponse', 'ActiveProducers', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionResponse', 'ActiveProducers')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionResponse', 'ActiveProducers')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(ProducerState)
-                #: ProducerState.ProducerId, ProducerEpoch, LastSequence, LastTimestamp, CoordinatorEpoch, CurrentTxnStartOffset
-                o3.producer_id, o3.producer_epoch, o3.last_sequence, o3.last_timestamp, o3.coordinator_epoch, o3.current_txn_start_offset = _S_qiiqiq.unpack_from(buf, pos)
-                pos += 36
+                #: ProducerState.ProducerId, ProducerEpoch, LastSequence, LastTimestamp, CoordinatorEpoch, CurrentTxnStartOffset, _tagged_fields
+                o3.producer_id, o3.producer_epoch, o3.last_sequence, o3.last_timestamp, o3.coordinator_epoch, o3.current_txn_start_offset, t3 = _S_qiiqiqB.unpack_from(buf, pos)
+                pos += 37
                 #: ProducerState._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.active_producers = x2
             #: PartitionResponse._tagged_fields
@@ -337,69 +363,61 @@ def _d_DescribeProducersResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_ProducerState_v0(o, w):
-    #: ProducerId, ProducerEpoch, LastSequence, LastTimestamp, CoordinatorEpoch, CurrentTxnStartOffset
-    w(_S_qiiqiq.pack(o.producer_id, o.producer_epoch, o.last_sequence, o.last_timestamp, o.coordinator_epoch, o.current_txn_start_offset))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_PartitionResponse_v0(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: ActiveProducers
-    x = o.active_producers
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ProducerState_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_TopicResponse_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TopicResponse', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionResponse_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeProducersResponse_v0(o, w):
-    #: ThrottleTimeMs
+    #: DescribeProducersResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Topics
+    #: DescribeProducersResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicResponse_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: TopicResponse.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicResponse', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TopicResponse.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionResponse.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: PartitionResponse.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResponse', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: PartitionResponse.ActiveProducers
+            x2 = o2.active_producers
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: ProducerState.ProducerId, ProducerEpoch, LastSequence, LastTimestamp, CoordinatorEpoch, CurrentTxnStartOffset
+                w(_S_qiiqiq.pack(o3.producer_id, o3.producer_epoch, o3.last_sequence, o3.last_timestamp, o3.coordinator_epoch, o3.current_txn_start_offset))
+                #: ProducerState._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: PartitionResponse._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: TopicResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeProducersResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -415,49 +433,46 @@ def _d_TopicResponse_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicResponse', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicResponse', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicResponse.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicResponse', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionResponse)
-        #: PartitionResponse.PartitionIndex, ErrorCode
-        o1.partition_index, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: PartitionResponse.PartitionIndex, ErrorCode, ErrorMessage
+        o1.partition_index, o1.error_code, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: PartitionResponse.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'PartitionResponse', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: PartitionResponse.ActiveProducers
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionResponse', 'ActiveProducers', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionResponse', 'ActiveProducers')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionResponse', 'ActiveProducers')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ProducerState)
-            #: ProducerState.ProducerId, ProducerEpoch, LastSequence, LastTimestamp, CoordinatorEpoch, CurrentTxnStartOffset
-            o2.producer_id, o2.producer_epoch, o2.last_sequence, o2.last_timestamp, o2.coordinator_epoch, o2.current_txn_start_offset = _S_qiiqiq.unpack_from(buf, pos)
-            pos += 36
+            #: ProducerState.ProducerId, ProducerEpoch, LastSequence, LastTimestamp, CoordinatorEpoch, CurrentTxnStartOffset, _tagged_fields
+            o2.producer_id, o2.producer_epoch, o2.last_sequence, o2.last_timestamp, o2.coordinator_epoch, o2.current_txn_start_offset, t2 = _S_qiiqiqB.unpack_from(buf, pos)
+            pos += 37
             #: ProducerState._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.active_producers = x1
         #: PartitionResponse._tagged_fields
@@ -475,40 +490,86 @@ def _d_TopicResponse_v0(buf, pos):
     return o, pos
 
 
+def _e_TopicResponse_v0(o, w):
+    #: TopicResponse.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TopicResponse', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TopicResponse.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionResponse.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: PartitionResponse.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResponse', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: PartitionResponse.ActiveProducers
+        x1 = o1.active_producers
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ProducerState.ProducerId, ProducerEpoch, LastSequence, LastTimestamp, CoordinatorEpoch, CurrentTxnStartOffset
+            w(_S_qiiqiq.pack(o2.producer_id, o2.producer_epoch, o2.last_sequence, o2.last_timestamp, o2.coordinator_epoch, o2.current_txn_start_offset))
+            #: ProducerState._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: PartitionResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: TopicResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(PartitionResponse)
-    #: PartitionResponse.PartitionIndex, ErrorCode
-    o.partition_index, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: PartitionResponse.PartitionIndex, ErrorCode, ErrorMessage
+    o.partition_index, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: PartitionResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'PartitionResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: PartitionResponse.ActiveProducers
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'PartitionResponse', 'ActiveProducers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'PartitionResponse', 'ActiveProducers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionResponse', 'ActiveProducers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ProducerState)
-        #: ProducerState.ProducerId, ProducerEpoch, LastSequence, LastTimestamp, CoordinatorEpoch, CurrentTxnStartOffset
-        o1.producer_id, o1.producer_epoch, o1.last_sequence, o1.last_timestamp, o1.coordinator_epoch, o1.current_txn_start_offset = _S_qiiqiq.unpack_from(buf, pos)
-        pos += 36
+        #: ProducerState.ProducerId, ProducerEpoch, LastSequence, LastTimestamp, CoordinatorEpoch, CurrentTxnStartOffset, _tagged_fields
+        o1.producer_id, o1.producer_epoch, o1.last_sequence, o1.last_timestamp, o1.coordinator_epoch, o1.current_txn_start_offset, t1 = _S_qiiqiqB.unpack_from(buf, pos)
+        pos += 37
         #: ProducerState._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.active_producers = x
     #: PartitionResponse._tagged_fields
@@ -519,17 +580,55 @@ def _d_PartitionResponse_v0(buf, pos):
     return o, pos
 
 
+def _e_PartitionResponse_v0(o, w):
+    #: PartitionResponse.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: PartitionResponse.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: PartitionResponse.ActiveProducers
+    x = o.active_producers
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: ProducerState.ProducerId, ProducerEpoch, LastSequence, LastTimestamp, CoordinatorEpoch, CurrentTxnStartOffset
+        w(_S_qiiqiq.pack(o1.producer_id, o1.producer_epoch, o1.last_sequence, o1.last_timestamp, o1.coordinator_epoch, o1.current_txn_start_offset))
+        #: ProducerState._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: PartitionResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_ProducerState_v0(buf, pos):
     o = _new(ProducerState)
-    #: ProducerState.ProducerId, ProducerEpoch, LastSequence, LastTimestamp, CoordinatorEpoch, CurrentTxnStartOffset
-    o.producer_id, o.producer_epoch, o.last_sequence, o.last_timestamp, o.coordinator_epoch, o.current_txn_start_offset = _S_qiiqiq.unpack_from(buf, pos)
-    pos += 36
+    #: ProducerState.ProducerId, ProducerEpoch, LastSequence, LastTimestamp, CoordinatorEpoch, CurrentTxnStartOffset, _tagged_fields
+    o.producer_id, o.producer_epoch, o.last_sequence, o.last_timestamp, o.coordinator_epoch, o.current_txn_start_offset, t = _S_qiiqiqB.unpack_from(buf, pos)
+    pos += 37
     #: ProducerState._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_ProducerState_v0(o, w):
+    #: ProducerState.ProducerId, ProducerEpoch, LastSequence, LastTimestamp, CoordinatorEpoch, CurrentTxnStartOffset
+    w(_S_qiiqiq.pack(o.producer_id, o.producer_epoch, o.last_sequence, o.last_timestamp, o.coordinator_epoch, o.current_txn_start_offset))
+    #: ProducerState._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,14 +18,23 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_H = _Sc('>H')
+_S_HB = _Sc('>HB')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_iUqqq = _Sc('>i16sqqq')
+_S_iUqqqB = _Sc('>i16sqqqB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ihiiq = _Sc('>ihiiq')
+_S_ihiiqB = _Sc('>ihiiqB')
 _S_iiq = _Sc('>iiq')
+_S_iiqB = _Sc('>iiqB')
 _S_iq = _Sc('>iq')
+_S_iqB = _Sc('>iqB')
 _S_iqqq = _Sc('>iqqq')
+_S_iqqqB = _Sc('>iqqqB')
 
 
 class DescribeQuorumRequest(_Struct):
@@ -212,8 +222,7 @@ def _d_DescribeQuorumRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -225,26 +234,24 @@ def _d_DescribeQuorumRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumRequestTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeQuorumRequestTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeQuorumRequestTopicData.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumRequestTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeQuorumRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(DescribeQuorumRequestPartitionData)
-            #: DescribeQuorumRequestPartitionData.PartitionIndex
-            o2.partition_index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: DescribeQuorumRequestPartitionData.PartitionIndex, _tagged_fields
+            o2.partition_index, t2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: DescribeQuorumRequestPartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: DescribeQuorumRequestTopicData._tagged_fields
@@ -262,43 +269,37 @@ def _d_DescribeQuorumRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_DescribeQuorumRequestPartitionData_v0(o, w):
-    #: PartitionIndex
-    w(_S_i.pack(o.partition_index))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeQuorumRequestTopicData_v0(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumRequestTopicData', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeQuorumRequestPartitionData_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeQuorumRequest_v0(o, w):
-    #: Topics
+    #: DescribeQuorumRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeQuorumRequestTopicData_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeQuorumRequestTopicData.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumRequestTopicData', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeQuorumRequestTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeQuorumRequestPartitionData.PartitionIndex
+            w(_S_i.pack(o2.partition_index))
+            #: DescribeQuorumRequestPartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeQuorumRequestTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -314,26 +315,24 @@ def _d_DescribeQuorumRequestTopicData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumRequestTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeQuorumRequestTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeQuorumRequestTopicData.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumRequestTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeQuorumRequestPartitionData)
-        #: DescribeQuorumRequestPartitionData.PartitionIndex
-        o1.partition_index, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: DescribeQuorumRequestPartitionData.PartitionIndex, _tagged_fields
+        o1.partition_index, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: DescribeQuorumRequestPartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: DescribeQuorumRequestTopicData._tagged_fields
@@ -344,31 +343,63 @@ def _d_DescribeQuorumRequestTopicData_v0(buf, pos):
     return o, pos
 
 
+def _e_DescribeQuorumRequestTopicData_v0(o, w):
+    #: DescribeQuorumRequestTopicData.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumRequestTopicData', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeQuorumRequestTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeQuorumRequestPartitionData.PartitionIndex
+        w(_S_i.pack(o1.partition_index))
+        #: DescribeQuorumRequestPartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumRequestTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeQuorumRequestPartitionData_v0(buf, pos):
     o = _new(DescribeQuorumRequestPartitionData)
-    #: DescribeQuorumRequestPartitionData.PartitionIndex
-    o.partition_index, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeQuorumRequestPartitionData.PartitionIndex, _tagged_fields
+    o.partition_index, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeQuorumRequestPartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DescribeQuorumRequestPartitionData_v0(o, w):
+    #: DescribeQuorumRequestPartitionData.PartitionIndex
+    w(_S_i.pack(o.partition_index))
+    #: DescribeQuorumRequestPartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribeQuorumResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribeQuorumResponse)
-    #: DescribeQuorumResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeQuorumResponse.ErrorCode, Topics
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeQuorumResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -380,65 +411,58 @@ def _d_DescribeQuorumResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponseTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeQuorumResponseTopicData.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponseTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(DescribeQuorumResponsePartitionData)
-            #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark
-            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, o2.high_watermark = _S_ihiiq.unpack_from(buf, pos)
-            pos += 22
+            #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark, CurrentVoters
+            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, o2.high_watermark, n2 = _S_ihiiqB.unpack_from(buf, pos)
+            pos += 23
             #: DescribeQuorumResponsePartitionData.CurrentVoters
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'CurrentVoters', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(ReplicaState)
-                #: ReplicaState.ReplicaId, LogEndOffset
-                o3.replica_id, o3.log_end_offset = _S_iq.unpack_from(buf, pos)
-                pos += 12
+                #: ReplicaState.ReplicaId, LogEndOffset, _tagged_fields
+                o3.replica_id, o3.log_end_offset, t3 = _S_iqB.unpack_from(buf, pos)
+                pos += 13
                 o3.replica_directory_id = _ZERO_UUID
                 o3.last_fetch_timestamp = -1
                 o3.last_caught_up_timestamp = -1
                 #: ReplicaState._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.current_voters = x2
             #: DescribeQuorumResponsePartitionData.Observers
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'Observers', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(ReplicaState)
-                #: ReplicaState.ReplicaId, LogEndOffset
-                o3.replica_id, o3.log_end_offset = _S_iq.unpack_from(buf, pos)
-                pos += 12
+                #: ReplicaState.ReplicaId, LogEndOffset, _tagged_fields
+                o3.replica_id, o3.log_end_offset, t3 = _S_iqB.unpack_from(buf, pos)
+                pos += 13
                 o3.replica_directory_id = _ZERO_UUID
                 o3.last_fetch_timestamp = -1
                 o3.last_caught_up_timestamp = -1
                 #: ReplicaState._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.observers = x2
             o2.error_message = ''
@@ -466,70 +490,67 @@ def _d_DescribeQuorumResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_ReplicaState_v0(o, w):
-    #: ReplicaId, LogEndOffset
-    w(_S_iq.pack(o.replica_id, o.log_end_offset))
-    #: ReplicaDirectoryId
-    if o.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeQuorumResponsePartitionData_v0(o, w):
-    #: PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark
-    w(_S_ihiiq.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark))
-    #: CurrentVoters
-    x = o.current_voters
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReplicaState_v0(v, w)
-    #: Observers
-    x = o.observers
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReplicaState_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeQuorumResponseTopicData_v0(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponseTopicData', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeQuorumResponsePartitionData_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeQuorumResponse_v0(o, w):
-    #: ErrorCode
+    #: DescribeQuorumResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: Topics
+    #: DescribeQuorumResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeQuorumResponseTopicData_v0(v, w)
-    #: Nodes
+    for o1 in x:
+        #: DescribeQuorumResponseTopicData.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponseTopicData', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeQuorumResponseTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark
+            w(_S_ihiiq.pack(o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, o2.high_watermark))
+            #: DescribeQuorumResponsePartitionData.CurrentVoters
+            x2 = o2.current_voters
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: ReplicaState.ReplicaId, LogEndOffset
+                w(_S_iq.pack(o3.replica_id, o3.log_end_offset))
+                #: ReplicaState.ReplicaDirectoryId
+                if o3.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
+                #: ReplicaState._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: DescribeQuorumResponsePartitionData.Observers
+            x2 = o2.observers
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: ReplicaState.ReplicaId, LogEndOffset
+                w(_S_iq.pack(o3.replica_id, o3.log_end_offset))
+                #: ReplicaState.ReplicaDirectoryId
+                if o3.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
+                #: ReplicaState._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: DescribeQuorumResponsePartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeQuorumResponseTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumResponse.Nodes
     if (o.nodes is None or len(o.nodes) != 0): raise _absent('DescribeQuorumResponse', 'Nodes')
-    #: _tagged_fields
+    #: DescribeQuorumResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -538,15 +559,13 @@ def _e_DescribeQuorumResponse_v0(o, w):
 def _d_DescribeQuorumResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(DescribeQuorumResponse)
-    #: DescribeQuorumResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeQuorumResponse.ErrorCode, Topics
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeQuorumResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -558,61 +577,54 @@ def _d_DescribeQuorumResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponseTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeQuorumResponseTopicData.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponseTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(DescribeQuorumResponsePartitionData)
-            #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark
-            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, o2.high_watermark = _S_ihiiq.unpack_from(buf, pos)
-            pos += 22
+            #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark, CurrentVoters
+            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, o2.high_watermark, n2 = _S_ihiiqB.unpack_from(buf, pos)
+            pos += 23
             #: DescribeQuorumResponsePartitionData.CurrentVoters
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'CurrentVoters', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(ReplicaState)
-                #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-                o3.replica_id, o3.log_end_offset, o3.last_fetch_timestamp, o3.last_caught_up_timestamp = _S_iqqq.unpack_from(buf, pos)
-                pos += 28
+                #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp, _tagged_fields
+                o3.replica_id, o3.log_end_offset, o3.last_fetch_timestamp, o3.last_caught_up_timestamp, t3 = _S_iqqqB.unpack_from(buf, pos)
+                pos += 29
                 o3.replica_directory_id = _ZERO_UUID
                 #: ReplicaState._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.current_voters = x2
             #: DescribeQuorumResponsePartitionData.Observers
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'Observers', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(ReplicaState)
-                #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-                o3.replica_id, o3.log_end_offset, o3.last_fetch_timestamp, o3.last_caught_up_timestamp = _S_iqqq.unpack_from(buf, pos)
-                pos += 28
+                #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp, _tagged_fields
+                o3.replica_id, o3.log_end_offset, o3.last_fetch_timestamp, o3.last_caught_up_timestamp, t3 = _S_iqqqB.unpack_from(buf, pos)
+                pos += 29
                 o3.replica_directory_id = _ZERO_UUID
                 #: ReplicaState._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.observers = x2
             o2.error_message = ''
@@ -640,70 +652,67 @@ def _d_DescribeQuorumResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_ReplicaState_v1(o, w):
-    #: ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-    w(_S_iqqq.pack(o.replica_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp))
-    #: ReplicaDirectoryId
-    if o.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeQuorumResponsePartitionData_v1(o, w):
-    #: PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark
-    w(_S_ihiiq.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark))
-    #: CurrentVoters
-    x = o.current_voters
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReplicaState_v1(v, w)
-    #: Observers
-    x = o.observers
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReplicaState_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeQuorumResponseTopicData_v1(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponseTopicData', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeQuorumResponsePartitionData_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeQuorumResponse_v1(o, w):
-    #: ErrorCode
+    #: DescribeQuorumResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: Topics
+    #: DescribeQuorumResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeQuorumResponseTopicData_v1(v, w)
-    #: Nodes
+    for o1 in x:
+        #: DescribeQuorumResponseTopicData.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponseTopicData', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeQuorumResponseTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark
+            w(_S_ihiiq.pack(o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, o2.high_watermark))
+            #: DescribeQuorumResponsePartitionData.CurrentVoters
+            x2 = o2.current_voters
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
+                w(_S_iqqq.pack(o3.replica_id, o3.log_end_offset, o3.last_fetch_timestamp, o3.last_caught_up_timestamp))
+                #: ReplicaState.ReplicaDirectoryId
+                if o3.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
+                #: ReplicaState._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: DescribeQuorumResponsePartitionData.Observers
+            x2 = o2.observers
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
+                w(_S_iqqq.pack(o3.replica_id, o3.log_end_offset, o3.last_fetch_timestamp, o3.last_caught_up_timestamp))
+                #: ReplicaState.ReplicaDirectoryId
+                if o3.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
+                #: ReplicaState._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: DescribeQuorumResponsePartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeQuorumResponseTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumResponse.Nodes
     if (o.nodes is None or len(o.nodes) != 0): raise _absent('DescribeQuorumResponse', 'Nodes')
-    #: _tagged_fields
+    #: DescribeQuorumResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -712,25 +721,24 @@ def _e_DescribeQuorumResponse_v1(o, w):
 def _d_DescribeQuorumResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(DescribeQuorumResponse)
-    #: DescribeQuorumResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeQuorumResponse.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeQuorumResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeQuorumResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeQuorumResponse.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -742,74 +750,67 @@ def _d_DescribeQuorumResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponseTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeQuorumResponseTopicData.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponseTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(DescribeQuorumResponsePartitionData)
-            #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode
-            o2.partition_index, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, ErrorMessage
+            o2.partition_index, o2.error_code, n2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: DescribeQuorumResponsePartitionData.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
-            #: DescribeQuorumResponsePartitionData.LeaderId, LeaderEpoch, HighWatermark
-            o2.leader_id, o2.leader_epoch, o2.high_watermark = _S_iiq.unpack_from(buf, pos)
-            pos += 16
+            #: DescribeQuorumResponsePartitionData.LeaderId, LeaderEpoch, HighWatermark, CurrentVoters
+            o2.leader_id, o2.leader_epoch, o2.high_watermark, n2 = _S_iiqB.unpack_from(buf, pos)
+            pos += 17
             #: DescribeQuorumResponsePartitionData.CurrentVoters
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'CurrentVoters', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(ReplicaState)
-                #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-                o3.replica_id, o3.replica_directory_id, o3.log_end_offset, o3.last_fetch_timestamp, o3.last_caught_up_timestamp = _S_iUqqq.unpack_from(buf, pos)
-                pos += 44
-                o3.replica_directory_id = _UC.get(o3.replica_directory_id) or _mkuuid(o3.replica_directory_id)
+                #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp, _tagged_fields
+                o3.replica_id, u3_0, o3.log_end_offset, o3.last_fetch_timestamp, o3.last_caught_up_timestamp, t3 = _S_iUqqqB.unpack_from(buf, pos)
+                pos += 45
+                o3.replica_directory_id = _UC.get(u3_0) or _mkuuid(u3_0)
                 #: ReplicaState._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.current_voters = x2
             #: DescribeQuorumResponsePartitionData.Observers
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'Observers', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(ReplicaState)
-                #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-                o3.replica_id, o3.replica_directory_id, o3.log_end_offset, o3.last_fetch_timestamp, o3.last_caught_up_timestamp = _S_iUqqq.unpack_from(buf, pos)
-                pos += 44
-                o3.replica_directory_id = _UC.get(o3.replica_directory_id) or _mkuuid(o3.replica_directory_id)
+                #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp, _tagged_fields
+                o3.replica_id, u3_0, o3.log_end_offset, o3.last_fetch_timestamp, o3.last_caught_up_timestamp, t3 = _S_iUqqqB.unpack_from(buf, pos)
+                pos += 45
+                o3.replica_directory_id = _UC.get(u3_0) or _mkuuid(u3_0)
                 #: ReplicaState._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.observers = x2
             #: DescribeQuorumResponsePartitionData._tagged_fields
@@ -830,21 +831,18 @@ def _d_DescribeQuorumResponse_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponse', 'Nodes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumResponse', 'Nodes')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponse', 'Nodes')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(Node)
-        #: Node.NodeId
-        o1.node_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: Node.NodeId, Listeners
+        o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: Node.Listeners
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Node', 'Listeners', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Node', 'Listeners')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Node', 'Listeners')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -856,7 +854,8 @@ def _d_DescribeQuorumResponse_v2(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'Listener', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: Listener.Host
             n2 = buf[pos] - 1
@@ -865,16 +864,15 @@ def _d_DescribeQuorumResponse_v2(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'Listener', 'Host', True)
-            o2.host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: Listener.Port
-            o2.port, = _S_H.unpack_from(buf, pos)
-            pos += 2
+            #: Listener.Port, _tagged_fields
+            o2.port, t2 = _S_HB.unpack_from(buf, pos)
+            pos += 3
             #: Listener._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.listeners = x1
         #: Node._tagged_fields
@@ -892,130 +890,125 @@ def _d_DescribeQuorumResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_ReplicaState_v2(o, w):
-    #: ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-    w(_S_iUqqq.pack(o.replica_id, o.replica_directory_id.bytes, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeQuorumResponsePartitionData_v2(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponsePartitionData', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: LeaderId, LeaderEpoch, HighWatermark
-    w(_S_iiq.pack(o.leader_id, o.leader_epoch, o.high_watermark))
-    #: CurrentVoters
-    x = o.current_voters
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReplicaState_v2(v, w)
-    #: Observers
-    x = o.observers
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReplicaState_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeQuorumResponseTopicData_v2(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponseTopicData', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeQuorumResponsePartitionData_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_Listener_v2(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Port
-    w(_S_H.pack(o.port))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_Node_v2(o, w):
-    #: NodeId
-    w(_S_i.pack(o.node_id))
-    #: Listeners
-    x = o.listeners
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Listener_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeQuorumResponse_v2(o, w):
-    #: ErrorCode
+    #: DescribeQuorumResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: ErrorMessage
+    #: DescribeQuorumResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: Topics
+    #: DescribeQuorumResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeQuorumResponseTopicData_v2(v, w)
-    #: Nodes
+    for o1 in x:
+        #: DescribeQuorumResponseTopicData.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponseTopicData', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeQuorumResponseTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: DescribeQuorumResponsePartitionData.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponsePartitionData', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: DescribeQuorumResponsePartitionData.LeaderId, LeaderEpoch, HighWatermark
+            w(_S_iiq.pack(o2.leader_id, o2.leader_epoch, o2.high_watermark))
+            #: DescribeQuorumResponsePartitionData.CurrentVoters
+            x2 = o2.current_voters
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
+                w(_S_iUqqq.pack(o3.replica_id, o3.replica_directory_id.bytes, o3.log_end_offset, o3.last_fetch_timestamp, o3.last_caught_up_timestamp))
+                #: ReplicaState._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: DescribeQuorumResponsePartitionData.Observers
+            x2 = o2.observers
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
+                w(_S_iUqqq.pack(o3.replica_id, o3.replica_directory_id.bytes, o3.log_end_offset, o3.last_fetch_timestamp, o3.last_caught_up_timestamp))
+                #: ReplicaState._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: DescribeQuorumResponsePartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeQuorumResponseTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumResponse.Nodes
     x = o.nodes
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Node_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: Node.NodeId
+        w(_S_i.pack(o1.node_id))
+        #: Node.Listeners
+        x1 = o1.listeners
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: Listener.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: Listener.Host
+            x2 = o2.host
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: Listener.Port
+            w(_S_H.pack(o2.port))
+            #: Listener._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: Node._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1031,65 +1024,58 @@ def _d_DescribeQuorumResponseTopicData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponseTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeQuorumResponseTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeQuorumResponseTopicData.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponseTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeQuorumResponsePartitionData)
-        #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark
-        o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch, o1.high_watermark = _S_ihiiq.unpack_from(buf, pos)
-        pos += 22
+        #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark, CurrentVoters
+        o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch, o1.high_watermark, n1 = _S_ihiiqB.unpack_from(buf, pos)
+        pos += 23
         #: DescribeQuorumResponsePartitionData.CurrentVoters
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'CurrentVoters', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ReplicaState)
-            #: ReplicaState.ReplicaId, LogEndOffset
-            o2.replica_id, o2.log_end_offset = _S_iq.unpack_from(buf, pos)
-            pos += 12
+            #: ReplicaState.ReplicaId, LogEndOffset, _tagged_fields
+            o2.replica_id, o2.log_end_offset, t2 = _S_iqB.unpack_from(buf, pos)
+            pos += 13
             o2.replica_directory_id = _ZERO_UUID
             o2.last_fetch_timestamp = -1
             o2.last_caught_up_timestamp = -1
             #: ReplicaState._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.current_voters = x1
         #: DescribeQuorumResponsePartitionData.Observers
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'Observers', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ReplicaState)
-            #: ReplicaState.ReplicaId, LogEndOffset
-            o2.replica_id, o2.log_end_offset = _S_iq.unpack_from(buf, pos)
-            pos += 12
+            #: ReplicaState.ReplicaId, LogEndOffset, _tagged_fields
+            o2.replica_id, o2.log_end_offset, t2 = _S_iqB.unpack_from(buf, pos)
+            pos += 13
             o2.replica_directory_id = _ZERO_UUID
             o2.last_fetch_timestamp = -1
             o2.last_caught_up_timestamp = -1
             #: ReplicaState._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.observers = x1
         o1.error_message = ''
@@ -1106,6 +1092,59 @@ def _d_DescribeQuorumResponseTopicData_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DescribeQuorumResponseTopicData_v0(o, w):
+    #: DescribeQuorumResponseTopicData.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponseTopicData', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeQuorumResponseTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark
+        w(_S_ihiiq.pack(o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch, o1.high_watermark))
+        #: DescribeQuorumResponsePartitionData.CurrentVoters
+        x1 = o1.current_voters
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ReplicaState.ReplicaId, LogEndOffset
+            w(_S_iq.pack(o2.replica_id, o2.log_end_offset))
+            #: ReplicaState.ReplicaDirectoryId
+            if o2.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
+            #: ReplicaState._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeQuorumResponsePartitionData.Observers
+        x1 = o1.observers
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ReplicaState.ReplicaId, LogEndOffset
+            w(_S_iq.pack(o2.replica_id, o2.log_end_offset))
+            #: ReplicaState.ReplicaDirectoryId
+            if o2.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
+            #: ReplicaState._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeQuorumResponsePartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumResponseTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribeQuorumResponseTopicData_v1(buf, pos):
@@ -1118,61 +1157,54 @@ def _d_DescribeQuorumResponseTopicData_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponseTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeQuorumResponseTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeQuorumResponseTopicData.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponseTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeQuorumResponsePartitionData)
-        #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark
-        o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch, o1.high_watermark = _S_ihiiq.unpack_from(buf, pos)
-        pos += 22
+        #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark, CurrentVoters
+        o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch, o1.high_watermark, n1 = _S_ihiiqB.unpack_from(buf, pos)
+        pos += 23
         #: DescribeQuorumResponsePartitionData.CurrentVoters
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'CurrentVoters', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ReplicaState)
-            #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-            o2.replica_id, o2.log_end_offset, o2.last_fetch_timestamp, o2.last_caught_up_timestamp = _S_iqqq.unpack_from(buf, pos)
-            pos += 28
+            #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp, _tagged_fields
+            o2.replica_id, o2.log_end_offset, o2.last_fetch_timestamp, o2.last_caught_up_timestamp, t2 = _S_iqqqB.unpack_from(buf, pos)
+            pos += 29
             o2.replica_directory_id = _ZERO_UUID
             #: ReplicaState._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.current_voters = x1
         #: DescribeQuorumResponsePartitionData.Observers
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'Observers', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ReplicaState)
-            #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-            o2.replica_id, o2.log_end_offset, o2.last_fetch_timestamp, o2.last_caught_up_timestamp = _S_iqqq.unpack_from(buf, pos)
-            pos += 28
+            #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp, _tagged_fields
+            o2.replica_id, o2.log_end_offset, o2.last_fetch_timestamp, o2.last_caught_up_timestamp, t2 = _S_iqqqB.unpack_from(buf, pos)
+            pos += 29
             o2.replica_directory_id = _ZERO_UUID
             #: ReplicaState._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.observers = x1
         o1.error_message = ''
@@ -1191,6 +1223,59 @@ def _d_DescribeQuorumResponseTopicData_v1(buf, pos):
     return o, pos
 
 
+def _e_DescribeQuorumResponseTopicData_v1(o, w):
+    #: DescribeQuorumResponseTopicData.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponseTopicData', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeQuorumResponseTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark
+        w(_S_ihiiq.pack(o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch, o1.high_watermark))
+        #: DescribeQuorumResponsePartitionData.CurrentVoters
+        x1 = o1.current_voters
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
+            w(_S_iqqq.pack(o2.replica_id, o2.log_end_offset, o2.last_fetch_timestamp, o2.last_caught_up_timestamp))
+            #: ReplicaState.ReplicaDirectoryId
+            if o2.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
+            #: ReplicaState._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeQuorumResponsePartitionData.Observers
+        x1 = o1.observers
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
+            w(_S_iqqq.pack(o2.replica_id, o2.log_end_offset, o2.last_fetch_timestamp, o2.last_caught_up_timestamp))
+            #: ReplicaState.ReplicaDirectoryId
+            if o2.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
+            #: ReplicaState._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeQuorumResponsePartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumResponseTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeQuorumResponseTopicData_v2(buf, pos):
     blen = len(buf)
     o = _new(DescribeQuorumResponseTopicData)
@@ -1201,74 +1286,67 @@ def _d_DescribeQuorumResponseTopicData_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponseTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeQuorumResponseTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeQuorumResponseTopicData.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponseTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeQuorumResponsePartitionData)
-        #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode
-        o1.partition_index, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, ErrorMessage
+        o1.partition_index, o1.error_code, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: DescribeQuorumResponsePartitionData.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: DescribeQuorumResponsePartitionData.LeaderId, LeaderEpoch, HighWatermark
-        o1.leader_id, o1.leader_epoch, o1.high_watermark = _S_iiq.unpack_from(buf, pos)
-        pos += 16
+        #: DescribeQuorumResponsePartitionData.LeaderId, LeaderEpoch, HighWatermark, CurrentVoters
+        o1.leader_id, o1.leader_epoch, o1.high_watermark, n1 = _S_iiqB.unpack_from(buf, pos)
+        pos += 17
         #: DescribeQuorumResponsePartitionData.CurrentVoters
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'CurrentVoters', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ReplicaState)
-            #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-            o2.replica_id, o2.replica_directory_id, o2.log_end_offset, o2.last_fetch_timestamp, o2.last_caught_up_timestamp = _S_iUqqq.unpack_from(buf, pos)
-            pos += 44
-            o2.replica_directory_id = _UC.get(o2.replica_directory_id) or _mkuuid(o2.replica_directory_id)
+            #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp, _tagged_fields
+            o2.replica_id, u2_0, o2.log_end_offset, o2.last_fetch_timestamp, o2.last_caught_up_timestamp, t2 = _S_iUqqqB.unpack_from(buf, pos)
+            pos += 45
+            o2.replica_directory_id = _UC.get(u2_0) or _mkuuid(u2_0)
             #: ReplicaState._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.current_voters = x1
         #: DescribeQuorumResponsePartitionData.Observers
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'Observers', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ReplicaState)
-            #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-            o2.replica_id, o2.replica_directory_id, o2.log_end_offset, o2.last_fetch_timestamp, o2.last_caught_up_timestamp = _S_iUqqq.unpack_from(buf, pos)
-            pos += 44
-            o2.replica_directory_id = _UC.get(o2.replica_directory_id) or _mkuuid(o2.replica_directory_id)
+            #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp, _tagged_fields
+            o2.replica_id, u2_0, o2.log_end_offset, o2.last_fetch_timestamp, o2.last_caught_up_timestamp, t2 = _S_iUqqqB.unpack_from(buf, pos)
+            pos += 45
+            o2.replica_directory_id = _UC.get(u2_0) or _mkuuid(u2_0)
             #: ReplicaState._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.observers = x1
         #: DescribeQuorumResponsePartitionData._tagged_fields
@@ -1286,56 +1364,111 @@ def _d_DescribeQuorumResponseTopicData_v2(buf, pos):
     return o, pos
 
 
+def _e_DescribeQuorumResponseTopicData_v2(o, w):
+    #: DescribeQuorumResponseTopicData.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponseTopicData', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeQuorumResponseTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: DescribeQuorumResponsePartitionData.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponsePartitionData', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribeQuorumResponsePartitionData.LeaderId, LeaderEpoch, HighWatermark
+        w(_S_iiq.pack(o1.leader_id, o1.leader_epoch, o1.high_watermark))
+        #: DescribeQuorumResponsePartitionData.CurrentVoters
+        x1 = o1.current_voters
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
+            w(_S_iUqqq.pack(o2.replica_id, o2.replica_directory_id.bytes, o2.log_end_offset, o2.last_fetch_timestamp, o2.last_caught_up_timestamp))
+            #: ReplicaState._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeQuorumResponsePartitionData.Observers
+        x1 = o1.observers
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
+            w(_S_iUqqq.pack(o2.replica_id, o2.replica_directory_id.bytes, o2.log_end_offset, o2.last_fetch_timestamp, o2.last_caught_up_timestamp))
+            #: ReplicaState._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeQuorumResponsePartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumResponseTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeQuorumResponsePartitionData_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribeQuorumResponsePartitionData)
-    #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark = _S_ihiiq.unpack_from(buf, pos)
-    pos += 22
+    #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark, CurrentVoters
+    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark, n = _S_ihiiqB.unpack_from(buf, pos)
+    pos += 23
     #: DescribeQuorumResponsePartitionData.CurrentVoters
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'CurrentVoters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ReplicaState)
-        #: ReplicaState.ReplicaId, LogEndOffset
-        o1.replica_id, o1.log_end_offset = _S_iq.unpack_from(buf, pos)
-        pos += 12
+        #: ReplicaState.ReplicaId, LogEndOffset, _tagged_fields
+        o1.replica_id, o1.log_end_offset, t1 = _S_iqB.unpack_from(buf, pos)
+        pos += 13
         o1.replica_directory_id = _ZERO_UUID
         o1.last_fetch_timestamp = -1
         o1.last_caught_up_timestamp = -1
         #: ReplicaState._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.current_voters = x
     #: DescribeQuorumResponsePartitionData.Observers
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'Observers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ReplicaState)
-        #: ReplicaState.ReplicaId, LogEndOffset
-        o1.replica_id, o1.log_end_offset = _S_iq.unpack_from(buf, pos)
-        pos += 12
+        #: ReplicaState.ReplicaId, LogEndOffset, _tagged_fields
+        o1.replica_id, o1.log_end_offset, t1 = _S_iqB.unpack_from(buf, pos)
+        pos += 13
         o1.replica_directory_id = _ZERO_UUID
         o1.last_fetch_timestamp = -1
         o1.last_caught_up_timestamp = -1
         #: ReplicaState._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.observers = x
     o.error_message = ''
@@ -1345,54 +1478,82 @@ def _d_DescribeQuorumResponsePartitionData_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DescribeQuorumResponsePartitionData_v0(o, w):
+    #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark
+    w(_S_ihiiq.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark))
+    #: DescribeQuorumResponsePartitionData.CurrentVoters
+    x = o.current_voters
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: ReplicaState.ReplicaId, LogEndOffset
+        w(_S_iq.pack(o1.replica_id, o1.log_end_offset))
+        #: ReplicaState.ReplicaDirectoryId
+        if o1.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
+        #: ReplicaState._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumResponsePartitionData.Observers
+    x = o.observers
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: ReplicaState.ReplicaId, LogEndOffset
+        w(_S_iq.pack(o1.replica_id, o1.log_end_offset))
+        #: ReplicaState.ReplicaDirectoryId
+        if o1.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
+        #: ReplicaState._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumResponsePartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribeQuorumResponsePartitionData_v1(buf, pos):
     blen = len(buf)
     o = _new(DescribeQuorumResponsePartitionData)
-    #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark = _S_ihiiq.unpack_from(buf, pos)
-    pos += 22
+    #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark, CurrentVoters
+    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark, n = _S_ihiiqB.unpack_from(buf, pos)
+    pos += 23
     #: DescribeQuorumResponsePartitionData.CurrentVoters
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'CurrentVoters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ReplicaState)
-        #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-        o1.replica_id, o1.log_end_offset, o1.last_fetch_timestamp, o1.last_caught_up_timestamp = _S_iqqq.unpack_from(buf, pos)
-        pos += 28
+        #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp, _tagged_fields
+        o1.replica_id, o1.log_end_offset, o1.last_fetch_timestamp, o1.last_caught_up_timestamp, t1 = _S_iqqqB.unpack_from(buf, pos)
+        pos += 29
         o1.replica_directory_id = _ZERO_UUID
         #: ReplicaState._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.current_voters = x
     #: DescribeQuorumResponsePartitionData.Observers
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'Observers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ReplicaState)
-        #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-        o1.replica_id, o1.log_end_offset, o1.last_fetch_timestamp, o1.last_caught_up_timestamp = _S_iqqq.unpack_from(buf, pos)
-        pos += 28
+        #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp, _tagged_fields
+        o1.replica_id, o1.log_end_offset, o1.last_fetch_timestamp, o1.last_caught_up_timestamp, t1 = _S_iqqqB.unpack_from(buf, pos)
+        pos += 29
         o1.replica_directory_id = _ZERO_UUID
         #: ReplicaState._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.observers = x
     o.error_message = ''
@@ -1404,65 +1565,93 @@ def _d_DescribeQuorumResponsePartitionData_v1(buf, pos):
     return o, pos
 
 
+def _e_DescribeQuorumResponsePartitionData_v1(o, w):
+    #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, HighWatermark
+    w(_S_ihiiq.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.high_watermark))
+    #: DescribeQuorumResponsePartitionData.CurrentVoters
+    x = o.current_voters
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
+        w(_S_iqqq.pack(o1.replica_id, o1.log_end_offset, o1.last_fetch_timestamp, o1.last_caught_up_timestamp))
+        #: ReplicaState.ReplicaDirectoryId
+        if o1.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
+        #: ReplicaState._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumResponsePartitionData.Observers
+    x = o.observers
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
+        w(_S_iqqq.pack(o1.replica_id, o1.log_end_offset, o1.last_fetch_timestamp, o1.last_caught_up_timestamp))
+        #: ReplicaState.ReplicaDirectoryId
+        if o1.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
+        #: ReplicaState._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumResponsePartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeQuorumResponsePartitionData_v2(buf, pos):
     blen = len(buf)
     o = _new(DescribeQuorumResponsePartitionData)
-    #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode
-    o.partition_index, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode, ErrorMessage
+    o.partition_index, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: DescribeQuorumResponsePartitionData.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DescribeQuorumResponsePartitionData.LeaderId, LeaderEpoch, HighWatermark
-    o.leader_id, o.leader_epoch, o.high_watermark = _S_iiq.unpack_from(buf, pos)
-    pos += 16
+    #: DescribeQuorumResponsePartitionData.LeaderId, LeaderEpoch, HighWatermark, CurrentVoters
+    o.leader_id, o.leader_epoch, o.high_watermark, n = _S_iiqB.unpack_from(buf, pos)
+    pos += 17
     #: DescribeQuorumResponsePartitionData.CurrentVoters
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'CurrentVoters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ReplicaState)
-        #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-        o1.replica_id, o1.replica_directory_id, o1.log_end_offset, o1.last_fetch_timestamp, o1.last_caught_up_timestamp = _S_iUqqq.unpack_from(buf, pos)
-        pos += 44
-        o1.replica_directory_id = _UC.get(o1.replica_directory_id) or _mkuuid(o1.replica_directory_id)
+        #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp, _tagged_fields
+        o1.replica_id, u1_0, o1.log_end_offset, o1.last_fetch_timestamp, o1.last_caught_up_timestamp, t1 = _S_iUqqqB.unpack_from(buf, pos)
+        pos += 45
+        o1.replica_directory_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ReplicaState._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.current_voters = x
     #: DescribeQuorumResponsePartitionData.Observers
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeQuorumResponsePartitionData', 'Observers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ReplicaState)
-        #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-        o1.replica_id, o1.replica_directory_id, o1.log_end_offset, o1.last_fetch_timestamp, o1.last_caught_up_timestamp = _S_iUqqq.unpack_from(buf, pos)
-        pos += 44
-        o1.replica_directory_id = _UC.get(o1.replica_directory_id) or _mkuuid(o1.replica_directory_id)
+        #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp, _tagged_fields
+        o1.replica_id, u1_0, o1.log_end_offset, o1.last_fetch_timestamp, o1.last_caught_up_timestamp, t1 = _S_iUqqqB.unpack_from(buf, pos)
+        pos += 45
+        o1.replica_directory_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ReplicaState._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.observers = x
     #: DescribeQuorumResponsePartitionData._tagged_fields
@@ -1473,62 +1662,129 @@ def _d_DescribeQuorumResponsePartitionData_v2(buf, pos):
     return o, pos
 
 
+def _e_DescribeQuorumResponsePartitionData_v2(o, w):
+    #: DescribeQuorumResponsePartitionData.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: DescribeQuorumResponsePartitionData.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeQuorumResponsePartitionData', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribeQuorumResponsePartitionData.LeaderId, LeaderEpoch, HighWatermark
+    w(_S_iiq.pack(o.leader_id, o.leader_epoch, o.high_watermark))
+    #: DescribeQuorumResponsePartitionData.CurrentVoters
+    x = o.current_voters
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
+        w(_S_iUqqq.pack(o1.replica_id, o1.replica_directory_id.bytes, o1.log_end_offset, o1.last_fetch_timestamp, o1.last_caught_up_timestamp))
+        #: ReplicaState._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumResponsePartitionData.Observers
+    x = o.observers
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
+        w(_S_iUqqq.pack(o1.replica_id, o1.replica_directory_id.bytes, o1.log_end_offset, o1.last_fetch_timestamp, o1.last_caught_up_timestamp))
+        #: ReplicaState._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeQuorumResponsePartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_ReplicaState_v0(buf, pos):
     o = _new(ReplicaState)
-    #: ReplicaState.ReplicaId, LogEndOffset
-    o.replica_id, o.log_end_offset = _S_iq.unpack_from(buf, pos)
-    pos += 12
+    #: ReplicaState.ReplicaId, LogEndOffset, _tagged_fields
+    o.replica_id, o.log_end_offset, t = _S_iqB.unpack_from(buf, pos)
+    pos += 13
     o.replica_directory_id = _ZERO_UUID
     o.last_fetch_timestamp = -1
     o.last_caught_up_timestamp = -1
     #: ReplicaState._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_ReplicaState_v0(o, w):
+    #: ReplicaState.ReplicaId, LogEndOffset
+    w(_S_iq.pack(o.replica_id, o.log_end_offset))
+    #: ReplicaState.ReplicaDirectoryId
+    if o.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
+    #: ReplicaState._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_ReplicaState_v1(buf, pos):
     o = _new(ReplicaState)
-    #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-    o.replica_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp = _S_iqqq.unpack_from(buf, pos)
-    pos += 28
+    #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp, _tagged_fields
+    o.replica_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp, t = _S_iqqqB.unpack_from(buf, pos)
+    pos += 29
     o.replica_directory_id = _ZERO_UUID
     #: ReplicaState._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_ReplicaState_v1(o, w):
+    #: ReplicaState.ReplicaId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
+    w(_S_iqqq.pack(o.replica_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp))
+    #: ReplicaState.ReplicaDirectoryId
+    if o.replica_directory_id != _ZERO_UUID: raise _absent('ReplicaState', 'ReplicaDirectoryId')
+    #: ReplicaState._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_ReplicaState_v2(buf, pos):
     o = _new(ReplicaState)
-    #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
-    o.replica_id, o.replica_directory_id, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp = _S_iUqqq.unpack_from(buf, pos)
-    pos += 44
-    o.replica_directory_id = _UC.get(o.replica_directory_id) or _mkuuid(o.replica_directory_id)
+    #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp, _tagged_fields
+    o.replica_id, u_0, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp, t = _S_iUqqqB.unpack_from(buf, pos)
+    pos += 45
+    o.replica_directory_id = _UC.get(u_0) or _mkuuid(u_0)
     #: ReplicaState._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_ReplicaState_v2(o, w):
+    #: ReplicaState.ReplicaId, ReplicaDirectoryId, LogEndOffset, LastFetchTimestamp, LastCaughtUpTimestamp
+    w(_S_iUqqq.pack(o.replica_id, o.replica_directory_id.bytes, o.log_end_offset, o.last_fetch_timestamp, o.last_caught_up_timestamp))
+    #: ReplicaState._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_Node_v2(buf, pos):
     blen = len(buf)
     o = _new(Node)
-    #: Node.NodeId
-    o.node_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: Node.NodeId, Listeners
+    o.node_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: Node.Listeners
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Node', 'Listeners', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Node', 'Listeners')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Node', 'Listeners')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1540,7 +1796,8 @@ def _d_Node_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Listener.Host
         n1 = buf[pos] - 1
@@ -1549,16 +1806,15 @@ def _d_Node_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Listener.Port
-        o1.port, = _S_H.unpack_from(buf, pos)
-        pos += 2
+        #: Listener.Port, _tagged_fields
+        o1.port, t1 = _S_HB.unpack_from(buf, pos)
+        pos += 3
         #: Listener._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.listeners = x
     #: Node._tagged_fields
@@ -1567,6 +1823,44 @@ def _d_Node_v2(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_Node_v2(o, w):
+    #: Node.NodeId
+    w(_S_i.pack(o.node_id))
+    #: Node.Listeners
+    x = o.listeners
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: Listener.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Port
+        w(_S_H.pack(o1.port))
+        #: Listener._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Node._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_Listener_v2(buf, pos):
@@ -1579,7 +1873,8 @@ def _d_Listener_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Listener', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Listener.Host
     n = buf[pos] - 1
@@ -1588,17 +1883,43 @@ def _d_Listener_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Listener', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: Listener.Port
-    o.port, = _S_H.unpack_from(buf, pos)
-    pos += 2
+    #: Listener.Port, _tagged_fields
+    o.port, t = _S_HB.unpack_from(buf, pos)
+    pos += 3
     #: Listener._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_Listener_v2(o, w):
+    #: Listener.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Listener.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Listener.Port
+    w(_S_H.pack(o.port))
+    #: Listener._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

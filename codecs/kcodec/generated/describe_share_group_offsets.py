@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,11 +18,17 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_iqih = _Sc('>iqih')
+_S_iqihB = _Sc('>iqihB')
 _S_iqiqh = _Sc('>iqiqh')
+_S_iqiqhB = _Sc('>iqiqhB')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
 
 
 class DescribeShareGroupOffsetsRequest(_Struct):
@@ -169,8 +176,7 @@ def _d_DescribeShareGroupOffsetsRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsRequest', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeShareGroupOffsetsRequest', 'Groups')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsRequest', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -182,7 +188,8 @@ def _d_DescribeShareGroupOffsetsRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsRequestGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeShareGroupOffsetsRequestGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeShareGroupOffsetsRequestGroup.Topics
         n1 = buf[pos] - 1
@@ -202,16 +209,18 @@ def _d_DescribeShareGroupOffsetsRequest_v0(buf, pos):
                 if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsRequestTopic', 'TopicName', pos)
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'TopicName', True)
-                o2.topic_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.topic_name = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.topic_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
                 #: DescribeShareGroupOffsetsRequestTopic.Partitions
                 n2 = buf[pos] - 1
                 if n2 < 127: pos += 1
                 else: n2, pos = _uvm1(buf, pos)
-                if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsRequestTopic', 'Partitions', pos)
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'Partitions')
-                o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-                pos += 4 * n2
+                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'Partitions')
+                if n2 == 0: o2.partitions = []
+                else:
+                    o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                    pos += 4 * n2
                 #: DescribeShareGroupOffsetsRequestTopic._tagged_fields
                 if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
                 else:
@@ -234,55 +243,53 @@ def _d_DescribeShareGroupOffsetsRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_DescribeShareGroupOffsetsRequestTopic_v0(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsRequestTopic', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeShareGroupOffsetsRequestGroup_v0(o, w):
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsRequestGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Topics
-    x = o.topics
-    if x is None: w(b'\x00')
-    else:
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_DescribeShareGroupOffsetsRequestTopic_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeShareGroupOffsetsRequest_v0(o, w):
-    #: Groups
+    #: DescribeShareGroupOffsetsRequest.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeShareGroupOffsetsRequestGroup_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeShareGroupOffsetsRequestGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsRequestGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeShareGroupOffsetsRequestGroup.Topics
+        x1 = o1.topics
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: DescribeShareGroupOffsetsRequestTopic.TopicName
+                x2 = o2.topic_name
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsRequestTopic', 'TopicName')
+                else: w(_uve(n2 + 1))
+                w(x2)
+                #: DescribeShareGroupOffsetsRequestTopic.Partitions
+                x2 = o2.partitions
+                n2 = len(x2)
+                if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+                else:
+                    w(_uve(n2 + 1))
+                    w(_pack('>%di' % n2, *x2))
+                #: DescribeShareGroupOffsetsRequestTopic._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+        #: DescribeShareGroupOffsetsRequestGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeShareGroupOffsetsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -298,7 +305,8 @@ def _d_DescribeShareGroupOffsetsRequestGroup_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsRequestGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeShareGroupOffsetsRequestGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeShareGroupOffsetsRequestGroup.Topics
     n = buf[pos] - 1
@@ -318,16 +326,18 @@ def _d_DescribeShareGroupOffsetsRequestGroup_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsRequestTopic', 'TopicName', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'TopicName', True)
-            o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.topic_name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: DescribeShareGroupOffsetsRequestTopic.Partitions
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsRequestTopic', 'Partitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'Partitions')
-            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'Partitions')
+            if n1 == 0: o1.partitions = []
+            else:
+                o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: DescribeShareGroupOffsetsRequestTopic._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -343,6 +353,49 @@ def _d_DescribeShareGroupOffsetsRequestGroup_v0(buf, pos):
     return o, pos
 
 
+def _e_DescribeShareGroupOffsetsRequestGroup_v0(o, w):
+    #: DescribeShareGroupOffsetsRequestGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsRequestGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeShareGroupOffsetsRequestGroup.Topics
+    x = o.topics
+    if x is None: w(b'\x00')
+    else:
+        n = len(x) + 1
+        w(_UV[n] if n < 128 else _uve(n))
+        for o1 in x:
+            #: DescribeShareGroupOffsetsRequestTopic.TopicName
+            x1 = o1.topic_name
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsRequestTopic', 'TopicName')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: DescribeShareGroupOffsetsRequestTopic.Partitions
+            x1 = o1.partitions
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: DescribeShareGroupOffsetsRequestTopic._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: DescribeShareGroupOffsetsRequestGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeShareGroupOffsetsRequestTopic_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribeShareGroupOffsetsRequestTopic)
@@ -353,16 +406,18 @@ def _d_DescribeShareGroupOffsetsRequestTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsRequestTopic', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeShareGroupOffsetsRequestTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsRequestTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: DescribeShareGroupOffsetsRequestTopic._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
@@ -371,18 +426,39 @@ def _d_DescribeShareGroupOffsetsRequestTopic_v0(buf, pos):
     return o, pos
 
 
+def _e_DescribeShareGroupOffsetsRequestTopic_v0(o, w):
+    #: DescribeShareGroupOffsetsRequestTopic.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsRequestTopic', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeShareGroupOffsetsRequestTopic.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: DescribeShareGroupOffsetsRequestTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeShareGroupOffsetsResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribeShareGroupOffsetsResponse)
-    #: DescribeShareGroupOffsetsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeShareGroupOffsetsResponse.ThrottleTimeMs, Groups
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeShareGroupOffsetsResponse.Groups
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeShareGroupOffsetsResponse', 'Groups')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -394,14 +470,14 @@ def _d_DescribeShareGroupOffsetsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeShareGroupOffsetsResponseGroup.Topics
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseGroup', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -413,34 +489,33 @@ def _d_DescribeShareGroupOffsetsResponse_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseTopic', 'TopicName', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'TopicName', True)
-            o2.topic_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.topic_name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.topic_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: DescribeShareGroupOffsetsResponseTopic.TopicId
-            o2.topic_id, = _S_U.unpack_from(buf, pos)
-            pos += 16
-            o2.topic_id = _UC.get(o2.topic_id) or _mkuuid(o2.topic_id)
+            #: DescribeShareGroupOffsetsResponseTopic.TopicId, Partitions
+            u2_0, n2 = _S_UB.unpack_from(buf, pos)
+            pos += 17
+            o2.topic_id = _UC.get(u2_0) or _mkuuid(u2_0)
             #: DescribeShareGroupOffsetsResponseTopic.Partitions
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseTopic', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(DescribeShareGroupOffsetsResponsePartition)
-                #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, ErrorCode
-                o3.partition_index, o3.start_offset, o3.leader_epoch, o3.error_code = _S_iqih.unpack_from(buf, pos)
-                pos += 18
+                #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, ErrorCode, ErrorMessage
+                o3.partition_index, o3.start_offset, o3.leader_epoch, o3.error_code, n3 = _S_iqihB.unpack_from(buf, pos)
+                pos += 19
                 #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
-                n3 = buf[pos] - 1
-                if n3 < 127: pos += 1
-                else: n3, pos = _uvm1s(buf, pos)
+                if n3 < 128: n3 -= 1
+                else: n3, pos = _uvm1s(buf, pos - 1)
                 if n3 < 0: o3.error_message = None
                 else:
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage', True)
-                    o3.error_message = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.error_message = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.error_message = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
                 o3.lag = -1
                 #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
@@ -457,18 +532,18 @@ def _d_DescribeShareGroupOffsetsResponse_v0(buf, pos):
                 pos += 1
             ap1(o2)
         o1.topics = x1
-        #: DescribeShareGroupOffsetsResponseGroup.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DescribeShareGroupOffsetsResponseGroup.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DescribeShareGroupOffsetsResponseGroup.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribeShareGroupOffsetsResponseGroup._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -485,87 +560,83 @@ def _d_DescribeShareGroupOffsetsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_DescribeShareGroupOffsetsResponsePartition_v0(o, w):
-    #: PartitionIndex, StartOffset, LeaderEpoch, ErrorCode
-    w(_S_iqih.pack(o.partition_index, o.start_offset, o.leader_epoch, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeShareGroupOffsetsResponseTopic_v0(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseTopic', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeShareGroupOffsetsResponsePartition_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeShareGroupOffsetsResponseGroup_v0(o, w):
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeShareGroupOffsetsResponseTopic_v0(v, w)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseGroup', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeShareGroupOffsetsResponse_v0(o, w):
-    #: ThrottleTimeMs
+    #: DescribeShareGroupOffsetsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Groups
+    #: DescribeShareGroupOffsetsResponse.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeShareGroupOffsetsResponseGroup_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeShareGroupOffsetsResponseGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeShareGroupOffsetsResponseGroup.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeShareGroupOffsetsResponseTopic.TopicName
+            x2 = o2.topic_name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseTopic', 'TopicName')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribeShareGroupOffsetsResponseTopic.TopicId
+            w(_S_U.pack(o2.topic_id.bytes))
+            #: DescribeShareGroupOffsetsResponseTopic.Partitions
+            x2 = o2.partitions
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, ErrorCode
+                w(_S_iqih.pack(o3.partition_index, o3.start_offset, o3.leader_epoch, o3.error_code))
+                #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
+                x3 = o3.error_message
+                if x3 is None: w(b'\x00')
+                else:
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    n3 = len(x3)
+                    if n3 < 127: w(_UV[n3 + 1])
+                    elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage')
+                    else: w(_uve(n3 + 1))
+                    w(x3)
+                #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: DescribeShareGroupOffsetsResponseTopic._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeShareGroupOffsetsResponseGroup.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribeShareGroupOffsetsResponseGroup.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseGroup', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribeShareGroupOffsetsResponseGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeShareGroupOffsetsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -574,15 +645,13 @@ def _e_DescribeShareGroupOffsetsResponse_v0(o, w):
 def _d_DescribeShareGroupOffsetsResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(DescribeShareGroupOffsetsResponse)
-    #: DescribeShareGroupOffsetsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeShareGroupOffsetsResponse.ThrottleTimeMs, Groups
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeShareGroupOffsetsResponse.Groups
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeShareGroupOffsetsResponse', 'Groups')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -594,14 +663,14 @@ def _d_DescribeShareGroupOffsetsResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribeShareGroupOffsetsResponseGroup.Topics
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseGroup', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -613,34 +682,33 @@ def _d_DescribeShareGroupOffsetsResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseTopic', 'TopicName', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'TopicName', True)
-            o2.topic_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.topic_name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.topic_name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: DescribeShareGroupOffsetsResponseTopic.TopicId
-            o2.topic_id, = _S_U.unpack_from(buf, pos)
-            pos += 16
-            o2.topic_id = _UC.get(o2.topic_id) or _mkuuid(o2.topic_id)
+            #: DescribeShareGroupOffsetsResponseTopic.TopicId, Partitions
+            u2_0, n2 = _S_UB.unpack_from(buf, pos)
+            pos += 17
+            o2.topic_id = _UC.get(u2_0) or _mkuuid(u2_0)
             #: DescribeShareGroupOffsetsResponseTopic.Partitions
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseTopic', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(DescribeShareGroupOffsetsResponsePartition)
-                #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, Lag, ErrorCode
-                o3.partition_index, o3.start_offset, o3.leader_epoch, o3.lag, o3.error_code = _S_iqiqh.unpack_from(buf, pos)
-                pos += 26
+                #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, Lag, ErrorCode, ErrorMessage
+                o3.partition_index, o3.start_offset, o3.leader_epoch, o3.lag, o3.error_code, n3 = _S_iqiqhB.unpack_from(buf, pos)
+                pos += 27
                 #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
-                n3 = buf[pos] - 1
-                if n3 < 127: pos += 1
-                else: n3, pos = _uvm1s(buf, pos)
+                if n3 < 128: n3 -= 1
+                else: n3, pos = _uvm1s(buf, pos - 1)
                 if n3 < 0: o3.error_message = None
                 else:
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage', True)
-                    o3.error_message = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.error_message = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.error_message = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
                 #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
                 if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
@@ -656,18 +724,18 @@ def _d_DescribeShareGroupOffsetsResponse_v1(buf, pos):
                 pos += 1
             ap1(o2)
         o1.topics = x1
-        #: DescribeShareGroupOffsetsResponseGroup.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DescribeShareGroupOffsetsResponseGroup.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DescribeShareGroupOffsetsResponseGroup.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribeShareGroupOffsetsResponseGroup._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -684,87 +752,83 @@ def _d_DescribeShareGroupOffsetsResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_DescribeShareGroupOffsetsResponsePartition_v1(o, w):
-    #: PartitionIndex, StartOffset, LeaderEpoch, Lag, ErrorCode
-    w(_S_iqiqh.pack(o.partition_index, o.start_offset, o.leader_epoch, o.lag, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeShareGroupOffsetsResponseTopic_v1(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseTopic', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeShareGroupOffsetsResponsePartition_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeShareGroupOffsetsResponseGroup_v1(o, w):
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeShareGroupOffsetsResponseTopic_v1(v, w)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseGroup', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeShareGroupOffsetsResponse_v1(o, w):
-    #: ThrottleTimeMs
+    #: DescribeShareGroupOffsetsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Groups
+    #: DescribeShareGroupOffsetsResponse.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeShareGroupOffsetsResponseGroup_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeShareGroupOffsetsResponseGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeShareGroupOffsetsResponseGroup.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeShareGroupOffsetsResponseTopic.TopicName
+            x2 = o2.topic_name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseTopic', 'TopicName')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: DescribeShareGroupOffsetsResponseTopic.TopicId
+            w(_S_U.pack(o2.topic_id.bytes))
+            #: DescribeShareGroupOffsetsResponseTopic.Partitions
+            x2 = o2.partitions
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, Lag, ErrorCode
+                w(_S_iqiqh.pack(o3.partition_index, o3.start_offset, o3.leader_epoch, o3.lag, o3.error_code))
+                #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
+                x3 = o3.error_message
+                if x3 is None: w(b'\x00')
+                else:
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    n3 = len(x3)
+                    if n3 < 127: w(_UV[n3 + 1])
+                    elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage')
+                    else: w(_uve(n3 + 1))
+                    w(x3)
+                #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: DescribeShareGroupOffsetsResponseTopic._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeShareGroupOffsetsResponseGroup.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribeShareGroupOffsetsResponseGroup.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseGroup', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribeShareGroupOffsetsResponseGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeShareGroupOffsetsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -780,14 +844,14 @@ def _d_DescribeShareGroupOffsetsResponseGroup_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeShareGroupOffsetsResponseGroup.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseGroup', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -799,34 +863,33 @@ def _d_DescribeShareGroupOffsetsResponseGroup_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseTopic', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DescribeShareGroupOffsetsResponseTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: DescribeShareGroupOffsetsResponseTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: DescribeShareGroupOffsetsResponseTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(DescribeShareGroupOffsetsResponsePartition)
-            #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, ErrorCode
-            o2.partition_index, o2.start_offset, o2.leader_epoch, o2.error_code = _S_iqih.unpack_from(buf, pos)
-            pos += 18
+            #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, ErrorCode, ErrorMessage
+            o2.partition_index, o2.start_offset, o2.leader_epoch, o2.error_code, n2 = _S_iqihB.unpack_from(buf, pos)
+            pos += 19
             #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2.lag = -1
             #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
@@ -843,18 +906,18 @@ def _d_DescribeShareGroupOffsetsResponseGroup_v0(buf, pos):
             pos += 1
         ap(o1)
     o.topics = x
-    #: DescribeShareGroupOffsetsResponseGroup.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeShareGroupOffsetsResponseGroup.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeShareGroupOffsetsResponseGroup.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeShareGroupOffsetsResponseGroup._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -862,6 +925,77 @@ def _d_DescribeShareGroupOffsetsResponseGroup_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DescribeShareGroupOffsetsResponseGroup_v0(o, w):
+    #: DescribeShareGroupOffsetsResponseGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeShareGroupOffsetsResponseGroup.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeShareGroupOffsetsResponseTopic.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseTopic', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeShareGroupOffsetsResponseTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: DescribeShareGroupOffsetsResponseTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, ErrorCode
+            w(_S_iqih.pack(o2.partition_index, o2.start_offset, o2.leader_epoch, o2.error_code))
+            #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeShareGroupOffsetsResponseTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeShareGroupOffsetsResponseGroup.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribeShareGroupOffsetsResponseGroup.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseGroup', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribeShareGroupOffsetsResponseGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribeShareGroupOffsetsResponseGroup_v1(buf, pos):
@@ -874,14 +1008,14 @@ def _d_DescribeShareGroupOffsetsResponseGroup_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribeShareGroupOffsetsResponseGroup.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseGroup', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -893,34 +1027,33 @@ def _d_DescribeShareGroupOffsetsResponseGroup_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseTopic', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DescribeShareGroupOffsetsResponseTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: DescribeShareGroupOffsetsResponseTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: DescribeShareGroupOffsetsResponseTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(DescribeShareGroupOffsetsResponsePartition)
-            #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, Lag, ErrorCode
-            o2.partition_index, o2.start_offset, o2.leader_epoch, o2.lag, o2.error_code = _S_iqiqh.unpack_from(buf, pos)
-            pos += 26
+            #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, Lag, ErrorCode, ErrorMessage
+            o2.partition_index, o2.start_offset, o2.leader_epoch, o2.lag, o2.error_code, n2 = _S_iqiqhB.unpack_from(buf, pos)
+            pos += 27
             #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -936,18 +1069,18 @@ def _d_DescribeShareGroupOffsetsResponseGroup_v1(buf, pos):
             pos += 1
         ap(o1)
     o.topics = x
-    #: DescribeShareGroupOffsetsResponseGroup.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeShareGroupOffsetsResponseGroup.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeShareGroupOffsetsResponseGroup.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeShareGroupOffsetsResponseGroup._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -955,6 +1088,77 @@ def _d_DescribeShareGroupOffsetsResponseGroup_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DescribeShareGroupOffsetsResponseGroup_v1(o, w):
+    #: DescribeShareGroupOffsetsResponseGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeShareGroupOffsetsResponseGroup.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeShareGroupOffsetsResponseTopic.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseTopic', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeShareGroupOffsetsResponseTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: DescribeShareGroupOffsetsResponseTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, Lag, ErrorCode
+            w(_S_iqiqh.pack(o2.partition_index, o2.start_offset, o2.leader_epoch, o2.lag, o2.error_code))
+            #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeShareGroupOffsetsResponseTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeShareGroupOffsetsResponseGroup.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribeShareGroupOffsetsResponseGroup.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseGroup', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribeShareGroupOffsetsResponseGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribeShareGroupOffsetsResponseTopic_v0(buf, pos):
@@ -967,34 +1171,33 @@ def _d_DescribeShareGroupOffsetsResponseTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseTopic', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribeShareGroupOffsetsResponseTopic.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: DescribeShareGroupOffsetsResponseTopic.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: DescribeShareGroupOffsetsResponseTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeShareGroupOffsetsResponsePartition)
-        #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, ErrorCode
-        o1.partition_index, o1.start_offset, o1.leader_epoch, o1.error_code = _S_iqih.unpack_from(buf, pos)
-        pos += 18
+        #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, ErrorCode, ErrorMessage
+        o1.partition_index, o1.start_offset, o1.leader_epoch, o1.error_code, n1 = _S_iqihB.unpack_from(buf, pos)
+        pos += 19
         #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1.lag = -1
         #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
@@ -1012,6 +1215,46 @@ def _d_DescribeShareGroupOffsetsResponseTopic_v0(buf, pos):
     return o, pos
 
 
+def _e_DescribeShareGroupOffsetsResponseTopic_v0(o, w):
+    #: DescribeShareGroupOffsetsResponseTopic.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseTopic', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeShareGroupOffsetsResponseTopic.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: DescribeShareGroupOffsetsResponseTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, ErrorCode
+        w(_S_iqih.pack(o1.partition_index, o1.start_offset, o1.leader_epoch, o1.error_code))
+        #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeShareGroupOffsetsResponseTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeShareGroupOffsetsResponseTopic_v1(buf, pos):
     blen = len(buf)
     o = _new(DescribeShareGroupOffsetsResponseTopic)
@@ -1022,34 +1265,33 @@ def _d_DescribeShareGroupOffsetsResponseTopic_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseTopic', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribeShareGroupOffsetsResponseTopic.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: DescribeShareGroupOffsetsResponseTopic.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: DescribeShareGroupOffsetsResponseTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeShareGroupOffsetsResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeShareGroupOffsetsResponsePartition)
-        #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, Lag, ErrorCode
-        o1.partition_index, o1.start_offset, o1.leader_epoch, o1.lag, o1.error_code = _S_iqiqh.unpack_from(buf, pos)
-        pos += 26
+        #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, Lag, ErrorCode, ErrorMessage
+        o1.partition_index, o1.start_offset, o1.leader_epoch, o1.lag, o1.error_code, n1 = _S_iqiqhB.unpack_from(buf, pos)
+        pos += 27
         #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1066,21 +1308,61 @@ def _d_DescribeShareGroupOffsetsResponseTopic_v1(buf, pos):
     return o, pos
 
 
+def _e_DescribeShareGroupOffsetsResponseTopic_v1(o, w):
+    #: DescribeShareGroupOffsetsResponseTopic.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponseTopic', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeShareGroupOffsetsResponseTopic.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: DescribeShareGroupOffsetsResponseTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, Lag, ErrorCode
+        w(_S_iqiqh.pack(o1.partition_index, o1.start_offset, o1.leader_epoch, o1.lag, o1.error_code))
+        #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeShareGroupOffsetsResponseTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeShareGroupOffsetsResponsePartition_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribeShareGroupOffsetsResponsePartition)
-    #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, ErrorCode
-    o.partition_index, o.start_offset, o.leader_epoch, o.error_code = _S_iqih.unpack_from(buf, pos)
-    pos += 18
+    #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, ErrorCode, ErrorMessage
+    o.partition_index, o.start_offset, o.leader_epoch, o.error_code, n = _S_iqihB.unpack_from(buf, pos)
+    pos += 19
     #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o.lag = -1
     #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
@@ -1091,21 +1373,41 @@ def _d_DescribeShareGroupOffsetsResponsePartition_v0(buf, pos):
     return o, pos
 
 
+def _e_DescribeShareGroupOffsetsResponsePartition_v0(o, w):
+    #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, ErrorCode
+    w(_S_iqih.pack(o.partition_index, o.start_offset, o.leader_epoch, o.error_code))
+    #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeShareGroupOffsetsResponsePartition_v1(buf, pos):
     blen = len(buf)
     o = _new(DescribeShareGroupOffsetsResponsePartition)
-    #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, Lag, ErrorCode
-    o.partition_index, o.start_offset, o.leader_epoch, o.lag, o.error_code = _S_iqiqh.unpack_from(buf, pos)
-    pos += 26
+    #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, Lag, ErrorCode, ErrorMessage
+    o.partition_index, o.start_offset, o.leader_epoch, o.lag, o.error_code, n = _S_iqiqhB.unpack_from(buf, pos)
+    pos += 27
     #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -1113,6 +1415,26 @@ def _d_DescribeShareGroupOffsetsResponsePartition_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DescribeShareGroupOffsetsResponsePartition_v1(o, w):
+    #: DescribeShareGroupOffsetsResponsePartition.PartitionIndex, StartOffset, LeaderEpoch, Lag, ErrorCode
+    w(_S_iqiqh.pack(o.partition_index, o.start_offset, o.leader_epoch, o.lag, o.error_code))
+    #: DescribeShareGroupOffsetsResponsePartition.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeShareGroupOffsetsResponsePartition', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribeShareGroupOffsetsResponsePartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,12 +18,17 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_Uo = _Sc('>16s?')
+_S_UoB = _Sc('>16s?B')
 _S_b = _Sc('>b')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hiii = _Sc('>hiii')
+_S_hiiiB = _Sc('>hiiiB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ib = _Sc('>ib')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
 
 
 class DescribeTopicPartitionsRequest(_Struct):
@@ -185,16 +191,15 @@ def _d_DescribeTopicPartitionsRequestCursor_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsRequestCursor', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeTopicPartitionsRequestCursor', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribeTopicPartitionsRequestCursor.PartitionIndex
-    o.partition_index, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeTopicPartitionsRequestCursor.PartitionIndex, _tagged_fields
+    o.partition_index, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeTopicPartitionsRequestCursor._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
@@ -205,8 +210,7 @@ def _d_DescribeTopicPartitionsRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeTopicPartitionsRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTopicPartitionsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -218,7 +222,8 @@ def _d_DescribeTopicPartitionsRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicRequest', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicRequest', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicRequest._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -240,52 +245,52 @@ def _d_DescribeTopicPartitionsRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_TopicRequest_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TopicRequest', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeTopicPartitionsRequestCursor_v0(o, w):
-    #: TopicName
+    #: DescribeTopicPartitionsRequestCursor.TopicName
     x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeTopicPartitionsRequestCursor', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeTopicPartitionsRequestCursor', 'TopicName')
+    else: w(_uve(n + 1))
     w(x)
-    #: PartitionIndex
+    #: DescribeTopicPartitionsRequestCursor.PartitionIndex
     w(_S_i.pack(o.partition_index))
-    #: _tagged_fields
+    #: DescribeTopicPartitionsRequestCursor._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_DescribeTopicPartitionsRequest_v0(o, w):
-    #: Topics
+    #: DescribeTopicPartitionsRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicRequest_v0(v, w)
-    #: ResponsePartitionLimit
+    for o1 in x:
+        #: TopicRequest.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicRequest', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TopicRequest._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeTopicPartitionsRequest.ResponsePartitionLimit
     w(_S_i.pack(o.response_partition_limit))
-    #: Cursor
+    #: DescribeTopicPartitionsRequest.Cursor
     x = o.cursor
     if x is None: w(b'\xff')
     else:
         w(b'\x01')
         _e_DescribeTopicPartitionsRequestCursor_v0(x, w)
-    #: _tagged_fields
+    #: DescribeTopicPartitionsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -301,7 +306,8 @@ def _d_TopicRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicRequest', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicRequest', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicRequest._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -309,6 +315,22 @@ def _d_TopicRequest_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_TopicRequest_v0(o, w):
+    #: TopicRequest.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TopicRequest', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TopicRequest._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribeTopicPartitionsResponseCursor_v0(buf, pos):
@@ -321,81 +343,77 @@ def _d_DescribeTopicPartitionsResponseCursor_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsResponseCursor', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeTopicPartitionsResponseCursor', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribeTopicPartitionsResponseCursor.PartitionIndex
-    o.partition_index, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeTopicPartitionsResponseCursor.PartitionIndex, _tagged_fields
+    o.partition_index, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeTopicPartitionsResponseCursor._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _d_DescribeTopicPartitionsResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribeTopicPartitionsResponse)
-    #: DescribeTopicPartitionsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeTopicPartitionsResponse.ThrottleTimeMs, Topics
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeTopicPartitionsResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeTopicPartitionsResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeTopicPartitionsResponseTopic)
-        #: DescribeTopicPartitionsResponseTopic.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DescribeTopicPartitionsResponseTopic.ErrorCode, Name
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DescribeTopicPartitionsResponseTopic.Name
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.name = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeTopicPartitionsResponseTopic', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: DescribeTopicPartitionsResponseTopic.TopicId, IsInternal
-        o1.topic_id, o1.is_internal = _S_Uo.unpack_from(buf, pos)
-        pos += 17
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: DescribeTopicPartitionsResponseTopic.TopicId, IsInternal, Partitions
+        u1_0, o1.is_internal, n1 = _S_UoB.unpack_from(buf, pos)
+        pos += 18
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: DescribeTopicPartitionsResponseTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeTopicPartitionsResponseTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeTopicPartitionsResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(DescribeTopicPartitionsResponsePartition)
-            #: DescribeTopicPartitionsResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _S_hiii.unpack_from(buf, pos)
-            pos += 14
+            #: DescribeTopicPartitionsResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
+            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n2 = _S_hiiiB.unpack_from(buf, pos)
+            pos += 15
             #: DescribeTopicPartitionsResponsePartition.ReplicaNodes
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes')
-            o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes')
+            if n2 == 0: o2.replica_nodes = []
+            else:
+                o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: DescribeTopicPartitionsResponsePartition.IsrNodes
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsResponsePartition', 'IsrNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'IsrNodes')
-            o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'IsrNodes')
+            if n2 == 0: o2.isr_nodes = []
+            else:
+                o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
@@ -403,8 +421,10 @@ def _d_DescribeTopicPartitionsResponse_v0(buf, pos):
             if n2 < 0: o2.eligible_leader_replicas = None
             else:
                 if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'EligibleLeaderReplicas')
-                o2.eligible_leader_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-                pos += 4 * n2
+                if n2 == 0: o2.eligible_leader_replicas = []
+                else:
+                    o2.eligible_leader_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                    pos += 4 * n2
             #: DescribeTopicPartitionsResponsePartition.LastKnownElr
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
@@ -412,16 +432,19 @@ def _d_DescribeTopicPartitionsResponse_v0(buf, pos):
             if n2 < 0: o2.last_known_elr = None
             else:
                 if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'LastKnownElr')
-                o2.last_known_elr = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-                pos += 4 * n2
+                if n2 == 0: o2.last_known_elr = []
+                else:
+                    o2.last_known_elr = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                    pos += 4 * n2
             #: DescribeTopicPartitionsResponsePartition.OfflineReplicas
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas')
-            o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas')
+            if n2 == 0: o2.offline_replicas = []
+            else:
+                o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: DescribeTopicPartitionsResponsePartition._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -429,14 +452,12 @@ def _d_DescribeTopicPartitionsResponse_v0(buf, pos):
                 pos += 1
             ap1(o2)
         o1.partitions = x1
-        #: DescribeTopicPartitionsResponseTopic.TopicAuthorizedOperations
-        o1.topic_authorized_operations, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: DescribeTopicPartitionsResponseTopic.TopicAuthorizedOperations, _tagged_fields
+        o1.topic_authorized_operations, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: DescribeTopicPartitionsResponseTopic._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.topics = x
     #: DescribeTopicPartitionsResponse.NextCursor
@@ -452,104 +473,110 @@ def _d_DescribeTopicPartitionsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_DescribeTopicPartitionsResponsePartition_v0(o, w):
-    #: ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
-    w(_S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch))
-    #: ReplicaNodes
-    x = o.replica_nodes
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: IsrNodes
-    x = o.isr_nodes
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: EligibleLeaderReplicas
-    x = o.eligible_leader_replicas
-    if x is None: w(b'\x00')
-    else:
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(_pack('>%di' % len(x), *x))
-    #: LastKnownElr
-    x = o.last_known_elr
-    if x is None: w(b'\x00')
-    else:
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(_pack('>%di' % len(x), *x))
-    #: OfflineReplicas
-    x = o.offline_replicas
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeTopicPartitionsResponseTopic_v0(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: Name
-    x = o.name
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeTopicPartitionsResponseTopic', 'Name')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: TopicId, IsInternal
-    w(_S_Uo.pack(o.topic_id.bytes, o.is_internal))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeTopicPartitionsResponsePartition_v0(v, w)
-    #: TopicAuthorizedOperations
-    w(_S_i.pack(o.topic_authorized_operations))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeTopicPartitionsResponseCursor_v0(o, w):
-    #: TopicName
+    #: DescribeTopicPartitionsResponseCursor.TopicName
     x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeTopicPartitionsResponseCursor', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeTopicPartitionsResponseCursor', 'TopicName')
+    else: w(_uve(n + 1))
     w(x)
-    #: PartitionIndex
+    #: DescribeTopicPartitionsResponseCursor.PartitionIndex
     w(_S_i.pack(o.partition_index))
-    #: _tagged_fields
+    #: DescribeTopicPartitionsResponseCursor._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_DescribeTopicPartitionsResponse_v0(o, w):
-    #: ThrottleTimeMs
+    #: DescribeTopicPartitionsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Topics
+    #: DescribeTopicPartitionsResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeTopicPartitionsResponseTopic_v0(v, w)
-    #: NextCursor
+    for o1 in x:
+        #: DescribeTopicPartitionsResponseTopic.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribeTopicPartitionsResponseTopic.Name
+        x1 = o1.name
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeTopicPartitionsResponseTopic', 'Name')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribeTopicPartitionsResponseTopic.TopicId, IsInternal
+        w(_S_Uo.pack(o1.topic_id.bytes, o1.is_internal))
+        #: DescribeTopicPartitionsResponseTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: DescribeTopicPartitionsResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+            w(_S_hiii.pack(o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch))
+            #: DescribeTopicPartitionsResponsePartition.ReplicaNodes
+            x2 = o2.replica_nodes
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: DescribeTopicPartitionsResponsePartition.IsrNodes
+            x2 = o2.isr_nodes
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas
+            x2 = o2.eligible_leader_replicas
+            if x2 is None: w(b'\x00')
+            else:
+                n2 = len(x2)
+                if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+                else:
+                    w(_uve(n2 + 1))
+                    w(_pack('>%di' % n2, *x2))
+            #: DescribeTopicPartitionsResponsePartition.LastKnownElr
+            x2 = o2.last_known_elr
+            if x2 is None: w(b'\x00')
+            else:
+                n2 = len(x2)
+                if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+                else:
+                    w(_uve(n2 + 1))
+                    w(_pack('>%di' % n2, *x2))
+            #: DescribeTopicPartitionsResponsePartition.OfflineReplicas
+            x2 = o2.offline_replicas
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: DescribeTopicPartitionsResponsePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeTopicPartitionsResponseTopic.TopicAuthorizedOperations
+        w(_S_i.pack(o1.topic_authorized_operations))
+        #: DescribeTopicPartitionsResponseTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeTopicPartitionsResponse.NextCursor
     x = o.next_cursor
     if x is None: w(b'\xff')
     else:
         w(b'\x01')
         _e_DescribeTopicPartitionsResponseCursor_v0(x, w)
-    #: _tagged_fields
+    #: DescribeTopicPartitionsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -558,52 +585,51 @@ def _e_DescribeTopicPartitionsResponse_v0(o, w):
 def _d_DescribeTopicPartitionsResponseTopic_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribeTopicPartitionsResponseTopic)
-    #: DescribeTopicPartitionsResponseTopic.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeTopicPartitionsResponseTopic.ErrorCode, Name
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeTopicPartitionsResponseTopic.Name
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.name = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeTopicPartitionsResponseTopic', 'Name', True)
-        o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: DescribeTopicPartitionsResponseTopic.TopicId, IsInternal
-    o.topic_id, o.is_internal = _S_Uo.unpack_from(buf, pos)
-    pos += 17
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: DescribeTopicPartitionsResponseTopic.TopicId, IsInternal, Partitions
+    u_0, o.is_internal, n = _S_UoB.unpack_from(buf, pos)
+    pos += 18
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: DescribeTopicPartitionsResponseTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeTopicPartitionsResponseTopic', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribeTopicPartitionsResponsePartition)
-        #: DescribeTopicPartitionsResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
-        o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch = _S_hiii.unpack_from(buf, pos)
-        pos += 14
+        #: DescribeTopicPartitionsResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
+        o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch, n1 = _S_hiiiB.unpack_from(buf, pos)
+        pos += 15
         #: DescribeTopicPartitionsResponsePartition.ReplicaNodes
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes')
-        o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes')
+        if n1 == 0: o1.replica_nodes = []
+        else:
+            o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: DescribeTopicPartitionsResponsePartition.IsrNodes
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsResponsePartition', 'IsrNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'IsrNodes')
-        o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'IsrNodes')
+        if n1 == 0: o1.isr_nodes = []
+        else:
+            o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
@@ -611,8 +637,10 @@ def _d_DescribeTopicPartitionsResponseTopic_v0(buf, pos):
         if n1 < 0: o1.eligible_leader_replicas = None
         else:
             if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'EligibleLeaderReplicas')
-            o1.eligible_leader_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if n1 == 0: o1.eligible_leader_replicas = []
+            else:
+                o1.eligible_leader_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
         #: DescribeTopicPartitionsResponsePartition.LastKnownElr
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
@@ -620,16 +648,19 @@ def _d_DescribeTopicPartitionsResponseTopic_v0(buf, pos):
         if n1 < 0: o1.last_known_elr = None
         else:
             if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'LastKnownElr')
-            o1.last_known_elr = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if n1 == 0: o1.last_known_elr = []
+            else:
+                o1.last_known_elr = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
         #: DescribeTopicPartitionsResponsePartition.OfflineReplicas
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas')
-        o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas')
+        if n1 == 0: o1.offline_replicas = []
+        else:
+            o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: DescribeTopicPartitionsResponsePartition._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -637,39 +668,112 @@ def _d_DescribeTopicPartitionsResponseTopic_v0(buf, pos):
             pos += 1
         ap(o1)
     o.partitions = x
-    #: DescribeTopicPartitionsResponseTopic.TopicAuthorizedOperations
-    o.topic_authorized_operations, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeTopicPartitionsResponseTopic.TopicAuthorizedOperations, _tagged_fields
+    o.topic_authorized_operations, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeTopicPartitionsResponseTopic._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DescribeTopicPartitionsResponseTopic_v0(o, w):
+    #: DescribeTopicPartitionsResponseTopic.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribeTopicPartitionsResponseTopic.Name
+    x = o.name
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeTopicPartitionsResponseTopic', 'Name')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribeTopicPartitionsResponseTopic.TopicId, IsInternal
+    w(_S_Uo.pack(o.topic_id.bytes, o.is_internal))
+    #: DescribeTopicPartitionsResponseTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: DescribeTopicPartitionsResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+        w(_S_hiii.pack(o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch))
+        #: DescribeTopicPartitionsResponsePartition.ReplicaNodes
+        x1 = o1.replica_nodes
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: DescribeTopicPartitionsResponsePartition.IsrNodes
+        x1 = o1.isr_nodes
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas
+        x1 = o1.eligible_leader_replicas
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+        #: DescribeTopicPartitionsResponsePartition.LastKnownElr
+        x1 = o1.last_known_elr
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+        #: DescribeTopicPartitionsResponsePartition.OfflineReplicas
+        x1 = o1.offline_replicas
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: DescribeTopicPartitionsResponsePartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeTopicPartitionsResponseTopic.TopicAuthorizedOperations
+    w(_S_i.pack(o.topic_authorized_operations))
+    #: DescribeTopicPartitionsResponseTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_DescribeTopicPartitionsResponsePartition_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribeTopicPartitionsResponsePartition)
-    #: DescribeTopicPartitionsResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
-    o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(buf, pos)
-    pos += 14
+    #: DescribeTopicPartitionsResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
+    o.error_code, o.partition_index, o.leader_id, o.leader_epoch, n = _S_hiiiB.unpack_from(buf, pos)
+    pos += 15
     #: DescribeTopicPartitionsResponsePartition.ReplicaNodes
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes')
-    o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes')
+    if n == 0: o.replica_nodes = []
+    else:
+        o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: DescribeTopicPartitionsResponsePartition.IsrNodes
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsResponsePartition', 'IsrNodes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'IsrNodes')
-    o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'IsrNodes')
+    if n == 0: o.isr_nodes = []
+    else:
+        o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas
     n = buf[pos] - 1
     if n < 127: pos += 1
@@ -677,8 +781,10 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(buf, pos):
     if n < 0: o.eligible_leader_replicas = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'EligibleLeaderReplicas')
-        o.eligible_leader_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-        pos += 4 * n
+        if n == 0: o.eligible_leader_replicas = []
+        else:
+            o.eligible_leader_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+            pos += 4 * n
     #: DescribeTopicPartitionsResponsePartition.LastKnownElr
     n = buf[pos] - 1
     if n < 127: pos += 1
@@ -686,22 +792,73 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(buf, pos):
     if n < 0: o.last_known_elr = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'LastKnownElr')
-        o.last_known_elr = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-        pos += 4 * n
+        if n == 0: o.last_known_elr = []
+        else:
+            o.last_known_elr = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+            pos += 4 * n
     #: DescribeTopicPartitionsResponsePartition.OfflineReplicas
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas')
-    o.offline_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas')
+    if n == 0: o.offline_replicas = []
+    else:
+        o.offline_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: DescribeTopicPartitionsResponsePartition._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_DescribeTopicPartitionsResponsePartition_v0(o, w):
+    #: DescribeTopicPartitionsResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+    w(_S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch))
+    #: DescribeTopicPartitionsResponsePartition.ReplicaNodes
+    x = o.replica_nodes
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: DescribeTopicPartitionsResponsePartition.IsrNodes
+    x = o.isr_nodes
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: DescribeTopicPartitionsResponsePartition.EligibleLeaderReplicas
+    x = o.eligible_leader_replicas
+    if x is None: w(b'\x00')
+    else:
+        n = len(x)
+        if n < 127: w(_PC32[n](n + 1, *x))
+        else:
+            w(_uve(n + 1))
+            w(_pack('>%di' % n, *x))
+    #: DescribeTopicPartitionsResponsePartition.LastKnownElr
+    x = o.last_known_elr
+    if x is None: w(b'\x00')
+    else:
+        n = len(x)
+        if n < 127: w(_PC32[n](n + 1, *x))
+        else:
+            w(_uve(n + 1))
+            w(_pack('>%di' % n, *x))
+    #: DescribeTopicPartitionsResponsePartition.OfflineReplicas
+    x = o.offline_replicas
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: DescribeTopicPartitionsResponsePartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

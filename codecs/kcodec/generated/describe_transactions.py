@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,9 +18,13 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_iqqh = _Sc('>iqqh')
+_S_iqqhB = _Sc('>iqqhB')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
 
 
 class DescribeTransactionsRequest(_Struct):
@@ -117,8 +122,7 @@ def _d_DescribeTransactionsRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTransactionsRequest', 'TransactionalIds', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeTransactionsRequest', 'TransactionalIds')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTransactionsRequest', 'TransactionalIds')
     x = []
     ap = x.append
     for _ in range(n):
@@ -128,7 +132,8 @@ def _d_DescribeTransactionsRequest_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'DescribeTransactionsRequest', 'TransactionalIds', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'DescribeTransactionsRequest', 'TransactionalIds', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.transactional_ids = x
     #: DescribeTransactionsRequest._tagged_fields
@@ -140,16 +145,17 @@ def _d_DescribeTransactionsRequest_v0(buf, pos):
 
 
 def _e_DescribeTransactionsRequest_v0(o, w):
-    #: TransactionalIds
+    #: DescribeTransactionsRequest.TransactionalIds
     x = o.transactional_ids
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: _tagged_fields
+    #: DescribeTransactionsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -158,30 +164,28 @@ def _e_DescribeTransactionsRequest_v0(o, w):
 def _d_DescribeTransactionsResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribeTransactionsResponse)
-    #: DescribeTransactionsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribeTransactionsResponse.ThrottleTimeMs, TransactionStates
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribeTransactionsResponse.TransactionStates
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeTransactionsResponse', 'TransactionStates', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeTransactionsResponse', 'TransactionStates')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTransactionsResponse', 'TransactionStates')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(TransactionState)
-        #: TransactionState.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: TransactionState.ErrorCode, TransactionalId
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: TransactionState.TransactionalId
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TransactionState', 'TransactionalId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TransactionState', 'TransactionalId', True)
-        o1.transactional_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.transactional_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.transactional_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TransactionState.TransactionState
         n1 = buf[pos] - 1
@@ -190,17 +194,16 @@ def _d_DescribeTransactionsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TransactionState', 'TransactionState', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TransactionState', 'TransactionState', True)
-        o1.transaction_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.transaction_state = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.transaction_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: TransactionState.TransactionTimeoutMs, TransactionStartTimeMs, ProducerId, ProducerEpoch
-        o1.transaction_timeout_ms, o1.transaction_start_time_ms, o1.producer_id, o1.producer_epoch = _S_iqqh.unpack_from(buf, pos)
-        pos += 22
+        #: TransactionState.TransactionTimeoutMs, TransactionStartTimeMs, ProducerId, ProducerEpoch, Topics
+        o1.transaction_timeout_ms, o1.transaction_start_time_ms, o1.producer_id, o1.producer_epoch, n1 = _S_iqqhB.unpack_from(buf, pos)
+        pos += 23
         #: TransactionState.Topics
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TransactionState', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TransactionState', 'Topics')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TransactionState', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -212,16 +215,18 @@ def _d_DescribeTransactionsResponse_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TopicData', 'Topic', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'TopicData', 'Topic', True)
-            o2.topic = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.topic = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.topic = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: TopicData.Partitions
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TopicData', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'TopicData', 'Partitions')
-            o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicData', 'Partitions')
+            if n2 == 0: o2.partitions = []
+            else:
+                o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: TopicData._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -244,66 +249,66 @@ def _d_DescribeTransactionsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_TopicData_v0(o, w):
-    #: Topic
-    x = o.topic
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TopicData', 'Topic')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_TransactionState_v0(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: TransactionalId
-    x = o.transactional_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TransactionState', 'TransactionalId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: TransactionState
-    x = o.transaction_state
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TransactionState', 'TransactionState')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: TransactionTimeoutMs, TransactionStartTimeMs, ProducerId, ProducerEpoch
-    w(_S_iqqh.pack(o.transaction_timeout_ms, o.transaction_start_time_ms, o.producer_id, o.producer_epoch))
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicData_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeTransactionsResponse_v0(o, w):
-    #: ThrottleTimeMs
+    #: DescribeTransactionsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: TransactionStates
+    #: DescribeTransactionsResponse.TransactionStates
     x = o.transaction_states
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TransactionState_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: TransactionState.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: TransactionState.TransactionalId
+        x1 = o1.transactional_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TransactionState', 'TransactionalId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TransactionState.TransactionState
+        x1 = o1.transaction_state
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TransactionState', 'TransactionState')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TransactionState.TransactionTimeoutMs, TransactionStartTimeMs, ProducerId, ProducerEpoch
+        w(_S_iqqh.pack(o1.transaction_timeout_ms, o1.transaction_start_time_ms, o1.producer_id, o1.producer_epoch))
+        #: TransactionState.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: TopicData.Topic
+            x2 = o2.topic
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicData', 'Topic')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: TopicData.Partitions
+            x2 = o2.partitions
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: TopicData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: TransactionState._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeTransactionsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -312,17 +317,17 @@ def _e_DescribeTransactionsResponse_v0(o, w):
 def _d_TransactionState_v0(buf, pos):
     blen = len(buf)
     o = _new(TransactionState)
-    #: TransactionState.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: TransactionState.ErrorCode, TransactionalId
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: TransactionState.TransactionalId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TransactionState', 'TransactionalId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TransactionState', 'TransactionalId', True)
-    o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.transactional_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TransactionState.TransactionState
     n = buf[pos] - 1
@@ -331,17 +336,16 @@ def _d_TransactionState_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TransactionState', 'TransactionState', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TransactionState', 'TransactionState', True)
-    o.transaction_state = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.transaction_state = buf[pos:e].decode()
+    except UnicodeDecodeError: o.transaction_state = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: TransactionState.TransactionTimeoutMs, TransactionStartTimeMs, ProducerId, ProducerEpoch
-    o.transaction_timeout_ms, o.transaction_start_time_ms, o.producer_id, o.producer_epoch = _S_iqqh.unpack_from(buf, pos)
-    pos += 22
+    #: TransactionState.TransactionTimeoutMs, TransactionStartTimeMs, ProducerId, ProducerEpoch, Topics
+    o.transaction_timeout_ms, o.transaction_start_time_ms, o.producer_id, o.producer_epoch, n = _S_iqqhB.unpack_from(buf, pos)
+    pos += 23
     #: TransactionState.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TransactionState', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TransactionState', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TransactionState', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -353,16 +357,18 @@ def _d_TransactionState_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicData', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicData', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicData.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicData', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicData', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: TopicData._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -378,6 +384,60 @@ def _d_TransactionState_v0(buf, pos):
     return o, pos
 
 
+def _e_TransactionState_v0(o, w):
+    #: TransactionState.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: TransactionState.TransactionalId
+    x = o.transactional_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TransactionState', 'TransactionalId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TransactionState.TransactionState
+    x = o.transaction_state
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TransactionState', 'TransactionState')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TransactionState.TransactionTimeoutMs, TransactionStartTimeMs, ProducerId, ProducerEpoch
+    w(_S_iqqh.pack(o.transaction_timeout_ms, o.transaction_start_time_ms, o.producer_id, o.producer_epoch))
+    #: TransactionState.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: TopicData.Topic
+        x1 = o1.topic
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicData', 'Topic')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: TopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: TransactionState._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_TopicData_v0(buf, pos):
     blen = len(buf)
     o = _new(TopicData)
@@ -388,22 +448,47 @@ def _d_TopicData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicData', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicData', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicData.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicData', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicData', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: TopicData._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_TopicData_v0(o, w):
+    #: TopicData.Topic
+    x = o.topic
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TopicData', 'Topic')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TopicData.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: TopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

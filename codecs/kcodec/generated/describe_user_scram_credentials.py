@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,8 +18,11 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_bi = _Sc('>bi')
+_S_biB = _Sc('>biB')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 
 
 class DescribeUserScramCredentialsRequest(_Struct):
@@ -140,7 +144,8 @@ def _d_DescribeUserScramCredentialsRequest_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'UserName', 'Name', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'UserName', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: UserName._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -157,30 +162,28 @@ def _d_DescribeUserScramCredentialsRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_UserName_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'UserName', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeUserScramCredentialsRequest_v0(o, w):
-    #: Users
+    #: DescribeUserScramCredentialsRequest.Users
     x = o.users
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_UserName_v0(v, w)
-    #: _tagged_fields
+        for o1 in x:
+            #: UserName.Name
+            x1 = o1.name
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'UserName', 'Name')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: UserName._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: DescribeUserScramCredentialsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -196,7 +199,8 @@ def _d_UserName_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'UserName', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'UserName', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: UserName._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -206,28 +210,43 @@ def _d_UserName_v0(buf, pos):
     return o, pos
 
 
+def _e_UserName_v0(o, w):
+    #: UserName.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'UserName', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: UserName._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_DescribeUserScramCredentialsResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribeUserScramCredentialsResponse)
-    #: DescribeUserScramCredentialsResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: DescribeUserScramCredentialsResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: DescribeUserScramCredentialsResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeUserScramCredentialsResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeUserScramCredentialsResponse.Results
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeUserScramCredentialsResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeUserScramCredentialsResponse', 'Results')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeUserScramCredentialsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -239,39 +258,37 @@ def _d_DescribeUserScramCredentialsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeUserScramCredentialsResult', 'User', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeUserScramCredentialsResult', 'User', True)
-        o1.user = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.user = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.user = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: DescribeUserScramCredentialsResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DescribeUserScramCredentialsResult.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DescribeUserScramCredentialsResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribeUserScramCredentialsResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribeUserScramCredentialsResult.CredentialInfos
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribeUserScramCredentialsResult', 'CredentialInfos', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeUserScramCredentialsResult', 'CredentialInfos')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeUserScramCredentialsResult', 'CredentialInfos')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(CredentialInfo)
-            #: CredentialInfo.Mechanism, Iterations
-            o2.mechanism, o2.iterations = _S_bi.unpack_from(buf, pos)
-            pos += 5
+            #: CredentialInfo.Mechanism, Iterations, _tagged_fields
+            o2.mechanism, o2.iterations, t2 = _S_biB.unpack_from(buf, pos)
+            pos += 6
             #: CredentialInfo._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.credential_infos = x1
         #: DescribeUserScramCredentialsResult._tagged_fields
@@ -289,65 +306,63 @@ def _d_DescribeUserScramCredentialsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_CredentialInfo_v0(o, w):
-    #: Mechanism, Iterations
-    w(_S_bi.pack(o.mechanism, o.iterations))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribeUserScramCredentialsResult_v0(o, w):
-    #: User
-    x = o.user
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeUserScramCredentialsResult', 'User')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeUserScramCredentialsResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: CredentialInfos
-    x = o.credential_infos
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_CredentialInfo_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_DescribeUserScramCredentialsResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: DescribeUserScramCredentialsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: DescribeUserScramCredentialsResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeUserScramCredentialsResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeUserScramCredentialsResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: Results
+    #: DescribeUserScramCredentialsResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribeUserScramCredentialsResult_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribeUserScramCredentialsResult.User
+        x1 = o1.user
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeUserScramCredentialsResult', 'User')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribeUserScramCredentialsResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribeUserScramCredentialsResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeUserScramCredentialsResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribeUserScramCredentialsResult.CredentialInfos
+        x1 = o1.credential_infos
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: CredentialInfo.Mechanism, Iterations
+            w(_S_bi.pack(o2.mechanism, o2.iterations))
+            #: CredentialInfo._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribeUserScramCredentialsResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeUserScramCredentialsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -363,39 +378,37 @@ def _d_DescribeUserScramCredentialsResult_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeUserScramCredentialsResult', 'User', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribeUserScramCredentialsResult', 'User', True)
-    o.user = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.user = buf[pos:e].decode()
+    except UnicodeDecodeError: o.user = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: DescribeUserScramCredentialsResult.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribeUserScramCredentialsResult.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribeUserScramCredentialsResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribeUserScramCredentialsResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribeUserScramCredentialsResult.CredentialInfos
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribeUserScramCredentialsResult', 'CredentialInfos', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeUserScramCredentialsResult', 'CredentialInfos')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeUserScramCredentialsResult', 'CredentialInfos')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(CredentialInfo)
-        #: CredentialInfo.Mechanism, Iterations
-        o1.mechanism, o1.iterations = _S_bi.unpack_from(buf, pos)
-        pos += 5
+        #: CredentialInfo.Mechanism, Iterations, _tagged_fields
+        o1.mechanism, o1.iterations, t1 = _S_biB.unpack_from(buf, pos)
+        pos += 6
         #: CredentialInfo._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.credential_infos = x
     #: DescribeUserScramCredentialsResult._tagged_fields
@@ -406,17 +419,64 @@ def _d_DescribeUserScramCredentialsResult_v0(buf, pos):
     return o, pos
 
 
+def _e_DescribeUserScramCredentialsResult_v0(o, w):
+    #: DescribeUserScramCredentialsResult.User
+    x = o.user
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeUserScramCredentialsResult', 'User')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribeUserScramCredentialsResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribeUserScramCredentialsResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribeUserScramCredentialsResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribeUserScramCredentialsResult.CredentialInfos
+    x = o.credential_infos
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: CredentialInfo.Mechanism, Iterations
+        w(_S_bi.pack(o1.mechanism, o1.iterations))
+        #: CredentialInfo._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribeUserScramCredentialsResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_CredentialInfo_v0(buf, pos):
     o = _new(CredentialInfo)
-    #: CredentialInfo.Mechanism, Iterations
-    o.mechanism, o.iterations = _S_bi.unpack_from(buf, pos)
-    pos += 5
+    #: CredentialInfo.Mechanism, Iterations, _tagged_fields
+    o.mechanism, o.iterations, t = _S_biB.unpack_from(buf, pos)
+    pos += 6
     #: CredentialInfo._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_CredentialInfo_v0(o, w):
+    #: CredentialInfo.Mechanism, Iterations
+    w(_S_bi.pack(o.mechanism, o.iterations))
+    #: CredentialInfo._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

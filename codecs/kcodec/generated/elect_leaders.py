@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,14 +18,19 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_b = _Sc('>b')
+_S_bB = _Sc('>bB')
 _S_bi = _Sc('>bi')
 _S_h = _Sc('>h')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ihh = _Sc('>ihh')
 _S_ihi = _Sc('>ihi')
 _S_ii = _Sc('>ii')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
+_PN32 = _packers('i', False)
 
 
 class ElectLeadersRequest(_Struct):
@@ -146,15 +152,17 @@ def _d_ElectLeadersRequest_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'Topic', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'TopicPartitions', 'Topic', True)
-            o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.topic = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: TopicPartitions.Partitions
             n1, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'Partitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicPartitions', 'Partitions')
-            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartitions', 'Partitions')
+            if n1 == 0: o1.partitions = []
+            else:
+                o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             o1._utf = None
             ap(o1)
         o.topic_partitions = x
@@ -166,32 +174,29 @@ def _d_ElectLeadersRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_TopicPartitions_v0(o, w):
-    #: Topic
-    x = o.topic.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TopicPartitions', '_tagged_fields')
-
-
 def _e_ElectLeadersRequest_v0(o, w):
-    #: TopicPartitions
+    #: ElectLeadersRequest.TopicPartitions
     x = o.topic_partitions
     if x is None: w(b'\xff\xff\xff\xff')
     else:
         w(_S_i.pack(len(x)))
-        for v in x:
-            _e_TopicPartitions_v0(v, w)
-    #: TimeoutMs
+        for o1 in x:
+            #: TopicPartitions.Topic
+            try: x1 = o1.topic.encode()
+            except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+            #: TopicPartitions.Partitions
+            x1 = o1.partitions
+            n1 = len(x1)
+            w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+            #: TopicPartitions._tagged_fields
+            if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TopicPartitions', '_tagged_fields')
+    #: ElectLeadersRequest.TimeoutMs
     w(_S_i.pack(o.timeout_ms))
-    #: ElectionType
+    #: ElectLeadersRequest.ElectionType
     if o.election_type != 0: raise _absent('ElectLeadersRequest', 'ElectionType')
-    #: _tagged_fields
+    #: ElectLeadersRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ElectLeadersRequest', '_tagged_fields')
 
 
@@ -214,15 +219,17 @@ def _d_ElectLeadersRequest_v1(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'Topic', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'TopicPartitions', 'Topic', True)
-            o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.topic = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: TopicPartitions.Partitions
             n1, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'Partitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicPartitions', 'Partitions')
-            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartitions', 'Partitions')
+            if n1 == 0: o1.partitions = []
+            else:
+                o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             o1._utf = None
             ap(o1)
         o.topic_partitions = x
@@ -234,31 +241,40 @@ def _d_ElectLeadersRequest_v1(buf, pos):
 
 
 def _e_ElectLeadersRequest_v1(o, w):
-    #: ElectionType
+    #: ElectLeadersRequest.ElectionType
     w(_S_b.pack(o.election_type))
-    #: TopicPartitions
+    #: ElectLeadersRequest.TopicPartitions
     x = o.topic_partitions
     if x is None: w(b'\xff\xff\xff\xff')
     else:
         w(_S_i.pack(len(x)))
-        for v in x:
-            _e_TopicPartitions_v0(v, w)
-    #: TimeoutMs
+        for o1 in x:
+            #: TopicPartitions.Topic
+            try: x1 = o1.topic.encode()
+            except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+            #: TopicPartitions.Partitions
+            x1 = o1.partitions
+            n1 = len(x1)
+            w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+            #: TopicPartitions._tagged_fields
+            if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TopicPartitions', '_tagged_fields')
+    #: ElectLeadersRequest.TimeoutMs
     w(_S_i.pack(o.timeout_ms))
-    #: _tagged_fields
+    #: ElectLeadersRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ElectLeadersRequest', '_tagged_fields')
 
 
 def _d_ElectLeadersRequest_v2(buf, pos):
     blen = len(buf)
     o = _new(ElectLeadersRequest)
-    #: ElectLeadersRequest.ElectionType
-    o.election_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: ElectLeadersRequest.ElectionType, TopicPartitions
+    o.election_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: ElectLeadersRequest.TopicPartitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.topic_partitions = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'ElectLeadersRequest', 'TopicPartitions')
@@ -273,16 +289,18 @@ def _d_ElectLeadersRequest_v2(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'Topic', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'TopicPartitions', 'Topic', True)
-            o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.topic = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: TopicPartitions.Partitions
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'Partitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicPartitions', 'Partitions')
-            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartitions', 'Partitions')
+            if n1 == 0: o1.partitions = []
+            else:
+                o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: TopicPartitions._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -290,50 +308,48 @@ def _d_ElectLeadersRequest_v2(buf, pos):
                 pos += 1
             ap(o1)
         o.topic_partitions = x
-    #: ElectLeadersRequest.TimeoutMs
-    o.timeout_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ElectLeadersRequest.TimeoutMs, _tagged_fields
+    o.timeout_ms, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ElectLeadersRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_TopicPartitions_v2(o, w):
-    #: Topic
-    x = o.topic
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TopicPartitions', 'Topic')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ElectLeadersRequest_v2(o, w):
-    #: ElectionType
+    #: ElectLeadersRequest.ElectionType
     w(_S_b.pack(o.election_type))
-    #: TopicPartitions
+    #: ElectLeadersRequest.TopicPartitions
     x = o.topic_partitions
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_TopicPartitions_v2(v, w)
-    #: TimeoutMs
+        for o1 in x:
+            #: TopicPartitions.Topic
+            x1 = o1.topic
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicPartitions', 'Topic')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: TopicPartitions.Partitions
+            x1 = o1.partitions
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: TopicPartitions._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: ElectLeadersRequest.TimeoutMs
     w(_S_i.pack(o.timeout_ms))
-    #: _tagged_fields
+    #: ElectLeadersRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -348,17 +364,33 @@ def _d_TopicPartitions_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicPartitions', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicPartitions.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicPartitions', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicPartitions', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o._utf = None
     return o, pos
+
+
+def _e_TopicPartitions_v0(o, w):
+    #: TopicPartitions.Topic
+    try: x = o.topic.encode()
+    except UnicodeEncodeError: x = o.topic.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: TopicPartitions.Partitions
+    x = o.partitions
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: TopicPartitions._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TopicPartitions', '_tagged_fields')
 
 
 def _d_TopicPartitions_v2(buf, pos):
@@ -371,16 +403,18 @@ def _d_TopicPartitions_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicPartitions', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicPartitions.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicPartitions', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicPartitions', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: TopicPartitions._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
@@ -389,14 +423,36 @@ def _d_TopicPartitions_v2(buf, pos):
     return o, pos
 
 
+def _e_TopicPartitions_v2(o, w):
+    #: TopicPartitions.Topic
+    x = o.topic
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TopicPartitions', 'Topic')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TopicPartitions.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: TopicPartitions._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_ElectLeadersResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(ElectLeadersResponse)
     #: ElectLeadersResponse.ThrottleTimeMs, ReplicaElectionResults
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ElectLeadersResponse', 'ReplicaElectionResults', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ElectLeadersResponse', 'ReplicaElectionResults')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ElectLeadersResponse', 'ReplicaElectionResults')
     x = []
     ap = x.append
     for _ in range(n):
@@ -407,13 +463,13 @@ def _d_ElectLeadersResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReplicaElectionResult', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ReplicaElectionResult', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ReplicaElectionResult.PartitionResult
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReplicaElectionResult', 'PartitionResult', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -425,7 +481,8 @@ def _d_ElectLeadersResponse_v0(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2._utf = None
             ap1(o2)
@@ -438,43 +495,37 @@ def _d_ElectLeadersResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_PartitionResult_v0(o, w):
-    #: PartitionId, ErrorCode
-    w(_S_ih.pack(o.partition_id, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionResult', '_tagged_fields')
-
-
-def _e_ReplicaElectionResult_v0(o, w):
-    #: Topic
-    x = o.topic.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: PartitionResult
-    x = o.partition_result
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_PartitionResult_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ReplicaElectionResult', '_tagged_fields')
-
-
 def _e_ElectLeadersResponse_v0(o, w):
-    #: ThrottleTimeMs, ReplicaElectionResults
+    #: ElectLeadersResponse.ThrottleTimeMs, ReplicaElectionResults
     x = o.replica_election_results
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_ReplicaElectionResult_v0(v, w)
-    #: ErrorCode
+    for o1 in x:
+        #: ReplicaElectionResult.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ReplicaElectionResult.PartitionResult
+        x1 = o1.partition_result
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: PartitionResult.PartitionId, ErrorCode
+            w(_S_ih.pack(o2.partition_id, o2.error_code))
+            #: PartitionResult.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: PartitionResult._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionResult', '_tagged_fields')
+        #: ReplicaElectionResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ReplicaElectionResult', '_tagged_fields')
+    #: ElectLeadersResponse.ErrorCode
     if o.error_code != 0: raise _absent('ElectLeadersResponse', 'ErrorCode')
-    #: _tagged_fields
+    #: ElectLeadersResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ElectLeadersResponse', '_tagged_fields')
 
 
@@ -484,8 +535,7 @@ def _d_ElectLeadersResponse_v1(buf, pos):
     #: ElectLeadersResponse.ThrottleTimeMs, ErrorCode, ReplicaElectionResults
     o.throttle_time_ms, o.error_code, n = _S_ihi.unpack_from(buf, pos)
     pos += 10
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ElectLeadersResponse', 'ReplicaElectionResults', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ElectLeadersResponse', 'ReplicaElectionResults')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ElectLeadersResponse', 'ReplicaElectionResults')
     x = []
     ap = x.append
     for _ in range(n):
@@ -496,13 +546,13 @@ def _d_ElectLeadersResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReplicaElectionResult', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ReplicaElectionResult', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ReplicaElectionResult.PartitionResult
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReplicaElectionResult', 'PartitionResult', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -514,7 +564,8 @@ def _d_ElectLeadersResponse_v1(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2._utf = None
             ap1(o2)
@@ -527,27 +578,47 @@ def _d_ElectLeadersResponse_v1(buf, pos):
 
 
 def _e_ElectLeadersResponse_v1(o, w):
-    #: ThrottleTimeMs, ErrorCode, ReplicaElectionResults
+    #: ElectLeadersResponse.ThrottleTimeMs, ErrorCode, ReplicaElectionResults
     x = o.replica_election_results
     w(_S_ihi.pack(o.throttle_time_ms, o.error_code, len(x)))
-    for v in x:
-        _e_ReplicaElectionResult_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ReplicaElectionResult.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ReplicaElectionResult.PartitionResult
+        x1 = o1.partition_result
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: PartitionResult.PartitionId, ErrorCode
+            w(_S_ih.pack(o2.partition_id, o2.error_code))
+            #: PartitionResult.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: PartitionResult._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionResult', '_tagged_fields')
+        #: ReplicaElectionResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ReplicaElectionResult', '_tagged_fields')
+    #: ElectLeadersResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ElectLeadersResponse', '_tagged_fields')
 
 
 def _d_ElectLeadersResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(ElectLeadersResponse)
-    #: ElectLeadersResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ElectLeadersResponse.ThrottleTimeMs, ErrorCode, ReplicaElectionResults
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ElectLeadersResponse.ReplicaElectionResults
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ElectLeadersResponse', 'ReplicaElectionResults', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ElectLeadersResponse', 'ReplicaElectionResults')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ElectLeadersResponse', 'ReplicaElectionResults')
     x = []
     ap = x.append
     for _ in range(n):
@@ -559,30 +630,30 @@ def _d_ElectLeadersResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReplicaElectionResult', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ReplicaElectionResult', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ReplicaElectionResult.PartitionResult
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReplicaElectionResult', 'PartitionResult', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionResult)
-            #: PartitionResult.PartitionId, ErrorCode
-            o2.partition_id, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: PartitionResult.PartitionId, ErrorCode, ErrorMessage
+            o2.partition_id, o2.error_code, n2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: PartitionResult.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: PartitionResult._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -606,54 +677,50 @@ def _d_ElectLeadersResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_PartitionResult_v2(o, w):
-    #: PartitionId, ErrorCode
-    w(_S_ih.pack(o.partition_id, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_ReplicaElectionResult_v2(o, w):
-    #: Topic
-    x = o.topic
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ReplicaElectionResult', 'Topic')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PartitionResult
-    x = o.partition_result
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionResult_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ElectLeadersResponse_v2(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: ElectLeadersResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ReplicaElectionResults
+    #: ElectLeadersResponse.ReplicaElectionResults
     x = o.replica_election_results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReplicaElectionResult_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ReplicaElectionResult.Topic
+        x1 = o1.topic
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ReplicaElectionResult', 'Topic')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ReplicaElectionResult.PartitionResult
+        x1 = o1.partition_result
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionResult.PartitionId, ErrorCode
+            w(_S_ih.pack(o2.partition_id, o2.error_code))
+            #: PartitionResult.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: PartitionResult._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: ReplicaElectionResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ElectLeadersResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -668,13 +735,13 @@ def _d_ReplicaElectionResult_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ReplicaElectionResult', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ReplicaElectionResult', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ReplicaElectionResult.PartitionResult
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ReplicaElectionResult', 'PartitionResult', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
     x = []
     ap = x.append
     for _ in range(n):
@@ -686,13 +753,40 @@ def _d_ReplicaElectionResult_v0(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
     o.partition_result = x
     o._utf = None
     return o, pos
+
+
+def _e_ReplicaElectionResult_v0(o, w):
+    #: ReplicaElectionResult.Topic
+    try: x = o.topic.encode()
+    except UnicodeEncodeError: x = o.topic.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: ReplicaElectionResult.PartitionResult
+    x = o.partition_result
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: PartitionResult.PartitionId, ErrorCode
+        w(_S_ih.pack(o1.partition_id, o1.error_code))
+        #: PartitionResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: PartitionResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionResult', '_tagged_fields')
+    #: ReplicaElectionResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ReplicaElectionResult', '_tagged_fields')
 
 
 def _d_ReplicaElectionResult_v2(buf, pos):
@@ -705,30 +799,30 @@ def _d_ReplicaElectionResult_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ReplicaElectionResult', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ReplicaElectionResult', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ReplicaElectionResult.PartitionResult
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ReplicaElectionResult', 'PartitionResult', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionResult)
-        #: PartitionResult.PartitionId, ErrorCode
-        o1.partition_id, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: PartitionResult.PartitionId, ErrorCode, ErrorMessage
+        o1.partition_id, o1.error_code, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: PartitionResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: PartitionResult._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -745,6 +839,44 @@ def _d_ReplicaElectionResult_v2(buf, pos):
     return o, pos
 
 
+def _e_ReplicaElectionResult_v2(o, w):
+    #: ReplicaElectionResult.Topic
+    x = o.topic
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ReplicaElectionResult', 'Topic')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ReplicaElectionResult.PartitionResult
+    x = o.partition_result
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionResult.PartitionId, ErrorCode
+        w(_S_ih.pack(o1.partition_id, o1.error_code))
+        #: PartitionResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: PartitionResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ReplicaElectionResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionResult_v0(buf, pos):
     blen = len(buf)
     o = _new(PartitionResult)
@@ -755,27 +887,43 @@ def _d_PartitionResult_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
 
 
+def _e_PartitionResult_v0(o, w):
+    #: PartitionResult.PartitionId, ErrorCode
+    w(_S_ih.pack(o.partition_id, o.error_code))
+    #: PartitionResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: PartitionResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionResult', '_tagged_fields')
+
+
 def _d_PartitionResult_v2(buf, pos):
     blen = len(buf)
     o = _new(PartitionResult)
-    #: PartitionResult.PartitionId, ErrorCode
-    o.partition_id, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: PartitionResult.PartitionId, ErrorCode, ErrorMessage
+    o.partition_id, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: PartitionResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: PartitionResult._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -783,6 +931,26 @@ def _d_PartitionResult_v2(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_PartitionResult_v2(o, w):
+    #: PartitionResult.PartitionId, ErrorCode
+    w(_S_ih.pack(o.partition_id, o.error_code))
+    #: PartitionResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: PartitionResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

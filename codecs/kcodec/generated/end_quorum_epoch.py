@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,14 +18,21 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_H = _Sc('>H')
+_S_HB = _Sc('>HB')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hi = _Sc('>hi')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_iU = _Sc('>i16s')
+_S_iUB = _Sc('>i16sB')
 _S_ihii = _Sc('>ihii')
+_S_ihiiB = _Sc('>ihiiB')
 _S_iii = _Sc('>iii')
+_S_iiiB = _Sc('>iiiB')
 _S_iiii = _Sc('>iiii')
 _A32 = _arrays('i')
+_PN32 = _packers('i', False)
 
 
 class EndQuorumEpochRequest(_Struct):
@@ -213,13 +221,13 @@ def _d_EndQuorumEpochRequest_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'EndQuorumEpochRequest', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: EndQuorumEpochRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EndQuorumEpochRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -230,13 +238,13 @@ def _d_EndQuorumEpochRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequestTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'EndQuorumEpochRequestTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: EndQuorumEpochRequestTopicData.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequestTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -244,10 +252,11 @@ def _d_EndQuorumEpochRequest_v0(buf, pos):
             #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch, PreferredSuccessors
             o2.partition_index, o2.leader_id, o2.leader_epoch, n2 = _S_iiii.unpack_from(buf, pos)
             pos += 16
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors')
-            o2.preferred_successors = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors')
+            if n2 == 0: o2.preferred_successors = []
+            else:
+                o2.preferred_successors = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             o2.preferred_candidates = []
             o2._utf = None
             ap1(o2)
@@ -260,43 +269,39 @@ def _d_EndQuorumEpochRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_EndQuorumEpochRequestPartitionData_v0(o, w):
-    #: PartitionIndex, LeaderId, LeaderEpoch, PreferredSuccessors
-    x = o.preferred_successors
-    w(_S_iiii.pack(o.partition_index, o.leader_id, o.leader_epoch, len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochRequestPartitionData', '_tagged_fields')
-
-
-def _e_EndQuorumEpochRequestTopicData_v0(o, w):
-    #: TopicName
-    x = o.topic_name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_EndQuorumEpochRequestPartitionData_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochRequestTopicData', '_tagged_fields')
-
-
 def _e_EndQuorumEpochRequest_v0(o, w):
-    #: ClusterId
+    #: EndQuorumEpochRequest.ClusterId
     x = o.cluster_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: Topics
+    #: EndQuorumEpochRequest.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_EndQuorumEpochRequestTopicData_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: EndQuorumEpochRequestTopicData.TopicName
+        try: x1 = o1.topic_name.encode()
+        except UnicodeEncodeError: x1 = o1.topic_name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: EndQuorumEpochRequestTopicData.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch
+            w(_S_iii.pack(o2.partition_index, o2.leader_id, o2.leader_epoch))
+            #: EndQuorumEpochRequestPartitionData.PreferredSuccessors
+            x2 = o2.preferred_successors
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: EndQuorumEpochRequestPartitionData._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochRequestPartitionData', '_tagged_fields')
+        #: EndQuorumEpochRequestTopicData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochRequestTopicData', '_tagged_fields')
+    #: EndQuorumEpochRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochRequest', '_tagged_fields')
 
 
@@ -311,14 +316,14 @@ def _d_EndQuorumEpochRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'EndQuorumEpochRequest', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: EndQuorumEpochRequest.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EndQuorumEpochRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -330,40 +335,36 @@ def _d_EndQuorumEpochRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequestTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'EndQuorumEpochRequestTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: EndQuorumEpochRequestTopicData.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequestTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(EndQuorumEpochRequestPartitionData)
-            #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch
-            o2.partition_index, o2.leader_id, o2.leader_epoch = _S_iii.unpack_from(buf, pos)
-            pos += 12
+            #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch, PreferredCandidates
+            o2.partition_index, o2.leader_id, o2.leader_epoch, n2 = _S_iiiB.unpack_from(buf, pos)
+            pos += 13
             #: EndQuorumEpochRequestPartitionData.PreferredCandidates
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(ReplicaInfo)
-                #: ReplicaInfo.CandidateId, CandidateDirectoryId
-                o3.candidate_id, o3.candidate_directory_id = _S_iU.unpack_from(buf, pos)
-                pos += 20
-                o3.candidate_directory_id = _UC.get(o3.candidate_directory_id) or _mkuuid(o3.candidate_directory_id)
+                #: ReplicaInfo.CandidateId, CandidateDirectoryId, _tagged_fields
+                o3.candidate_id, u3_0, t3 = _S_iUB.unpack_from(buf, pos)
+                pos += 21
+                o3.candidate_directory_id = _UC.get(u3_0) or _mkuuid(u3_0)
                 #: ReplicaInfo._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.preferred_candidates = x2
             o2.preferred_successors = []
@@ -385,8 +386,7 @@ def _d_EndQuorumEpochRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequest', 'LeaderEndpoints', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EndQuorumEpochRequest', 'LeaderEndpoints')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochRequest', 'LeaderEndpoints')
     x = []
     ap = x.append
     for _ in range(n):
@@ -398,7 +398,8 @@ def _d_EndQuorumEpochRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'LeaderEndpoint', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'LeaderEndpoint', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: LeaderEndpoint.Host
         n1 = buf[pos] - 1
@@ -407,16 +408,15 @@ def _d_EndQuorumEpochRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'LeaderEndpoint', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'LeaderEndpoint', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: LeaderEndpoint.Port
-        o1.port, = _S_H.unpack_from(buf, pos)
-        pos += 2
+        #: LeaderEndpoint.Port, _tagged_fields
+        o1.port, t1 = _S_HB.unpack_from(buf, pos)
+        pos += 3
         #: LeaderEndpoint._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.leader_endpoints = x
     #: EndQuorumEpochRequest._tagged_fields
@@ -427,96 +427,88 @@ def _d_EndQuorumEpochRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_ReplicaInfo_v1(o, w):
-    #: CandidateId, CandidateDirectoryId
-    w(_S_iU.pack(o.candidate_id, o.candidate_directory_id.bytes))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_EndQuorumEpochRequestPartitionData_v1(o, w):
-    #: PartitionIndex, LeaderId, LeaderEpoch
-    w(_S_iii.pack(o.partition_index, o.leader_id, o.leader_epoch))
-    #: PreferredCandidates
-    x = o.preferred_candidates
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReplicaInfo_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_EndQuorumEpochRequestTopicData_v1(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'EndQuorumEpochRequestTopicData', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_EndQuorumEpochRequestPartitionData_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_LeaderEndpoint_v1(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'LeaderEndpoint', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'LeaderEndpoint', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Port
-    w(_S_H.pack(o.port))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_EndQuorumEpochRequest_v1(o, w):
-    #: ClusterId
+    #: EndQuorumEpochRequest.ClusterId
     x = o.cluster_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'EndQuorumEpochRequest', 'ClusterId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'EndQuorumEpochRequest', 'ClusterId')
+        else: w(_uve(n + 1))
         w(x)
-    #: Topics
+    #: EndQuorumEpochRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_EndQuorumEpochRequestTopicData_v1(v, w)
-    #: LeaderEndpoints
+    for o1 in x:
+        #: EndQuorumEpochRequestTopicData.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'EndQuorumEpochRequestTopicData', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: EndQuorumEpochRequestTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch
+            w(_S_iii.pack(o2.partition_index, o2.leader_id, o2.leader_epoch))
+            #: EndQuorumEpochRequestPartitionData.PreferredCandidates
+            x2 = o2.preferred_candidates
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: ReplicaInfo.CandidateId, CandidateDirectoryId
+                w(_S_iU.pack(o3.candidate_id, o3.candidate_directory_id.bytes))
+                #: ReplicaInfo._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: EndQuorumEpochRequestPartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: EndQuorumEpochRequestTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: EndQuorumEpochRequest.LeaderEndpoints
     x = o.leader_endpoints
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_LeaderEndpoint_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: LeaderEndpoint.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'LeaderEndpoint', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: LeaderEndpoint.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'LeaderEndpoint', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: LeaderEndpoint.Port
+        w(_S_H.pack(o1.port))
+        #: LeaderEndpoint._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: EndQuorumEpochRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -531,13 +523,13 @@ def _d_EndQuorumEpochRequestTopicData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequestTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'EndQuorumEpochRequestTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: EndQuorumEpochRequestTopicData.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequestTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -545,16 +537,39 @@ def _d_EndQuorumEpochRequestTopicData_v0(buf, pos):
         #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch, PreferredSuccessors
         o1.partition_index, o1.leader_id, o1.leader_epoch, n1 = _S_iiii.unpack_from(buf, pos)
         pos += 16
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors')
-        o1.preferred_successors = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors')
+        if n1 == 0: o1.preferred_successors = []
+        else:
+            o1.preferred_successors = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1.preferred_candidates = []
         o1._utf = None
         ap(o1)
     o.partitions = x
     o._utf = None
     return o, pos
+
+
+def _e_EndQuorumEpochRequestTopicData_v0(o, w):
+    #: EndQuorumEpochRequestTopicData.TopicName
+    try: x = o.topic_name.encode()
+    except UnicodeEncodeError: x = o.topic_name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: EndQuorumEpochRequestTopicData.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch
+        w(_S_iii.pack(o1.partition_index, o1.leader_id, o1.leader_epoch))
+        #: EndQuorumEpochRequestPartitionData.PreferredSuccessors
+        x1 = o1.preferred_successors
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: EndQuorumEpochRequestPartitionData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochRequestPartitionData', '_tagged_fields')
+    #: EndQuorumEpochRequestTopicData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochRequestTopicData', '_tagged_fields')
 
 
 def _d_EndQuorumEpochRequestTopicData_v1(buf, pos):
@@ -567,40 +582,36 @@ def _d_EndQuorumEpochRequestTopicData_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequestTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'EndQuorumEpochRequestTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: EndQuorumEpochRequestTopicData.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequestTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(EndQuorumEpochRequestPartitionData)
-        #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch
-        o1.partition_index, o1.leader_id, o1.leader_epoch = _S_iii.unpack_from(buf, pos)
-        pos += 12
+        #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch, PreferredCandidates
+        o1.partition_index, o1.leader_id, o1.leader_epoch, n1 = _S_iiiB.unpack_from(buf, pos)
+        pos += 13
         #: EndQuorumEpochRequestPartitionData.PreferredCandidates
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ReplicaInfo)
-            #: ReplicaInfo.CandidateId, CandidateDirectoryId
-            o2.candidate_id, o2.candidate_directory_id = _S_iU.unpack_from(buf, pos)
-            pos += 20
-            o2.candidate_directory_id = _UC.get(o2.candidate_directory_id) or _mkuuid(o2.candidate_directory_id)
+            #: ReplicaInfo.CandidateId, CandidateDirectoryId, _tagged_fields
+            o2.candidate_id, u2_0, t2 = _S_iUB.unpack_from(buf, pos)
+            pos += 21
+            o2.candidate_directory_id = _UC.get(u2_0) or _mkuuid(u2_0)
             #: ReplicaInfo._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.preferred_candidates = x1
         o1.preferred_successors = []
@@ -619,46 +630,92 @@ def _d_EndQuorumEpochRequestTopicData_v1(buf, pos):
     return o, pos
 
 
+def _e_EndQuorumEpochRequestTopicData_v1(o, w):
+    #: EndQuorumEpochRequestTopicData.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'EndQuorumEpochRequestTopicData', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: EndQuorumEpochRequestTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch
+        w(_S_iii.pack(o1.partition_index, o1.leader_id, o1.leader_epoch))
+        #: EndQuorumEpochRequestPartitionData.PreferredCandidates
+        x1 = o1.preferred_candidates
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ReplicaInfo.CandidateId, CandidateDirectoryId
+            w(_S_iU.pack(o2.candidate_id, o2.candidate_directory_id.bytes))
+            #: ReplicaInfo._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: EndQuorumEpochRequestPartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: EndQuorumEpochRequestTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_EndQuorumEpochRequestPartitionData_v0(buf, pos):
     blen = len(buf)
     o = _new(EndQuorumEpochRequestPartitionData)
     #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch, PreferredSuccessors
     o.partition_index, o.leader_id, o.leader_epoch, n = _S_iiii.unpack_from(buf, pos)
     pos += 16
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors')
-    o.preferred_successors = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors')
+    if n == 0: o.preferred_successors = []
+    else:
+        o.preferred_successors = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o.preferred_candidates = []
     o._utf = None
     return o, pos
 
 
+def _e_EndQuorumEpochRequestPartitionData_v0(o, w):
+    #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch
+    w(_S_iii.pack(o.partition_index, o.leader_id, o.leader_epoch))
+    #: EndQuorumEpochRequestPartitionData.PreferredSuccessors
+    x = o.preferred_successors
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: EndQuorumEpochRequestPartitionData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochRequestPartitionData', '_tagged_fields')
+
+
 def _d_EndQuorumEpochRequestPartitionData_v1(buf, pos):
     blen = len(buf)
     o = _new(EndQuorumEpochRequestPartitionData)
-    #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch
-    o.partition_index, o.leader_id, o.leader_epoch = _S_iii.unpack_from(buf, pos)
-    pos += 12
+    #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch, PreferredCandidates
+    o.partition_index, o.leader_id, o.leader_epoch, n = _S_iiiB.unpack_from(buf, pos)
+    pos += 13
     #: EndQuorumEpochRequestPartitionData.PreferredCandidates
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ReplicaInfo)
-        #: ReplicaInfo.CandidateId, CandidateDirectoryId
-        o1.candidate_id, o1.candidate_directory_id = _S_iU.unpack_from(buf, pos)
-        pos += 20
-        o1.candidate_directory_id = _UC.get(o1.candidate_directory_id) or _mkuuid(o1.candidate_directory_id)
+        #: ReplicaInfo.CandidateId, CandidateDirectoryId, _tagged_fields
+        o1.candidate_id, u1_0, t1 = _S_iUB.unpack_from(buf, pos)
+        pos += 21
+        o1.candidate_directory_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ReplicaInfo._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.preferred_candidates = x
     o.preferred_successors = []
@@ -670,18 +727,45 @@ def _d_EndQuorumEpochRequestPartitionData_v1(buf, pos):
     return o, pos
 
 
+def _e_EndQuorumEpochRequestPartitionData_v1(o, w):
+    #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch
+    w(_S_iii.pack(o.partition_index, o.leader_id, o.leader_epoch))
+    #: EndQuorumEpochRequestPartitionData.PreferredCandidates
+    x = o.preferred_candidates
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: ReplicaInfo.CandidateId, CandidateDirectoryId
+        w(_S_iU.pack(o1.candidate_id, o1.candidate_directory_id.bytes))
+        #: ReplicaInfo._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: EndQuorumEpochRequestPartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_ReplicaInfo_v1(buf, pos):
     o = _new(ReplicaInfo)
-    #: ReplicaInfo.CandidateId, CandidateDirectoryId
-    o.candidate_id, o.candidate_directory_id = _S_iU.unpack_from(buf, pos)
-    pos += 20
-    o.candidate_directory_id = _UC.get(o.candidate_directory_id) or _mkuuid(o.candidate_directory_id)
+    #: ReplicaInfo.CandidateId, CandidateDirectoryId, _tagged_fields
+    o.candidate_id, u_0, t = _S_iUB.unpack_from(buf, pos)
+    pos += 21
+    o.candidate_directory_id = _UC.get(u_0) or _mkuuid(u_0)
     #: ReplicaInfo._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_ReplicaInfo_v1(o, w):
+    #: ReplicaInfo.CandidateId, CandidateDirectoryId
+    w(_S_iU.pack(o.candidate_id, o.candidate_directory_id.bytes))
+    #: ReplicaInfo._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_LeaderEndpoint_v1(buf, pos):
@@ -694,7 +778,8 @@ def _d_LeaderEndpoint_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaderEndpoint', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'LeaderEndpoint', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: LeaderEndpoint.Host
     n = buf[pos] - 1
@@ -703,17 +788,43 @@ def _d_LeaderEndpoint_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaderEndpoint', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'LeaderEndpoint', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: LeaderEndpoint.Port
-    o.port, = _S_H.unpack_from(buf, pos)
-    pos += 2
+    #: LeaderEndpoint.Port, _tagged_fields
+    o.port, t = _S_HB.unpack_from(buf, pos)
+    pos += 3
     #: LeaderEndpoint._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_LeaderEndpoint_v1(o, w):
+    #: LeaderEndpoint.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'LeaderEndpoint', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: LeaderEndpoint.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'LeaderEndpoint', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: LeaderEndpoint.Port
+    w(_S_H.pack(o.port))
+    #: LeaderEndpoint._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_EndQuorumEpochResponse_v0(buf, pos):
@@ -722,8 +833,7 @@ def _d_EndQuorumEpochResponse_v0(buf, pos):
     #: EndQuorumEpochResponse.ErrorCode, Topics
     o.error_code, n = _S_hi.unpack_from(buf, pos)
     pos += 6
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EndQuorumEpochResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -734,13 +844,13 @@ def _d_EndQuorumEpochResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochResponseTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'EndQuorumEpochResponseTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: EndQuorumEpochResponseTopicData.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochResponseTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -759,51 +869,42 @@ def _d_EndQuorumEpochResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_EndQuorumEpochResponsePartitionData_v0(o, w):
-    #: PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
-    w(_S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochResponsePartitionData', '_tagged_fields')
-
-
-def _e_EndQuorumEpochResponseTopicData_v0(o, w):
-    #: TopicName
-    x = o.topic_name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_EndQuorumEpochResponsePartitionData_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochResponseTopicData', '_tagged_fields')
-
-
 def _e_EndQuorumEpochResponse_v0(o, w):
-    #: ErrorCode, Topics
+    #: EndQuorumEpochResponse.ErrorCode, Topics
     x = o.topics
     w(_S_hi.pack(o.error_code, len(x)))
-    for v in x:
-        _e_EndQuorumEpochResponseTopicData_v0(v, w)
-    #: NodeEndpoints
+    for o1 in x:
+        #: EndQuorumEpochResponseTopicData.TopicName
+        try: x1 = o1.topic_name.encode()
+        except UnicodeEncodeError: x1 = o1.topic_name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: EndQuorumEpochResponseTopicData.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: EndQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+            w(_S_ihii.pack(o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch))
+            #: EndQuorumEpochResponsePartitionData._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochResponsePartitionData', '_tagged_fields')
+        #: EndQuorumEpochResponseTopicData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochResponseTopicData', '_tagged_fields')
+    #: EndQuorumEpochResponse.NodeEndpoints
     if (o.node_endpoints is None or len(o.node_endpoints) != 0): raise _absent('EndQuorumEpochResponse', 'NodeEndpoints')
-    #: _tagged_fields
+    #: EndQuorumEpochResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochResponse', '_tagged_fields')
 
 
 def _d_EndQuorumEpochResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(EndQuorumEpochResponse)
-    #: EndQuorumEpochResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: EndQuorumEpochResponse.ErrorCode, Topics
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: EndQuorumEpochResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EndQuorumEpochResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -815,26 +916,24 @@ def _d_EndQuorumEpochResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochResponseTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'EndQuorumEpochResponseTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: EndQuorumEpochResponseTopicData.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochResponseTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(EndQuorumEpochResponsePartitionData)
-            #: EndQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
-            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch = _S_ihii.unpack_from(buf, pos)
-            pos += 14
+            #: EndQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, _tagged_fields
+            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, t2 = _S_ihiiB.unpack_from(buf, pos)
+            pos += 15
             #: EndQuorumEpochResponsePartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: EndQuorumEpochResponseTopicData._tagged_fields
@@ -858,32 +957,29 @@ def _d_EndQuorumEpochResponse_v1(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochResponse', 'NodeEndpoints', pos)
-            if n > blen - pos: raise _dalloc(n, pos, blen, 'EndQuorumEpochResponse', 'NodeEndpoints')
+            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochResponse', 'NodeEndpoints')
             x = []
             ap = x.append
             for _ in range(n):
                 o1 = _new(NodeEndpoint)
-                #: NodeEndpoint.NodeId
-                o1.node_id, = _S_i.unpack_from(buf, pos)
-                pos += 4
+                #: NodeEndpoint.NodeId, Host
+                o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+                pos += 5
                 #: NodeEndpoint.Host
-                n1 = buf[pos] - 1
-                if n1 < 127: pos += 1
-                else: n1, pos = _uvm1s(buf, pos)
+                if n1 < 128: n1 -= 1
+                else: n1, pos = _uvm1s(buf, pos - 1)
                 if n1 < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
                 e1 = pos + n1
                 if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Host', True)
-                o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                try: o1.host = buf[pos:e1].decode()
+                except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
                 pos = e1
-                #: NodeEndpoint.Port
-                o1.port, = _S_H.unpack_from(buf, pos)
-                pos += 2
+                #: NodeEndpoint.Port, _tagged_fields
+                o1.port, t1 = _S_HB.unpack_from(buf, pos)
+                pos += 3
                 #: NodeEndpoint._tagged_fields
-                if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o1._utf = None
-                    pos += 1
+                if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o1._utf = None
                 ap(o1)
             o.node_endpoints = x
             if pos != te: raise _derr('tagged field size mismatch', 'EndQuorumEpochResponse', 'NodeEndpoints', pos)
@@ -895,65 +991,61 @@ def _d_EndQuorumEpochResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_EndQuorumEpochResponsePartitionData_v1(o, w):
-    #: PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
-    w(_S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_EndQuorumEpochResponseTopicData_v1(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'EndQuorumEpochResponseTopicData', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_EndQuorumEpochResponsePartitionData_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_NodeEndpoint_v1(o, w):
-    #: NodeId
+    #: NodeEndpoint.NodeId
     w(_S_i.pack(o.node_id))
-    #: Host
+    #: NodeEndpoint.Host
     x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
+    else: w(_uve(n + 1))
     w(x)
-    #: Port
+    #: NodeEndpoint.Port
     w(_S_H.pack(o.port))
-    #: _tagged_fields
+    #: NodeEndpoint._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_EndQuorumEpochResponse_v1(o, w):
-    #: ErrorCode
+    #: EndQuorumEpochResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: Topics
+    #: EndQuorumEpochResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_EndQuorumEpochResponseTopicData_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: EndQuorumEpochResponseTopicData.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'EndQuorumEpochResponseTopicData', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: EndQuorumEpochResponseTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: EndQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+            w(_S_ihii.pack(o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch))
+            #: EndQuorumEpochResponsePartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: EndQuorumEpochResponseTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: EndQuorumEpochResponse._tagged_fields
     tg = []
-    #: NodeEndpoints
+    #: EndQuorumEpochResponse.NodeEndpoints
     x = o.node_endpoints
     if (x is None or len(x) != 0):
         sub = []
@@ -963,7 +1055,7 @@ def _e_EndQuorumEpochResponse_v1(o, w):
         for v in x:
             _e_NodeEndpoint_v1(v, s)
         tg.append((0, b''.join(sub)))
-    #: _tagged_fields
+    #: EndQuorumEpochResponse._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -978,13 +1070,13 @@ def _d_EndQuorumEpochResponseTopicData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochResponseTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'EndQuorumEpochResponseTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: EndQuorumEpochResponseTopicData.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochResponseTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -999,6 +1091,24 @@ def _d_EndQuorumEpochResponseTopicData_v0(buf, pos):
     return o, pos
 
 
+def _e_EndQuorumEpochResponseTopicData_v0(o, w):
+    #: EndQuorumEpochResponseTopicData.TopicName
+    try: x = o.topic_name.encode()
+    except UnicodeEncodeError: x = o.topic_name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: EndQuorumEpochResponseTopicData.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: EndQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+        w(_S_ihii.pack(o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch))
+        #: EndQuorumEpochResponsePartitionData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochResponsePartitionData', '_tagged_fields')
+    #: EndQuorumEpochResponseTopicData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochResponseTopicData', '_tagged_fields')
+
+
 def _d_EndQuorumEpochResponseTopicData_v1(buf, pos):
     blen = len(buf)
     o = _new(EndQuorumEpochResponseTopicData)
@@ -1009,26 +1119,24 @@ def _d_EndQuorumEpochResponseTopicData_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochResponseTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'EndQuorumEpochResponseTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: EndQuorumEpochResponseTopicData.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EndQuorumEpochResponseTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(EndQuorumEpochResponsePartitionData)
-        #: EndQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
-        o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch = _S_ihii.unpack_from(buf, pos)
-        pos += 14
+        #: EndQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, _tagged_fields
+        o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch, t1 = _S_ihiiB.unpack_from(buf, pos)
+        pos += 15
         #: EndQuorumEpochResponsePartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: EndQuorumEpochResponseTopicData._tagged_fields
@@ -1037,6 +1145,33 @@ def _d_EndQuorumEpochResponseTopicData_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_EndQuorumEpochResponseTopicData_v1(o, w):
+    #: EndQuorumEpochResponseTopicData.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'EndQuorumEpochResponseTopicData', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: EndQuorumEpochResponseTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: EndQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+        w(_S_ihii.pack(o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch))
+        #: EndQuorumEpochResponsePartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: EndQuorumEpochResponseTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_EndQuorumEpochResponsePartitionData_v0(buf, pos):
@@ -1048,42 +1183,54 @@ def _d_EndQuorumEpochResponsePartitionData_v0(buf, pos):
     return o, pos
 
 
+def _e_EndQuorumEpochResponsePartitionData_v0(o, w):
+    #: EndQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+    w(_S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch))
+    #: EndQuorumEpochResponsePartitionData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'EndQuorumEpochResponsePartitionData', '_tagged_fields')
+
+
 def _d_EndQuorumEpochResponsePartitionData_v1(buf, pos):
     o = _new(EndQuorumEpochResponsePartitionData)
-    #: EndQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch = _S_ihii.unpack_from(buf, pos)
-    pos += 14
+    #: EndQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, _tagged_fields
+    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, t = _S_ihiiB.unpack_from(buf, pos)
+    pos += 15
     #: EndQuorumEpochResponsePartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_EndQuorumEpochResponsePartitionData_v1(o, w):
+    #: EndQuorumEpochResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch
+    w(_S_ihii.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch))
+    #: EndQuorumEpochResponsePartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_NodeEndpoint_v1(buf, pos):
     blen = len(buf)
     o = _new(NodeEndpoint)
-    #: NodeEndpoint.NodeId
-    o.node_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: NodeEndpoint.NodeId, Host
+    o.node_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: NodeEndpoint.Host
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'NodeEndpoint', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: NodeEndpoint.Port
-    o.port, = _S_H.unpack_from(buf, pos)
-    pos += 2
+    #: NodeEndpoint.Port, _tagged_fields
+    o.port, t = _S_HB.unpack_from(buf, pos)
+    pos += 3
     #: NodeEndpoint._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -18,8 +19,11 @@ _str = str
 
 _S_h = _Sc('>h')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ihqh = _Sc('>ihqh')
+_S_ihqhB = _Sc('>ihqhB')
 _S_qho = _Sc('>qh?')
+_S_qhoB = _Sc('>qh?B')
 
 
 class EndTxnRequest(_Struct):
@@ -85,7 +89,8 @@ def _d_EndTxnRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'EndTxnRequest', 'TransactionalId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'EndTxnRequest', 'TransactionalId', True)
-    o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.transactional_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: EndTxnRequest.ProducerId, ProducerEpoch, Committed
     o.producer_id, o.producer_epoch, o.committed = _S_qho.unpack_from(buf, pos)
@@ -95,13 +100,14 @@ def _d_EndTxnRequest_v0(buf, pos):
 
 
 def _e_EndTxnRequest_v0(o, w):
-    #: TransactionalId
-    x = o.transactional_id.encode('utf-8', 'surrogateescape')
+    #: EndTxnRequest.TransactionalId
+    try: x = o.transactional_id.encode()
+    except UnicodeEncodeError: x = o.transactional_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: ProducerId, ProducerEpoch, Committed
+    #: EndTxnRequest.ProducerId, ProducerEpoch, Committed
     w(_S_qho.pack(o.producer_id, o.producer_epoch, o.committed))
-    #: _tagged_fields
+    #: EndTxnRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'EndTxnRequest', '_tagged_fields')
 
 
@@ -115,30 +121,31 @@ def _d_EndTxnRequest_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'EndTxnRequest', 'TransactionalId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'EndTxnRequest', 'TransactionalId', True)
-    o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.transactional_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: EndTxnRequest.ProducerId, ProducerEpoch, Committed
-    o.producer_id, o.producer_epoch, o.committed = _S_qho.unpack_from(buf, pos)
-    pos += 11
+    #: EndTxnRequest.ProducerId, ProducerEpoch, Committed, _tagged_fields
+    o.producer_id, o.producer_epoch, o.committed, t = _S_qhoB.unpack_from(buf, pos)
+    pos += 12
     #: EndTxnRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_EndTxnRequest_v3(o, w):
-    #: TransactionalId
+    #: EndTxnRequest.TransactionalId
     x = o.transactional_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'EndTxnRequest', 'TransactionalId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'EndTxnRequest', 'TransactionalId')
+    else: w(_uve(n + 1))
     w(x)
-    #: ProducerId, ProducerEpoch, Committed
+    #: EndTxnRequest.ProducerId, ProducerEpoch, Committed
     w(_S_qho.pack(o.producer_id, o.producer_epoch, o.committed))
-    #: _tagged_fields
+    #: EndTxnRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -156,31 +163,29 @@ def _d_EndTxnResponse_v0(buf, pos):
 
 
 def _e_EndTxnResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: EndTxnResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: _tagged_fields
+    #: EndTxnResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'EndTxnResponse', '_tagged_fields')
 
 
 def _d_EndTxnResponse_v3(buf, pos):
     o = _new(EndTxnResponse)
-    #: EndTxnResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: EndTxnResponse.ThrottleTimeMs, ErrorCode, _tagged_fields
+    o.throttle_time_ms, o.error_code, t = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     o.producer_id = -1
     o.producer_epoch = -1
     #: EndTxnResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_EndTxnResponse_v3(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: EndTxnResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: _tagged_fields
+    #: EndTxnResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -188,21 +193,19 @@ def _e_EndTxnResponse_v3(o, w):
 
 def _d_EndTxnResponse_v5(buf, pos):
     o = _new(EndTxnResponse)
-    #: EndTxnResponse.ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch
-    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch = _S_ihqh.unpack_from(buf, pos)
-    pos += 16
+    #: EndTxnResponse.ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch, _tagged_fields
+    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, t = _S_ihqhB.unpack_from(buf, pos)
+    pos += 17
     #: EndTxnResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_EndTxnResponse_v5(o, w):
-    #: ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch
+    #: EndTxnResponse.ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch
     w(_S_ihqh.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch))
-    #: _tagged_fields
+    #: EndTxnResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

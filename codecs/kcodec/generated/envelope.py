@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,6 +18,7 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 
 
 class EnvelopeRequest(_Struct):
@@ -107,24 +109,24 @@ def _d_EnvelopeRequest_v0(buf, pos):
 
 
 def _e_EnvelopeRequest_v0(o, w):
-    #: RequestData
+    #: EnvelopeRequest.RequestData
     x = o.request_data
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     w(x)
-    #: RequestPrincipal
+    #: EnvelopeRequest.RequestPrincipal
     x = o.request_principal
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
         w(x)
-    #: ClientHostAddress
+    #: EnvelopeRequest.ClientHostAddress
     x = o.client_host_address
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     w(x)
-    #: _tagged_fields
+    #: EnvelopeRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -143,28 +145,26 @@ def _d_EnvelopeResponse_v0(buf, pos):
         if e > blen: raise _dlen(n, pos, blen, 'EnvelopeResponse', 'ResponseData', False)
         o.response_data = buf[pos:e]
         pos = e
-    #: EnvelopeResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: EnvelopeResponse.ErrorCode, _tagged_fields
+    o.error_code, t = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: EnvelopeResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_EnvelopeResponse_v0(o, w):
-    #: ResponseData
+    #: EnvelopeResponse.ResponseData
     x = o.response_data
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
         w(x)
-    #: ErrorCode
+    #: EnvelopeResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: _tagged_fields
+    #: EnvelopeResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

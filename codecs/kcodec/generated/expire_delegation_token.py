@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,8 +18,10 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_hqi = _Sc('>hqi')
+_S_hqiB = _Sc('>hqiB')
 _S_i = _Sc('>i')
 _S_q = _Sc('>q')
+_S_qB = _Sc('>qB')
 
 
 class ExpireDelegationTokenRequest(_Struct):
@@ -88,13 +91,13 @@ def _d_ExpireDelegationTokenRequest_v1(buf, pos):
 
 
 def _e_ExpireDelegationTokenRequest_v1(o, w):
-    #: Hmac
+    #: ExpireDelegationTokenRequest.Hmac
     x = o.hmac
     w(_S_i.pack(len(x)))
     w(x)
-    #: ExpiryTimePeriodMs
+    #: ExpireDelegationTokenRequest.ExpiryTimePeriodMs
     w(_S_q.pack(o.expiry_time_period_ms))
-    #: _tagged_fields
+    #: ExpireDelegationTokenRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ExpireDelegationTokenRequest', '_tagged_fields')
 
 
@@ -110,26 +113,24 @@ def _d_ExpireDelegationTokenRequest_v2(buf, pos):
     if e > blen: raise _dlen(n, pos, blen, 'ExpireDelegationTokenRequest', 'Hmac', False)
     o.hmac = buf[pos:e]
     pos = e
-    #: ExpireDelegationTokenRequest.ExpiryTimePeriodMs
-    o.expiry_time_period_ms, = _S_q.unpack_from(buf, pos)
-    pos += 8
+    #: ExpireDelegationTokenRequest.ExpiryTimePeriodMs, _tagged_fields
+    o.expiry_time_period_ms, t = _S_qB.unpack_from(buf, pos)
+    pos += 9
     #: ExpireDelegationTokenRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_ExpireDelegationTokenRequest_v2(o, w):
-    #: Hmac
+    #: ExpireDelegationTokenRequest.Hmac
     x = o.hmac
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     w(x)
-    #: ExpiryTimePeriodMs
+    #: ExpireDelegationTokenRequest.ExpiryTimePeriodMs
     w(_S_q.pack(o.expiry_time_period_ms))
-    #: _tagged_fields
+    #: ExpireDelegationTokenRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -145,29 +146,27 @@ def _d_ExpireDelegationTokenResponse_v1(buf, pos):
 
 
 def _e_ExpireDelegationTokenResponse_v1(o, w):
-    #: ErrorCode, ExpiryTimestampMs, ThrottleTimeMs
+    #: ExpireDelegationTokenResponse.ErrorCode, ExpiryTimestampMs, ThrottleTimeMs
     w(_S_hqi.pack(o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms))
-    #: _tagged_fields
+    #: ExpireDelegationTokenResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ExpireDelegationTokenResponse', '_tagged_fields')
 
 
 def _d_ExpireDelegationTokenResponse_v2(buf, pos):
     o = _new(ExpireDelegationTokenResponse)
-    #: ExpireDelegationTokenResponse.ErrorCode, ExpiryTimestampMs, ThrottleTimeMs
-    o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms = _S_hqi.unpack_from(buf, pos)
-    pos += 14
+    #: ExpireDelegationTokenResponse.ErrorCode, ExpiryTimestampMs, ThrottleTimeMs, _tagged_fields
+    o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms, t = _S_hqiB.unpack_from(buf, pos)
+    pos += 15
     #: ExpireDelegationTokenResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_ExpireDelegationTokenResponse_v2(o, w):
-    #: ErrorCode, ExpiryTimestampMs, ThrottleTimeMs
+    #: ExpireDelegationTokenResponse.ErrorCode, ExpiryTimestampMs, ThrottleTimeMs
     w(_S_hqi.pack(o.error_code, o.expiry_timestamp_ms, o.throttle_time_ms))
-    #: _tagged_fields
+    #: ExpireDelegationTokenResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,28 +18,41 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_h = _Sc('>h')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ihi = _Sc('>ihi')
+_S_ihiB = _Sc('>ihiB')
 _S_ihii = _Sc('>ihii')
 _S_ihqq = _Sc('>ihqq')
 _S_ihqqi = _Sc('>ihqqi')
 _S_ihqqq = _Sc('>ihqqq')
+_S_ihqqqB = _Sc('>ihqqqB')
 _S_ihqqqi = _Sc('>ihqqqi')
 _S_ii = _Sc('>ii')
+_S_iiB = _Sc('>iiB')
 _S_iiibii = _Sc('>iiibii')
+_S_iiibiiB = _Sc('>iiibiiB')
 _S_iiiibi = _Sc('>iiiibi')
 _S_iiiibii = _Sc('>iiiibii')
+_S_iiiibiiB = _Sc('>iiiibiiB')
 _S_iiiibiii = _Sc('>iiiibiii')
 _S_iiqiqi = _Sc('>iiqiqi')
+_S_iiqiqiB = _Sc('>iiqiqiB')
 _S_iiqqi = _Sc('>iiqqi')
 _S_iq = _Sc('>iq')
+_S_iqB = _Sc('>iqB')
 _S_iqi = _Sc('>iqi')
 _S_iqqi = _Sc('>iqqi')
 _S_q = _Sc('>q')
 _S_qi = _Sc('>qi')
+_S_qiB = _Sc('>qiB')
 _S_qq = _Sc('>qq')
+_S_qqB = _Sc('>qqB')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
+_PN32 = _packers('i', False)
 
 
 class FetchRequest(_Struct):
@@ -335,8 +349,7 @@ def _d_FetchRequest_v4(buf, pos):
     #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, Topics
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, n = _S_iiiibi.unpack_from(buf, pos)
     pos += 21
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -347,13 +360,13 @@ def _d_FetchRequest_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchTopic', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -383,40 +396,33 @@ def _d_FetchRequest_v4(buf, pos):
     return o, pos
 
 
-def _e_FetchPartition_v4(o, w):
-    #: Partition, FetchOffset, PartitionMaxBytes
-    w(_S_iqi.pack(o.partition, o.fetch_offset, o.partition_max_bytes))
-    #: LastFetchedEpoch
-    if o.last_fetched_epoch != -1: raise _absent('FetchPartition', 'LastFetchedEpoch')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchPartition', '_tagged_fields')
-
-
-def _e_FetchTopic_v4(o, w):
-    #: Topic
-    x = o.topic.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_FetchPartition_v4(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchTopic', '_tagged_fields')
-
-
 def _e_FetchRequest_v4(o, w):
-    #: ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, Topics
+    #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, Topics
     x = o.topics
     w(_S_iiiibi.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, len(x)))
-    for v in x:
-        _e_FetchTopic_v4(v, w)
-    #: ReplicaState
+    for o1 in x:
+        #: FetchTopic.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: FetchTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: FetchPartition.Partition, FetchOffset, PartitionMaxBytes
+            w(_S_iqi.pack(o2.partition, o2.fetch_offset, o2.partition_max_bytes))
+            #: FetchPartition.LastFetchedEpoch
+            if o2.last_fetched_epoch != -1: raise _absent('FetchPartition', 'LastFetchedEpoch')
+            #: FetchPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'FetchPartition', '_tagged_fields')
+        #: FetchTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'FetchTopic', '_tagged_fields')
+    #: FetchRequest.ReplicaState
     if o.replica_state != ReplicaState(): raise _absent('FetchRequest', 'ReplicaState')
-    #: ForgottenTopicsData
+    #: FetchRequest.ForgottenTopicsData
     if (o.forgotten_topics_data is None or len(o.forgotten_topics_data) != 0): raise _absent('FetchRequest', 'ForgottenTopicsData')
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchRequest', '_tagged_fields')
 
 
@@ -426,8 +432,7 @@ def _d_FetchRequest_v5(buf, pos):
     #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, Topics
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, n = _S_iiiibi.unpack_from(buf, pos)
     pos += 21
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -438,13 +443,13 @@ def _d_FetchRequest_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchTopic', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -473,40 +478,33 @@ def _d_FetchRequest_v5(buf, pos):
     return o, pos
 
 
-def _e_FetchPartition_v5(o, w):
-    #: Partition, FetchOffset, LogStartOffset, PartitionMaxBytes
-    w(_S_iqqi.pack(o.partition, o.fetch_offset, o.log_start_offset, o.partition_max_bytes))
-    #: LastFetchedEpoch
-    if o.last_fetched_epoch != -1: raise _absent('FetchPartition', 'LastFetchedEpoch')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchPartition', '_tagged_fields')
-
-
-def _e_FetchTopic_v5(o, w):
-    #: Topic
-    x = o.topic.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_FetchPartition_v5(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchTopic', '_tagged_fields')
-
-
 def _e_FetchRequest_v5(o, w):
-    #: ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, Topics
+    #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, Topics
     x = o.topics
     w(_S_iiiibi.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, len(x)))
-    for v in x:
-        _e_FetchTopic_v5(v, w)
-    #: ReplicaState
+    for o1 in x:
+        #: FetchTopic.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: FetchTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: FetchPartition.Partition, FetchOffset, LogStartOffset, PartitionMaxBytes
+            w(_S_iqqi.pack(o2.partition, o2.fetch_offset, o2.log_start_offset, o2.partition_max_bytes))
+            #: FetchPartition.LastFetchedEpoch
+            if o2.last_fetched_epoch != -1: raise _absent('FetchPartition', 'LastFetchedEpoch')
+            #: FetchPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'FetchPartition', '_tagged_fields')
+        #: FetchTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'FetchTopic', '_tagged_fields')
+    #: FetchRequest.ReplicaState
     if o.replica_state != ReplicaState(): raise _absent('FetchRequest', 'ReplicaState')
-    #: ForgottenTopicsData
+    #: FetchRequest.ForgottenTopicsData
     if (o.forgotten_topics_data is None or len(o.forgotten_topics_data) != 0): raise _absent('FetchRequest', 'ForgottenTopicsData')
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchRequest', '_tagged_fields')
 
 
@@ -516,8 +514,7 @@ def _d_FetchRequest_v7(buf, pos):
     #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _S_iiiibiii.unpack_from(buf, pos)
     pos += 29
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -528,13 +525,13 @@ def _d_FetchRequest_v7(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchTopic', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -556,8 +553,7 @@ def _d_FetchRequest_v7(buf, pos):
     #: FetchRequest.ForgottenTopicsData
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'ForgottenTopicsData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -568,15 +564,17 @@ def _d_FetchRequest_v7(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ForgottenTopic', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ForgottenTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ForgottenTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1.topic_id = _ZERO_UUID
         o1._utf = None
         ap(o1)
@@ -588,33 +586,46 @@ def _d_FetchRequest_v7(buf, pos):
     return o, pos
 
 
-def _e_ForgottenTopic_v7(o, w):
-    #: Topic
-    x = o.topic.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ForgottenTopic', '_tagged_fields')
-
-
 def _e_FetchRequest_v7(o, w):
-    #: ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
+    #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
     x = o.topics
     w(_S_iiiibiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, len(x)))
-    for v in x:
-        _e_FetchTopic_v5(v, w)
-    #: ForgottenTopicsData
+    for o1 in x:
+        #: FetchTopic.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: FetchTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: FetchPartition.Partition, FetchOffset, LogStartOffset, PartitionMaxBytes
+            w(_S_iqqi.pack(o2.partition, o2.fetch_offset, o2.log_start_offset, o2.partition_max_bytes))
+            #: FetchPartition.LastFetchedEpoch
+            if o2.last_fetched_epoch != -1: raise _absent('FetchPartition', 'LastFetchedEpoch')
+            #: FetchPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'FetchPartition', '_tagged_fields')
+        #: FetchTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'FetchTopic', '_tagged_fields')
+    #: FetchRequest.ForgottenTopicsData
     x = o.forgotten_topics_data
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_ForgottenTopic_v7(v, w)
-    #: ReplicaState
+    for o1 in x:
+        #: ForgottenTopic.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ForgottenTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: ForgottenTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ForgottenTopic', '_tagged_fields')
+    #: FetchRequest.ReplicaState
     if o.replica_state != ReplicaState(): raise _absent('FetchRequest', 'ReplicaState')
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchRequest', '_tagged_fields')
 
 
@@ -624,8 +635,7 @@ def _d_FetchRequest_v9(buf, pos):
     #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _S_iiiibiii.unpack_from(buf, pos)
     pos += 29
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -636,13 +646,13 @@ def _d_FetchRequest_v9(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchTopic', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -663,8 +673,7 @@ def _d_FetchRequest_v9(buf, pos):
     #: FetchRequest.ForgottenTopicsData
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'ForgottenTopicsData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -675,15 +684,17 @@ def _d_FetchRequest_v9(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ForgottenTopic', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ForgottenTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ForgottenTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1.topic_id = _ZERO_UUID
         o1._utf = None
         ap(o1)
@@ -695,43 +706,46 @@ def _d_FetchRequest_v9(buf, pos):
     return o, pos
 
 
-def _e_FetchPartition_v9(o, w):
-    #: Partition, CurrentLeaderEpoch, FetchOffset, LogStartOffset, PartitionMaxBytes
-    w(_S_iiqqi.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.log_start_offset, o.partition_max_bytes))
-    #: LastFetchedEpoch
-    if o.last_fetched_epoch != -1: raise _absent('FetchPartition', 'LastFetchedEpoch')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchPartition', '_tagged_fields')
-
-
-def _e_FetchTopic_v9(o, w):
-    #: Topic
-    x = o.topic.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_FetchPartition_v9(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchTopic', '_tagged_fields')
-
-
 def _e_FetchRequest_v9(o, w):
-    #: ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
+    #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
     x = o.topics
     w(_S_iiiibiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, len(x)))
-    for v in x:
-        _e_FetchTopic_v9(v, w)
-    #: ForgottenTopicsData
+    for o1 in x:
+        #: FetchTopic.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: FetchTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LogStartOffset, PartitionMaxBytes
+            w(_S_iiqqi.pack(o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.log_start_offset, o2.partition_max_bytes))
+            #: FetchPartition.LastFetchedEpoch
+            if o2.last_fetched_epoch != -1: raise _absent('FetchPartition', 'LastFetchedEpoch')
+            #: FetchPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'FetchPartition', '_tagged_fields')
+        #: FetchTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'FetchTopic', '_tagged_fields')
+    #: FetchRequest.ForgottenTopicsData
     x = o.forgotten_topics_data
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_ForgottenTopic_v7(v, w)
-    #: ReplicaState
+    for o1 in x:
+        #: ForgottenTopic.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ForgottenTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: ForgottenTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ForgottenTopic', '_tagged_fields')
+    #: FetchRequest.ReplicaState
     if o.replica_state != ReplicaState(): raise _absent('FetchRequest', 'ReplicaState')
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchRequest', '_tagged_fields')
 
 
@@ -741,8 +755,7 @@ def _d_FetchRequest_v11(buf, pos):
     #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _S_iiiibiii.unpack_from(buf, pos)
     pos += 29
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -753,13 +766,13 @@ def _d_FetchRequest_v11(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchTopic', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -780,8 +793,7 @@ def _d_FetchRequest_v11(buf, pos):
     #: FetchRequest.ForgottenTopicsData
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'ForgottenTopicsData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -792,15 +804,17 @@ def _d_FetchRequest_v11(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ForgottenTopic', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ForgottenTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ForgottenTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1.topic_id = _ZERO_UUID
         o1._utf = None
         ap(o1)
@@ -811,7 +825,8 @@ def _d_FetchRequest_v11(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'RackId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchRequest', 'RackId', True)
-    o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.rack_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.cluster_id = None
     o.replica_state = ReplicaState()
@@ -820,38 +835,63 @@ def _d_FetchRequest_v11(buf, pos):
 
 
 def _e_FetchRequest_v11(o, w):
-    #: ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
+    #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
     x = o.topics
     w(_S_iiiibiii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, len(x)))
-    for v in x:
-        _e_FetchTopic_v9(v, w)
-    #: ForgottenTopicsData
+    for o1 in x:
+        #: FetchTopic.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: FetchTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LogStartOffset, PartitionMaxBytes
+            w(_S_iiqqi.pack(o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.log_start_offset, o2.partition_max_bytes))
+            #: FetchPartition.LastFetchedEpoch
+            if o2.last_fetched_epoch != -1: raise _absent('FetchPartition', 'LastFetchedEpoch')
+            #: FetchPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'FetchPartition', '_tagged_fields')
+        #: FetchTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'FetchTopic', '_tagged_fields')
+    #: FetchRequest.ForgottenTopicsData
     x = o.forgotten_topics_data
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_ForgottenTopic_v7(v, w)
-    #: RackId
-    x = o.rack_id.encode('utf-8', 'surrogateescape')
+    for o1 in x:
+        #: ForgottenTopic.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ForgottenTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: ForgottenTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ForgottenTopic', '_tagged_fields')
+    #: FetchRequest.RackId
+    try: x = o.rack_id.encode()
+    except UnicodeEncodeError: x = o.rack_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: ReplicaState
+    #: FetchRequest.ReplicaState
     if o.replica_state != ReplicaState(): raise _absent('FetchRequest', 'ReplicaState')
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchRequest', '_tagged_fields')
 
 
 def _d_FetchRequest_v12(buf, pos):
     blen = len(buf)
     o = _new(FetchRequest)
-    #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(buf, pos)
-    pos += 25
+    #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _S_iiiibiiB.unpack_from(buf, pos)
+    pos += 26
     #: FetchRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -863,28 +903,26 @@ def _d_FetchRequest_v12(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchTopic', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(FetchPartition)
-            #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
-            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes = _S_iiqiqi.unpack_from(buf, pos)
-            pos += 32
+            #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes, _tagged_fields
+            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t2 = _S_iiqiqiB.unpack_from(buf, pos)
+            pos += 33
             o2.replica_directory_id = _ZERO_UUID
             o2.high_watermark = 9223372036854775807
             #: FetchPartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, (0, 1))
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, (0, 1))
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         o1.topic_id = _ZERO_UUID
@@ -899,8 +937,7 @@ def _d_FetchRequest_v12(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'ForgottenTopicsData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -912,16 +949,18 @@ def _d_FetchRequest_v12(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ForgottenTopic', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ForgottenTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ForgottenTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1.topic_id = _ZERO_UUID
         #: ForgottenTopic._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -937,7 +976,8 @@ def _d_FetchRequest_v12(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'RackId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchRequest', 'RackId', True)
-    o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.rack_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.cluster_id = None
     o.replica_state = ReplicaState()
@@ -958,7 +998,8 @@ def _d_FetchRequest_v12(buf, pos):
             else:
                 e = pos + n
                 if e > blen: raise _dlen(n, pos, blen, 'FetchRequest', 'ClusterId', True)
-                o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+                try: o.cluster_id = buf[pos:e].decode()
+                except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
                 pos = e
             if pos != te: raise _derr('tagged field size mismatch', 'FetchRequest', 'ClusterId', pos)
         elif t in (1,): raise _derr('tag %d is not valid for this version' % t, 'FetchRequest', '_tagged_fields', pos)
@@ -970,92 +1011,90 @@ def _d_FetchRequest_v12(buf, pos):
     return o, pos
 
 
-def _e_FetchPartition_v12(o, w):
-    #: Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
-    w(_S_iiqiqi.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_FetchTopic_v12(o, w):
-    #: Topic
-    x = o.topic
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchTopic', 'Topic')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchPartition_v12(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_ForgottenTopic_v12(o, w):
-    #: Topic
-    x = o.topic
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ForgottenTopic', 'Topic')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_FetchRequest_v12(o, w):
-    #: ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
+    #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
     w(_S_iiiibii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch))
-    #: Topics
+    #: FetchRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchTopic_v12(v, w)
-    #: ForgottenTopicsData
+    for o1 in x:
+        #: FetchTopic.Topic
+        x1 = o1.topic
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'FetchTopic', 'Topic')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: FetchTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
+            w(_S_iiqiqi.pack(o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes))
+            #: FetchPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: FetchTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchRequest.ForgottenTopicsData
     x = o.forgotten_topics_data
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ForgottenTopic_v12(v, w)
-    #: RackId
+    for o1 in x:
+        #: ForgottenTopic.Topic
+        x1 = o1.topic
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ForgottenTopic', 'Topic')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ForgottenTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: ForgottenTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchRequest.RackId
     x = o.rack_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'RackId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'RackId')
+    else: w(_uve(n + 1))
     w(x)
-    #: ReplicaState
+    #: FetchRequest.ReplicaState
     if o.replica_state != ReplicaState(): raise _absent('FetchRequest', 'ReplicaState')
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     tg = []
-    #: ClusterId
+    #: FetchRequest.ClusterId
     x = o.cluster_id
     if x is not None:
         sub = []
         s = sub.append
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'ClusterId')
-        n = len(x) + 1
-        s(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: s(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'ClusterId')
+        else: s(_uve(n + 1))
         s(x)
         tg.append((0, b''.join(sub)))
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -1064,43 +1103,37 @@ def _e_FetchRequest_v12(o, w):
 def _d_FetchRequest_v13(buf, pos):
     blen = len(buf)
     o = _new(FetchRequest)
-    #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
-    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiiibii.unpack_from(buf, pos)
-    pos += 25
+    #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
+    o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _S_iiiibiiB.unpack_from(buf, pos)
+    pos += 26
     #: FetchRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(FetchTopic)
-        #: FetchTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: FetchTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: FetchTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(FetchPartition)
-            #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
-            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes = _S_iiqiqi.unpack_from(buf, pos)
-            pos += 32
+            #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes, _tagged_fields
+            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t2 = _S_iiqiqiB.unpack_from(buf, pos)
+            pos += 33
             o2.replica_directory_id = _ZERO_UUID
             o2.high_watermark = 9223372036854775807
             #: FetchPartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, (0, 1))
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, (0, 1))
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         o1.topic = ''
@@ -1115,24 +1148,23 @@ def _d_FetchRequest_v13(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'ForgottenTopicsData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ForgottenTopic)
-        #: ForgottenTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: ForgottenTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ForgottenTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ForgottenTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1.topic = ''
         #: ForgottenTopic._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1148,7 +1180,8 @@ def _d_FetchRequest_v13(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'RackId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchRequest', 'RackId', True)
-    o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.rack_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.cluster_id = None
     o.replica_state = ReplicaState()
@@ -1169,7 +1202,8 @@ def _d_FetchRequest_v13(buf, pos):
             else:
                 e = pos + n
                 if e > blen: raise _dlen(n, pos, blen, 'FetchRequest', 'ClusterId', True)
-                o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+                try: o.cluster_id = buf[pos:e].decode()
+                except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
                 pos = e
             if pos != te: raise _derr('tagged field size mismatch', 'FetchRequest', 'ClusterId', pos)
         elif t in (1,): raise _derr('tag %d is not valid for this version' % t, 'FetchRequest', '_tagged_fields', pos)
@@ -1181,73 +1215,76 @@ def _d_FetchRequest_v13(buf, pos):
     return o, pos
 
 
-def _e_FetchTopic_v13(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchPartition_v12(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_ForgottenTopic_v13(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_FetchRequest_v13(o, w):
-    #: ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
+    #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
     w(_S_iiiibii.pack(o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch))
-    #: Topics
+    #: FetchRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchTopic_v13(v, w)
-    #: ForgottenTopicsData
+    for o1 in x:
+        #: FetchTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: FetchTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
+            w(_S_iiqiqi.pack(o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes))
+            #: FetchPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: FetchTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchRequest.ForgottenTopicsData
     x = o.forgotten_topics_data
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ForgottenTopic_v13(v, w)
-    #: RackId
+    for o1 in x:
+        #: ForgottenTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: ForgottenTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: ForgottenTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchRequest.RackId
     x = o.rack_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'RackId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'RackId')
+    else: w(_uve(n + 1))
     w(x)
-    #: ReplicaState
+    #: FetchRequest.ReplicaState
     if o.replica_state != ReplicaState(): raise _absent('FetchRequest', 'ReplicaState')
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     tg = []
-    #: ClusterId
+    #: FetchRequest.ClusterId
     x = o.cluster_id
     if x is not None:
         sub = []
         s = sub.append
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'ClusterId')
-        n = len(x) + 1
-        s(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: s(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'ClusterId')
+        else: s(_uve(n + 1))
         s(x)
         tg.append((0, b''.join(sub)))
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -1255,57 +1292,49 @@ def _e_FetchRequest_v13(o, w):
 
 def _d_ReplicaState_v15(buf, pos):
     o = _new(ReplicaState)
-    #: ReplicaState.ReplicaId, ReplicaEpoch
-    o.replica_id, o.replica_epoch = _S_iq.unpack_from(buf, pos)
-    pos += 12
+    #: ReplicaState.ReplicaId, ReplicaEpoch, _tagged_fields
+    o.replica_id, o.replica_epoch, t = _S_iqB.unpack_from(buf, pos)
+    pos += 13
     #: ReplicaState._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _d_FetchRequest_v15(buf, pos):
     blen = len(buf)
     o = _new(FetchRequest)
-    #: FetchRequest.MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
-    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(buf, pos)
-    pos += 21
+    #: FetchRequest.MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _S_iiibiiB.unpack_from(buf, pos)
+    pos += 22
     #: FetchRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(FetchTopic)
-        #: FetchTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: FetchTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: FetchTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(FetchPartition)
-            #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
-            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes = _S_iiqiqi.unpack_from(buf, pos)
-            pos += 32
+            #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes, _tagged_fields
+            o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes, t2 = _S_iiqiqiB.unpack_from(buf, pos)
+            pos += 33
             o2.replica_directory_id = _ZERO_UUID
             o2.high_watermark = 9223372036854775807
             #: FetchPartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, (0, 1))
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, (0, 1))
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         o1.topic = ''
@@ -1320,24 +1349,23 @@ def _d_FetchRequest_v15(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'ForgottenTopicsData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ForgottenTopic)
-        #: ForgottenTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: ForgottenTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ForgottenTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ForgottenTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1.topic = ''
         #: ForgottenTopic._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1353,7 +1381,8 @@ def _d_FetchRequest_v15(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'RackId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchRequest', 'RackId', True)
-    o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.rack_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.cluster_id = None
     o.replica_id = -1
@@ -1375,7 +1404,8 @@ def _d_FetchRequest_v15(buf, pos):
             else:
                 e = pos + n
                 if e > blen: raise _dlen(n, pos, blen, 'FetchRequest', 'ClusterId', True)
-                o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+                try: o.cluster_id = buf[pos:e].decode()
+                except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
                 pos = e
             if pos != te: raise _derr('tagged field size mismatch', 'FetchRequest', 'ClusterId', pos)
         elif t == 1:
@@ -1391,59 +1421,91 @@ def _d_FetchRequest_v15(buf, pos):
 
 
 def _e_ReplicaState_v15(o, w):
-    #: ReplicaId, ReplicaEpoch
+    #: ReplicaState.ReplicaId, ReplicaEpoch
     w(_S_iq.pack(o.replica_id, o.replica_epoch))
-    #: _tagged_fields
+    #: ReplicaState._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_FetchRequest_v15(o, w):
-    #: MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
+    #: FetchRequest.MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
     w(_S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch))
-    #: Topics
+    #: FetchRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchTopic_v13(v, w)
-    #: ForgottenTopicsData
+    for o1 in x:
+        #: FetchTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: FetchTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
+            w(_S_iiqiqi.pack(o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes))
+            #: FetchPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: FetchTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchRequest.ForgottenTopicsData
     x = o.forgotten_topics_data
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ForgottenTopic_v13(v, w)
-    #: RackId
+    for o1 in x:
+        #: ForgottenTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: ForgottenTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: ForgottenTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchRequest.RackId
     x = o.rack_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'RackId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'RackId')
+    else: w(_uve(n + 1))
     w(x)
-    #: ReplicaId
+    #: FetchRequest.ReplicaId
     if o.replica_id != -1: raise _absent('FetchRequest', 'ReplicaId')
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     tg = []
-    #: ClusterId
+    #: FetchRequest.ClusterId
     x = o.cluster_id
     if x is not None:
         sub = []
         s = sub.append
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'ClusterId')
-        n = len(x) + 1
-        s(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: s(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'ClusterId')
+        else: s(_uve(n + 1))
         s(x)
         tg.append((0, b''.join(sub)))
-    #: ReplicaState
+    #: FetchRequest.ReplicaState
     x = o.replica_state
     if x != ReplicaState():
         sub = []
         s = sub.append
         _e_ReplicaState_v15(x, s)
         tg.append((1, b''.join(sub)))
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -1452,29 +1514,25 @@ def _e_FetchRequest_v15(o, w):
 def _d_FetchRequest_v17(buf, pos):
     blen = len(buf)
     o = _new(FetchRequest)
-    #: FetchRequest.MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
-    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(buf, pos)
-    pos += 21
+    #: FetchRequest.MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _S_iiibiiB.unpack_from(buf, pos)
+    pos += 22
     #: FetchRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(FetchTopic)
-        #: FetchTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: FetchTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: FetchTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1518,24 +1576,23 @@ def _d_FetchRequest_v17(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'ForgottenTopicsData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ForgottenTopic)
-        #: ForgottenTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: ForgottenTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ForgottenTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ForgottenTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1.topic = ''
         #: ForgottenTopic._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1551,7 +1608,8 @@ def _d_FetchRequest_v17(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'RackId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchRequest', 'RackId', True)
-    o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.rack_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.cluster_id = None
     o.replica_id = -1
@@ -1573,7 +1631,8 @@ def _d_FetchRequest_v17(buf, pos):
             else:
                 e = pos + n
                 if e > blen: raise _dlen(n, pos, blen, 'FetchRequest', 'ClusterId', True)
-                o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+                try: o.cluster_id = buf[pos:e].decode()
+                except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
                 pos = e
             if pos != te: raise _derr('tagged field size mismatch', 'FetchRequest', 'ClusterId', pos)
         elif t == 1:
@@ -1588,81 +1647,89 @@ def _d_FetchRequest_v17(buf, pos):
     return o, pos
 
 
-def _e_FetchPartition_v17(o, w):
-    #: Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
-    w(_S_iiqiqi.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes))
-    #: _tagged_fields
-    tg = []
-    #: ReplicaDirectoryId
-    x = o.replica_directory_id
-    if x != _ZERO_UUID:
-        tg.append((0, _S_U.pack(x.bytes)))
-    #: _tagged_fields
-    u = o._utf
-    if tg or u: _wr_tags(w, tg, u)
-    else: w(b'\x00')
-
-
-def _e_FetchTopic_v17(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchPartition_v17(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_FetchRequest_v17(o, w):
-    #: MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
+    #: FetchRequest.MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
     w(_S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch))
-    #: Topics
+    #: FetchRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchTopic_v17(v, w)
-    #: ForgottenTopicsData
+    for o1 in x:
+        #: FetchTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: FetchTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
+            w(_S_iiqiqi.pack(o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes))
+            #: FetchPartition._tagged_fields
+            tg2 = []
+            #: FetchPartition.ReplicaDirectoryId
+            x2 = o2.replica_directory_id
+            if x2 != _ZERO_UUID:
+                tg2.append((0, _S_U.pack(x2.bytes)))
+            #: FetchPartition._tagged_fields
+            u2 = o2._utf
+            if tg2 or u2: _wr_tags(w, tg2, u2)
+            else: w(b'\x00')
+        #: FetchTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchRequest.ForgottenTopicsData
     x = o.forgotten_topics_data
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ForgottenTopic_v13(v, w)
-    #: RackId
+    for o1 in x:
+        #: ForgottenTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: ForgottenTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: ForgottenTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchRequest.RackId
     x = o.rack_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'RackId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'RackId')
+    else: w(_uve(n + 1))
     w(x)
-    #: ReplicaId
+    #: FetchRequest.ReplicaId
     if o.replica_id != -1: raise _absent('FetchRequest', 'ReplicaId')
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     tg = []
-    #: ClusterId
+    #: FetchRequest.ClusterId
     x = o.cluster_id
     if x is not None:
         sub = []
         s = sub.append
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'ClusterId')
-        n = len(x) + 1
-        s(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: s(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'ClusterId')
+        else: s(_uve(n + 1))
         s(x)
         tg.append((0, b''.join(sub)))
-    #: ReplicaState
+    #: FetchRequest.ReplicaState
     x = o.replica_state
     if x != ReplicaState():
         sub = []
         s = sub.append
         _e_ReplicaState_v15(x, s)
         tg.append((1, b''.join(sub)))
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -1671,29 +1738,25 @@ def _e_FetchRequest_v17(o, w):
 def _d_FetchRequest_v18(buf, pos):
     blen = len(buf)
     o = _new(FetchRequest)
-    #: FetchRequest.MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
-    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch = _S_iiibii.unpack_from(buf, pos)
-    pos += 21
+    #: FetchRequest.MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
+    o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _S_iiibiiB.unpack_from(buf, pos)
+    pos += 22
     #: FetchRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(FetchTopic)
-        #: FetchTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: FetchTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: FetchTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1741,24 +1804,23 @@ def _d_FetchRequest_v18(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'ForgottenTopicsData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ForgottenTopic)
-        #: ForgottenTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: ForgottenTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ForgottenTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ForgottenTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1.topic = ''
         #: ForgottenTopic._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1774,7 +1836,8 @@ def _d_FetchRequest_v18(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchRequest', 'RackId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchRequest', 'RackId', True)
-    o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.rack_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.cluster_id = None
     o.replica_id = -1
@@ -1796,7 +1859,8 @@ def _d_FetchRequest_v18(buf, pos):
             else:
                 e = pos + n
                 if e > blen: raise _dlen(n, pos, blen, 'FetchRequest', 'ClusterId', True)
-                o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+                try: o.cluster_id = buf[pos:e].decode()
+                except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
                 pos = e
             if pos != te: raise _derr('tagged field size mismatch', 'FetchRequest', 'ClusterId', pos)
         elif t == 1:
@@ -1811,85 +1875,93 @@ def _d_FetchRequest_v18(buf, pos):
     return o, pos
 
 
-def _e_FetchPartition_v18(o, w):
-    #: Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
-    w(_S_iiqiqi.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes))
-    #: _tagged_fields
-    tg = []
-    #: ReplicaDirectoryId
-    x = o.replica_directory_id
-    if x != _ZERO_UUID:
-        tg.append((0, _S_U.pack(x.bytes)))
-    #: HighWatermark
-    x = o.high_watermark
-    if x != 9223372036854775807:
-        tg.append((1, _S_q.pack(x)))
-    #: _tagged_fields
-    u = o._utf
-    if tg or u: _wr_tags(w, tg, u)
-    else: w(b'\x00')
-
-
-def _e_FetchTopic_v18(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchPartition_v18(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_FetchRequest_v18(o, w):
-    #: MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
+    #: FetchRequest.MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch
     w(_S_iiibii.pack(o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch))
-    #: Topics
+    #: FetchRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchTopic_v18(v, w)
-    #: ForgottenTopicsData
+    for o1 in x:
+        #: FetchTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: FetchTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
+            w(_S_iiqiqi.pack(o2.partition, o2.current_leader_epoch, o2.fetch_offset, o2.last_fetched_epoch, o2.log_start_offset, o2.partition_max_bytes))
+            #: FetchPartition._tagged_fields
+            tg2 = []
+            #: FetchPartition.ReplicaDirectoryId
+            x2 = o2.replica_directory_id
+            if x2 != _ZERO_UUID:
+                tg2.append((0, _S_U.pack(x2.bytes)))
+            #: FetchPartition.HighWatermark
+            x2 = o2.high_watermark
+            if x2 != 9223372036854775807:
+                tg2.append((1, _S_q.pack(x2)))
+            #: FetchPartition._tagged_fields
+            u2 = o2._utf
+            if tg2 or u2: _wr_tags(w, tg2, u2)
+            else: w(b'\x00')
+        #: FetchTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchRequest.ForgottenTopicsData
     x = o.forgotten_topics_data
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ForgottenTopic_v13(v, w)
-    #: RackId
+    for o1 in x:
+        #: ForgottenTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: ForgottenTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: ForgottenTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchRequest.RackId
     x = o.rack_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'RackId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'RackId')
+    else: w(_uve(n + 1))
     w(x)
-    #: ReplicaId
+    #: FetchRequest.ReplicaId
     if o.replica_id != -1: raise _absent('FetchRequest', 'ReplicaId')
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     tg = []
-    #: ClusterId
+    #: FetchRequest.ClusterId
     x = o.cluster_id
     if x is not None:
         sub = []
         s = sub.append
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'ClusterId')
-        n = len(x) + 1
-        s(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: s(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchRequest', 'ClusterId')
+        else: s(_uve(n + 1))
         s(x)
         tg.append((0, b''.join(sub)))
-    #: ReplicaState
+    #: FetchRequest.ReplicaState
     x = o.replica_state
     if x != ReplicaState():
         sub = []
         s = sub.append
         _e_ReplicaState_v15(x, s)
         tg.append((1, b''.join(sub)))
-    #: _tagged_fields
+    #: FetchRequest._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -1904,13 +1976,13 @@ def _d_FetchTopic_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchTopic', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: FetchTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1931,6 +2003,26 @@ def _d_FetchTopic_v4(buf, pos):
     return o, pos
 
 
+def _e_FetchTopic_v4(o, w):
+    #: FetchTopic.Topic
+    try: x = o.topic.encode()
+    except UnicodeEncodeError: x = o.topic.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: FetchTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: FetchPartition.Partition, FetchOffset, PartitionMaxBytes
+        w(_S_iqi.pack(o1.partition, o1.fetch_offset, o1.partition_max_bytes))
+        #: FetchPartition.LastFetchedEpoch
+        if o1.last_fetched_epoch != -1: raise _absent('FetchPartition', 'LastFetchedEpoch')
+        #: FetchPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'FetchPartition', '_tagged_fields')
+    #: FetchTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchTopic', '_tagged_fields')
+
+
 def _d_FetchTopic_v5(buf, pos):
     blen = len(buf)
     o = _new(FetchTopic)
@@ -1940,13 +2032,13 @@ def _d_FetchTopic_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchTopic', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: FetchTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1966,6 +2058,26 @@ def _d_FetchTopic_v5(buf, pos):
     return o, pos
 
 
+def _e_FetchTopic_v5(o, w):
+    #: FetchTopic.Topic
+    try: x = o.topic.encode()
+    except UnicodeEncodeError: x = o.topic.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: FetchTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: FetchPartition.Partition, FetchOffset, LogStartOffset, PartitionMaxBytes
+        w(_S_iqqi.pack(o1.partition, o1.fetch_offset, o1.log_start_offset, o1.partition_max_bytes))
+        #: FetchPartition.LastFetchedEpoch
+        if o1.last_fetched_epoch != -1: raise _absent('FetchPartition', 'LastFetchedEpoch')
+        #: FetchPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'FetchPartition', '_tagged_fields')
+    #: FetchTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchTopic', '_tagged_fields')
+
+
 def _d_FetchTopic_v9(buf, pos):
     blen = len(buf)
     o = _new(FetchTopic)
@@ -1975,13 +2087,13 @@ def _d_FetchTopic_v9(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchTopic', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: FetchTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2000,6 +2112,26 @@ def _d_FetchTopic_v9(buf, pos):
     return o, pos
 
 
+def _e_FetchTopic_v9(o, w):
+    #: FetchTopic.Topic
+    try: x = o.topic.encode()
+    except UnicodeEncodeError: x = o.topic.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: FetchTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LogStartOffset, PartitionMaxBytes
+        w(_S_iiqqi.pack(o1.partition, o1.current_leader_epoch, o1.fetch_offset, o1.log_start_offset, o1.partition_max_bytes))
+        #: FetchPartition.LastFetchedEpoch
+        if o1.last_fetched_epoch != -1: raise _absent('FetchPartition', 'LastFetchedEpoch')
+        #: FetchPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'FetchPartition', '_tagged_fields')
+    #: FetchTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchTopic', '_tagged_fields')
+
+
 def _d_FetchTopic_v12(buf, pos):
     blen = len(buf)
     o = _new(FetchTopic)
@@ -2010,28 +2142,26 @@ def _d_FetchTopic_v12(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchTopic', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: FetchTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(FetchPartition)
-        #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
-        o1.partition, o1.current_leader_epoch, o1.fetch_offset, o1.last_fetched_epoch, o1.log_start_offset, o1.partition_max_bytes = _S_iiqiqi.unpack_from(buf, pos)
-        pos += 32
+        #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes, _tagged_fields
+        o1.partition, o1.current_leader_epoch, o1.fetch_offset, o1.last_fetched_epoch, o1.log_start_offset, o1.partition_max_bytes, t1 = _S_iiqiqiB.unpack_from(buf, pos)
+        pos += 33
         o1.replica_directory_id = _ZERO_UUID
         o1.high_watermark = 9223372036854775807
         #: FetchPartition._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, (0, 1))
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, (0, 1))
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     o.topic_id = _ZERO_UUID
@@ -2043,33 +2173,56 @@ def _d_FetchTopic_v12(buf, pos):
     return o, pos
 
 
+def _e_FetchTopic_v12(o, w):
+    #: FetchTopic.Topic
+    x = o.topic
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchTopic', 'Topic')
+    else: w(_uve(n + 1))
+    w(x)
+    #: FetchTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
+        w(_S_iiqiqi.pack(o1.partition, o1.current_leader_epoch, o1.fetch_offset, o1.last_fetched_epoch, o1.log_start_offset, o1.partition_max_bytes))
+        #: FetchPartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_FetchTopic_v13(buf, pos):
     blen = len(buf)
     o = _new(FetchTopic)
-    #: FetchTopic.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: FetchTopic.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: FetchTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchTopic', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(FetchPartition)
-        #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
-        o1.partition, o1.current_leader_epoch, o1.fetch_offset, o1.last_fetched_epoch, o1.log_start_offset, o1.partition_max_bytes = _S_iiqiqi.unpack_from(buf, pos)
-        pos += 32
+        #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes, _tagged_fields
+        o1.partition, o1.current_leader_epoch, o1.fetch_offset, o1.last_fetched_epoch, o1.log_start_offset, o1.partition_max_bytes, t1 = _S_iiqiqiB.unpack_from(buf, pos)
+        pos += 33
         o1.replica_directory_id = _ZERO_UUID
         o1.high_watermark = 9223372036854775807
         #: FetchPartition._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, (0, 1))
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, (0, 1))
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     o.topic = ''
@@ -2081,19 +2234,37 @@ def _d_FetchTopic_v13(buf, pos):
     return o, pos
 
 
+def _e_FetchTopic_v13(o, w):
+    #: FetchTopic.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: FetchTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
+        w(_S_iiqiqi.pack(o1.partition, o1.current_leader_epoch, o1.fetch_offset, o1.last_fetched_epoch, o1.log_start_offset, o1.partition_max_bytes))
+        #: FetchPartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_FetchTopic_v17(buf, pos):
     blen = len(buf)
     o = _new(FetchTopic)
-    #: FetchTopic.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: FetchTopic.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: FetchTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchTopic', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2134,19 +2305,43 @@ def _d_FetchTopic_v17(buf, pos):
     return o, pos
 
 
+def _e_FetchTopic_v17(o, w):
+    #: FetchTopic.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: FetchTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
+        w(_S_iiqiqi.pack(o1.partition, o1.current_leader_epoch, o1.fetch_offset, o1.last_fetched_epoch, o1.log_start_offset, o1.partition_max_bytes))
+        #: FetchPartition._tagged_fields
+        tg1 = []
+        #: FetchPartition.ReplicaDirectoryId
+        x1 = o1.replica_directory_id
+        if x1 != _ZERO_UUID:
+            tg1.append((0, _S_U.pack(x1.bytes)))
+        #: FetchPartition._tagged_fields
+        u1 = o1._utf
+        if tg1 or u1: _wr_tags(w, tg1, u1)
+        else: w(b'\x00')
+    #: FetchTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_FetchTopic_v18(buf, pos):
     blen = len(buf)
     o = _new(FetchTopic)
-    #: FetchTopic.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: FetchTopic.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: FetchTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchTopic', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2191,6 +2386,36 @@ def _d_FetchTopic_v18(buf, pos):
     return o, pos
 
 
+def _e_FetchTopic_v18(o, w):
+    #: FetchTopic.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: FetchTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
+        w(_S_iiqiqi.pack(o1.partition, o1.current_leader_epoch, o1.fetch_offset, o1.last_fetched_epoch, o1.log_start_offset, o1.partition_max_bytes))
+        #: FetchPartition._tagged_fields
+        tg1 = []
+        #: FetchPartition.ReplicaDirectoryId
+        x1 = o1.replica_directory_id
+        if x1 != _ZERO_UUID:
+            tg1.append((0, _S_U.pack(x1.bytes)))
+        #: FetchPartition.HighWatermark
+        x1 = o1.high_watermark
+        if x1 != 9223372036854775807:
+            tg1.append((1, _S_q.pack(x1)))
+        #: FetchPartition._tagged_fields
+        u1 = o1._utf
+        if tg1 or u1: _wr_tags(w, tg1, u1)
+        else: w(b'\x00')
+    #: FetchTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_FetchPartition_v4(buf, pos):
     o = _new(FetchPartition)
     #: FetchPartition.Partition, FetchOffset, PartitionMaxBytes
@@ -2203,6 +2428,15 @@ def _d_FetchPartition_v4(buf, pos):
     o.high_watermark = 9223372036854775807
     o._utf = None
     return o, pos
+
+
+def _e_FetchPartition_v4(o, w):
+    #: FetchPartition.Partition, FetchOffset, PartitionMaxBytes
+    w(_S_iqi.pack(o.partition, o.fetch_offset, o.partition_max_bytes))
+    #: FetchPartition.LastFetchedEpoch
+    if o.last_fetched_epoch != -1: raise _absent('FetchPartition', 'LastFetchedEpoch')
+    #: FetchPartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchPartition', '_tagged_fields')
 
 
 def _d_FetchPartition_v5(buf, pos):
@@ -2218,6 +2452,15 @@ def _d_FetchPartition_v5(buf, pos):
     return o, pos
 
 
+def _e_FetchPartition_v5(o, w):
+    #: FetchPartition.Partition, FetchOffset, LogStartOffset, PartitionMaxBytes
+    w(_S_iqqi.pack(o.partition, o.fetch_offset, o.log_start_offset, o.partition_max_bytes))
+    #: FetchPartition.LastFetchedEpoch
+    if o.last_fetched_epoch != -1: raise _absent('FetchPartition', 'LastFetchedEpoch')
+    #: FetchPartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchPartition', '_tagged_fields')
+
+
 def _d_FetchPartition_v9(buf, pos):
     o = _new(FetchPartition)
     #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LogStartOffset, PartitionMaxBytes
@@ -2230,19 +2473,35 @@ def _d_FetchPartition_v9(buf, pos):
     return o, pos
 
 
+def _e_FetchPartition_v9(o, w):
+    #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LogStartOffset, PartitionMaxBytes
+    w(_S_iiqqi.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.log_start_offset, o.partition_max_bytes))
+    #: FetchPartition.LastFetchedEpoch
+    if o.last_fetched_epoch != -1: raise _absent('FetchPartition', 'LastFetchedEpoch')
+    #: FetchPartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchPartition', '_tagged_fields')
+
+
 def _d_FetchPartition_v12(buf, pos):
     o = _new(FetchPartition)
-    #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
-    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes = _S_iiqiqi.unpack_from(buf, pos)
-    pos += 32
+    #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes, _tagged_fields
+    o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes, t = _S_iiqiqiB.unpack_from(buf, pos)
+    pos += 33
     o.replica_directory_id = _ZERO_UUID
     o.high_watermark = 9223372036854775807
     #: FetchPartition._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, (0, 1))
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, (0, 1))
+    else: o._utf = None
     return o, pos
+
+
+def _e_FetchPartition_v12(o, w):
+    #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
+    w(_S_iiqiqi.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes))
+    #: FetchPartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_FetchPartition_v17(buf, pos):
@@ -2274,6 +2533,21 @@ def _d_FetchPartition_v17(buf, pos):
             pos = te
     o._utf = u or None
     return o, pos
+
+
+def _e_FetchPartition_v17(o, w):
+    #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
+    w(_S_iiqiqi.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes))
+    #: FetchPartition._tagged_fields
+    tg = []
+    #: FetchPartition.ReplicaDirectoryId
+    x = o.replica_directory_id
+    if x != _ZERO_UUID:
+        tg.append((0, _S_U.pack(x.bytes)))
+    #: FetchPartition._tagged_fields
+    u = o._utf
+    if tg or u: _wr_tags(w, tg, u)
+    else: w(b'\x00')
 
 
 def _d_FetchPartition_v18(buf, pos):
@@ -2311,6 +2585,25 @@ def _d_FetchPartition_v18(buf, pos):
     return o, pos
 
 
+def _e_FetchPartition_v18(o, w):
+    #: FetchPartition.Partition, CurrentLeaderEpoch, FetchOffset, LastFetchedEpoch, LogStartOffset, PartitionMaxBytes
+    w(_S_iiqiqi.pack(o.partition, o.current_leader_epoch, o.fetch_offset, o.last_fetched_epoch, o.log_start_offset, o.partition_max_bytes))
+    #: FetchPartition._tagged_fields
+    tg = []
+    #: FetchPartition.ReplicaDirectoryId
+    x = o.replica_directory_id
+    if x != _ZERO_UUID:
+        tg.append((0, _S_U.pack(x.bytes)))
+    #: FetchPartition.HighWatermark
+    x = o.high_watermark
+    if x != 9223372036854775807:
+        tg.append((1, _S_q.pack(x)))
+    #: FetchPartition._tagged_fields
+    u = o._utf
+    if tg or u: _wr_tags(w, tg, u)
+    else: w(b'\x00')
+
+
 def _d_ForgottenTopic_v7(buf, pos):
     blen = len(buf)
     o = _new(ForgottenTopic)
@@ -2320,18 +2613,34 @@ def _d_ForgottenTopic_v7(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ForgottenTopic', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ForgottenTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ForgottenTopic', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ForgottenTopic', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o.topic_id = _ZERO_UUID
     o._utf = None
     return o, pos
+
+
+def _e_ForgottenTopic_v7(o, w):
+    #: ForgottenTopic.Topic
+    try: x = o.topic.encode()
+    except UnicodeEncodeError: x = o.topic.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: ForgottenTopic.Partitions
+    x = o.partitions
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: ForgottenTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ForgottenTopic', '_tagged_fields')
 
 
 def _d_ForgottenTopic_v12(buf, pos):
@@ -2344,16 +2653,18 @@ def _d_ForgottenTopic_v12(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ForgottenTopic', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ForgottenTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ForgottenTopic', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ForgottenTopic', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o.topic_id = _ZERO_UUID
     #: ForgottenTopic._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -2363,21 +2674,44 @@ def _d_ForgottenTopic_v12(buf, pos):
     return o, pos
 
 
+def _e_ForgottenTopic_v12(o, w):
+    #: ForgottenTopic.Topic
+    x = o.topic
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ForgottenTopic', 'Topic')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ForgottenTopic.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: ForgottenTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_ForgottenTopic_v13(buf, pos):
     blen = len(buf)
     o = _new(ForgottenTopic)
-    #: ForgottenTopic.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: ForgottenTopic.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: ForgottenTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ForgottenTopic', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ForgottenTopic', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o.topic = ''
     #: ForgottenTopic._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -2387,14 +2721,29 @@ def _d_ForgottenTopic_v13(buf, pos):
     return o, pos
 
 
+def _e_ForgottenTopic_v13(o, w):
+    #: ForgottenTopic.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: ForgottenTopic.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: ForgottenTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_FetchResponse_v4(buf, pos):
     blen = len(buf)
     o = _new(FetchResponse)
     #: FetchResponse.ThrottleTimeMs, Responses
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2405,13 +2754,13 @@ def _d_FetchResponse_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchableTopicResponse', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchableTopicResponse.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2460,66 +2809,55 @@ def _d_FetchResponse_v4(buf, pos):
     return o, pos
 
 
-def _e_AbortedTransaction_v4(o, w):
-    #: ProducerId, FirstOffset
-    w(_S_qq.pack(o.producer_id, o.first_offset))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AbortedTransaction', '_tagged_fields')
-
-
-def _e_PartitionData_v4(o, w):
-    #: PartitionIndex, ErrorCode, HighWatermark, LastStableOffset
-    w(_S_ihqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset))
-    #: AbortedTransactions
-    x = o.aborted_transactions
-    if x is None: w(b'\xff\xff\xff\xff')
-    else:
-        w(_S_i.pack(len(x)))
-        for v in x:
-            _e_AbortedTransaction_v4(v, w)
-    #: Records
-    x = o.records
-    if x is None: w(b'\xff\xff\xff\xff')
-    else:
-        w(_S_i.pack(len(x)))
-        w(x)
-    #: DivergingEpoch
-    if o.diverging_epoch != EpochEndOffset(): raise _absent('PartitionData', 'DivergingEpoch')
-    #: CurrentLeader
-    if o.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionData', 'CurrentLeader')
-    #: SnapshotId
-    if o.snapshot_id != SnapshotId(): raise _absent('PartitionData', 'SnapshotId')
-    #: PreferredReadReplica
-    if o.preferred_read_replica != -1: raise _absent('PartitionData', 'PreferredReadReplica')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionData', '_tagged_fields')
-
-
-def _e_FetchableTopicResponse_v4(o, w):
-    #: Topic
-    x = o.topic.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_PartitionData_v4(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchableTopicResponse', '_tagged_fields')
-
-
 def _e_FetchResponse_v4(o, w):
-    #: ThrottleTimeMs, Responses
+    #: FetchResponse.ThrottleTimeMs, Responses
     x = o.responses
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_FetchableTopicResponse_v4(v, w)
-    #: SessionId
+    for o1 in x:
+        #: FetchableTopicResponse.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: FetchableTopicResponse.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset
+            w(_S_ihqq.pack(o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset))
+            #: PartitionData.AbortedTransactions
+            x2 = o2.aborted_transactions
+            if x2 is None: w(b'\xff\xff\xff\xff')
+            else:
+                w(_S_i.pack(len(x2)))
+                for o3 in x2:
+                    #: AbortedTransaction.ProducerId, FirstOffset
+                    w(_S_qq.pack(o3.producer_id, o3.first_offset))
+                    #: AbortedTransaction._tagged_fields
+                    if o3._utf: raise _eerr('tagged fields are not supported at this version', 'AbortedTransaction', '_tagged_fields')
+            #: PartitionData.Records
+            x2 = o2.records
+            if x2 is None: w(b'\xff\xff\xff\xff')
+            else:
+                w(_S_i.pack(len(x2)))
+                w(x2)
+            #: PartitionData.DivergingEpoch
+            if o2.diverging_epoch != EpochEndOffset(): raise _absent('PartitionData', 'DivergingEpoch')
+            #: PartitionData.CurrentLeader
+            if o2.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionData', 'CurrentLeader')
+            #: PartitionData.SnapshotId
+            if o2.snapshot_id != SnapshotId(): raise _absent('PartitionData', 'SnapshotId')
+            #: PartitionData.PreferredReadReplica
+            if o2.preferred_read_replica != -1: raise _absent('PartitionData', 'PreferredReadReplica')
+            #: PartitionData._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionData', '_tagged_fields')
+        #: FetchableTopicResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'FetchableTopicResponse', '_tagged_fields')
+    #: FetchResponse.SessionId
     if o.session_id != 0: raise _absent('FetchResponse', 'SessionId')
-    #: NodeEndpoints
+    #: FetchResponse.NodeEndpoints
     if (o.node_endpoints is None or len(o.node_endpoints) != 0): raise _absent('FetchResponse', 'NodeEndpoints')
-    #: _tagged_fields
+    #: FetchResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchResponse', '_tagged_fields')
 
 
@@ -2529,8 +2867,7 @@ def _d_FetchResponse_v5(buf, pos):
     #: FetchResponse.ThrottleTimeMs, Responses
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2541,13 +2878,13 @@ def _d_FetchResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchableTopicResponse', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchableTopicResponse.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2595,59 +2932,55 @@ def _d_FetchResponse_v5(buf, pos):
     return o, pos
 
 
-def _e_PartitionData_v5(o, w):
-    #: PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
-    w(_S_ihqqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset))
-    #: AbortedTransactions
-    x = o.aborted_transactions
-    if x is None: w(b'\xff\xff\xff\xff')
-    else:
-        w(_S_i.pack(len(x)))
-        for v in x:
-            _e_AbortedTransaction_v4(v, w)
-    #: Records
-    x = o.records
-    if x is None: w(b'\xff\xff\xff\xff')
-    else:
-        w(_S_i.pack(len(x)))
-        w(x)
-    #: DivergingEpoch
-    if o.diverging_epoch != EpochEndOffset(): raise _absent('PartitionData', 'DivergingEpoch')
-    #: CurrentLeader
-    if o.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionData', 'CurrentLeader')
-    #: SnapshotId
-    if o.snapshot_id != SnapshotId(): raise _absent('PartitionData', 'SnapshotId')
-    #: PreferredReadReplica
-    if o.preferred_read_replica != -1: raise _absent('PartitionData', 'PreferredReadReplica')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionData', '_tagged_fields')
-
-
-def _e_FetchableTopicResponse_v5(o, w):
-    #: Topic
-    x = o.topic.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_PartitionData_v5(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchableTopicResponse', '_tagged_fields')
-
-
 def _e_FetchResponse_v5(o, w):
-    #: ThrottleTimeMs, Responses
+    #: FetchResponse.ThrottleTimeMs, Responses
     x = o.responses
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_FetchableTopicResponse_v5(v, w)
-    #: SessionId
+    for o1 in x:
+        #: FetchableTopicResponse.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: FetchableTopicResponse.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
+            w(_S_ihqqq.pack(o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset))
+            #: PartitionData.AbortedTransactions
+            x2 = o2.aborted_transactions
+            if x2 is None: w(b'\xff\xff\xff\xff')
+            else:
+                w(_S_i.pack(len(x2)))
+                for o3 in x2:
+                    #: AbortedTransaction.ProducerId, FirstOffset
+                    w(_S_qq.pack(o3.producer_id, o3.first_offset))
+                    #: AbortedTransaction._tagged_fields
+                    if o3._utf: raise _eerr('tagged fields are not supported at this version', 'AbortedTransaction', '_tagged_fields')
+            #: PartitionData.Records
+            x2 = o2.records
+            if x2 is None: w(b'\xff\xff\xff\xff')
+            else:
+                w(_S_i.pack(len(x2)))
+                w(x2)
+            #: PartitionData.DivergingEpoch
+            if o2.diverging_epoch != EpochEndOffset(): raise _absent('PartitionData', 'DivergingEpoch')
+            #: PartitionData.CurrentLeader
+            if o2.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionData', 'CurrentLeader')
+            #: PartitionData.SnapshotId
+            if o2.snapshot_id != SnapshotId(): raise _absent('PartitionData', 'SnapshotId')
+            #: PartitionData.PreferredReadReplica
+            if o2.preferred_read_replica != -1: raise _absent('PartitionData', 'PreferredReadReplica')
+            #: PartitionData._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionData', '_tagged_fields')
+        #: FetchableTopicResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'FetchableTopicResponse', '_tagged_fields')
+    #: FetchResponse.SessionId
     if o.session_id != 0: raise _absent('FetchResponse', 'SessionId')
-    #: NodeEndpoints
+    #: FetchResponse.NodeEndpoints
     if (o.node_endpoints is None or len(o.node_endpoints) != 0): raise _absent('FetchResponse', 'NodeEndpoints')
-    #: _tagged_fields
+    #: FetchResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchResponse', '_tagged_fields')
 
 
@@ -2657,8 +2990,7 @@ def _d_FetchResponse_v7(buf, pos):
     #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId, Responses
     o.throttle_time_ms, o.error_code, o.session_id, n = _S_ihii.unpack_from(buf, pos)
     pos += 14
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2669,13 +3001,13 @@ def _d_FetchResponse_v7(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchableTopicResponse', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchableTopicResponse.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2722,14 +3054,52 @@ def _d_FetchResponse_v7(buf, pos):
 
 
 def _e_FetchResponse_v7(o, w):
-    #: ThrottleTimeMs, ErrorCode, SessionId, Responses
+    #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId, Responses
     x = o.responses
     w(_S_ihii.pack(o.throttle_time_ms, o.error_code, o.session_id, len(x)))
-    for v in x:
-        _e_FetchableTopicResponse_v5(v, w)
-    #: NodeEndpoints
+    for o1 in x:
+        #: FetchableTopicResponse.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: FetchableTopicResponse.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
+            w(_S_ihqqq.pack(o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset))
+            #: PartitionData.AbortedTransactions
+            x2 = o2.aborted_transactions
+            if x2 is None: w(b'\xff\xff\xff\xff')
+            else:
+                w(_S_i.pack(len(x2)))
+                for o3 in x2:
+                    #: AbortedTransaction.ProducerId, FirstOffset
+                    w(_S_qq.pack(o3.producer_id, o3.first_offset))
+                    #: AbortedTransaction._tagged_fields
+                    if o3._utf: raise _eerr('tagged fields are not supported at this version', 'AbortedTransaction', '_tagged_fields')
+            #: PartitionData.Records
+            x2 = o2.records
+            if x2 is None: w(b'\xff\xff\xff\xff')
+            else:
+                w(_S_i.pack(len(x2)))
+                w(x2)
+            #: PartitionData.DivergingEpoch
+            if o2.diverging_epoch != EpochEndOffset(): raise _absent('PartitionData', 'DivergingEpoch')
+            #: PartitionData.CurrentLeader
+            if o2.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionData', 'CurrentLeader')
+            #: PartitionData.SnapshotId
+            if o2.snapshot_id != SnapshotId(): raise _absent('PartitionData', 'SnapshotId')
+            #: PartitionData.PreferredReadReplica
+            if o2.preferred_read_replica != -1: raise _absent('PartitionData', 'PreferredReadReplica')
+            #: PartitionData._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionData', '_tagged_fields')
+        #: FetchableTopicResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'FetchableTopicResponse', '_tagged_fields')
+    #: FetchResponse.NodeEndpoints
     if (o.node_endpoints is None or len(o.node_endpoints) != 0): raise _absent('FetchResponse', 'NodeEndpoints')
-    #: _tagged_fields
+    #: FetchResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchResponse', '_tagged_fields')
 
 
@@ -2739,8 +3109,7 @@ def _d_FetchResponse_v11(buf, pos):
     #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId, Responses
     o.throttle_time_ms, o.error_code, o.session_id, n = _S_ihii.unpack_from(buf, pos)
     pos += 14
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2751,13 +3120,13 @@ def _d_FetchResponse_v11(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchableTopicResponse', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchableTopicResponse.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2802,111 +3171,99 @@ def _d_FetchResponse_v11(buf, pos):
     return o, pos
 
 
-def _e_PartitionData_v11(o, w):
-    #: PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
-    w(_S_ihqqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset))
-    #: AbortedTransactions
-    x = o.aborted_transactions
-    if x is None: w(b'\xff\xff\xff\xff')
-    else:
-        w(_S_i.pack(len(x)))
-        for v in x:
-            _e_AbortedTransaction_v4(v, w)
-    #: PreferredReadReplica
-    w(_S_i.pack(o.preferred_read_replica))
-    #: Records
-    x = o.records
-    if x is None: w(b'\xff\xff\xff\xff')
-    else:
-        w(_S_i.pack(len(x)))
-        w(x)
-    #: DivergingEpoch
-    if o.diverging_epoch != EpochEndOffset(): raise _absent('PartitionData', 'DivergingEpoch')
-    #: CurrentLeader
-    if o.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionData', 'CurrentLeader')
-    #: SnapshotId
-    if o.snapshot_id != SnapshotId(): raise _absent('PartitionData', 'SnapshotId')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionData', '_tagged_fields')
-
-
-def _e_FetchableTopicResponse_v11(o, w):
-    #: Topic
-    x = o.topic.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_PartitionData_v11(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchableTopicResponse', '_tagged_fields')
-
-
 def _e_FetchResponse_v11(o, w):
-    #: ThrottleTimeMs, ErrorCode, SessionId, Responses
+    #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId, Responses
     x = o.responses
     w(_S_ihii.pack(o.throttle_time_ms, o.error_code, o.session_id, len(x)))
-    for v in x:
-        _e_FetchableTopicResponse_v11(v, w)
-    #: NodeEndpoints
+    for o1 in x:
+        #: FetchableTopicResponse.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: FetchableTopicResponse.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
+            w(_S_ihqqq.pack(o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset))
+            #: PartitionData.AbortedTransactions
+            x2 = o2.aborted_transactions
+            if x2 is None: w(b'\xff\xff\xff\xff')
+            else:
+                w(_S_i.pack(len(x2)))
+                for o3 in x2:
+                    #: AbortedTransaction.ProducerId, FirstOffset
+                    w(_S_qq.pack(o3.producer_id, o3.first_offset))
+                    #: AbortedTransaction._tagged_fields
+                    if o3._utf: raise _eerr('tagged fields are not supported at this version', 'AbortedTransaction', '_tagged_fields')
+            #: PartitionData.PreferredReadReplica
+            w(_S_i.pack(o2.preferred_read_replica))
+            #: PartitionData.Records
+            x2 = o2.records
+            if x2 is None: w(b'\xff\xff\xff\xff')
+            else:
+                w(_S_i.pack(len(x2)))
+                w(x2)
+            #: PartitionData.DivergingEpoch
+            if o2.diverging_epoch != EpochEndOffset(): raise _absent('PartitionData', 'DivergingEpoch')
+            #: PartitionData.CurrentLeader
+            if o2.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionData', 'CurrentLeader')
+            #: PartitionData.SnapshotId
+            if o2.snapshot_id != SnapshotId(): raise _absent('PartitionData', 'SnapshotId')
+            #: PartitionData._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionData', '_tagged_fields')
+        #: FetchableTopicResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'FetchableTopicResponse', '_tagged_fields')
+    #: FetchResponse.NodeEndpoints
     if (o.node_endpoints is None or len(o.node_endpoints) != 0): raise _absent('FetchResponse', 'NodeEndpoints')
-    #: _tagged_fields
+    #: FetchResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchResponse', '_tagged_fields')
 
 
 def _d_EpochEndOffset_v12(buf, pos):
     o = _new(EpochEndOffset)
-    #: EpochEndOffset.Epoch, EndOffset
-    o.epoch, o.end_offset = _S_iq.unpack_from(buf, pos)
-    pos += 12
+    #: EpochEndOffset.Epoch, EndOffset, _tagged_fields
+    o.epoch, o.end_offset, t = _S_iqB.unpack_from(buf, pos)
+    pos += 13
     #: EpochEndOffset._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _d_LeaderIdAndEpoch_v12(buf, pos):
     o = _new(LeaderIdAndEpoch)
-    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch
-    o.leader_id, o.leader_epoch = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch, _tagged_fields
+    o.leader_id, o.leader_epoch, t = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: LeaderIdAndEpoch._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _d_SnapshotId_v12(buf, pos):
     o = _new(SnapshotId)
-    #: SnapshotId.EndOffset, Epoch
-    o.end_offset, o.epoch = _S_qi.unpack_from(buf, pos)
-    pos += 12
+    #: SnapshotId.EndOffset, Epoch, _tagged_fields
+    o.end_offset, o.epoch, t = _S_qiB.unpack_from(buf, pos)
+    pos += 13
     #: SnapshotId._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _d_FetchResponse_v12(buf, pos):
     blen = len(buf)
     o = _new(FetchResponse)
-    #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId
-    o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(buf, pos)
-    pos += 10
+    #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId, Responses
+    o.throttle_time_ms, o.error_code, o.session_id, n = _S_ihiB.unpack_from(buf, pos)
+    pos += 11
     #: FetchResponse.Responses
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchResponse', 'Responses')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2918,25 +3275,24 @@ def _d_FetchResponse_v12(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchableTopicResponse', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchableTopicResponse.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionData)
-            #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
-            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset = _S_ihqqq.unpack_from(buf, pos)
-            pos += 30
+            #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset, AbortedTransactions
+            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n2 = _S_ihqqqB.unpack_from(buf, pos)
+            pos += 31
             #: PartitionData.AbortedTransactions
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.aborted_transactions = None
             else:
                 if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
@@ -2944,23 +3300,20 @@ def _d_FetchResponse_v12(buf, pos):
                 ap2 = x2.append
                 for _ in range(n2):
                     o3 = _new(AbortedTransaction)
-                    #: AbortedTransaction.ProducerId, FirstOffset
-                    o3.producer_id, o3.first_offset = _S_qq.unpack_from(buf, pos)
-                    pos += 16
+                    #: AbortedTransaction.ProducerId, FirstOffset, _tagged_fields
+                    o3.producer_id, o3.first_offset, t3 = _S_qqB.unpack_from(buf, pos)
+                    pos += 17
                     #: AbortedTransaction._tagged_fields
-                    if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                    else:
-                        o3._utf = None
-                        pos += 1
+                    if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                    else: o3._utf = None
                     ap2(o3)
                 o2.aborted_transactions = x2
-            #: PartitionData.PreferredReadReplica
-            o2.preferred_read_replica, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: PartitionData.PreferredReadReplica, Records
+            o2.preferred_read_replica, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: PartitionData.Records
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.records = None
             else:
                 e2 = pos + n2
@@ -3014,123 +3367,113 @@ def _d_FetchResponse_v12(buf, pos):
     return o, pos
 
 
-def _e_AbortedTransaction_v12(o, w):
-    #: ProducerId, FirstOffset
-    w(_S_qq.pack(o.producer_id, o.first_offset))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_EpochEndOffset_v12(o, w):
-    #: Epoch, EndOffset
+    #: EpochEndOffset.Epoch, EndOffset
     w(_S_iq.pack(o.epoch, o.end_offset))
-    #: _tagged_fields
+    #: EpochEndOffset._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_LeaderIdAndEpoch_v12(o, w):
-    #: LeaderId, LeaderEpoch
+    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch
     w(_S_ii.pack(o.leader_id, o.leader_epoch))
-    #: _tagged_fields
+    #: LeaderIdAndEpoch._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_SnapshotId_v12(o, w):
-    #: EndOffset, Epoch
+    #: SnapshotId.EndOffset, Epoch
     w(_S_qi.pack(o.end_offset, o.epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_PartitionData_v12(o, w):
-    #: PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
-    w(_S_ihqqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset))
-    #: AbortedTransactions
-    x = o.aborted_transactions
-    if x is None: w(b'\x00')
-    else:
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_AbortedTransaction_v12(v, w)
-    #: PreferredReadReplica
-    w(_S_i.pack(o.preferred_read_replica))
-    #: Records
-    x = o.records
-    if x is None: w(b'\x00')
-    else:
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    tg = []
-    #: DivergingEpoch
-    x = o.diverging_epoch
-    if x != EpochEndOffset():
-        sub = []
-        s = sub.append
-        _e_EpochEndOffset_v12(x, s)
-        tg.append((0, b''.join(sub)))
-    #: CurrentLeader
-    x = o.current_leader
-    if x != LeaderIdAndEpoch():
-        sub = []
-        s = sub.append
-        _e_LeaderIdAndEpoch_v12(x, s)
-        tg.append((1, b''.join(sub)))
-    #: SnapshotId
-    x = o.snapshot_id
-    if x != SnapshotId():
-        sub = []
-        s = sub.append
-        _e_SnapshotId_v12(x, s)
-        tg.append((2, b''.join(sub)))
-    #: _tagged_fields
-    u = o._utf
-    if tg or u: _wr_tags(w, tg, u)
-    else: w(b'\x00')
-
-
-def _e_FetchableTopicResponse_v12(o, w):
-    #: Topic
-    x = o.topic
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchableTopicResponse', 'Topic')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionData_v12(v, w)
-    #: _tagged_fields
+    #: SnapshotId._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_FetchResponse_v12(o, w):
-    #: ThrottleTimeMs, ErrorCode, SessionId
+    #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId
     w(_S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id))
-    #: Responses
+    #: FetchResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchableTopicResponse_v12(v, w)
-    #: NodeEndpoints
+    for o1 in x:
+        #: FetchableTopicResponse.Topic
+        x1 = o1.topic
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'FetchableTopicResponse', 'Topic')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: FetchableTopicResponse.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
+            w(_S_ihqqq.pack(o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset))
+            #: PartitionData.AbortedTransactions
+            x2 = o2.aborted_transactions
+            if x2 is None: w(b'\x00')
+            else:
+                n2 = len(x2) + 1
+                w(_UV[n2] if n2 < 128 else _uve(n2))
+                for o3 in x2:
+                    #: AbortedTransaction.ProducerId, FirstOffset
+                    w(_S_qq.pack(o3.producer_id, o3.first_offset))
+                    #: AbortedTransaction._tagged_fields
+                    u3 = o3._utf
+                    if u3: _wr_tags(w, (), u3)
+                    else: w(b'\x00')
+            #: PartitionData.PreferredReadReplica
+            w(_S_i.pack(o2.preferred_read_replica))
+            #: PartitionData.Records
+            x2 = o2.records
+            if x2 is None: w(b'\x00')
+            else:
+                n2 = len(x2) + 1
+                w(_UV[n2] if n2 < 128 else _uve(n2))
+                w(x2)
+            #: PartitionData._tagged_fields
+            tg2 = []
+            #: PartitionData.DivergingEpoch
+            x2 = o2.diverging_epoch
+            if x2 != EpochEndOffset():
+                sub = []
+                s = sub.append
+                _e_EpochEndOffset_v12(x2, s)
+                tg2.append((0, b''.join(sub)))
+            #: PartitionData.CurrentLeader
+            x2 = o2.current_leader
+            if x2 != LeaderIdAndEpoch():
+                sub = []
+                s = sub.append
+                _e_LeaderIdAndEpoch_v12(x2, s)
+                tg2.append((1, b''.join(sub)))
+            #: PartitionData.SnapshotId
+            x2 = o2.snapshot_id
+            if x2 != SnapshotId():
+                sub = []
+                s = sub.append
+                _e_SnapshotId_v12(x2, s)
+                tg2.append((2, b''.join(sub)))
+            #: PartitionData._tagged_fields
+            u2 = o2._utf
+            if tg2 or u2: _wr_tags(w, tg2, u2)
+            else: w(b'\x00')
+        #: FetchableTopicResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchResponse.NodeEndpoints
     if (o.node_endpoints is None or len(o.node_endpoints) != 0): raise _absent('FetchResponse', 'NodeEndpoints')
-    #: _tagged_fields
+    #: FetchResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -3139,40 +3482,35 @@ def _e_FetchResponse_v12(o, w):
 def _d_FetchResponse_v13(buf, pos):
     blen = len(buf)
     o = _new(FetchResponse)
-    #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId
-    o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(buf, pos)
-    pos += 10
+    #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId, Responses
+    o.throttle_time_ms, o.error_code, o.session_id, n = _S_ihiB.unpack_from(buf, pos)
+    pos += 11
     #: FetchResponse.Responses
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchResponse', 'Responses')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(FetchableTopicResponse)
-        #: FetchableTopicResponse.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: FetchableTopicResponse.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: FetchableTopicResponse.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionData)
-            #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
-            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset = _S_ihqqq.unpack_from(buf, pos)
-            pos += 30
+            #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset, AbortedTransactions
+            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n2 = _S_ihqqqB.unpack_from(buf, pos)
+            pos += 31
             #: PartitionData.AbortedTransactions
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.aborted_transactions = None
             else:
                 if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
@@ -3180,23 +3518,20 @@ def _d_FetchResponse_v13(buf, pos):
                 ap2 = x2.append
                 for _ in range(n2):
                     o3 = _new(AbortedTransaction)
-                    #: AbortedTransaction.ProducerId, FirstOffset
-                    o3.producer_id, o3.first_offset = _S_qq.unpack_from(buf, pos)
-                    pos += 16
+                    #: AbortedTransaction.ProducerId, FirstOffset, _tagged_fields
+                    o3.producer_id, o3.first_offset, t3 = _S_qqB.unpack_from(buf, pos)
+                    pos += 17
                     #: AbortedTransaction._tagged_fields
-                    if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                    else:
-                        o3._utf = None
-                        pos += 1
+                    if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                    else: o3._utf = None
                     ap2(o3)
                 o2.aborted_transactions = x2
-            #: PartitionData.PreferredReadReplica
-            o2.preferred_read_replica, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: PartitionData.PreferredReadReplica, Records
+            o2.preferred_read_replica, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: PartitionData.Records
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.records = None
             else:
                 e2 = pos + n2
@@ -3250,33 +3585,79 @@ def _d_FetchResponse_v13(buf, pos):
     return o, pos
 
 
-def _e_FetchableTopicResponse_v13(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionData_v12(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_FetchResponse_v13(o, w):
-    #: ThrottleTimeMs, ErrorCode, SessionId
+    #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId
     w(_S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id))
-    #: Responses
+    #: FetchResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchableTopicResponse_v13(v, w)
-    #: NodeEndpoints
+    for o1 in x:
+        #: FetchableTopicResponse.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: FetchableTopicResponse.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
+            w(_S_ihqqq.pack(o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset))
+            #: PartitionData.AbortedTransactions
+            x2 = o2.aborted_transactions
+            if x2 is None: w(b'\x00')
+            else:
+                n2 = len(x2) + 1
+                w(_UV[n2] if n2 < 128 else _uve(n2))
+                for o3 in x2:
+                    #: AbortedTransaction.ProducerId, FirstOffset
+                    w(_S_qq.pack(o3.producer_id, o3.first_offset))
+                    #: AbortedTransaction._tagged_fields
+                    u3 = o3._utf
+                    if u3: _wr_tags(w, (), u3)
+                    else: w(b'\x00')
+            #: PartitionData.PreferredReadReplica
+            w(_S_i.pack(o2.preferred_read_replica))
+            #: PartitionData.Records
+            x2 = o2.records
+            if x2 is None: w(b'\x00')
+            else:
+                n2 = len(x2) + 1
+                w(_UV[n2] if n2 < 128 else _uve(n2))
+                w(x2)
+            #: PartitionData._tagged_fields
+            tg2 = []
+            #: PartitionData.DivergingEpoch
+            x2 = o2.diverging_epoch
+            if x2 != EpochEndOffset():
+                sub = []
+                s = sub.append
+                _e_EpochEndOffset_v12(x2, s)
+                tg2.append((0, b''.join(sub)))
+            #: PartitionData.CurrentLeader
+            x2 = o2.current_leader
+            if x2 != LeaderIdAndEpoch():
+                sub = []
+                s = sub.append
+                _e_LeaderIdAndEpoch_v12(x2, s)
+                tg2.append((1, b''.join(sub)))
+            #: PartitionData.SnapshotId
+            x2 = o2.snapshot_id
+            if x2 != SnapshotId():
+                sub = []
+                s = sub.append
+                _e_SnapshotId_v12(x2, s)
+                tg2.append((2, b''.join(sub)))
+            #: PartitionData._tagged_fields
+            u2 = o2._utf
+            if tg2 or u2: _wr_tags(w, tg2, u2)
+            else: w(b'\x00')
+        #: FetchableTopicResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchResponse.NodeEndpoints
     if (o.node_endpoints is None or len(o.node_endpoints) != 0): raise _absent('FetchResponse', 'NodeEndpoints')
-    #: _tagged_fields
+    #: FetchResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -3285,40 +3666,35 @@ def _e_FetchResponse_v13(o, w):
 def _d_FetchResponse_v16(buf, pos):
     blen = len(buf)
     o = _new(FetchResponse)
-    #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId
-    o.throttle_time_ms, o.error_code, o.session_id = _S_ihi.unpack_from(buf, pos)
-    pos += 10
+    #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId, Responses
+    o.throttle_time_ms, o.error_code, o.session_id, n = _S_ihiB.unpack_from(buf, pos)
+    pos += 11
     #: FetchResponse.Responses
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchResponse', 'Responses')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(FetchableTopicResponse)
-        #: FetchableTopicResponse.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: FetchableTopicResponse.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: FetchableTopicResponse.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionData)
-            #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
-            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset = _S_ihqqq.unpack_from(buf, pos)
-            pos += 30
+            #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset, AbortedTransactions
+            o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset, n2 = _S_ihqqqB.unpack_from(buf, pos)
+            pos += 31
             #: PartitionData.AbortedTransactions
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.aborted_transactions = None
             else:
                 if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
@@ -3326,23 +3702,20 @@ def _d_FetchResponse_v16(buf, pos):
                 ap2 = x2.append
                 for _ in range(n2):
                     o3 = _new(AbortedTransaction)
-                    #: AbortedTransaction.ProducerId, FirstOffset
-                    o3.producer_id, o3.first_offset = _S_qq.unpack_from(buf, pos)
-                    pos += 16
+                    #: AbortedTransaction.ProducerId, FirstOffset, _tagged_fields
+                    o3.producer_id, o3.first_offset, t3 = _S_qqB.unpack_from(buf, pos)
+                    pos += 17
                     #: AbortedTransaction._tagged_fields
-                    if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                    else:
-                        o3._utf = None
-                        pos += 1
+                    if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                    else: o3._utf = None
                     ap2(o3)
                 o2.aborted_transactions = x2
-            #: PartitionData.PreferredReadReplica
-            o2.preferred_read_replica, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: PartitionData.PreferredReadReplica, Records
+            o2.preferred_read_replica, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: PartitionData.Records
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.records = None
             else:
                 e2 = pos + n2
@@ -3401,36 +3774,35 @@ def _d_FetchResponse_v16(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchResponse', 'NodeEndpoints', pos)
-            if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchResponse', 'NodeEndpoints')
+            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'NodeEndpoints')
             x = []
             ap = x.append
             for _ in range(n):
                 o1 = _new(NodeEndpoint)
-                #: NodeEndpoint.NodeId
-                o1.node_id, = _S_i.unpack_from(buf, pos)
-                pos += 4
+                #: NodeEndpoint.NodeId, Host
+                o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+                pos += 5
                 #: NodeEndpoint.Host
-                n1 = buf[pos] - 1
-                if n1 < 127: pos += 1
-                else: n1, pos = _uvm1s(buf, pos)
+                if n1 < 128: n1 -= 1
+                else: n1, pos = _uvm1s(buf, pos - 1)
                 if n1 < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
                 e1 = pos + n1
                 if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Host', True)
-                o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                try: o1.host = buf[pos:e1].decode()
+                except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
                 pos = e1
-                #: NodeEndpoint.Port
-                o1.port, = _S_i.unpack_from(buf, pos)
-                pos += 4
+                #: NodeEndpoint.Port, Rack
+                o1.port, n1 = _S_iB.unpack_from(buf, pos)
+                pos += 5
                 #: NodeEndpoint.Rack
-                n1 = buf[pos] - 1
-                if n1 < 127: pos += 1
-                else: n1, pos = _uvm1s(buf, pos)
+                if n1 < 128: n1 -= 1
+                else: n1, pos = _uvm1s(buf, pos - 1)
                 if n1 < 0: o1.rack = None
                 else:
                     e1 = pos + n1
                     if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Rack', True)
-                    o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                    try: o1.rack = buf[pos:e1].decode()
+                    except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
                     pos = e1
                 #: NodeEndpoint._tagged_fields
                 if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -3449,44 +3821,109 @@ def _d_FetchResponse_v16(buf, pos):
 
 
 def _e_NodeEndpoint_v16(o, w):
-    #: NodeId
+    #: NodeEndpoint.NodeId
     w(_S_i.pack(o.node_id))
-    #: Host
+    #: NodeEndpoint.Host
     x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
+    else: w(_uve(n + 1))
     w(x)
-    #: Port
+    #: NodeEndpoint.Port
     w(_S_i.pack(o.port))
-    #: Rack
+    #: NodeEndpoint.Rack
     x = o.rack
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Rack')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Rack')
+        else: w(_uve(n + 1))
         w(x)
-    #: _tagged_fields
+    #: NodeEndpoint._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_FetchResponse_v16(o, w):
-    #: ThrottleTimeMs, ErrorCode, SessionId
+    #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId
     w(_S_ihi.pack(o.throttle_time_ms, o.error_code, o.session_id))
-    #: Responses
+    #: FetchResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchableTopicResponse_v13(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: FetchableTopicResponse.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: FetchableTopicResponse.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
+            w(_S_ihqqq.pack(o2.partition_index, o2.error_code, o2.high_watermark, o2.last_stable_offset, o2.log_start_offset))
+            #: PartitionData.AbortedTransactions
+            x2 = o2.aborted_transactions
+            if x2 is None: w(b'\x00')
+            else:
+                n2 = len(x2) + 1
+                w(_UV[n2] if n2 < 128 else _uve(n2))
+                for o3 in x2:
+                    #: AbortedTransaction.ProducerId, FirstOffset
+                    w(_S_qq.pack(o3.producer_id, o3.first_offset))
+                    #: AbortedTransaction._tagged_fields
+                    u3 = o3._utf
+                    if u3: _wr_tags(w, (), u3)
+                    else: w(b'\x00')
+            #: PartitionData.PreferredReadReplica
+            w(_S_i.pack(o2.preferred_read_replica))
+            #: PartitionData.Records
+            x2 = o2.records
+            if x2 is None: w(b'\x00')
+            else:
+                n2 = len(x2) + 1
+                w(_UV[n2] if n2 < 128 else _uve(n2))
+                w(x2)
+            #: PartitionData._tagged_fields
+            tg2 = []
+            #: PartitionData.DivergingEpoch
+            x2 = o2.diverging_epoch
+            if x2 != EpochEndOffset():
+                sub = []
+                s = sub.append
+                _e_EpochEndOffset_v12(x2, s)
+                tg2.append((0, b''.join(sub)))
+            #: PartitionData.CurrentLeader
+            x2 = o2.current_leader
+            if x2 != LeaderIdAndEpoch():
+                sub = []
+                s = sub.append
+                _e_LeaderIdAndEpoch_v12(x2, s)
+                tg2.append((1, b''.join(sub)))
+            #: PartitionData.SnapshotId
+            x2 = o2.snapshot_id
+            if x2 != SnapshotId():
+                sub = []
+                s = sub.append
+                _e_SnapshotId_v12(x2, s)
+                tg2.append((2, b''.join(sub)))
+            #: PartitionData._tagged_fields
+            u2 = o2._utf
+            if tg2 or u2: _wr_tags(w, tg2, u2)
+            else: w(b'\x00')
+        #: FetchableTopicResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchResponse._tagged_fields
     tg = []
-    #: NodeEndpoints
+    #: FetchResponse.NodeEndpoints
     x = o.node_endpoints
     if (x is None or len(x) != 0):
         sub = []
@@ -3496,7 +3933,7 @@ def _e_FetchResponse_v16(o, w):
         for v in x:
             _e_NodeEndpoint_v16(v, s)
         tg.append((0, b''.join(sub)))
-    #: _tagged_fields
+    #: FetchResponse._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -3511,13 +3948,13 @@ def _d_FetchableTopicResponse_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchableTopicResponse', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: FetchableTopicResponse.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3560,6 +3997,48 @@ def _d_FetchableTopicResponse_v4(buf, pos):
     return o, pos
 
 
+def _e_FetchableTopicResponse_v4(o, w):
+    #: FetchableTopicResponse.Topic
+    try: x = o.topic.encode()
+    except UnicodeEncodeError: x = o.topic.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: FetchableTopicResponse.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset
+        w(_S_ihqq.pack(o1.partition_index, o1.error_code, o1.high_watermark, o1.last_stable_offset))
+        #: PartitionData.AbortedTransactions
+        x1 = o1.aborted_transactions
+        if x1 is None: w(b'\xff\xff\xff\xff')
+        else:
+            w(_S_i.pack(len(x1)))
+            for o2 in x1:
+                #: AbortedTransaction.ProducerId, FirstOffset
+                w(_S_qq.pack(o2.producer_id, o2.first_offset))
+                #: AbortedTransaction._tagged_fields
+                if o2._utf: raise _eerr('tagged fields are not supported at this version', 'AbortedTransaction', '_tagged_fields')
+        #: PartitionData.Records
+        x1 = o1.records
+        if x1 is None: w(b'\xff\xff\xff\xff')
+        else:
+            w(_S_i.pack(len(x1)))
+            w(x1)
+        #: PartitionData.DivergingEpoch
+        if o1.diverging_epoch != EpochEndOffset(): raise _absent('PartitionData', 'DivergingEpoch')
+        #: PartitionData.CurrentLeader
+        if o1.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionData', 'CurrentLeader')
+        #: PartitionData.SnapshotId
+        if o1.snapshot_id != SnapshotId(): raise _absent('PartitionData', 'SnapshotId')
+        #: PartitionData.PreferredReadReplica
+        if o1.preferred_read_replica != -1: raise _absent('PartitionData', 'PreferredReadReplica')
+        #: PartitionData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionData', '_tagged_fields')
+    #: FetchableTopicResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchableTopicResponse', '_tagged_fields')
+
+
 def _d_FetchableTopicResponse_v5(buf, pos):
     blen = len(buf)
     o = _new(FetchableTopicResponse)
@@ -3569,13 +4048,13 @@ def _d_FetchableTopicResponse_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchableTopicResponse', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: FetchableTopicResponse.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3617,6 +4096,48 @@ def _d_FetchableTopicResponse_v5(buf, pos):
     return o, pos
 
 
+def _e_FetchableTopicResponse_v5(o, w):
+    #: FetchableTopicResponse.Topic
+    try: x = o.topic.encode()
+    except UnicodeEncodeError: x = o.topic.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: FetchableTopicResponse.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
+        w(_S_ihqqq.pack(o1.partition_index, o1.error_code, o1.high_watermark, o1.last_stable_offset, o1.log_start_offset))
+        #: PartitionData.AbortedTransactions
+        x1 = o1.aborted_transactions
+        if x1 is None: w(b'\xff\xff\xff\xff')
+        else:
+            w(_S_i.pack(len(x1)))
+            for o2 in x1:
+                #: AbortedTransaction.ProducerId, FirstOffset
+                w(_S_qq.pack(o2.producer_id, o2.first_offset))
+                #: AbortedTransaction._tagged_fields
+                if o2._utf: raise _eerr('tagged fields are not supported at this version', 'AbortedTransaction', '_tagged_fields')
+        #: PartitionData.Records
+        x1 = o1.records
+        if x1 is None: w(b'\xff\xff\xff\xff')
+        else:
+            w(_S_i.pack(len(x1)))
+            w(x1)
+        #: PartitionData.DivergingEpoch
+        if o1.diverging_epoch != EpochEndOffset(): raise _absent('PartitionData', 'DivergingEpoch')
+        #: PartitionData.CurrentLeader
+        if o1.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionData', 'CurrentLeader')
+        #: PartitionData.SnapshotId
+        if o1.snapshot_id != SnapshotId(): raise _absent('PartitionData', 'SnapshotId')
+        #: PartitionData.PreferredReadReplica
+        if o1.preferred_read_replica != -1: raise _absent('PartitionData', 'PreferredReadReplica')
+        #: PartitionData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionData', '_tagged_fields')
+    #: FetchableTopicResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchableTopicResponse', '_tagged_fields')
+
+
 def _d_FetchableTopicResponse_v11(buf, pos):
     blen = len(buf)
     o = _new(FetchableTopicResponse)
@@ -3626,13 +4147,13 @@ def _d_FetchableTopicResponse_v11(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchableTopicResponse', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: FetchableTopicResponse.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3673,6 +4194,48 @@ def _d_FetchableTopicResponse_v11(buf, pos):
     return o, pos
 
 
+def _e_FetchableTopicResponse_v11(o, w):
+    #: FetchableTopicResponse.Topic
+    try: x = o.topic.encode()
+    except UnicodeEncodeError: x = o.topic.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: FetchableTopicResponse.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
+        w(_S_ihqqq.pack(o1.partition_index, o1.error_code, o1.high_watermark, o1.last_stable_offset, o1.log_start_offset))
+        #: PartitionData.AbortedTransactions
+        x1 = o1.aborted_transactions
+        if x1 is None: w(b'\xff\xff\xff\xff')
+        else:
+            w(_S_i.pack(len(x1)))
+            for o2 in x1:
+                #: AbortedTransaction.ProducerId, FirstOffset
+                w(_S_qq.pack(o2.producer_id, o2.first_offset))
+                #: AbortedTransaction._tagged_fields
+                if o2._utf: raise _eerr('tagged fields are not supported at this version', 'AbortedTransaction', '_tagged_fields')
+        #: PartitionData.PreferredReadReplica
+        w(_S_i.pack(o1.preferred_read_replica))
+        #: PartitionData.Records
+        x1 = o1.records
+        if x1 is None: w(b'\xff\xff\xff\xff')
+        else:
+            w(_S_i.pack(len(x1)))
+            w(x1)
+        #: PartitionData.DivergingEpoch
+        if o1.diverging_epoch != EpochEndOffset(): raise _absent('PartitionData', 'DivergingEpoch')
+        #: PartitionData.CurrentLeader
+        if o1.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionData', 'CurrentLeader')
+        #: PartitionData.SnapshotId
+        if o1.snapshot_id != SnapshotId(): raise _absent('PartitionData', 'SnapshotId')
+        #: PartitionData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionData', '_tagged_fields')
+    #: FetchableTopicResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'FetchableTopicResponse', '_tagged_fields')
+
+
 def _d_FetchableTopicResponse_v12(buf, pos):
     blen = len(buf)
     o = _new(FetchableTopicResponse)
@@ -3683,25 +4246,24 @@ def _d_FetchableTopicResponse_v12(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchableTopicResponse', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: FetchableTopicResponse.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionData)
-        #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
-        o1.partition_index, o1.error_code, o1.high_watermark, o1.last_stable_offset, o1.log_start_offset = _S_ihqqq.unpack_from(buf, pos)
-        pos += 30
+        #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset, AbortedTransactions
+        o1.partition_index, o1.error_code, o1.high_watermark, o1.last_stable_offset, o1.log_start_offset, n1 = _S_ihqqqB.unpack_from(buf, pos)
+        pos += 31
         #: PartitionData.AbortedTransactions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.aborted_transactions = None
         else:
             if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionData', 'AbortedTransactions')
@@ -3709,23 +4271,20 @@ def _d_FetchableTopicResponse_v12(buf, pos):
             ap1 = x1.append
             for _ in range(n1):
                 o2 = _new(AbortedTransaction)
-                #: AbortedTransaction.ProducerId, FirstOffset
-                o2.producer_id, o2.first_offset = _S_qq.unpack_from(buf, pos)
-                pos += 16
+                #: AbortedTransaction.ProducerId, FirstOffset, _tagged_fields
+                o2.producer_id, o2.first_offset, t2 = _S_qqB.unpack_from(buf, pos)
+                pos += 17
                 #: AbortedTransaction._tagged_fields
-                if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o2._utf = None
-                    pos += 1
+                if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o2._utf = None
                 ap1(o2)
             o1.aborted_transactions = x1
-        #: PartitionData.PreferredReadReplica
-        o1.preferred_read_replica, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: PartitionData.PreferredReadReplica, Records
+        o1.preferred_read_replica, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: PartitionData.Records
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.records = None
         else:
             e1 = pos + n1
@@ -3771,30 +4330,99 @@ def _d_FetchableTopicResponse_v12(buf, pos):
     return o, pos
 
 
+def _e_FetchableTopicResponse_v12(o, w):
+    #: FetchableTopicResponse.Topic
+    x = o.topic
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchableTopicResponse', 'Topic')
+    else: w(_uve(n + 1))
+    w(x)
+    #: FetchableTopicResponse.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
+        w(_S_ihqqq.pack(o1.partition_index, o1.error_code, o1.high_watermark, o1.last_stable_offset, o1.log_start_offset))
+        #: PartitionData.AbortedTransactions
+        x1 = o1.aborted_transactions
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: AbortedTransaction.ProducerId, FirstOffset
+                w(_S_qq.pack(o2.producer_id, o2.first_offset))
+                #: AbortedTransaction._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+        #: PartitionData.PreferredReadReplica
+        w(_S_i.pack(o1.preferred_read_replica))
+        #: PartitionData.Records
+        x1 = o1.records
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            w(x1)
+        #: PartitionData._tagged_fields
+        tg1 = []
+        #: PartitionData.DivergingEpoch
+        x1 = o1.diverging_epoch
+        if x1 != EpochEndOffset():
+            sub = []
+            s = sub.append
+            _e_EpochEndOffset_v12(x1, s)
+            tg1.append((0, b''.join(sub)))
+        #: PartitionData.CurrentLeader
+        x1 = o1.current_leader
+        if x1 != LeaderIdAndEpoch():
+            sub = []
+            s = sub.append
+            _e_LeaderIdAndEpoch_v12(x1, s)
+            tg1.append((1, b''.join(sub)))
+        #: PartitionData.SnapshotId
+        x1 = o1.snapshot_id
+        if x1 != SnapshotId():
+            sub = []
+            s = sub.append
+            _e_SnapshotId_v12(x1, s)
+            tg1.append((2, b''.join(sub)))
+        #: PartitionData._tagged_fields
+        u1 = o1._utf
+        if tg1 or u1: _wr_tags(w, tg1, u1)
+        else: w(b'\x00')
+    #: FetchableTopicResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_FetchableTopicResponse_v13(buf, pos):
     blen = len(buf)
     o = _new(FetchableTopicResponse)
-    #: FetchableTopicResponse.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: FetchableTopicResponse.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: FetchableTopicResponse.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchableTopicResponse', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionData)
-        #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
-        o1.partition_index, o1.error_code, o1.high_watermark, o1.last_stable_offset, o1.log_start_offset = _S_ihqqq.unpack_from(buf, pos)
-        pos += 30
+        #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset, AbortedTransactions
+        o1.partition_index, o1.error_code, o1.high_watermark, o1.last_stable_offset, o1.log_start_offset, n1 = _S_ihqqqB.unpack_from(buf, pos)
+        pos += 31
         #: PartitionData.AbortedTransactions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.aborted_transactions = None
         else:
             if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionData', 'AbortedTransactions')
@@ -3802,23 +4430,20 @@ def _d_FetchableTopicResponse_v13(buf, pos):
             ap1 = x1.append
             for _ in range(n1):
                 o2 = _new(AbortedTransaction)
-                #: AbortedTransaction.ProducerId, FirstOffset
-                o2.producer_id, o2.first_offset = _S_qq.unpack_from(buf, pos)
-                pos += 16
+                #: AbortedTransaction.ProducerId, FirstOffset, _tagged_fields
+                o2.producer_id, o2.first_offset, t2 = _S_qqB.unpack_from(buf, pos)
+                pos += 17
                 #: AbortedTransaction._tagged_fields
-                if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o2._utf = None
-                    pos += 1
+                if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o2._utf = None
                 ap1(o2)
             o1.aborted_transactions = x1
-        #: PartitionData.PreferredReadReplica
-        o1.preferred_read_replica, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: PartitionData.PreferredReadReplica, Records
+        o1.preferred_read_replica, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: PartitionData.Records
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.records = None
         else:
             e1 = pos + n1
@@ -3864,6 +4489,71 @@ def _d_FetchableTopicResponse_v13(buf, pos):
     return o, pos
 
 
+def _e_FetchableTopicResponse_v13(o, w):
+    #: FetchableTopicResponse.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: FetchableTopicResponse.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
+        w(_S_ihqqq.pack(o1.partition_index, o1.error_code, o1.high_watermark, o1.last_stable_offset, o1.log_start_offset))
+        #: PartitionData.AbortedTransactions
+        x1 = o1.aborted_transactions
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: AbortedTransaction.ProducerId, FirstOffset
+                w(_S_qq.pack(o2.producer_id, o2.first_offset))
+                #: AbortedTransaction._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+        #: PartitionData.PreferredReadReplica
+        w(_S_i.pack(o1.preferred_read_replica))
+        #: PartitionData.Records
+        x1 = o1.records
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            w(x1)
+        #: PartitionData._tagged_fields
+        tg1 = []
+        #: PartitionData.DivergingEpoch
+        x1 = o1.diverging_epoch
+        if x1 != EpochEndOffset():
+            sub = []
+            s = sub.append
+            _e_EpochEndOffset_v12(x1, s)
+            tg1.append((0, b''.join(sub)))
+        #: PartitionData.CurrentLeader
+        x1 = o1.current_leader
+        if x1 != LeaderIdAndEpoch():
+            sub = []
+            s = sub.append
+            _e_LeaderIdAndEpoch_v12(x1, s)
+            tg1.append((1, b''.join(sub)))
+        #: PartitionData.SnapshotId
+        x1 = o1.snapshot_id
+        if x1 != SnapshotId():
+            sub = []
+            s = sub.append
+            _e_SnapshotId_v12(x1, s)
+            tg1.append((2, b''.join(sub)))
+        #: PartitionData._tagged_fields
+        u1 = o1._utf
+        if tg1 or u1: _wr_tags(w, tg1, u1)
+        else: w(b'\x00')
+    #: FetchableTopicResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionData_v4(buf, pos):
     blen = len(buf)
     o = _new(PartitionData)
@@ -3899,6 +4589,37 @@ def _d_PartitionData_v4(buf, pos):
     o.preferred_read_replica = -1
     o._utf = None
     return o, pos
+
+
+def _e_PartitionData_v4(o, w):
+    #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset
+    w(_S_ihqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset))
+    #: PartitionData.AbortedTransactions
+    x = o.aborted_transactions
+    if x is None: w(b'\xff\xff\xff\xff')
+    else:
+        w(_S_i.pack(len(x)))
+        for o1 in x:
+            #: AbortedTransaction.ProducerId, FirstOffset
+            w(_S_qq.pack(o1.producer_id, o1.first_offset))
+            #: AbortedTransaction._tagged_fields
+            if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AbortedTransaction', '_tagged_fields')
+    #: PartitionData.Records
+    x = o.records
+    if x is None: w(b'\xff\xff\xff\xff')
+    else:
+        w(_S_i.pack(len(x)))
+        w(x)
+    #: PartitionData.DivergingEpoch
+    if o.diverging_epoch != EpochEndOffset(): raise _absent('PartitionData', 'DivergingEpoch')
+    #: PartitionData.CurrentLeader
+    if o.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionData', 'CurrentLeader')
+    #: PartitionData.SnapshotId
+    if o.snapshot_id != SnapshotId(): raise _absent('PartitionData', 'SnapshotId')
+    #: PartitionData.PreferredReadReplica
+    if o.preferred_read_replica != -1: raise _absent('PartitionData', 'PreferredReadReplica')
+    #: PartitionData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionData', '_tagged_fields')
 
 
 def _d_PartitionData_v5(buf, pos):
@@ -3937,6 +4658,37 @@ def _d_PartitionData_v5(buf, pos):
     return o, pos
 
 
+def _e_PartitionData_v5(o, w):
+    #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
+    w(_S_ihqqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset))
+    #: PartitionData.AbortedTransactions
+    x = o.aborted_transactions
+    if x is None: w(b'\xff\xff\xff\xff')
+    else:
+        w(_S_i.pack(len(x)))
+        for o1 in x:
+            #: AbortedTransaction.ProducerId, FirstOffset
+            w(_S_qq.pack(o1.producer_id, o1.first_offset))
+            #: AbortedTransaction._tagged_fields
+            if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AbortedTransaction', '_tagged_fields')
+    #: PartitionData.Records
+    x = o.records
+    if x is None: w(b'\xff\xff\xff\xff')
+    else:
+        w(_S_i.pack(len(x)))
+        w(x)
+    #: PartitionData.DivergingEpoch
+    if o.diverging_epoch != EpochEndOffset(): raise _absent('PartitionData', 'DivergingEpoch')
+    #: PartitionData.CurrentLeader
+    if o.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionData', 'CurrentLeader')
+    #: PartitionData.SnapshotId
+    if o.snapshot_id != SnapshotId(): raise _absent('PartitionData', 'SnapshotId')
+    #: PartitionData.PreferredReadReplica
+    if o.preferred_read_replica != -1: raise _absent('PartitionData', 'PreferredReadReplica')
+    #: PartitionData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionData', '_tagged_fields')
+
+
 def _d_PartitionData_v11(buf, pos):
     blen = len(buf)
     o = _new(PartitionData)
@@ -3972,16 +4724,46 @@ def _d_PartitionData_v11(buf, pos):
     return o, pos
 
 
+def _e_PartitionData_v11(o, w):
+    #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
+    w(_S_ihqqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset))
+    #: PartitionData.AbortedTransactions
+    x = o.aborted_transactions
+    if x is None: w(b'\xff\xff\xff\xff')
+    else:
+        w(_S_i.pack(len(x)))
+        for o1 in x:
+            #: AbortedTransaction.ProducerId, FirstOffset
+            w(_S_qq.pack(o1.producer_id, o1.first_offset))
+            #: AbortedTransaction._tagged_fields
+            if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AbortedTransaction', '_tagged_fields')
+    #: PartitionData.PreferredReadReplica
+    w(_S_i.pack(o.preferred_read_replica))
+    #: PartitionData.Records
+    x = o.records
+    if x is None: w(b'\xff\xff\xff\xff')
+    else:
+        w(_S_i.pack(len(x)))
+        w(x)
+    #: PartitionData.DivergingEpoch
+    if o.diverging_epoch != EpochEndOffset(): raise _absent('PartitionData', 'DivergingEpoch')
+    #: PartitionData.CurrentLeader
+    if o.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionData', 'CurrentLeader')
+    #: PartitionData.SnapshotId
+    if o.snapshot_id != SnapshotId(): raise _absent('PartitionData', 'SnapshotId')
+    #: PartitionData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionData', '_tagged_fields')
+
+
 def _d_PartitionData_v12(buf, pos):
     blen = len(buf)
     o = _new(PartitionData)
-    #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
-    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset = _S_ihqqq.unpack_from(buf, pos)
-    pos += 30
+    #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset, AbortedTransactions
+    o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset, n = _S_ihqqqB.unpack_from(buf, pos)
+    pos += 31
     #: PartitionData.AbortedTransactions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.aborted_transactions = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'PartitionData', 'AbortedTransactions')
@@ -3989,23 +4771,20 @@ def _d_PartitionData_v12(buf, pos):
         ap = x.append
         for _ in range(n):
             o1 = _new(AbortedTransaction)
-            #: AbortedTransaction.ProducerId, FirstOffset
-            o1.producer_id, o1.first_offset = _S_qq.unpack_from(buf, pos)
-            pos += 16
+            #: AbortedTransaction.ProducerId, FirstOffset, _tagged_fields
+            o1.producer_id, o1.first_offset, t1 = _S_qqB.unpack_from(buf, pos)
+            pos += 17
             #: AbortedTransaction._tagged_fields
-            if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o1._utf = None
-                pos += 1
+            if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o1._utf = None
             ap(o1)
         o.aborted_transactions = x
-    #: PartitionData.PreferredReadReplica
-    o.preferred_read_replica, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: PartitionData.PreferredReadReplica, Records
+    o.preferred_read_replica, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: PartitionData.Records
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.records = None
     else:
         e = pos + n
@@ -4043,6 +4822,60 @@ def _d_PartitionData_v12(buf, pos):
     return o, pos
 
 
+def _e_PartitionData_v12(o, w):
+    #: PartitionData.PartitionIndex, ErrorCode, HighWatermark, LastStableOffset, LogStartOffset
+    w(_S_ihqqq.pack(o.partition_index, o.error_code, o.high_watermark, o.last_stable_offset, o.log_start_offset))
+    #: PartitionData.AbortedTransactions
+    x = o.aborted_transactions
+    if x is None: w(b'\x00')
+    else:
+        n = len(x) + 1
+        w(_UV[n] if n < 128 else _uve(n))
+        for o1 in x:
+            #: AbortedTransaction.ProducerId, FirstOffset
+            w(_S_qq.pack(o1.producer_id, o1.first_offset))
+            #: AbortedTransaction._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: PartitionData.PreferredReadReplica
+    w(_S_i.pack(o.preferred_read_replica))
+    #: PartitionData.Records
+    x = o.records
+    if x is None: w(b'\x00')
+    else:
+        n = len(x) + 1
+        w(_UV[n] if n < 128 else _uve(n))
+        w(x)
+    #: PartitionData._tagged_fields
+    tg = []
+    #: PartitionData.DivergingEpoch
+    x = o.diverging_epoch
+    if x != EpochEndOffset():
+        sub = []
+        s = sub.append
+        _e_EpochEndOffset_v12(x, s)
+        tg.append((0, b''.join(sub)))
+    #: PartitionData.CurrentLeader
+    x = o.current_leader
+    if x != LeaderIdAndEpoch():
+        sub = []
+        s = sub.append
+        _e_LeaderIdAndEpoch_v12(x, s)
+        tg.append((1, b''.join(sub)))
+    #: PartitionData.SnapshotId
+    x = o.snapshot_id
+    if x != SnapshotId():
+        sub = []
+        s = sub.append
+        _e_SnapshotId_v12(x, s)
+        tg.append((2, b''.join(sub)))
+    #: PartitionData._tagged_fields
+    u = o._utf
+    if tg or u: _wr_tags(w, tg, u)
+    else: w(b'\x00')
+
+
 def _d_AbortedTransaction_v4(buf, pos):
     o = _new(AbortedTransaction)
     #: AbortedTransaction.ProducerId, FirstOffset
@@ -4052,46 +4885,60 @@ def _d_AbortedTransaction_v4(buf, pos):
     return o, pos
 
 
+def _e_AbortedTransaction_v4(o, w):
+    #: AbortedTransaction.ProducerId, FirstOffset
+    w(_S_qq.pack(o.producer_id, o.first_offset))
+    #: AbortedTransaction._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AbortedTransaction', '_tagged_fields')
+
+
 def _d_AbortedTransaction_v12(buf, pos):
     o = _new(AbortedTransaction)
-    #: AbortedTransaction.ProducerId, FirstOffset
-    o.producer_id, o.first_offset = _S_qq.unpack_from(buf, pos)
-    pos += 16
+    #: AbortedTransaction.ProducerId, FirstOffset, _tagged_fields
+    o.producer_id, o.first_offset, t = _S_qqB.unpack_from(buf, pos)
+    pos += 17
     #: AbortedTransaction._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_AbortedTransaction_v12(o, w):
+    #: AbortedTransaction.ProducerId, FirstOffset
+    w(_S_qq.pack(o.producer_id, o.first_offset))
+    #: AbortedTransaction._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_NodeEndpoint_v16(buf, pos):
     blen = len(buf)
     o = _new(NodeEndpoint)
-    #: NodeEndpoint.NodeId
-    o.node_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: NodeEndpoint.NodeId, Host
+    o.node_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: NodeEndpoint.Host
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'NodeEndpoint', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: NodeEndpoint.Port
-    o.port, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: NodeEndpoint.Port, Rack
+    o.port, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: NodeEndpoint.Rack
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.rack = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'NodeEndpoint', 'Rack', True)
-        o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: NodeEndpoint._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,13 +18,20 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_H = _Sc('>H')
+_S_HB = _Sc('>HB')
 _S_U = _Sc('>16s')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ii = _Sc('>ii')
+_S_iiB = _Sc('>iiB')
 _S_q = _Sc('>q')
+_S_qB = _Sc('>qB')
 _S_qi = _Sc('>qi')
+_S_qiB = _Sc('>qiB')
 _S_qq = _Sc('>qq')
+_S_qqB = _Sc('>qqB')
 
 
 class FetchSnapshotRequest(_Struct):
@@ -228,29 +236,25 @@ class NodeEndpoint(_Struct):
 
 def _d_FetchSnapshotRequestSnapshotId_v0(buf, pos):
     o = _new(FetchSnapshotRequestSnapshotId)
-    #: FetchSnapshotRequestSnapshotId.EndOffset, Epoch
-    o.end_offset, o.epoch = _S_qi.unpack_from(buf, pos)
-    pos += 12
+    #: FetchSnapshotRequestSnapshotId.EndOffset, Epoch, _tagged_fields
+    o.end_offset, o.epoch, t = _S_qiB.unpack_from(buf, pos)
+    pos += 13
     #: FetchSnapshotRequestSnapshotId._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _d_FetchSnapshotRequest_v0(buf, pos):
     blen = len(buf)
     o = _new(FetchSnapshotRequest)
-    #: FetchSnapshotRequest.ReplicaId, MaxBytes
-    o.replica_id, o.max_bytes = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: FetchSnapshotRequest.ReplicaId, MaxBytes, Topics
+    o.replica_id, o.max_bytes, n = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: FetchSnapshotRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchSnapshotRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -262,14 +266,14 @@ def _d_FetchSnapshotRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotRequestTopicSnapshot', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchSnapshotRequestTopicSnapshot.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotRequestTopicSnapshot', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -279,15 +283,13 @@ def _d_FetchSnapshotRequest_v0(buf, pos):
             pos += 8
             #: FetchSnapshotRequestPartitionSnapshot.SnapshotId
             o2.snapshot_id, pos = _d_FetchSnapshotRequestSnapshotId_v0(buf, pos)
-            #: FetchSnapshotRequestPartitionSnapshot.Position
-            o2.position, = _S_q.unpack_from(buf, pos)
-            pos += 8
+            #: FetchSnapshotRequestPartitionSnapshot.Position, _tagged_fields
+            o2.position, t2 = _S_qB.unpack_from(buf, pos)
+            pos += 9
             o2.replica_directory_id = _ZERO_UUID
             #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, (0,))
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, (0,))
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: FetchSnapshotRequestTopicSnapshot._tagged_fields
@@ -315,7 +317,8 @@ def _d_FetchSnapshotRequest_v0(buf, pos):
             else:
                 e = pos + n
                 if e > blen: raise _dlen(n, pos, blen, 'FetchSnapshotRequest', 'ClusterId', True)
-                o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+                try: o.cluster_id = buf[pos:e].decode()
+                except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
                 pos = e
             if pos != te: raise _derr('tagged field size mismatch', 'FetchSnapshotRequest', 'ClusterId', pos)
         else:
@@ -327,70 +330,66 @@ def _d_FetchSnapshotRequest_v0(buf, pos):
 
 
 def _e_FetchSnapshotRequestSnapshotId_v0(o, w):
-    #: EndOffset, Epoch
+    #: FetchSnapshotRequestSnapshotId.EndOffset, Epoch
     w(_S_qi.pack(o.end_offset, o.epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_FetchSnapshotRequestPartitionSnapshot_v0(o, w):
-    #: Partition, CurrentLeaderEpoch
-    w(_S_ii.pack(o.partition, o.current_leader_epoch))
-    #: SnapshotId
-    _e_FetchSnapshotRequestSnapshotId_v0(o.snapshot_id, w)
-    #: Position
-    w(_S_q.pack(o.position))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_FetchSnapshotRequestTopicSnapshot_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchSnapshotRequestTopicSnapshot', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchSnapshotRequestPartitionSnapshot_v0(v, w)
-    #: _tagged_fields
+    #: FetchSnapshotRequestSnapshotId._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_FetchSnapshotRequest_v0(o, w):
-    #: ReplicaId, MaxBytes
+    #: FetchSnapshotRequest.ReplicaId, MaxBytes
     w(_S_ii.pack(o.replica_id, o.max_bytes))
-    #: Topics
+    #: FetchSnapshotRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchSnapshotRequestTopicSnapshot_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: FetchSnapshotRequestTopicSnapshot.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'FetchSnapshotRequestTopicSnapshot', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: FetchSnapshotRequestTopicSnapshot.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: FetchSnapshotRequestPartitionSnapshot.Partition, CurrentLeaderEpoch
+            w(_S_ii.pack(o2.partition, o2.current_leader_epoch))
+            #: FetchSnapshotRequestPartitionSnapshot.SnapshotId
+            _e_FetchSnapshotRequestSnapshotId_v0(o2.snapshot_id, w)
+            #: FetchSnapshotRequestPartitionSnapshot.Position
+            w(_S_q.pack(o2.position))
+            #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: FetchSnapshotRequestTopicSnapshot._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchSnapshotRequest._tagged_fields
     tg = []
-    #: ClusterId
+    #: FetchSnapshotRequest.ClusterId
     x = o.cluster_id
     if x is not None:
         sub = []
         s = sub.append
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchSnapshotRequest', 'ClusterId')
-        n = len(x) + 1
-        s(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: s(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchSnapshotRequest', 'ClusterId')
+        else: s(_uve(n + 1))
         s(x)
         tg.append((0, b''.join(sub)))
-    #: _tagged_fields
+    #: FetchSnapshotRequest._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -399,15 +398,13 @@ def _e_FetchSnapshotRequest_v0(o, w):
 def _d_FetchSnapshotRequest_v1(buf, pos):
     blen = len(buf)
     o = _new(FetchSnapshotRequest)
-    #: FetchSnapshotRequest.ReplicaId, MaxBytes
-    o.replica_id, o.max_bytes = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: FetchSnapshotRequest.ReplicaId, MaxBytes, Topics
+    o.replica_id, o.max_bytes, n = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: FetchSnapshotRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchSnapshotRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -419,14 +416,14 @@ def _d_FetchSnapshotRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotRequestTopicSnapshot', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchSnapshotRequestTopicSnapshot.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotRequestTopicSnapshot', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -486,7 +483,8 @@ def _d_FetchSnapshotRequest_v1(buf, pos):
             else:
                 e = pos + n
                 if e > blen: raise _dlen(n, pos, blen, 'FetchSnapshotRequest', 'ClusterId', True)
-                o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+                try: o.cluster_id = buf[pos:e].decode()
+                except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
                 pos = e
             if pos != te: raise _derr('tagged field size mismatch', 'FetchSnapshotRequest', 'ClusterId', pos)
         else:
@@ -497,68 +495,64 @@ def _d_FetchSnapshotRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_FetchSnapshotRequestPartitionSnapshot_v1(o, w):
-    #: Partition, CurrentLeaderEpoch
-    w(_S_ii.pack(o.partition, o.current_leader_epoch))
-    #: SnapshotId
-    _e_FetchSnapshotRequestSnapshotId_v0(o.snapshot_id, w)
-    #: Position
-    w(_S_q.pack(o.position))
-    #: _tagged_fields
-    tg = []
-    #: ReplicaDirectoryId
-    x = o.replica_directory_id
-    if x != _ZERO_UUID:
-        tg.append((0, _S_U.pack(x.bytes)))
-    #: _tagged_fields
-    u = o._utf
-    if tg or u: _wr_tags(w, tg, u)
-    else: w(b'\x00')
-
-
-def _e_FetchSnapshotRequestTopicSnapshot_v1(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchSnapshotRequestTopicSnapshot', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchSnapshotRequestPartitionSnapshot_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_FetchSnapshotRequest_v1(o, w):
-    #: ReplicaId, MaxBytes
+    #: FetchSnapshotRequest.ReplicaId, MaxBytes
     w(_S_ii.pack(o.replica_id, o.max_bytes))
-    #: Topics
+    #: FetchSnapshotRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchSnapshotRequestTopicSnapshot_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: FetchSnapshotRequestTopicSnapshot.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'FetchSnapshotRequestTopicSnapshot', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: FetchSnapshotRequestTopicSnapshot.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: FetchSnapshotRequestPartitionSnapshot.Partition, CurrentLeaderEpoch
+            w(_S_ii.pack(o2.partition, o2.current_leader_epoch))
+            #: FetchSnapshotRequestPartitionSnapshot.SnapshotId
+            _e_FetchSnapshotRequestSnapshotId_v0(o2.snapshot_id, w)
+            #: FetchSnapshotRequestPartitionSnapshot.Position
+            w(_S_q.pack(o2.position))
+            #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
+            tg2 = []
+            #: FetchSnapshotRequestPartitionSnapshot.ReplicaDirectoryId
+            x2 = o2.replica_directory_id
+            if x2 != _ZERO_UUID:
+                tg2.append((0, _S_U.pack(x2.bytes)))
+            #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
+            u2 = o2._utf
+            if tg2 or u2: _wr_tags(w, tg2, u2)
+            else: w(b'\x00')
+        #: FetchSnapshotRequestTopicSnapshot._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchSnapshotRequest._tagged_fields
     tg = []
-    #: ClusterId
+    #: FetchSnapshotRequest.ClusterId
     x = o.cluster_id
     if x is not None:
         sub = []
         s = sub.append
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchSnapshotRequest', 'ClusterId')
-        n = len(x) + 1
-        s(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: s(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchSnapshotRequest', 'ClusterId')
+        else: s(_uve(n + 1))
         s(x)
         tg.append((0, b''.join(sub)))
-    #: _tagged_fields
+    #: FetchSnapshotRequest._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -574,14 +568,14 @@ def _d_FetchSnapshotRequestTopicSnapshot_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotRequestTopicSnapshot', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: FetchSnapshotRequestTopicSnapshot.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotRequestTopicSnapshot', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -591,15 +585,13 @@ def _d_FetchSnapshotRequestTopicSnapshot_v0(buf, pos):
         pos += 8
         #: FetchSnapshotRequestPartitionSnapshot.SnapshotId
         o1.snapshot_id, pos = _d_FetchSnapshotRequestSnapshotId_v0(buf, pos)
-        #: FetchSnapshotRequestPartitionSnapshot.Position
-        o1.position, = _S_q.unpack_from(buf, pos)
-        pos += 8
+        #: FetchSnapshotRequestPartitionSnapshot.Position, _tagged_fields
+        o1.position, t1 = _S_qB.unpack_from(buf, pos)
+        pos += 9
         o1.replica_directory_id = _ZERO_UUID
         #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, (0,))
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, (0,))
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: FetchSnapshotRequestTopicSnapshot._tagged_fields
@@ -608,6 +600,37 @@ def _d_FetchSnapshotRequestTopicSnapshot_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_FetchSnapshotRequestTopicSnapshot_v0(o, w):
+    #: FetchSnapshotRequestTopicSnapshot.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchSnapshotRequestTopicSnapshot', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: FetchSnapshotRequestTopicSnapshot.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: FetchSnapshotRequestPartitionSnapshot.Partition, CurrentLeaderEpoch
+        w(_S_ii.pack(o1.partition, o1.current_leader_epoch))
+        #: FetchSnapshotRequestPartitionSnapshot.SnapshotId
+        _e_FetchSnapshotRequestSnapshotId_v0(o1.snapshot_id, w)
+        #: FetchSnapshotRequestPartitionSnapshot.Position
+        w(_S_q.pack(o1.position))
+        #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchSnapshotRequestTopicSnapshot._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_FetchSnapshotRequestTopicSnapshot_v1(buf, pos):
@@ -620,14 +643,14 @@ def _d_FetchSnapshotRequestTopicSnapshot_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotRequestTopicSnapshot', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: FetchSnapshotRequestTopicSnapshot.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotRequestTopicSnapshot', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -670,6 +693,43 @@ def _d_FetchSnapshotRequestTopicSnapshot_v1(buf, pos):
     return o, pos
 
 
+def _e_FetchSnapshotRequestTopicSnapshot_v1(o, w):
+    #: FetchSnapshotRequestTopicSnapshot.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchSnapshotRequestTopicSnapshot', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: FetchSnapshotRequestTopicSnapshot.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: FetchSnapshotRequestPartitionSnapshot.Partition, CurrentLeaderEpoch
+        w(_S_ii.pack(o1.partition, o1.current_leader_epoch))
+        #: FetchSnapshotRequestPartitionSnapshot.SnapshotId
+        _e_FetchSnapshotRequestSnapshotId_v0(o1.snapshot_id, w)
+        #: FetchSnapshotRequestPartitionSnapshot.Position
+        w(_S_q.pack(o1.position))
+        #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
+        tg1 = []
+        #: FetchSnapshotRequestPartitionSnapshot.ReplicaDirectoryId
+        x1 = o1.replica_directory_id
+        if x1 != _ZERO_UUID:
+            tg1.append((0, _S_U.pack(x1.bytes)))
+        #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
+        u1 = o1._utf
+        if tg1 or u1: _wr_tags(w, tg1, u1)
+        else: w(b'\x00')
+    #: FetchSnapshotRequestTopicSnapshot._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_FetchSnapshotRequestPartitionSnapshot_v0(buf, pos):
     o = _new(FetchSnapshotRequestPartitionSnapshot)
     #: FetchSnapshotRequestPartitionSnapshot.Partition, CurrentLeaderEpoch
@@ -677,16 +737,27 @@ def _d_FetchSnapshotRequestPartitionSnapshot_v0(buf, pos):
     pos += 8
     #: FetchSnapshotRequestPartitionSnapshot.SnapshotId
     o.snapshot_id, pos = _d_FetchSnapshotRequestSnapshotId_v0(buf, pos)
-    #: FetchSnapshotRequestPartitionSnapshot.Position
-    o.position, = _S_q.unpack_from(buf, pos)
-    pos += 8
+    #: FetchSnapshotRequestPartitionSnapshot.Position, _tagged_fields
+    o.position, t = _S_qB.unpack_from(buf, pos)
+    pos += 9
     o.replica_directory_id = _ZERO_UUID
     #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, (0,))
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, (0,))
+    else: o._utf = None
     return o, pos
+
+
+def _e_FetchSnapshotRequestPartitionSnapshot_v0(o, w):
+    #: FetchSnapshotRequestPartitionSnapshot.Partition, CurrentLeaderEpoch
+    w(_S_ii.pack(o.partition, o.current_leader_epoch))
+    #: FetchSnapshotRequestPartitionSnapshot.SnapshotId
+    _e_FetchSnapshotRequestSnapshotId_v0(o.snapshot_id, w)
+    #: FetchSnapshotRequestPartitionSnapshot.Position
+    w(_S_q.pack(o.position))
+    #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_FetchSnapshotRequestPartitionSnapshot_v1(buf, pos):
@@ -723,44 +794,57 @@ def _d_FetchSnapshotRequestPartitionSnapshot_v1(buf, pos):
     return o, pos
 
 
+def _e_FetchSnapshotRequestPartitionSnapshot_v1(o, w):
+    #: FetchSnapshotRequestPartitionSnapshot.Partition, CurrentLeaderEpoch
+    w(_S_ii.pack(o.partition, o.current_leader_epoch))
+    #: FetchSnapshotRequestPartitionSnapshot.SnapshotId
+    _e_FetchSnapshotRequestSnapshotId_v0(o.snapshot_id, w)
+    #: FetchSnapshotRequestPartitionSnapshot.Position
+    w(_S_q.pack(o.position))
+    #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
+    tg = []
+    #: FetchSnapshotRequestPartitionSnapshot.ReplicaDirectoryId
+    x = o.replica_directory_id
+    if x != _ZERO_UUID:
+        tg.append((0, _S_U.pack(x.bytes)))
+    #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
+    u = o._utf
+    if tg or u: _wr_tags(w, tg, u)
+    else: w(b'\x00')
+
+
 def _d_FetchSnapshotResponseSnapshotId_v0(buf, pos):
     o = _new(FetchSnapshotResponseSnapshotId)
-    #: FetchSnapshotResponseSnapshotId.EndOffset, Epoch
-    o.end_offset, o.epoch = _S_qi.unpack_from(buf, pos)
-    pos += 12
+    #: FetchSnapshotResponseSnapshotId.EndOffset, Epoch, _tagged_fields
+    o.end_offset, o.epoch, t = _S_qiB.unpack_from(buf, pos)
+    pos += 13
     #: FetchSnapshotResponseSnapshotId._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _d_LeaderIdAndEpoch_v0(buf, pos):
     o = _new(LeaderIdAndEpoch)
-    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch
-    o.leader_id, o.leader_epoch = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch, _tagged_fields
+    o.leader_id, o.leader_epoch, t = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: LeaderIdAndEpoch._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _d_FetchSnapshotResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(FetchSnapshotResponse)
-    #: FetchSnapshotResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: FetchSnapshotResponse.ThrottleTimeMs, ErrorCode, Topics
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: FetchSnapshotResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchSnapshotResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -772,14 +856,14 @@ def _d_FetchSnapshotResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotResponseTopicSnapshot', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchSnapshotResponseTopicSnapshot.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotResponseTopicSnapshot', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -789,13 +873,12 @@ def _d_FetchSnapshotResponse_v0(buf, pos):
             pos += 6
             #: FetchSnapshotResponsePartitionSnapshot.SnapshotId
             o2.snapshot_id, pos = _d_FetchSnapshotResponseSnapshotId_v0(buf, pos)
-            #: FetchSnapshotResponsePartitionSnapshot.Size, Position
-            o2.size, o2.position = _S_qq.unpack_from(buf, pos)
-            pos += 16
+            #: FetchSnapshotResponsePartitionSnapshot.Size, Position, UnalignedRecords
+            o2.size, o2.position, n2 = _S_qqB.unpack_from(buf, pos)
+            pos += 17
             #: FetchSnapshotResponsePartitionSnapshot.UnalignedRecords
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotResponsePartitionSnapshot', 'UnalignedRecords', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'FetchSnapshotResponsePartitionSnapshot', 'UnalignedRecords', False)
@@ -838,82 +921,76 @@ def _d_FetchSnapshotResponse_v0(buf, pos):
 
 
 def _e_FetchSnapshotResponseSnapshotId_v0(o, w):
-    #: EndOffset, Epoch
+    #: FetchSnapshotResponseSnapshotId.EndOffset, Epoch
     w(_S_qi.pack(o.end_offset, o.epoch))
-    #: _tagged_fields
+    #: FetchSnapshotResponseSnapshotId._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_LeaderIdAndEpoch_v0(o, w):
-    #: LeaderId, LeaderEpoch
+    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch
     w(_S_ii.pack(o.leader_id, o.leader_epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_FetchSnapshotResponsePartitionSnapshot_v0(o, w):
-    #: Index, ErrorCode
-    w(_S_ih.pack(o.index, o.error_code))
-    #: SnapshotId
-    _e_FetchSnapshotResponseSnapshotId_v0(o.snapshot_id, w)
-    #: Size, Position
-    w(_S_qq.pack(o.size, o.position))
-    #: UnalignedRecords
-    x = o.unaligned_records
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    tg = []
-    #: CurrentLeader
-    x = o.current_leader
-    if x != LeaderIdAndEpoch():
-        sub = []
-        s = sub.append
-        _e_LeaderIdAndEpoch_v0(x, s)
-        tg.append((0, b''.join(sub)))
-    #: _tagged_fields
-    u = o._utf
-    if tg or u: _wr_tags(w, tg, u)
-    else: w(b'\x00')
-
-
-def _e_FetchSnapshotResponseTopicSnapshot_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FetchSnapshotResponseTopicSnapshot', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchSnapshotResponsePartitionSnapshot_v0(v, w)
-    #: _tagged_fields
+    #: LeaderIdAndEpoch._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_FetchSnapshotResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: FetchSnapshotResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: Topics
+    #: FetchSnapshotResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchSnapshotResponseTopicSnapshot_v0(v, w)
-    #: NodeEndpoints
+    for o1 in x:
+        #: FetchSnapshotResponseTopicSnapshot.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'FetchSnapshotResponseTopicSnapshot', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: FetchSnapshotResponseTopicSnapshot.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: FetchSnapshotResponsePartitionSnapshot.Index, ErrorCode
+            w(_S_ih.pack(o2.index, o2.error_code))
+            #: FetchSnapshotResponsePartitionSnapshot.SnapshotId
+            _e_FetchSnapshotResponseSnapshotId_v0(o2.snapshot_id, w)
+            #: FetchSnapshotResponsePartitionSnapshot.Size, Position
+            w(_S_qq.pack(o2.size, o2.position))
+            #: FetchSnapshotResponsePartitionSnapshot.UnalignedRecords
+            x2 = o2.unaligned_records
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            w(x2)
+            #: FetchSnapshotResponsePartitionSnapshot._tagged_fields
+            tg2 = []
+            #: FetchSnapshotResponsePartitionSnapshot.CurrentLeader
+            x2 = o2.current_leader
+            if x2 != LeaderIdAndEpoch():
+                sub = []
+                s = sub.append
+                _e_LeaderIdAndEpoch_v0(x2, s)
+                tg2.append((0, b''.join(sub)))
+            #: FetchSnapshotResponsePartitionSnapshot._tagged_fields
+            u2 = o2._utf
+            if tg2 or u2: _wr_tags(w, tg2, u2)
+            else: w(b'\x00')
+        #: FetchSnapshotResponseTopicSnapshot._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchSnapshotResponse.NodeEndpoints
     if (o.node_endpoints is None or len(o.node_endpoints) != 0): raise _absent('FetchSnapshotResponse', 'NodeEndpoints')
-    #: _tagged_fields
+    #: FetchSnapshotResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -922,15 +999,13 @@ def _e_FetchSnapshotResponse_v0(o, w):
 def _d_FetchSnapshotResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(FetchSnapshotResponse)
-    #: FetchSnapshotResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: FetchSnapshotResponse.ThrottleTimeMs, ErrorCode, Topics
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: FetchSnapshotResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchSnapshotResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -942,14 +1017,14 @@ def _d_FetchSnapshotResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotResponseTopicSnapshot', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: FetchSnapshotResponseTopicSnapshot.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotResponseTopicSnapshot', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -959,13 +1034,12 @@ def _d_FetchSnapshotResponse_v1(buf, pos):
             pos += 6
             #: FetchSnapshotResponsePartitionSnapshot.SnapshotId
             o2.snapshot_id, pos = _d_FetchSnapshotResponseSnapshotId_v0(buf, pos)
-            #: FetchSnapshotResponsePartitionSnapshot.Size, Position
-            o2.size, o2.position = _S_qq.unpack_from(buf, pos)
-            pos += 16
+            #: FetchSnapshotResponsePartitionSnapshot.Size, Position, UnalignedRecords
+            o2.size, o2.position, n2 = _S_qqB.unpack_from(buf, pos)
+            pos += 17
             #: FetchSnapshotResponsePartitionSnapshot.UnalignedRecords
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotResponsePartitionSnapshot', 'UnalignedRecords', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'FetchSnapshotResponsePartitionSnapshot', 'UnalignedRecords', False)
@@ -1012,32 +1086,29 @@ def _d_FetchSnapshotResponse_v1(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotResponse', 'NodeEndpoints', pos)
-            if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchSnapshotResponse', 'NodeEndpoints')
+            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotResponse', 'NodeEndpoints')
             x = []
             ap = x.append
             for _ in range(n):
                 o1 = _new(NodeEndpoint)
-                #: NodeEndpoint.NodeId
-                o1.node_id, = _S_i.unpack_from(buf, pos)
-                pos += 4
+                #: NodeEndpoint.NodeId, Host
+                o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+                pos += 5
                 #: NodeEndpoint.Host
-                n1 = buf[pos] - 1
-                if n1 < 127: pos += 1
-                else: n1, pos = _uvm1s(buf, pos)
+                if n1 < 128: n1 -= 1
+                else: n1, pos = _uvm1s(buf, pos - 1)
                 if n1 < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
                 e1 = pos + n1
                 if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Host', True)
-                o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                try: o1.host = buf[pos:e1].decode()
+                except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
                 pos = e1
-                #: NodeEndpoint.Port
-                o1.port, = _S_H.unpack_from(buf, pos)
-                pos += 2
+                #: NodeEndpoint.Port, _tagged_fields
+                o1.port, t1 = _S_HB.unpack_from(buf, pos)
+                pos += 3
                 #: NodeEndpoint._tagged_fields
-                if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o1._utf = None
-                    pos += 1
+                if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o1._utf = None
                 ap(o1)
             o.node_endpoints = x
             if pos != te: raise _derr('tagged field size mismatch', 'FetchSnapshotResponse', 'NodeEndpoints', pos)
@@ -1050,35 +1121,78 @@ def _d_FetchSnapshotResponse_v1(buf, pos):
 
 
 def _e_NodeEndpoint_v1(o, w):
-    #: NodeId
+    #: NodeEndpoint.NodeId
     w(_S_i.pack(o.node_id))
-    #: Host
+    #: NodeEndpoint.Host
     x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
+    else: w(_uve(n + 1))
     w(x)
-    #: Port
+    #: NodeEndpoint.Port
     w(_S_H.pack(o.port))
-    #: _tagged_fields
+    #: NodeEndpoint._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_FetchSnapshotResponse_v1(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: FetchSnapshotResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: Topics
+    #: FetchSnapshotResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchSnapshotResponseTopicSnapshot_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: FetchSnapshotResponseTopicSnapshot.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'FetchSnapshotResponseTopicSnapshot', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: FetchSnapshotResponseTopicSnapshot.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: FetchSnapshotResponsePartitionSnapshot.Index, ErrorCode
+            w(_S_ih.pack(o2.index, o2.error_code))
+            #: FetchSnapshotResponsePartitionSnapshot.SnapshotId
+            _e_FetchSnapshotResponseSnapshotId_v0(o2.snapshot_id, w)
+            #: FetchSnapshotResponsePartitionSnapshot.Size, Position
+            w(_S_qq.pack(o2.size, o2.position))
+            #: FetchSnapshotResponsePartitionSnapshot.UnalignedRecords
+            x2 = o2.unaligned_records
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            w(x2)
+            #: FetchSnapshotResponsePartitionSnapshot._tagged_fields
+            tg2 = []
+            #: FetchSnapshotResponsePartitionSnapshot.CurrentLeader
+            x2 = o2.current_leader
+            if x2 != LeaderIdAndEpoch():
+                sub = []
+                s = sub.append
+                _e_LeaderIdAndEpoch_v0(x2, s)
+                tg2.append((0, b''.join(sub)))
+            #: FetchSnapshotResponsePartitionSnapshot._tagged_fields
+            u2 = o2._utf
+            if tg2 or u2: _wr_tags(w, tg2, u2)
+            else: w(b'\x00')
+        #: FetchSnapshotResponseTopicSnapshot._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchSnapshotResponse._tagged_fields
     tg = []
-    #: NodeEndpoints
+    #: FetchSnapshotResponse.NodeEndpoints
     x = o.node_endpoints
     if (x is None or len(x) != 0):
         sub = []
@@ -1088,7 +1202,7 @@ def _e_FetchSnapshotResponse_v1(o, w):
         for v in x:
             _e_NodeEndpoint_v1(v, s)
         tg.append((0, b''.join(sub)))
-    #: _tagged_fields
+    #: FetchSnapshotResponse._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -1104,14 +1218,14 @@ def _d_FetchSnapshotResponseTopicSnapshot_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotResponseTopicSnapshot', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: FetchSnapshotResponseTopicSnapshot.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotResponseTopicSnapshot', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1121,13 +1235,12 @@ def _d_FetchSnapshotResponseTopicSnapshot_v0(buf, pos):
         pos += 6
         #: FetchSnapshotResponsePartitionSnapshot.SnapshotId
         o1.snapshot_id, pos = _d_FetchSnapshotResponseSnapshotId_v0(buf, pos)
-        #: FetchSnapshotResponsePartitionSnapshot.Size, Position
-        o1.size, o1.position = _S_qq.unpack_from(buf, pos)
-        pos += 16
+        #: FetchSnapshotResponsePartitionSnapshot.Size, Position, UnalignedRecords
+        o1.size, o1.position, n1 = _S_qqB.unpack_from(buf, pos)
+        pos += 17
         #: FetchSnapshotResponsePartitionSnapshot.UnalignedRecords
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotResponsePartitionSnapshot', 'UnalignedRecords', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FetchSnapshotResponsePartitionSnapshot', 'UnalignedRecords', False)
@@ -1161,6 +1274,51 @@ def _d_FetchSnapshotResponseTopicSnapshot_v0(buf, pos):
     return o, pos
 
 
+def _e_FetchSnapshotResponseTopicSnapshot_v0(o, w):
+    #: FetchSnapshotResponseTopicSnapshot.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FetchSnapshotResponseTopicSnapshot', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: FetchSnapshotResponseTopicSnapshot.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: FetchSnapshotResponsePartitionSnapshot.Index, ErrorCode
+        w(_S_ih.pack(o1.index, o1.error_code))
+        #: FetchSnapshotResponsePartitionSnapshot.SnapshotId
+        _e_FetchSnapshotResponseSnapshotId_v0(o1.snapshot_id, w)
+        #: FetchSnapshotResponsePartitionSnapshot.Size, Position
+        w(_S_qq.pack(o1.size, o1.position))
+        #: FetchSnapshotResponsePartitionSnapshot.UnalignedRecords
+        x1 = o1.unaligned_records
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: FetchSnapshotResponsePartitionSnapshot._tagged_fields
+        tg1 = []
+        #: FetchSnapshotResponsePartitionSnapshot.CurrentLeader
+        x1 = o1.current_leader
+        if x1 != LeaderIdAndEpoch():
+            sub = []
+            s = sub.append
+            _e_LeaderIdAndEpoch_v0(x1, s)
+            tg1.append((0, b''.join(sub)))
+        #: FetchSnapshotResponsePartitionSnapshot._tagged_fields
+        u1 = o1._utf
+        if tg1 or u1: _wr_tags(w, tg1, u1)
+        else: w(b'\x00')
+    #: FetchSnapshotResponseTopicSnapshot._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_FetchSnapshotResponsePartitionSnapshot_v0(buf, pos):
     blen = len(buf)
     o = _new(FetchSnapshotResponsePartitionSnapshot)
@@ -1169,13 +1327,12 @@ def _d_FetchSnapshotResponsePartitionSnapshot_v0(buf, pos):
     pos += 6
     #: FetchSnapshotResponsePartitionSnapshot.SnapshotId
     o.snapshot_id, pos = _d_FetchSnapshotResponseSnapshotId_v0(buf, pos)
-    #: FetchSnapshotResponsePartitionSnapshot.Size, Position
-    o.size, o.position = _S_qq.unpack_from(buf, pos)
-    pos += 16
+    #: FetchSnapshotResponsePartitionSnapshot.Size, Position, UnalignedRecords
+    o.size, o.position, n = _S_qqB.unpack_from(buf, pos)
+    pos += 17
     #: FetchSnapshotResponsePartitionSnapshot.UnalignedRecords
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchSnapshotResponsePartitionSnapshot', 'UnalignedRecords', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FetchSnapshotResponsePartitionSnapshot', 'UnalignedRecords', False)
@@ -1202,29 +1359,54 @@ def _d_FetchSnapshotResponsePartitionSnapshot_v0(buf, pos):
     return o, pos
 
 
+def _e_FetchSnapshotResponsePartitionSnapshot_v0(o, w):
+    #: FetchSnapshotResponsePartitionSnapshot.Index, ErrorCode
+    w(_S_ih.pack(o.index, o.error_code))
+    #: FetchSnapshotResponsePartitionSnapshot.SnapshotId
+    _e_FetchSnapshotResponseSnapshotId_v0(o.snapshot_id, w)
+    #: FetchSnapshotResponsePartitionSnapshot.Size, Position
+    w(_S_qq.pack(o.size, o.position))
+    #: FetchSnapshotResponsePartitionSnapshot.UnalignedRecords
+    x = o.unaligned_records
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    w(x)
+    #: FetchSnapshotResponsePartitionSnapshot._tagged_fields
+    tg = []
+    #: FetchSnapshotResponsePartitionSnapshot.CurrentLeader
+    x = o.current_leader
+    if x != LeaderIdAndEpoch():
+        sub = []
+        s = sub.append
+        _e_LeaderIdAndEpoch_v0(x, s)
+        tg.append((0, b''.join(sub)))
+    #: FetchSnapshotResponsePartitionSnapshot._tagged_fields
+    u = o._utf
+    if tg or u: _wr_tags(w, tg, u)
+    else: w(b'\x00')
+
+
 def _d_NodeEndpoint_v1(buf, pos):
     blen = len(buf)
     o = _new(NodeEndpoint)
-    #: NodeEndpoint.NodeId
-    o.node_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: NodeEndpoint.NodeId, Host
+    o.node_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: NodeEndpoint.Host
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'NodeEndpoint', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: NodeEndpoint.Port
-    o.port, = _S_H.unpack_from(buf, pos)
-    pos += 2
+    #: NodeEndpoint.Port, _tagged_fields
+    o.port, t = _S_HB.unpack_from(buf, pos)
+    pos += 3
     #: NodeEndpoint._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 

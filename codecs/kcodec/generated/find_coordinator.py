@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,10 +18,13 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_b = _Sc('>b')
+_S_bB = _Sc('>bB')
 _S_h = _Sc('>h')
 _S_hih = _Sc('>hih')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ihh = _Sc('>ihh')
 
 
@@ -115,7 +119,8 @@ def _d_FindCoordinatorRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FindCoordinatorRequest', 'Key', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FindCoordinatorRequest', 'Key', True)
-    o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.key = buf[pos:e].decode()
+    except UnicodeDecodeError: o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.key_type = 0
     o.coordinator_keys = []
@@ -124,15 +129,16 @@ def _d_FindCoordinatorRequest_v0(buf, pos):
 
 
 def _e_FindCoordinatorRequest_v0(o, w):
-    #: Key
-    x = o.key.encode('utf-8', 'surrogateescape')
+    #: FindCoordinatorRequest.Key
+    try: x = o.key.encode()
+    except UnicodeEncodeError: x = o.key.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: KeyType
+    #: FindCoordinatorRequest.KeyType
     if o.key_type != 0: raise _absent('FindCoordinatorRequest', 'KeyType')
-    #: CoordinatorKeys
+    #: FindCoordinatorRequest.CoordinatorKeys
     if (o.coordinator_keys is None or len(o.coordinator_keys) != 0): raise _absent('FindCoordinatorRequest', 'CoordinatorKeys')
-    #: _tagged_fields
+    #: FindCoordinatorRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'FindCoordinatorRequest', '_tagged_fields')
 
 
@@ -145,7 +151,8 @@ def _d_FindCoordinatorRequest_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FindCoordinatorRequest', 'Key', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FindCoordinatorRequest', 'Key', True)
-    o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.key = buf[pos:e].decode()
+    except UnicodeDecodeError: o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: FindCoordinatorRequest.KeyType
     o.key_type, = _S_b.unpack_from(buf, pos)
@@ -156,15 +163,16 @@ def _d_FindCoordinatorRequest_v1(buf, pos):
 
 
 def _e_FindCoordinatorRequest_v1(o, w):
-    #: Key
-    x = o.key.encode('utf-8', 'surrogateescape')
+    #: FindCoordinatorRequest.Key
+    try: x = o.key.encode()
+    except UnicodeEncodeError: x = o.key.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: KeyType
+    #: FindCoordinatorRequest.KeyType
     w(_S_b.pack(o.key_type))
-    #: CoordinatorKeys
+    #: FindCoordinatorRequest.CoordinatorKeys
     if (o.coordinator_keys is None or len(o.coordinator_keys) != 0): raise _absent('FindCoordinatorRequest', 'CoordinatorKeys')
-    #: _tagged_fields
+    #: FindCoordinatorRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'FindCoordinatorRequest', '_tagged_fields')
 
 
@@ -178,33 +186,34 @@ def _d_FindCoordinatorRequest_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FindCoordinatorRequest', 'Key', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FindCoordinatorRequest', 'Key', True)
-    o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.key = buf[pos:e].decode()
+    except UnicodeDecodeError: o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: FindCoordinatorRequest.KeyType
-    o.key_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: FindCoordinatorRequest.KeyType, _tagged_fields
+    o.key_type, t = _S_bB.unpack_from(buf, pos)
+    pos += 2
     o.coordinator_keys = []
     #: FindCoordinatorRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_FindCoordinatorRequest_v3(o, w):
-    #: Key
+    #: FindCoordinatorRequest.Key
     x = o.key
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FindCoordinatorRequest', 'Key')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FindCoordinatorRequest', 'Key')
+    else: w(_uve(n + 1))
     w(x)
-    #: KeyType
+    #: FindCoordinatorRequest.KeyType
     w(_S_b.pack(o.key_type))
-    #: CoordinatorKeys
+    #: FindCoordinatorRequest.CoordinatorKeys
     if (o.coordinator_keys is None or len(o.coordinator_keys) != 0): raise _absent('FindCoordinatorRequest', 'CoordinatorKeys')
-    #: _tagged_fields
+    #: FindCoordinatorRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -213,15 +222,13 @@ def _e_FindCoordinatorRequest_v3(o, w):
 def _d_FindCoordinatorRequest_v4(buf, pos):
     blen = len(buf)
     o = _new(FindCoordinatorRequest)
-    #: FindCoordinatorRequest.KeyType
-    o.key_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: FindCoordinatorRequest.KeyType, CoordinatorKeys
+    o.key_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: FindCoordinatorRequest.CoordinatorKeys
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FindCoordinatorRequest', 'CoordinatorKeys', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FindCoordinatorRequest', 'CoordinatorKeys')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FindCoordinatorRequest', 'CoordinatorKeys')
     x = []
     ap = x.append
     for _ in range(n):
@@ -231,7 +238,8 @@ def _d_FindCoordinatorRequest_v4(buf, pos):
         if m < 0: raise _derr('null array element', 'FindCoordinatorRequest', 'CoordinatorKeys', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'FindCoordinatorRequest', 'CoordinatorKeys', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.coordinator_keys = x
     o.key = ''
@@ -244,20 +252,21 @@ def _d_FindCoordinatorRequest_v4(buf, pos):
 
 
 def _e_FindCoordinatorRequest_v4(o, w):
-    #: KeyType
+    #: FindCoordinatorRequest.KeyType
     w(_S_b.pack(o.key_type))
-    #: CoordinatorKeys
+    #: FindCoordinatorRequest.CoordinatorKeys
     x = o.coordinator_keys
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: Key
+    #: FindCoordinatorRequest.Key
     if o.key != '': raise _absent('FindCoordinatorRequest', 'Key')
-    #: _tagged_fields
+    #: FindCoordinatorRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -272,7 +281,8 @@ def _d_FindCoordinatorResponse_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FindCoordinatorResponse', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FindCoordinatorResponse', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: FindCoordinatorResponse.Port
     o.port, = _S_i.unpack_from(buf, pos)
@@ -285,15 +295,16 @@ def _d_FindCoordinatorResponse_v0(buf, pos):
 
 
 def _e_FindCoordinatorResponse_v0(o, w):
-    #: ErrorCode, NodeId, Host
-    x = o.host.encode('utf-8', 'surrogateescape')
+    #: FindCoordinatorResponse.ErrorCode, NodeId, Host
+    try: x = o.host.encode()
+    except UnicodeEncodeError: x = o.host.encode('utf-8', 'surrogateescape')
     w(_S_hih.pack(o.error_code, o.node_id, len(x)))
     w(x)
-    #: Port
+    #: FindCoordinatorResponse.Port
     w(_S_i.pack(o.port))
-    #: Coordinators
+    #: FindCoordinatorResponse.Coordinators
     if (o.coordinators is None or len(o.coordinators) != 0): raise _absent('FindCoordinatorResponse', 'Coordinators')
-    #: _tagged_fields
+    #: FindCoordinatorResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'FindCoordinatorResponse', '_tagged_fields')
 
 
@@ -307,7 +318,8 @@ def _d_FindCoordinatorResponse_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'FindCoordinatorResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: FindCoordinatorResponse.NodeId, Host
     o.node_id, n = _S_ih.unpack_from(buf, pos)
@@ -315,7 +327,8 @@ def _d_FindCoordinatorResponse_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FindCoordinatorResponse', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FindCoordinatorResponse', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: FindCoordinatorResponse.Port
     o.port, = _S_i.unpack_from(buf, pos)
@@ -326,93 +339,97 @@ def _d_FindCoordinatorResponse_v1(buf, pos):
 
 
 def _e_FindCoordinatorResponse_v1(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: FindCoordinatorResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: FindCoordinatorResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: NodeId, Host
-    x = o.host.encode('utf-8', 'surrogateescape')
+    #: FindCoordinatorResponse.NodeId, Host
+    try: x = o.host.encode()
+    except UnicodeEncodeError: x = o.host.encode('utf-8', 'surrogateescape')
     w(_S_ih.pack(o.node_id, len(x)))
     w(x)
-    #: Port
+    #: FindCoordinatorResponse.Port
     w(_S_i.pack(o.port))
-    #: Coordinators
+    #: FindCoordinatorResponse.Coordinators
     if (o.coordinators is None or len(o.coordinators) != 0): raise _absent('FindCoordinatorResponse', 'Coordinators')
-    #: _tagged_fields
+    #: FindCoordinatorResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'FindCoordinatorResponse', '_tagged_fields')
 
 
 def _d_FindCoordinatorResponse_v3(buf, pos):
     blen = len(buf)
     o = _new(FindCoordinatorResponse)
-    #: FindCoordinatorResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: FindCoordinatorResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: FindCoordinatorResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'FindCoordinatorResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: FindCoordinatorResponse.NodeId
-    o.node_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: FindCoordinatorResponse.NodeId, Host
+    o.node_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: FindCoordinatorResponse.Host
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FindCoordinatorResponse', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FindCoordinatorResponse', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: FindCoordinatorResponse.Port
-    o.port, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: FindCoordinatorResponse.Port, _tagged_fields
+    o.port, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     o.coordinators = []
     #: FindCoordinatorResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_FindCoordinatorResponse_v3(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: FindCoordinatorResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: FindCoordinatorResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FindCoordinatorResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FindCoordinatorResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: NodeId
+    #: FindCoordinatorResponse.NodeId
     w(_S_i.pack(o.node_id))
-    #: Host
+    #: FindCoordinatorResponse.Host
     x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FindCoordinatorResponse', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FindCoordinatorResponse', 'Host')
+    else: w(_uve(n + 1))
     w(x)
-    #: Port
+    #: FindCoordinatorResponse.Port
     w(_S_i.pack(o.port))
-    #: Coordinators
+    #: FindCoordinatorResponse.Coordinators
     if (o.coordinators is None or len(o.coordinators) != 0): raise _absent('FindCoordinatorResponse', 'Coordinators')
-    #: _tagged_fields
+    #: FindCoordinatorResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -421,15 +438,13 @@ def _e_FindCoordinatorResponse_v3(o, w):
 def _d_FindCoordinatorResponse_v4(buf, pos):
     blen = len(buf)
     o = _new(FindCoordinatorResponse)
-    #: FindCoordinatorResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: FindCoordinatorResponse.ThrottleTimeMs, Coordinators
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: FindCoordinatorResponse.Coordinators
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FindCoordinatorResponse', 'Coordinators', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FindCoordinatorResponse', 'Coordinators')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FindCoordinatorResponse', 'Coordinators')
     x = []
     ap = x.append
     for _ in range(n):
@@ -441,32 +456,33 @@ def _d_FindCoordinatorResponse_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Coordinator', 'Key', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Coordinator', 'Key', True)
-        o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.key = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Coordinator.NodeId
-        o1.node_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: Coordinator.NodeId, Host
+        o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: Coordinator.Host
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Coordinator', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Coordinator', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Coordinator.Port, ErrorCode
-        o1.port, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: Coordinator.Port, ErrorCode, ErrorMessage
+        o1.port, o1.error_code, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: Coordinator.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'Coordinator', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: Coordinator._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -488,58 +504,60 @@ def _d_FindCoordinatorResponse_v4(buf, pos):
     return o, pos
 
 
-def _e_Coordinator_v4(o, w):
-    #: Key
-    x = o.key
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Coordinator', 'Key')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: NodeId
-    w(_S_i.pack(o.node_id))
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Coordinator', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Port, ErrorCode
-    w(_S_ih.pack(o.port, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Coordinator', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_FindCoordinatorResponse_v4(o, w):
-    #: ThrottleTimeMs
+    #: FindCoordinatorResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Coordinators
+    #: FindCoordinatorResponse.Coordinators
     x = o.coordinators
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Coordinator_v4(v, w)
-    #: ErrorCode
+    for o1 in x:
+        #: Coordinator.Key
+        x1 = o1.key
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Coordinator', 'Key')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Coordinator.NodeId
+        w(_S_i.pack(o1.node_id))
+        #: Coordinator.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Coordinator', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Coordinator.Port, ErrorCode
+        w(_S_ih.pack(o1.port, o1.error_code))
+        #: Coordinator.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Coordinator', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: Coordinator._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FindCoordinatorResponse.ErrorCode
     if o.error_code != 0: raise _absent('FindCoordinatorResponse', 'ErrorCode')
-    #: NodeId
+    #: FindCoordinatorResponse.NodeId
     if o.node_id != 0: raise _absent('FindCoordinatorResponse', 'NodeId')
-    #: Host
+    #: FindCoordinatorResponse.Host
     if o.host != '': raise _absent('FindCoordinatorResponse', 'Host')
-    #: Port
+    #: FindCoordinatorResponse.Port
     if o.port != 0: raise _absent('FindCoordinatorResponse', 'Port')
-    #: _tagged_fields
+    #: FindCoordinatorResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -555,32 +573,33 @@ def _d_Coordinator_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Coordinator', 'Key', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Coordinator', 'Key', True)
-    o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.key = buf[pos:e].decode()
+    except UnicodeDecodeError: o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: Coordinator.NodeId
-    o.node_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: Coordinator.NodeId, Host
+    o.node_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: Coordinator.Host
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Coordinator', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Coordinator', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: Coordinator.Port, ErrorCode
-    o.port, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: Coordinator.Port, ErrorCode, ErrorMessage
+    o.port, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: Coordinator.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'Coordinator', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: Coordinator._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -588,6 +607,46 @@ def _d_Coordinator_v4(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_Coordinator_v4(o, w):
+    #: Coordinator.Key
+    x = o.key
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Coordinator', 'Key')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Coordinator.NodeId
+    w(_S_i.pack(o.node_id))
+    #: Coordinator.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Coordinator', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Coordinator.Port, ErrorCode
+    w(_S_ih.pack(o.port, o.error_code))
+    #: Coordinator.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Coordinator', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: Coordinator._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,9 +18,13 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_ihUi = _Sc('>ih16si')
+_S_ihUiB = _Sc('>ih16siB')
 _S_iio = _Sc('>ii?')
+_S_iioB = _Sc('>ii?B')
 _A8 = _arrays('b')
+_PC8 = _packers('b', True)
 
 
 class GetTelemetrySubscriptionsRequest(_Struct):
@@ -82,22 +87,20 @@ class GetTelemetrySubscriptionsResponse(_Struct):
 
 def _d_GetTelemetrySubscriptionsRequest_v0(buf, pos):
     o = _new(GetTelemetrySubscriptionsRequest)
-    #: GetTelemetrySubscriptionsRequest.ClientInstanceId
-    o.client_instance_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.client_instance_id = _UC.get(o.client_instance_id) or _mkuuid(o.client_instance_id)
+    #: GetTelemetrySubscriptionsRequest.ClientInstanceId, _tagged_fields
+    u_0, t = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.client_instance_id = _UC.get(u_0) or _mkuuid(u_0)
     #: GetTelemetrySubscriptionsRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_GetTelemetrySubscriptionsRequest_v0(o, w):
-    #: ClientInstanceId
+    #: GetTelemetrySubscriptionsRequest.ClientInstanceId
     w(_S_U.pack(o.client_instance_id.bytes))
-    #: _tagged_fields
+    #: GetTelemetrySubscriptionsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -106,27 +109,25 @@ def _e_GetTelemetrySubscriptionsRequest_v0(o, w):
 def _d_GetTelemetrySubscriptionsResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(GetTelemetrySubscriptionsResponse)
-    #: GetTelemetrySubscriptionsResponse.ThrottleTimeMs, ErrorCode, ClientInstanceId, SubscriptionId
-    o.throttle_time_ms, o.error_code, o.client_instance_id, o.subscription_id = _S_ihUi.unpack_from(buf, pos)
-    pos += 26
-    o.client_instance_id = _UC.get(o.client_instance_id) or _mkuuid(o.client_instance_id)
+    #: GetTelemetrySubscriptionsResponse.ThrottleTimeMs, ErrorCode, ClientInstanceId, SubscriptionId, AcceptedCompressionTypes
+    o.throttle_time_ms, o.error_code, u_0, o.subscription_id, n = _S_ihUiB.unpack_from(buf, pos)
+    pos += 27
+    o.client_instance_id = _UC.get(u_0) or _mkuuid(u_0)
     #: GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'GetTelemetrySubscriptionsResponse', 'AcceptedCompressionTypes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'GetTelemetrySubscriptionsResponse', 'AcceptedCompressionTypes')
-    o.accepted_compression_types = [*_A8[n](buf, pos)] if n < 256 else list(_unpack_from('>%db' % n, buf, pos))
-    pos += n
-    #: GetTelemetrySubscriptionsResponse.PushIntervalMs, TelemetryMaxBytes, DeltaTemporality
-    o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality = _S_iio.unpack_from(buf, pos)
-    pos += 9
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'GetTelemetrySubscriptionsResponse', 'AcceptedCompressionTypes')
+    if n == 0: o.accepted_compression_types = []
+    else:
+        o.accepted_compression_types = [*_A8[n](buf, pos)] if n < 256 else list(_unpack_from('>%db' % n, buf, pos))
+        pos += n
+    #: GetTelemetrySubscriptionsResponse.PushIntervalMs, TelemetryMaxBytes, DeltaTemporality, RequestedMetrics
+    o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality, n = _S_iioB.unpack_from(buf, pos)
+    pos += 10
     #: GetTelemetrySubscriptionsResponse.RequestedMetrics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'GetTelemetrySubscriptionsResponse', 'RequestedMetrics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'GetTelemetrySubscriptionsResponse', 'RequestedMetrics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'GetTelemetrySubscriptionsResponse', 'RequestedMetrics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -136,7 +137,8 @@ def _d_GetTelemetrySubscriptionsResponse_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'GetTelemetrySubscriptionsResponse', 'RequestedMetrics', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'GetTelemetrySubscriptionsResponse', 'RequestedMetrics', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.requested_metrics = x
     #: GetTelemetrySubscriptionsResponse._tagged_fields
@@ -148,25 +150,28 @@ def _d_GetTelemetrySubscriptionsResponse_v0(buf, pos):
 
 
 def _e_GetTelemetrySubscriptionsResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode, ClientInstanceId, SubscriptionId
+    #: GetTelemetrySubscriptionsResponse.ThrottleTimeMs, ErrorCode, ClientInstanceId, SubscriptionId
     w(_S_ihUi.pack(o.throttle_time_ms, o.error_code, o.client_instance_id.bytes, o.subscription_id))
-    #: AcceptedCompressionTypes
+    #: GetTelemetrySubscriptionsResponse.AcceptedCompressionTypes
     x = o.accepted_compression_types
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%db' % len(x), *x))
-    #: PushIntervalMs, TelemetryMaxBytes, DeltaTemporality
+    n = len(x)
+    if n < 127: w(_PC8[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%db' % n, *x))
+    #: GetTelemetrySubscriptionsResponse.PushIntervalMs, TelemetryMaxBytes, DeltaTemporality
     w(_S_iio.pack(o.push_interval_ms, o.telemetry_max_bytes, o.delta_temporality))
-    #: RequestedMetrics
+    #: GetTelemetrySubscriptionsResponse.RequestedMetrics
     x = o.requested_metrics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: _tagged_fields
+    #: GetTelemetrySubscriptionsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

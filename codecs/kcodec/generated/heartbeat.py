@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -18,7 +19,9 @@ _str = str
 
 _S_h = _Sc('>h')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 
 
 class HeartbeatRequest(_Struct):
@@ -80,7 +83,8 @@ def _d_HeartbeatRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'HeartbeatRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'HeartbeatRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: HeartbeatRequest.GenerationId, MemberId
     o.generation_id, n = _S_ih.unpack_from(buf, pos)
@@ -88,7 +92,8 @@ def _d_HeartbeatRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'HeartbeatRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'HeartbeatRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.group_instance_id = None
     o._utf = None
@@ -96,17 +101,19 @@ def _d_HeartbeatRequest_v0(buf, pos):
 
 
 def _e_HeartbeatRequest_v0(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: HeartbeatRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: GenerationId, MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: HeartbeatRequest.GenerationId, MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_ih.pack(o.generation_id, len(x)))
     w(x)
-    #: GroupInstanceId
+    #: HeartbeatRequest.GroupInstanceId
     if o.group_instance_id is not None: raise _absent('HeartbeatRequest', 'GroupInstanceId')
-    #: _tagged_fields
+    #: HeartbeatRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'HeartbeatRequest', '_tagged_fields')
 
 
@@ -119,7 +126,8 @@ def _d_HeartbeatRequest_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'HeartbeatRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'HeartbeatRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: HeartbeatRequest.GenerationId, MemberId
     o.generation_id, n = _S_ih.unpack_from(buf, pos)
@@ -127,7 +135,8 @@ def _d_HeartbeatRequest_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'HeartbeatRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'HeartbeatRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: HeartbeatRequest.GroupInstanceId
     n, = _S_h.unpack_from(buf, pos)
@@ -136,29 +145,33 @@ def _d_HeartbeatRequest_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'HeartbeatRequest', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
 
 
 def _e_HeartbeatRequest_v3(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: HeartbeatRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: GenerationId, MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: HeartbeatRequest.GenerationId, MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_ih.pack(o.generation_id, len(x)))
     w(x)
-    #: GroupInstanceId
+    #: HeartbeatRequest.GroupInstanceId
     x = o.group_instance_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: _tagged_fields
+    #: HeartbeatRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'HeartbeatRequest', '_tagged_fields')
 
 
@@ -172,19 +185,20 @@ def _d_HeartbeatRequest_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'HeartbeatRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'HeartbeatRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: HeartbeatRequest.GenerationId
-    o.generation_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: HeartbeatRequest.GenerationId, MemberId
+    o.generation_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: HeartbeatRequest.MemberId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'HeartbeatRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'HeartbeatRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: HeartbeatRequest.GroupInstanceId
     n = buf[pos] - 1
@@ -194,7 +208,8 @@ def _d_HeartbeatRequest_v4(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'HeartbeatRequest', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: HeartbeatRequest._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -205,32 +220,38 @@ def _d_HeartbeatRequest_v4(buf, pos):
 
 
 def _e_HeartbeatRequest_v4(o, w):
-    #: GroupId
+    #: HeartbeatRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'HeartbeatRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'HeartbeatRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: GenerationId
+    #: HeartbeatRequest.GenerationId
     w(_S_i.pack(o.generation_id))
-    #: MemberId
+    #: HeartbeatRequest.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'HeartbeatRequest', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'HeartbeatRequest', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: GroupInstanceId
+    #: HeartbeatRequest.GroupInstanceId
     x = o.group_instance_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'HeartbeatRequest', 'GroupInstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'HeartbeatRequest', 'GroupInstanceId')
+        else: w(_uve(n + 1))
         w(x)
-    #: _tagged_fields
+    #: HeartbeatRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -247,9 +268,9 @@ def _d_HeartbeatResponse_v0(buf, pos):
 
 
 def _e_HeartbeatResponse_v0(o, w):
-    #: ErrorCode
+    #: HeartbeatResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: _tagged_fields
+    #: HeartbeatResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'HeartbeatResponse', '_tagged_fields')
 
 
@@ -263,29 +284,27 @@ def _d_HeartbeatResponse_v1(buf, pos):
 
 
 def _e_HeartbeatResponse_v1(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: HeartbeatResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: _tagged_fields
+    #: HeartbeatResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'HeartbeatResponse', '_tagged_fields')
 
 
 def _d_HeartbeatResponse_v4(buf, pos):
     o = _new(HeartbeatResponse)
-    #: HeartbeatResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: HeartbeatResponse.ThrottleTimeMs, ErrorCode, _tagged_fields
+    o.throttle_time_ms, o.error_code, t = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: HeartbeatResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_HeartbeatResponse_v4(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: HeartbeatResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: _tagged_fields
+    #: HeartbeatResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

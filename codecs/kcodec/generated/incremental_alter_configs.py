@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,12 +18,16 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_b = _Sc('>b')
+_S_bB = _Sc('>bB')
 _S_bh = _Sc('>bh')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hh = _Sc('>hh')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ii = _Sc('>ii')
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 
 
 class IncrementalAlterConfigsRequest(_Struct):
@@ -133,8 +138,7 @@ def _d_IncrementalAlterConfigsRequest_v0(buf, pos):
     #: IncrementalAlterConfigsRequest.Resources
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'IncrementalAlterConfigsRequest', 'Resources', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'IncrementalAlterConfigsRequest', 'Resources')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'IncrementalAlterConfigsRequest', 'Resources')
     x = []
     ap = x.append
     for _ in range(n):
@@ -145,13 +149,13 @@ def _d_IncrementalAlterConfigsRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterConfigsResource', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterConfigsResource', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterConfigsResource.Configs
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterConfigsResource', 'Configs', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterConfigsResource', 'Configs')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterConfigsResource', 'Configs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -162,7 +166,8 @@ def _d_IncrementalAlterConfigsRequest_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AlterableConfig', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'AlterableConfig', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: AlterableConfig.ConfigOperation, Value
             o2.config_operation, n2 = _S_bh.unpack_from(buf, pos)
@@ -171,7 +176,8 @@ def _d_IncrementalAlterConfigsRequest_v0(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'AlterableConfig', 'Value', True)
-                o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.value = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2._utf = None
             ap1(o2)
@@ -186,47 +192,42 @@ def _d_IncrementalAlterConfigsRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_AlterableConfig_v0(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ConfigOperation
-    w(_S_b.pack(o.config_operation))
-    #: Value
-    x = o.value
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterableConfig', '_tagged_fields')
-
-
-def _e_AlterConfigsResource_v0(o, w):
-    #: ResourceType, ResourceName
-    x = o.resource_name.encode('utf-8', 'surrogateescape')
-    w(_S_bh.pack(o.resource_type, len(x)))
-    w(x)
-    #: Configs
-    x = o.configs
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_AlterableConfig_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterConfigsResource', '_tagged_fields')
-
-
 def _e_IncrementalAlterConfigsRequest_v0(o, w):
-    #: Resources
+    #: IncrementalAlterConfigsRequest.Resources
     x = o.resources
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_AlterConfigsResource_v0(v, w)
-    #: ValidateOnly
+    for o1 in x:
+        #: AlterConfigsResource.ResourceType, ResourceName
+        try: x1 = o1.resource_name.encode()
+        except UnicodeEncodeError: x1 = o1.resource_name.encode('utf-8', 'surrogateescape')
+        w(_S_bh.pack(o1.resource_type, len(x1)))
+        w(x1)
+        #: AlterConfigsResource.Configs
+        x1 = o1.configs
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: AlterableConfig.Name
+            try: x2 = o2.name.encode()
+            except UnicodeEncodeError: x2 = o2.name.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x2)))
+            w(x2)
+            #: AlterableConfig.ConfigOperation
+            w(_S_b.pack(o2.config_operation))
+            #: AlterableConfig.Value
+            x2 = o2.value
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: AlterableConfig._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'AlterableConfig', '_tagged_fields')
+        #: AlterConfigsResource._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AlterConfigsResource', '_tagged_fields')
+    #: IncrementalAlterConfigsRequest.ValidateOnly
     w(_S_o.pack(o.validate_only))
-    #: _tagged_fields
+    #: IncrementalAlterConfigsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'IncrementalAlterConfigsRequest', '_tagged_fields')
 
 
@@ -237,30 +238,28 @@ def _d_IncrementalAlterConfigsRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'IncrementalAlterConfigsRequest', 'Resources', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'IncrementalAlterConfigsRequest', 'Resources')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'IncrementalAlterConfigsRequest', 'Resources')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AlterConfigsResource)
-        #: AlterConfigsResource.ResourceType
-        o1.resource_type, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: AlterConfigsResource.ResourceType, ResourceName
+        o1.resource_type, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: AlterConfigsResource.ResourceName
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterConfigsResource', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterConfigsResource', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterConfigsResource.Configs
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterConfigsResource', 'Configs', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AlterConfigsResource', 'Configs')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterConfigsResource', 'Configs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -272,20 +271,21 @@ def _d_IncrementalAlterConfigsRequest_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AlterableConfig', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'AlterableConfig', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: AlterableConfig.ConfigOperation
-            o2.config_operation, = _S_b.unpack_from(buf, pos)
-            pos += 1
+            #: AlterableConfig.ConfigOperation, Value
+            o2.config_operation, n2 = _S_bB.unpack_from(buf, pos)
+            pos += 2
             #: AlterableConfig.Value
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.value = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'AlterableConfig', 'Value', True)
-                o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.value = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: AlterableConfig._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -301,74 +301,70 @@ def _d_IncrementalAlterConfigsRequest_v1(buf, pos):
             pos += 1
         ap(o1)
     o.resources = x
-    #: IncrementalAlterConfigsRequest.ValidateOnly
-    o.validate_only, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: IncrementalAlterConfigsRequest.ValidateOnly, _tagged_fields
+    o.validate_only, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: IncrementalAlterConfigsRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_AlterableConfig_v1(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterableConfig', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ConfigOperation
-    w(_S_b.pack(o.config_operation))
-    #: Value
-    x = o.value
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterableConfig', 'Value')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AlterConfigsResource_v1(o, w):
-    #: ResourceType
-    w(_S_b.pack(o.resource_type))
-    #: ResourceName
-    x = o.resource_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterConfigsResource', 'ResourceName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Configs
-    x = o.configs
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterableConfig_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_IncrementalAlterConfigsRequest_v1(o, w):
-    #: Resources
+    #: IncrementalAlterConfigsRequest.Resources
     x = o.resources
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterConfigsResource_v1(v, w)
-    #: ValidateOnly
+    for o1 in x:
+        #: AlterConfigsResource.ResourceType
+        w(_S_b.pack(o1.resource_type))
+        #: AlterConfigsResource.ResourceName
+        x1 = o1.resource_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterConfigsResource', 'ResourceName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AlterConfigsResource.Configs
+        x1 = o1.configs
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AlterableConfig.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterableConfig', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: AlterableConfig.ConfigOperation
+            w(_S_b.pack(o2.config_operation))
+            #: AlterableConfig.Value
+            x2 = o2.value
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterableConfig', 'Value')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: AlterableConfig._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AlterConfigsResource._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: IncrementalAlterConfigsRequest.ValidateOnly
     w(_S_o.pack(o.validate_only))
-    #: _tagged_fields
+    #: IncrementalAlterConfigsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -383,13 +379,13 @@ def _d_AlterConfigsResource_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterConfigsResource', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterConfigsResource', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterConfigsResource.Configs
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterConfigsResource', 'Configs', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterConfigsResource', 'Configs')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterConfigsResource', 'Configs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -400,7 +396,8 @@ def _d_AlterConfigsResource_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterableConfig', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterableConfig', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterableConfig.ConfigOperation, Value
         o1.config_operation, n1 = _S_bh.unpack_from(buf, pos)
@@ -409,7 +406,8 @@ def _d_AlterConfigsResource_v0(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'AlterableConfig', 'Value', True)
-            o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.value = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -418,27 +416,57 @@ def _d_AlterConfigsResource_v0(buf, pos):
     return o, pos
 
 
+def _e_AlterConfigsResource_v0(o, w):
+    #: AlterConfigsResource.ResourceType, ResourceName
+    try: x = o.resource_name.encode()
+    except UnicodeEncodeError: x = o.resource_name.encode('utf-8', 'surrogateescape')
+    w(_S_bh.pack(o.resource_type, len(x)))
+    w(x)
+    #: AlterConfigsResource.Configs
+    x = o.configs
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: AlterableConfig.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: AlterableConfig.ConfigOperation
+        w(_S_b.pack(o1.config_operation))
+        #: AlterableConfig.Value
+        x1 = o1.value
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: AlterableConfig._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AlterableConfig', '_tagged_fields')
+    #: AlterConfigsResource._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterConfigsResource', '_tagged_fields')
+
+
 def _d_AlterConfigsResource_v1(buf, pos):
     blen = len(buf)
     o = _new(AlterConfigsResource)
-    #: AlterConfigsResource.ResourceType
-    o.resource_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: AlterConfigsResource.ResourceType, ResourceName
+    o.resource_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: AlterConfigsResource.ResourceName
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterConfigsResource', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterConfigsResource', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterConfigsResource.Configs
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterConfigsResource', 'Configs', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AlterConfigsResource', 'Configs')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterConfigsResource', 'Configs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -450,20 +478,21 @@ def _d_AlterConfigsResource_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterableConfig', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterableConfig', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: AlterableConfig.ConfigOperation
-        o1.config_operation, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: AlterableConfig.ConfigOperation, Value
+        o1.config_operation, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: AlterableConfig.Value
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.value = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'AlterableConfig', 'Value', True)
-            o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.value = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: AlterableConfig._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -480,6 +509,55 @@ def _d_AlterConfigsResource_v1(buf, pos):
     return o, pos
 
 
+def _e_AlterConfigsResource_v1(o, w):
+    #: AlterConfigsResource.ResourceType
+    w(_S_b.pack(o.resource_type))
+    #: AlterConfigsResource.ResourceName
+    x = o.resource_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterConfigsResource', 'ResourceName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AlterConfigsResource.Configs
+    x = o.configs
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AlterableConfig.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterableConfig', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AlterableConfig.ConfigOperation
+        w(_S_b.pack(o1.config_operation))
+        #: AlterableConfig.Value
+        x1 = o1.value
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterableConfig', 'Value')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: AlterableConfig._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AlterConfigsResource._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AlterableConfig_v0(buf, pos):
     blen = len(buf)
     o = _new(AlterableConfig)
@@ -489,7 +567,8 @@ def _d_AlterableConfig_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterableConfig', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterableConfig', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterableConfig.ConfigOperation, Value
     o.config_operation, n = _S_bh.unpack_from(buf, pos)
@@ -498,10 +577,31 @@ def _d_AlterableConfig_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterableConfig', 'Value', True)
-        o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.value = buf[pos:e].decode()
+        except UnicodeDecodeError: o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
+
+
+def _e_AlterableConfig_v0(o, w):
+    #: AlterableConfig.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: AlterableConfig.ConfigOperation
+    w(_S_b.pack(o.config_operation))
+    #: AlterableConfig.Value
+    x = o.value
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: AlterableConfig._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterableConfig', '_tagged_fields')
 
 
 def _d_AlterableConfig_v1(buf, pos):
@@ -514,20 +614,21 @@ def _d_AlterableConfig_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterableConfig', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterableConfig', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: AlterableConfig.ConfigOperation
-    o.config_operation, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: AlterableConfig.ConfigOperation, Value
+    o.config_operation, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: AlterableConfig.Value
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.value = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterableConfig', 'Value', True)
-        o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.value = buf[pos:e].decode()
+        except UnicodeDecodeError: o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: AlterableConfig._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -537,14 +638,42 @@ def _d_AlterableConfig_v1(buf, pos):
     return o, pos
 
 
+def _e_AlterableConfig_v1(o, w):
+    #: AlterableConfig.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterableConfig', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AlterableConfig.ConfigOperation
+    w(_S_b.pack(o.config_operation))
+    #: AlterableConfig.Value
+    x = o.value
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterableConfig', 'Value')
+        else: w(_uve(n + 1))
+        w(x)
+    #: AlterableConfig._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_IncrementalAlterConfigsResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(IncrementalAlterConfigsResponse)
     #: IncrementalAlterConfigsResponse.ThrottleTimeMs, Responses
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'IncrementalAlterConfigsResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'IncrementalAlterConfigsResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'IncrementalAlterConfigsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -556,7 +685,8 @@ def _d_IncrementalAlterConfigsResponse_v0(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'AlterConfigsResourceResponse', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: AlterConfigsResourceResponse.ResourceType, ResourceName
         o1.resource_type, n1 = _S_bh.unpack_from(buf, pos)
@@ -564,7 +694,8 @@ def _d_IncrementalAlterConfigsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterConfigsResourceResponse', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterConfigsResourceResponse', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         o1._utf = None
         ap(o1)
@@ -573,74 +704,70 @@ def _d_IncrementalAlterConfigsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_AlterConfigsResourceResponse_v0(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: ResourceType, ResourceName
-    x = o.resource_name.encode('utf-8', 'surrogateescape')
-    w(_S_bh.pack(o.resource_type, len(x)))
-    w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterConfigsResourceResponse', '_tagged_fields')
-
-
 def _e_IncrementalAlterConfigsResponse_v0(o, w):
-    #: ThrottleTimeMs, Responses
+    #: IncrementalAlterConfigsResponse.ThrottleTimeMs, Responses
     x = o.responses
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_AlterConfigsResourceResponse_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AlterConfigsResourceResponse.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: AlterConfigsResourceResponse.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: AlterConfigsResourceResponse.ResourceType, ResourceName
+        try: x1 = o1.resource_name.encode()
+        except UnicodeEncodeError: x1 = o1.resource_name.encode('utf-8', 'surrogateescape')
+        w(_S_bh.pack(o1.resource_type, len(x1)))
+        w(x1)
+        #: AlterConfigsResourceResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'AlterConfigsResourceResponse', '_tagged_fields')
+    #: IncrementalAlterConfigsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'IncrementalAlterConfigsResponse', '_tagged_fields')
 
 
 def _d_IncrementalAlterConfigsResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(IncrementalAlterConfigsResponse)
-    #: IncrementalAlterConfigsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: IncrementalAlterConfigsResponse.ThrottleTimeMs, Responses
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: IncrementalAlterConfigsResponse.Responses
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'IncrementalAlterConfigsResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'IncrementalAlterConfigsResponse', 'Responses')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'IncrementalAlterConfigsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AlterConfigsResourceResponse)
-        #: AlterConfigsResourceResponse.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: AlterConfigsResourceResponse.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: AlterConfigsResourceResponse.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'AlterConfigsResourceResponse', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: AlterConfigsResourceResponse.ResourceType
-        o1.resource_type, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: AlterConfigsResourceResponse.ResourceType, ResourceName
+        o1.resource_type, n1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: AlterConfigsResourceResponse.ResourceName
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AlterConfigsResourceResponse', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'AlterConfigsResourceResponse', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: AlterConfigsResourceResponse._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -657,43 +784,43 @@ def _d_IncrementalAlterConfigsResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_AlterConfigsResourceResponse_v1(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterConfigsResourceResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: ResourceType
-    w(_S_b.pack(o.resource_type))
-    #: ResourceName
-    x = o.resource_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'AlterConfigsResourceResponse', 'ResourceName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_IncrementalAlterConfigsResponse_v1(o, w):
-    #: ThrottleTimeMs
+    #: IncrementalAlterConfigsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Responses
+    #: IncrementalAlterConfigsResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AlterConfigsResourceResponse_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AlterConfigsResourceResponse.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: AlterConfigsResourceResponse.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterConfigsResourceResponse', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: AlterConfigsResourceResponse.ResourceType
+        w(_S_b.pack(o1.resource_type))
+        #: AlterConfigsResourceResponse.ResourceName
+        x1 = o1.resource_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'AlterConfigsResourceResponse', 'ResourceName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: AlterConfigsResourceResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: IncrementalAlterConfigsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -709,7 +836,8 @@ def _d_AlterConfigsResourceResponse_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterConfigsResourceResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: AlterConfigsResourceResponse.ResourceType, ResourceName
     o.resource_type, n = _S_bh.unpack_from(buf, pos)
@@ -717,39 +845,60 @@ def _d_AlterConfigsResourceResponse_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterConfigsResourceResponse', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterConfigsResourceResponse', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o._utf = None
     return o, pos
 
 
+def _e_AlterConfigsResourceResponse_v0(o, w):
+    #: AlterConfigsResourceResponse.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: AlterConfigsResourceResponse.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: AlterConfigsResourceResponse.ResourceType, ResourceName
+    try: x = o.resource_name.encode()
+    except UnicodeEncodeError: x = o.resource_name.encode('utf-8', 'surrogateescape')
+    w(_S_bh.pack(o.resource_type, len(x)))
+    w(x)
+    #: AlterConfigsResourceResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'AlterConfigsResourceResponse', '_tagged_fields')
+
+
 def _d_AlterConfigsResourceResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(AlterConfigsResourceResponse)
-    #: AlterConfigsResourceResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: AlterConfigsResourceResponse.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: AlterConfigsResourceResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'AlterConfigsResourceResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: AlterConfigsResourceResponse.ResourceType
-    o.resource_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: AlterConfigsResourceResponse.ResourceType, ResourceName
+    o.resource_type, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: AlterConfigsResourceResponse.ResourceName
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'AlterConfigsResourceResponse', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'AlterConfigsResourceResponse', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: AlterConfigsResourceResponse._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -757,6 +906,37 @@ def _d_AlterConfigsResourceResponse_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_AlterConfigsResourceResponse_v1(o, w):
+    #: AlterConfigsResourceResponse.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: AlterConfigsResourceResponse.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterConfigsResourceResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: AlterConfigsResourceResponse.ResourceType
+    w(_S_b.pack(o.resource_type))
+    #: AlterConfigsResourceResponse.ResourceName
+    x = o.resource_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'AlterConfigsResourceResponse', 'ResourceName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: AlterConfigsResourceResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -18,10 +19,15 @@ _str = str
 
 _S_h = _Sc('>h')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ihqh = _Sc('>ihqh')
+_S_ihqhB = _Sc('>ihqhB')
 _S_ihqhqh = _Sc('>ihqhqh')
+_S_ihqhqhB = _Sc('>ihqhqhB')
 _S_iqh = _Sc('>iqh')
+_S_iqhB = _Sc('>iqhB')
 _S_iqhoo = _Sc('>iqh??')
+_S_iqhooB = _Sc('>iqh??B')
 
 
 class InitProducerIdRequest(_Struct):
@@ -96,7 +102,8 @@ def _d_InitProducerIdRequest_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'InitProducerIdRequest', 'TransactionalId', True)
-        o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.transactional_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: InitProducerIdRequest.TransactionTimeoutMs
     o.transaction_timeout_ms, = _S_i.unpack_from(buf, pos)
@@ -110,24 +117,25 @@ def _d_InitProducerIdRequest_v0(buf, pos):
 
 
 def _e_InitProducerIdRequest_v0(o, w):
-    #: TransactionalId
+    #: InitProducerIdRequest.TransactionalId
     x = o.transactional_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: TransactionTimeoutMs
+    #: InitProducerIdRequest.TransactionTimeoutMs
     w(_S_i.pack(o.transaction_timeout_ms))
-    #: ProducerId
+    #: InitProducerIdRequest.ProducerId
     if o.producer_id != -1: raise _absent('InitProducerIdRequest', 'ProducerId')
-    #: ProducerEpoch
+    #: InitProducerIdRequest.ProducerEpoch
     if o.producer_epoch != -1: raise _absent('InitProducerIdRequest', 'ProducerEpoch')
-    #: Enable2Pc
+    #: InitProducerIdRequest.Enable2Pc
     if o.enable2_pc != False: raise _absent('InitProducerIdRequest', 'Enable2Pc')
-    #: KeepPreparedTxn
+    #: InitProducerIdRequest.KeepPreparedTxn
     if o.keep_prepared_txn != False: raise _absent('InitProducerIdRequest', 'KeepPreparedTxn')
-    #: _tagged_fields
+    #: InitProducerIdRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'InitProducerIdRequest', '_tagged_fields')
 
 
@@ -142,44 +150,45 @@ def _d_InitProducerIdRequest_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'InitProducerIdRequest', 'TransactionalId', True)
-        o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.transactional_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: InitProducerIdRequest.TransactionTimeoutMs
-    o.transaction_timeout_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: InitProducerIdRequest.TransactionTimeoutMs, _tagged_fields
+    o.transaction_timeout_ms, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     o.producer_id = -1
     o.producer_epoch = -1
     o.enable2_pc = False
     o.keep_prepared_txn = False
     #: InitProducerIdRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_InitProducerIdRequest_v2(o, w):
-    #: TransactionalId
+    #: InitProducerIdRequest.TransactionalId
     x = o.transactional_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'InitProducerIdRequest', 'TransactionalId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'InitProducerIdRequest', 'TransactionalId')
+        else: w(_uve(n + 1))
         w(x)
-    #: TransactionTimeoutMs
+    #: InitProducerIdRequest.TransactionTimeoutMs
     w(_S_i.pack(o.transaction_timeout_ms))
-    #: ProducerId
+    #: InitProducerIdRequest.ProducerId
     if o.producer_id != -1: raise _absent('InitProducerIdRequest', 'ProducerId')
-    #: ProducerEpoch
+    #: InitProducerIdRequest.ProducerEpoch
     if o.producer_epoch != -1: raise _absent('InitProducerIdRequest', 'ProducerEpoch')
-    #: Enable2Pc
+    #: InitProducerIdRequest.Enable2Pc
     if o.enable2_pc != False: raise _absent('InitProducerIdRequest', 'Enable2Pc')
-    #: KeepPreparedTxn
+    #: InitProducerIdRequest.KeepPreparedTxn
     if o.keep_prepared_txn != False: raise _absent('InitProducerIdRequest', 'KeepPreparedTxn')
-    #: _tagged_fields
+    #: InitProducerIdRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -196,38 +205,39 @@ def _d_InitProducerIdRequest_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'InitProducerIdRequest', 'TransactionalId', True)
-        o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.transactional_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: InitProducerIdRequest.TransactionTimeoutMs, ProducerId, ProducerEpoch
-    o.transaction_timeout_ms, o.producer_id, o.producer_epoch = _S_iqh.unpack_from(buf, pos)
-    pos += 14
+    #: InitProducerIdRequest.TransactionTimeoutMs, ProducerId, ProducerEpoch, _tagged_fields
+    o.transaction_timeout_ms, o.producer_id, o.producer_epoch, t = _S_iqhB.unpack_from(buf, pos)
+    pos += 15
     o.enable2_pc = False
     o.keep_prepared_txn = False
     #: InitProducerIdRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_InitProducerIdRequest_v3(o, w):
-    #: TransactionalId
+    #: InitProducerIdRequest.TransactionalId
     x = o.transactional_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'InitProducerIdRequest', 'TransactionalId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'InitProducerIdRequest', 'TransactionalId')
+        else: w(_uve(n + 1))
         w(x)
-    #: TransactionTimeoutMs, ProducerId, ProducerEpoch
+    #: InitProducerIdRequest.TransactionTimeoutMs, ProducerId, ProducerEpoch
     w(_S_iqh.pack(o.transaction_timeout_ms, o.producer_id, o.producer_epoch))
-    #: Enable2Pc
+    #: InitProducerIdRequest.Enable2Pc
     if o.enable2_pc != False: raise _absent('InitProducerIdRequest', 'Enable2Pc')
-    #: KeepPreparedTxn
+    #: InitProducerIdRequest.KeepPreparedTxn
     if o.keep_prepared_txn != False: raise _absent('InitProducerIdRequest', 'KeepPreparedTxn')
-    #: _tagged_fields
+    #: InitProducerIdRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -244,32 +254,33 @@ def _d_InitProducerIdRequest_v6(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'InitProducerIdRequest', 'TransactionalId', True)
-        o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.transactional_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: InitProducerIdRequest.TransactionTimeoutMs, ProducerId, ProducerEpoch, Enable2Pc, KeepPreparedTxn
-    o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn = _S_iqhoo.unpack_from(buf, pos)
-    pos += 16
+    #: InitProducerIdRequest.TransactionTimeoutMs, ProducerId, ProducerEpoch, Enable2Pc, KeepPreparedTxn, _tagged_fields
+    o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn, t = _S_iqhooB.unpack_from(buf, pos)
+    pos += 17
     #: InitProducerIdRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_InitProducerIdRequest_v6(o, w):
-    #: TransactionalId
+    #: InitProducerIdRequest.TransactionalId
     x = o.transactional_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'InitProducerIdRequest', 'TransactionalId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'InitProducerIdRequest', 'TransactionalId')
+        else: w(_uve(n + 1))
         w(x)
-    #: TransactionTimeoutMs, ProducerId, ProducerEpoch, Enable2Pc, KeepPreparedTxn
+    #: InitProducerIdRequest.TransactionTimeoutMs, ProducerId, ProducerEpoch, Enable2Pc, KeepPreparedTxn
     w(_S_iqhoo.pack(o.transaction_timeout_ms, o.producer_id, o.producer_epoch, o.enable2_pc, o.keep_prepared_txn))
-    #: _tagged_fields
+    #: InitProducerIdRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -287,39 +298,37 @@ def _d_InitProducerIdResponse_v0(buf, pos):
 
 
 def _e_InitProducerIdResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch
+    #: InitProducerIdResponse.ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch
     w(_S_ihqh.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch))
-    #: OngoingTxnProducerId
+    #: InitProducerIdResponse.OngoingTxnProducerId
     if o.ongoing_txn_producer_id != -1: raise _absent('InitProducerIdResponse', 'OngoingTxnProducerId')
-    #: OngoingTxnProducerEpoch
+    #: InitProducerIdResponse.OngoingTxnProducerEpoch
     if o.ongoing_txn_producer_epoch != -1: raise _absent('InitProducerIdResponse', 'OngoingTxnProducerEpoch')
-    #: _tagged_fields
+    #: InitProducerIdResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'InitProducerIdResponse', '_tagged_fields')
 
 
 def _d_InitProducerIdResponse_v2(buf, pos):
     o = _new(InitProducerIdResponse)
-    #: InitProducerIdResponse.ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch
-    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch = _S_ihqh.unpack_from(buf, pos)
-    pos += 16
+    #: InitProducerIdResponse.ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch, _tagged_fields
+    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, t = _S_ihqhB.unpack_from(buf, pos)
+    pos += 17
     o.ongoing_txn_producer_id = -1
     o.ongoing_txn_producer_epoch = -1
     #: InitProducerIdResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_InitProducerIdResponse_v2(o, w):
-    #: ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch
+    #: InitProducerIdResponse.ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch
     w(_S_ihqh.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch))
-    #: OngoingTxnProducerId
+    #: InitProducerIdResponse.OngoingTxnProducerId
     if o.ongoing_txn_producer_id != -1: raise _absent('InitProducerIdResponse', 'OngoingTxnProducerId')
-    #: OngoingTxnProducerEpoch
+    #: InitProducerIdResponse.OngoingTxnProducerEpoch
     if o.ongoing_txn_producer_epoch != -1: raise _absent('InitProducerIdResponse', 'OngoingTxnProducerEpoch')
-    #: _tagged_fields
+    #: InitProducerIdResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -327,21 +336,19 @@ def _e_InitProducerIdResponse_v2(o, w):
 
 def _d_InitProducerIdResponse_v6(buf, pos):
     o = _new(InitProducerIdResponse)
-    #: InitProducerIdResponse.ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch, OngoingTxnProducerId, OngoingTxnProducerEpoch
-    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, o.ongoing_txn_producer_id, o.ongoing_txn_producer_epoch = _S_ihqhqh.unpack_from(buf, pos)
-    pos += 26
+    #: InitProducerIdResponse.ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch, OngoingTxnProducerId, OngoingTxnProducerEpoch, _tagged_fields
+    o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, o.ongoing_txn_producer_id, o.ongoing_txn_producer_epoch, t = _S_ihqhqhB.unpack_from(buf, pos)
+    pos += 27
     #: InitProducerIdResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_InitProducerIdResponse_v6(o, w):
-    #: ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch, OngoingTxnProducerId, OngoingTxnProducerEpoch
+    #: InitProducerIdResponse.ThrottleTimeMs, ErrorCode, ProducerId, ProducerEpoch, OngoingTxnProducerId, OngoingTxnProducerEpoch
     w(_S_ihqhqh.pack(o.throttle_time_ms, o.error_code, o.producer_id, o.producer_epoch, o.ongoing_txn_producer_id, o.ongoing_txn_producer_epoch))
-    #: _tagged_fields
+    #: InitProducerIdResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

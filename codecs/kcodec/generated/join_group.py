@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -21,10 +22,13 @@ _S_hih = _Sc('>hih')
 _S_i = _Sc('>i')
 _S_ih = _Sc('>ih')
 _S_ihi = _Sc('>ihi')
+_S_ihiB = _Sc('>ihiB')
 _S_ihih = _Sc('>ihih')
 _S_ii = _Sc('>ii')
+_S_iiB = _Sc('>iiB')
 _S_iih = _Sc('>iih')
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 
 
 class JoinGroupRequest(_Struct):
@@ -142,7 +146,8 @@ def _d_JoinGroupRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequest.SessionTimeoutMs, MemberId
     o.session_timeout_ms, n = _S_ih.unpack_from(buf, pos)
@@ -150,7 +155,8 @@ def _d_JoinGroupRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequest.ProtocolType
     n, = _S_h.unpack_from(buf, pos)
@@ -158,13 +164,13 @@ def _d_JoinGroupRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'ProtocolType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'ProtocolType', True)
-    o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequest.Protocols
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'Protocols', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'JoinGroupRequest', 'Protocols')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
     x = []
     ap = x.append
     for _ in range(n):
@@ -175,7 +181,8 @@ def _d_JoinGroupRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequestProtocol', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupRequestProtocol', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: JoinGroupRequestProtocol.Metadata
         n1, = _S_i.unpack_from(buf, pos)
@@ -195,40 +202,40 @@ def _d_JoinGroupRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_JoinGroupRequestProtocol_v0(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Metadata
-    x = o.metadata
-    w(_S_i.pack(len(x)))
-    w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupRequestProtocol', '_tagged_fields')
-
-
 def _e_JoinGroupRequest_v0(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: JoinGroupRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: SessionTimeoutMs, MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: JoinGroupRequest.SessionTimeoutMs, MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_ih.pack(o.session_timeout_ms, len(x)))
     w(x)
-    #: ProtocolType
-    x = o.protocol_type.encode('utf-8', 'surrogateescape')
+    #: JoinGroupRequest.ProtocolType
+    try: x = o.protocol_type.encode()
+    except UnicodeEncodeError: x = o.protocol_type.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: Protocols
+    #: JoinGroupRequest.Protocols
     x = o.protocols
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_JoinGroupRequestProtocol_v0(v, w)
-    #: GroupInstanceId
+    for o1 in x:
+        #: JoinGroupRequestProtocol.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: JoinGroupRequestProtocol.Metadata
+        x1 = o1.metadata
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: JoinGroupRequestProtocol._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupRequestProtocol', '_tagged_fields')
+    #: JoinGroupRequest.GroupInstanceId
     if o.group_instance_id is not None: raise _absent('JoinGroupRequest', 'GroupInstanceId')
-    #: _tagged_fields
+    #: JoinGroupRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupRequest', '_tagged_fields')
 
 
@@ -241,7 +248,8 @@ def _d_JoinGroupRequest_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequest.SessionTimeoutMs, RebalanceTimeoutMs, MemberId
     o.session_timeout_ms, o.rebalance_timeout_ms, n = _S_iih.unpack_from(buf, pos)
@@ -249,7 +257,8 @@ def _d_JoinGroupRequest_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequest.ProtocolType
     n, = _S_h.unpack_from(buf, pos)
@@ -257,13 +266,13 @@ def _d_JoinGroupRequest_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'ProtocolType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'ProtocolType', True)
-    o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequest.Protocols
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'Protocols', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'JoinGroupRequest', 'Protocols')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
     x = []
     ap = x.append
     for _ in range(n):
@@ -274,7 +283,8 @@ def _d_JoinGroupRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequestProtocol', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupRequestProtocol', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: JoinGroupRequestProtocol.Metadata
         n1, = _S_i.unpack_from(buf, pos)
@@ -294,26 +304,39 @@ def _d_JoinGroupRequest_v1(buf, pos):
 
 
 def _e_JoinGroupRequest_v1(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: JoinGroupRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: SessionTimeoutMs, RebalanceTimeoutMs, MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: JoinGroupRequest.SessionTimeoutMs, RebalanceTimeoutMs, MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_iih.pack(o.session_timeout_ms, o.rebalance_timeout_ms, len(x)))
     w(x)
-    #: ProtocolType
-    x = o.protocol_type.encode('utf-8', 'surrogateescape')
+    #: JoinGroupRequest.ProtocolType
+    try: x = o.protocol_type.encode()
+    except UnicodeEncodeError: x = o.protocol_type.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: Protocols
+    #: JoinGroupRequest.Protocols
     x = o.protocols
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_JoinGroupRequestProtocol_v0(v, w)
-    #: GroupInstanceId
+    for o1 in x:
+        #: JoinGroupRequestProtocol.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: JoinGroupRequestProtocol.Metadata
+        x1 = o1.metadata
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: JoinGroupRequestProtocol._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupRequestProtocol', '_tagged_fields')
+    #: JoinGroupRequest.GroupInstanceId
     if o.group_instance_id is not None: raise _absent('JoinGroupRequest', 'GroupInstanceId')
-    #: _tagged_fields
+    #: JoinGroupRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupRequest', '_tagged_fields')
 
 
@@ -326,7 +349,8 @@ def _d_JoinGroupRequest_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequest.SessionTimeoutMs, RebalanceTimeoutMs, MemberId
     o.session_timeout_ms, o.rebalance_timeout_ms, n = _S_iih.unpack_from(buf, pos)
@@ -334,7 +358,8 @@ def _d_JoinGroupRequest_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequest.GroupInstanceId
     n, = _S_h.unpack_from(buf, pos)
@@ -343,7 +368,8 @@ def _d_JoinGroupRequest_v5(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: JoinGroupRequest.ProtocolType
     n, = _S_h.unpack_from(buf, pos)
@@ -351,13 +377,13 @@ def _d_JoinGroupRequest_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'ProtocolType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'ProtocolType', True)
-    o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequest.Protocols
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'Protocols', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'JoinGroupRequest', 'Protocols')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
     x = []
     ap = x.append
     for _ in range(n):
@@ -368,7 +394,8 @@ def _d_JoinGroupRequest_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequestProtocol', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupRequestProtocol', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: JoinGroupRequestProtocol.Metadata
         n1, = _S_i.unpack_from(buf, pos)
@@ -387,31 +414,45 @@ def _d_JoinGroupRequest_v5(buf, pos):
 
 
 def _e_JoinGroupRequest_v5(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: JoinGroupRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: SessionTimeoutMs, RebalanceTimeoutMs, MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: JoinGroupRequest.SessionTimeoutMs, RebalanceTimeoutMs, MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_iih.pack(o.session_timeout_ms, o.rebalance_timeout_ms, len(x)))
     w(x)
-    #: GroupInstanceId
+    #: JoinGroupRequest.GroupInstanceId
     x = o.group_instance_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: ProtocolType
-    x = o.protocol_type.encode('utf-8', 'surrogateescape')
+    #: JoinGroupRequest.ProtocolType
+    try: x = o.protocol_type.encode()
+    except UnicodeEncodeError: x = o.protocol_type.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: Protocols
+    #: JoinGroupRequest.Protocols
     x = o.protocols
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_JoinGroupRequestProtocol_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: JoinGroupRequestProtocol.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: JoinGroupRequestProtocol.Metadata
+        x1 = o1.metadata
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: JoinGroupRequestProtocol._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupRequestProtocol', '_tagged_fields')
+    #: JoinGroupRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupRequest', '_tagged_fields')
 
 
@@ -425,19 +466,20 @@ def _d_JoinGroupRequest_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: JoinGroupRequest.SessionTimeoutMs, RebalanceTimeoutMs
-    o.session_timeout_ms, o.rebalance_timeout_ms = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: JoinGroupRequest.SessionTimeoutMs, RebalanceTimeoutMs, MemberId
+    o.session_timeout_ms, o.rebalance_timeout_ms, n = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: JoinGroupRequest.MemberId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequest.GroupInstanceId
     n = buf[pos] - 1
@@ -447,7 +489,8 @@ def _d_JoinGroupRequest_v6(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: JoinGroupRequest.ProtocolType
     n = buf[pos] - 1
@@ -456,14 +499,14 @@ def _d_JoinGroupRequest_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'ProtocolType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'ProtocolType', True)
-    o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequest.Protocols
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'Protocols', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'JoinGroupRequest', 'Protocols')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
     x = []
     ap = x.append
     for _ in range(n):
@@ -475,7 +518,8 @@ def _d_JoinGroupRequest_v6(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequestProtocol', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupRequestProtocol', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: JoinGroupRequestProtocol.Metadata
         n1 = buf[pos] - 1
@@ -502,65 +546,71 @@ def _d_JoinGroupRequest_v6(buf, pos):
     return o, pos
 
 
-def _e_JoinGroupRequestProtocol_v6(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequestProtocol', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Metadata
-    x = o.metadata
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_JoinGroupRequest_v6(o, w):
-    #: GroupId
+    #: JoinGroupRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: SessionTimeoutMs, RebalanceTimeoutMs
+    #: JoinGroupRequest.SessionTimeoutMs, RebalanceTimeoutMs
     w(_S_ii.pack(o.session_timeout_ms, o.rebalance_timeout_ms))
-    #: MemberId
+    #: JoinGroupRequest.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: GroupInstanceId
+    #: JoinGroupRequest.GroupInstanceId
     x = o.group_instance_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'GroupInstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'GroupInstanceId')
+        else: w(_uve(n + 1))
         w(x)
-    #: ProtocolType
+    #: JoinGroupRequest.ProtocolType
     x = o.protocol_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'ProtocolType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'ProtocolType')
+    else: w(_uve(n + 1))
     w(x)
-    #: Protocols
+    #: JoinGroupRequest.Protocols
     x = o.protocols
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_JoinGroupRequestProtocol_v6(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: JoinGroupRequestProtocol.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequestProtocol', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: JoinGroupRequestProtocol.Metadata
+        x1 = o1.metadata
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: JoinGroupRequestProtocol._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: JoinGroupRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -576,19 +626,20 @@ def _d_JoinGroupRequest_v8(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: JoinGroupRequest.SessionTimeoutMs, RebalanceTimeoutMs
-    o.session_timeout_ms, o.rebalance_timeout_ms = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: JoinGroupRequest.SessionTimeoutMs, RebalanceTimeoutMs, MemberId
+    o.session_timeout_ms, o.rebalance_timeout_ms, n = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: JoinGroupRequest.MemberId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequest.GroupInstanceId
     n = buf[pos] - 1
@@ -598,7 +649,8 @@ def _d_JoinGroupRequest_v8(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: JoinGroupRequest.ProtocolType
     n = buf[pos] - 1
@@ -607,14 +659,14 @@ def _d_JoinGroupRequest_v8(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'ProtocolType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'ProtocolType', True)
-    o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequest.Protocols
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequest', 'Protocols', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'JoinGroupRequest', 'Protocols')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
     x = []
     ap = x.append
     for _ in range(n):
@@ -626,7 +678,8 @@ def _d_JoinGroupRequest_v8(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequestProtocol', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupRequestProtocol', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: JoinGroupRequestProtocol.Metadata
         n1 = buf[pos] - 1
@@ -652,7 +705,8 @@ def _d_JoinGroupRequest_v8(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequest', 'Reason', True)
-        o.reason = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.reason = buf[pos:e].decode()
+        except UnicodeDecodeError: o.reason = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: JoinGroupRequest._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -663,54 +717,81 @@ def _d_JoinGroupRequest_v8(buf, pos):
 
 
 def _e_JoinGroupRequest_v8(o, w):
-    #: GroupId
+    #: JoinGroupRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: SessionTimeoutMs, RebalanceTimeoutMs
+    #: JoinGroupRequest.SessionTimeoutMs, RebalanceTimeoutMs
     w(_S_ii.pack(o.session_timeout_ms, o.rebalance_timeout_ms))
-    #: MemberId
+    #: JoinGroupRequest.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: GroupInstanceId
+    #: JoinGroupRequest.GroupInstanceId
     x = o.group_instance_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'GroupInstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'GroupInstanceId')
+        else: w(_uve(n + 1))
         w(x)
-    #: ProtocolType
+    #: JoinGroupRequest.ProtocolType
     x = o.protocol_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'ProtocolType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'ProtocolType')
+    else: w(_uve(n + 1))
     w(x)
-    #: Protocols
+    #: JoinGroupRequest.Protocols
     x = o.protocols
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_JoinGroupRequestProtocol_v6(v, w)
-    #: Reason
+    for o1 in x:
+        #: JoinGroupRequestProtocol.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequestProtocol', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: JoinGroupRequestProtocol.Metadata
+        x1 = o1.metadata
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: JoinGroupRequestProtocol._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: JoinGroupRequest.Reason
     x = o.reason
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'Reason')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequest', 'Reason')
+        else: w(_uve(n + 1))
         w(x)
-    #: _tagged_fields
+    #: JoinGroupRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -725,7 +806,8 @@ def _d_JoinGroupRequestProtocol_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequestProtocol', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequestProtocol', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequestProtocol.Metadata
     n, = _S_i.unpack_from(buf, pos)
@@ -739,6 +821,20 @@ def _d_JoinGroupRequestProtocol_v0(buf, pos):
     return o, pos
 
 
+def _e_JoinGroupRequestProtocol_v0(o, w):
+    #: JoinGroupRequestProtocol.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: JoinGroupRequestProtocol.Metadata
+    x = o.metadata
+    w(_S_i.pack(len(x)))
+    w(x)
+    #: JoinGroupRequestProtocol._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupRequestProtocol', '_tagged_fields')
+
+
 def _d_JoinGroupRequestProtocol_v6(buf, pos):
     blen = len(buf)
     o = _new(JoinGroupRequestProtocol)
@@ -749,7 +845,8 @@ def _d_JoinGroupRequestProtocol_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupRequestProtocol', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupRequestProtocol', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupRequestProtocol.Metadata
     n = buf[pos] - 1
@@ -768,6 +865,27 @@ def _d_JoinGroupRequestProtocol_v6(buf, pos):
     return o, pos
 
 
+def _e_JoinGroupRequestProtocol_v6(o, w):
+    #: JoinGroupRequestProtocol.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupRequestProtocol', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: JoinGroupRequestProtocol.Metadata
+    x = o.metadata
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    w(x)
+    #: JoinGroupRequestProtocol._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_JoinGroupResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(JoinGroupResponse)
@@ -777,7 +895,8 @@ def _d_JoinGroupResponse_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'ProtocolName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'ProtocolName', True)
-    o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.Leader
     n, = _S_h.unpack_from(buf, pos)
@@ -785,7 +904,8 @@ def _d_JoinGroupResponse_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'Leader', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'Leader', True)
-    o.leader = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.leader = buf[pos:e].decode()
+    except UnicodeDecodeError: o.leader = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.MemberId
     n, = _S_h.unpack_from(buf, pos)
@@ -793,13 +913,13 @@ def _d_JoinGroupResponse_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.Members
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'JoinGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -810,7 +930,8 @@ def _d_JoinGroupResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponseMember', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupResponseMember', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: JoinGroupResponseMember.Metadata
         n1, = _S_i.unpack_from(buf, pos)
@@ -831,40 +952,40 @@ def _d_JoinGroupResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_JoinGroupResponseMember_v0(o, w):
-    #: MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Metadata
-    x = o.metadata
-    w(_S_i.pack(len(x)))
-    w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupResponseMember', '_tagged_fields')
-
-
 def _e_JoinGroupResponse_v0(o, w):
-    #: ErrorCode, GenerationId, ProtocolName
-    x = o.protocol_name.encode('utf-8', 'surrogateescape')
+    #: JoinGroupResponse.ErrorCode, GenerationId, ProtocolName
+    try: x = o.protocol_name.encode()
+    except UnicodeEncodeError: x = o.protocol_name.encode('utf-8', 'surrogateescape')
     w(_S_hih.pack(o.error_code, o.generation_id, len(x)))
     w(x)
-    #: Leader
-    x = o.leader.encode('utf-8', 'surrogateescape')
+    #: JoinGroupResponse.Leader
+    try: x = o.leader.encode()
+    except UnicodeEncodeError: x = o.leader.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: JoinGroupResponse.MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: Members
+    #: JoinGroupResponse.Members
     x = o.members
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_JoinGroupResponseMember_v0(v, w)
-    #: SkipAssignment
+    for o1 in x:
+        #: JoinGroupResponseMember.MemberId
+        try: x1 = o1.member_id.encode()
+        except UnicodeEncodeError: x1 = o1.member_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: JoinGroupResponseMember.Metadata
+        x1 = o1.metadata
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: JoinGroupResponseMember._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupResponseMember', '_tagged_fields')
+    #: JoinGroupResponse.SkipAssignment
     if o.skip_assignment != False: raise _absent('JoinGroupResponse', 'SkipAssignment')
-    #: _tagged_fields
+    #: JoinGroupResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupResponse', '_tagged_fields')
 
 
@@ -877,7 +998,8 @@ def _d_JoinGroupResponse_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'ProtocolName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'ProtocolName', True)
-    o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.Leader
     n, = _S_h.unpack_from(buf, pos)
@@ -885,7 +1007,8 @@ def _d_JoinGroupResponse_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'Leader', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'Leader', True)
-    o.leader = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.leader = buf[pos:e].decode()
+    except UnicodeDecodeError: o.leader = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.MemberId
     n, = _S_h.unpack_from(buf, pos)
@@ -893,13 +1016,13 @@ def _d_JoinGroupResponse_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.Members
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'JoinGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -910,7 +1033,8 @@ def _d_JoinGroupResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponseMember', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupResponseMember', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: JoinGroupResponseMember.Metadata
         n1, = _S_i.unpack_from(buf, pos)
@@ -931,26 +1055,39 @@ def _d_JoinGroupResponse_v2(buf, pos):
 
 
 def _e_JoinGroupResponse_v2(o, w):
-    #: ThrottleTimeMs, ErrorCode, GenerationId, ProtocolName
-    x = o.protocol_name.encode('utf-8', 'surrogateescape')
+    #: JoinGroupResponse.ThrottleTimeMs, ErrorCode, GenerationId, ProtocolName
+    try: x = o.protocol_name.encode()
+    except UnicodeEncodeError: x = o.protocol_name.encode('utf-8', 'surrogateescape')
     w(_S_ihih.pack(o.throttle_time_ms, o.error_code, o.generation_id, len(x)))
     w(x)
-    #: Leader
-    x = o.leader.encode('utf-8', 'surrogateescape')
+    #: JoinGroupResponse.Leader
+    try: x = o.leader.encode()
+    except UnicodeEncodeError: x = o.leader.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: JoinGroupResponse.MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: Members
+    #: JoinGroupResponse.Members
     x = o.members
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_JoinGroupResponseMember_v0(v, w)
-    #: SkipAssignment
+    for o1 in x:
+        #: JoinGroupResponseMember.MemberId
+        try: x1 = o1.member_id.encode()
+        except UnicodeEncodeError: x1 = o1.member_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: JoinGroupResponseMember.Metadata
+        x1 = o1.metadata
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: JoinGroupResponseMember._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupResponseMember', '_tagged_fields')
+    #: JoinGroupResponse.SkipAssignment
     if o.skip_assignment != False: raise _absent('JoinGroupResponse', 'SkipAssignment')
-    #: _tagged_fields
+    #: JoinGroupResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupResponse', '_tagged_fields')
 
 
@@ -963,7 +1100,8 @@ def _d_JoinGroupResponse_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'ProtocolName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'ProtocolName', True)
-    o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.Leader
     n, = _S_h.unpack_from(buf, pos)
@@ -971,7 +1109,8 @@ def _d_JoinGroupResponse_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'Leader', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'Leader', True)
-    o.leader = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.leader = buf[pos:e].decode()
+    except UnicodeDecodeError: o.leader = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.MemberId
     n, = _S_h.unpack_from(buf, pos)
@@ -979,13 +1118,13 @@ def _d_JoinGroupResponse_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.Members
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'JoinGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -996,7 +1135,8 @@ def _d_JoinGroupResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponseMember', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupResponseMember', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: JoinGroupResponseMember.GroupInstanceId
         n1, = _S_h.unpack_from(buf, pos)
@@ -1005,7 +1145,8 @@ def _d_JoinGroupResponse_v5(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupResponseMember', 'GroupInstanceId', True)
-            o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.group_instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: JoinGroupResponseMember.Metadata
         n1, = _S_i.unpack_from(buf, pos)
@@ -1024,64 +1165,65 @@ def _d_JoinGroupResponse_v5(buf, pos):
     return o, pos
 
 
-def _e_JoinGroupResponseMember_v5(o, w):
-    #: MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: GroupInstanceId
-    x = o.group_instance_id
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: Metadata
-    x = o.metadata
-    w(_S_i.pack(len(x)))
-    w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupResponseMember', '_tagged_fields')
-
-
 def _e_JoinGroupResponse_v5(o, w):
-    #: ThrottleTimeMs, ErrorCode, GenerationId, ProtocolName
-    x = o.protocol_name.encode('utf-8', 'surrogateescape')
+    #: JoinGroupResponse.ThrottleTimeMs, ErrorCode, GenerationId, ProtocolName
+    try: x = o.protocol_name.encode()
+    except UnicodeEncodeError: x = o.protocol_name.encode('utf-8', 'surrogateescape')
     w(_S_ihih.pack(o.throttle_time_ms, o.error_code, o.generation_id, len(x)))
     w(x)
-    #: Leader
-    x = o.leader.encode('utf-8', 'surrogateescape')
+    #: JoinGroupResponse.Leader
+    try: x = o.leader.encode()
+    except UnicodeEncodeError: x = o.leader.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: JoinGroupResponse.MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: Members
+    #: JoinGroupResponse.Members
     x = o.members
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_JoinGroupResponseMember_v5(v, w)
-    #: SkipAssignment
+    for o1 in x:
+        #: JoinGroupResponseMember.MemberId
+        try: x1 = o1.member_id.encode()
+        except UnicodeEncodeError: x1 = o1.member_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: JoinGroupResponseMember.GroupInstanceId
+        x1 = o1.group_instance_id
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: JoinGroupResponseMember.Metadata
+        x1 = o1.metadata
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: JoinGroupResponseMember._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupResponseMember', '_tagged_fields')
+    #: JoinGroupResponse.SkipAssignment
     if o.skip_assignment != False: raise _absent('JoinGroupResponse', 'SkipAssignment')
-    #: _tagged_fields
+    #: JoinGroupResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupResponse', '_tagged_fields')
 
 
 def _d_JoinGroupResponse_v6(buf, pos):
     blen = len(buf)
     o = _new(JoinGroupResponse)
-    #: JoinGroupResponse.ThrottleTimeMs, ErrorCode, GenerationId
-    o.throttle_time_ms, o.error_code, o.generation_id = _S_ihi.unpack_from(buf, pos)
-    pos += 10
+    #: JoinGroupResponse.ThrottleTimeMs, ErrorCode, GenerationId, ProtocolName
+    o.throttle_time_ms, o.error_code, o.generation_id, n = _S_ihiB.unpack_from(buf, pos)
+    pos += 11
     #: JoinGroupResponse.ProtocolName
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'ProtocolName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'ProtocolName', True)
-    o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.Leader
     n = buf[pos] - 1
@@ -1090,7 +1232,8 @@ def _d_JoinGroupResponse_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'Leader', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'Leader', True)
-    o.leader = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.leader = buf[pos:e].decode()
+    except UnicodeDecodeError: o.leader = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.MemberId
     n = buf[pos] - 1
@@ -1099,14 +1242,14 @@ def _d_JoinGroupResponse_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.Members
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'JoinGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1118,7 +1261,8 @@ def _d_JoinGroupResponse_v6(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponseMember', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupResponseMember', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: JoinGroupResponseMember.GroupInstanceId
         n1 = buf[pos] - 1
@@ -1128,7 +1272,8 @@ def _d_JoinGroupResponse_v6(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupResponseMember', 'GroupInstanceId', True)
-            o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.group_instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: JoinGroupResponseMember.Metadata
         n1 = buf[pos] - 1
@@ -1156,67 +1301,73 @@ def _d_JoinGroupResponse_v6(buf, pos):
     return o, pos
 
 
-def _e_JoinGroupResponseMember_v6(o, w):
-    #: MemberId
-    x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponseMember', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupInstanceId
-    x = o.group_instance_id
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponseMember', 'GroupInstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: Metadata
-    x = o.metadata
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_JoinGroupResponse_v6(o, w):
-    #: ThrottleTimeMs, ErrorCode, GenerationId
+    #: JoinGroupResponse.ThrottleTimeMs, ErrorCode, GenerationId
     w(_S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id))
-    #: ProtocolName
+    #: JoinGroupResponse.ProtocolName
     x = o.protocol_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'ProtocolName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'ProtocolName')
+    else: w(_uve(n + 1))
     w(x)
-    #: Leader
+    #: JoinGroupResponse.Leader
     x = o.leader
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'Leader')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'Leader')
+    else: w(_uve(n + 1))
     w(x)
-    #: MemberId
+    #: JoinGroupResponse.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Members
+    #: JoinGroupResponse.Members
     x = o.members
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_JoinGroupResponseMember_v6(v, w)
-    #: SkipAssignment
+    for o1 in x:
+        #: JoinGroupResponseMember.MemberId
+        x1 = o1.member_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponseMember', 'MemberId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: JoinGroupResponseMember.GroupInstanceId
+        x1 = o1.group_instance_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponseMember', 'GroupInstanceId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: JoinGroupResponseMember.Metadata
+        x1 = o1.metadata
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: JoinGroupResponseMember._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: JoinGroupResponse.SkipAssignment
     if o.skip_assignment != False: raise _absent('JoinGroupResponse', 'SkipAssignment')
-    #: _tagged_fields
+    #: JoinGroupResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1225,18 +1376,18 @@ def _e_JoinGroupResponse_v6(o, w):
 def _d_JoinGroupResponse_v7(buf, pos):
     blen = len(buf)
     o = _new(JoinGroupResponse)
-    #: JoinGroupResponse.ThrottleTimeMs, ErrorCode, GenerationId
-    o.throttle_time_ms, o.error_code, o.generation_id = _S_ihi.unpack_from(buf, pos)
-    pos += 10
+    #: JoinGroupResponse.ThrottleTimeMs, ErrorCode, GenerationId, ProtocolType
+    o.throttle_time_ms, o.error_code, o.generation_id, n = _S_ihiB.unpack_from(buf, pos)
+    pos += 11
     #: JoinGroupResponse.ProtocolType
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.protocol_type = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'ProtocolType', True)
-        o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.protocol_type = buf[pos:e].decode()
+        except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: JoinGroupResponse.ProtocolName
     n = buf[pos] - 1
@@ -1246,7 +1397,8 @@ def _d_JoinGroupResponse_v7(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'ProtocolName', True)
-        o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.protocol_name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: JoinGroupResponse.Leader
     n = buf[pos] - 1
@@ -1255,7 +1407,8 @@ def _d_JoinGroupResponse_v7(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'Leader', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'Leader', True)
-    o.leader = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.leader = buf[pos:e].decode()
+    except UnicodeDecodeError: o.leader = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.MemberId
     n = buf[pos] - 1
@@ -1264,14 +1417,14 @@ def _d_JoinGroupResponse_v7(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.Members
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'JoinGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1283,7 +1436,8 @@ def _d_JoinGroupResponse_v7(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponseMember', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupResponseMember', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: JoinGroupResponseMember.GroupInstanceId
         n1 = buf[pos] - 1
@@ -1293,7 +1447,8 @@ def _d_JoinGroupResponse_v7(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupResponseMember', 'GroupInstanceId', True)
-            o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.group_instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: JoinGroupResponseMember.Metadata
         n1 = buf[pos] - 1
@@ -1321,49 +1476,85 @@ def _d_JoinGroupResponse_v7(buf, pos):
 
 
 def _e_JoinGroupResponse_v7(o, w):
-    #: ThrottleTimeMs, ErrorCode, GenerationId
+    #: JoinGroupResponse.ThrottleTimeMs, ErrorCode, GenerationId
     w(_S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id))
-    #: ProtocolType
+    #: JoinGroupResponse.ProtocolType
     x = o.protocol_type
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'ProtocolType')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'ProtocolType')
+        else: w(_uve(n + 1))
         w(x)
-    #: ProtocolName
+    #: JoinGroupResponse.ProtocolName
     x = o.protocol_name
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'ProtocolName')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'ProtocolName')
+        else: w(_uve(n + 1))
         w(x)
-    #: Leader
+    #: JoinGroupResponse.Leader
     x = o.leader
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'Leader')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'Leader')
+    else: w(_uve(n + 1))
     w(x)
-    #: MemberId
+    #: JoinGroupResponse.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Members
+    #: JoinGroupResponse.Members
     x = o.members
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_JoinGroupResponseMember_v6(v, w)
-    #: SkipAssignment
+    for o1 in x:
+        #: JoinGroupResponseMember.MemberId
+        x1 = o1.member_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponseMember', 'MemberId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: JoinGroupResponseMember.GroupInstanceId
+        x1 = o1.group_instance_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponseMember', 'GroupInstanceId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: JoinGroupResponseMember.Metadata
+        x1 = o1.metadata
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: JoinGroupResponseMember._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: JoinGroupResponse.SkipAssignment
     if o.skip_assignment != False: raise _absent('JoinGroupResponse', 'SkipAssignment')
-    #: _tagged_fields
+    #: JoinGroupResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1372,18 +1563,18 @@ def _e_JoinGroupResponse_v7(o, w):
 def _d_JoinGroupResponse_v9(buf, pos):
     blen = len(buf)
     o = _new(JoinGroupResponse)
-    #: JoinGroupResponse.ThrottleTimeMs, ErrorCode, GenerationId
-    o.throttle_time_ms, o.error_code, o.generation_id = _S_ihi.unpack_from(buf, pos)
-    pos += 10
+    #: JoinGroupResponse.ThrottleTimeMs, ErrorCode, GenerationId, ProtocolType
+    o.throttle_time_ms, o.error_code, o.generation_id, n = _S_ihiB.unpack_from(buf, pos)
+    pos += 11
     #: JoinGroupResponse.ProtocolType
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.protocol_type = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'ProtocolType', True)
-        o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.protocol_type = buf[pos:e].decode()
+        except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: JoinGroupResponse.ProtocolName
     n = buf[pos] - 1
@@ -1393,7 +1584,8 @@ def _d_JoinGroupResponse_v9(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'ProtocolName', True)
-        o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.protocol_name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: JoinGroupResponse.Leader
     n = buf[pos] - 1
@@ -1402,26 +1594,26 @@ def _d_JoinGroupResponse_v9(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'Leader', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'Leader', True)
-    o.leader = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.leader = buf[pos:e].decode()
+    except UnicodeDecodeError: o.leader = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: JoinGroupResponse.SkipAssignment
-    o.skip_assignment, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: JoinGroupResponse.SkipAssignment, MemberId
+    o.skip_assignment, n = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: JoinGroupResponse.MemberId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponse', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponse.Members
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponse', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'JoinGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1433,7 +1625,8 @@ def _d_JoinGroupResponse_v9(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponseMember', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupResponseMember', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: JoinGroupResponseMember.GroupInstanceId
         n1 = buf[pos] - 1
@@ -1443,7 +1636,8 @@ def _d_JoinGroupResponse_v9(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'JoinGroupResponseMember', 'GroupInstanceId', True)
-            o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.group_instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: JoinGroupResponseMember.Metadata
         n1 = buf[pos] - 1
@@ -1470,49 +1664,85 @@ def _d_JoinGroupResponse_v9(buf, pos):
 
 
 def _e_JoinGroupResponse_v9(o, w):
-    #: ThrottleTimeMs, ErrorCode, GenerationId
+    #: JoinGroupResponse.ThrottleTimeMs, ErrorCode, GenerationId
     w(_S_ihi.pack(o.throttle_time_ms, o.error_code, o.generation_id))
-    #: ProtocolType
+    #: JoinGroupResponse.ProtocolType
     x = o.protocol_type
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'ProtocolType')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'ProtocolType')
+        else: w(_uve(n + 1))
         w(x)
-    #: ProtocolName
+    #: JoinGroupResponse.ProtocolName
     x = o.protocol_name
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'ProtocolName')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'ProtocolName')
+        else: w(_uve(n + 1))
         w(x)
-    #: Leader
+    #: JoinGroupResponse.Leader
     x = o.leader
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'Leader')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'Leader')
+    else: w(_uve(n + 1))
     w(x)
-    #: SkipAssignment
+    #: JoinGroupResponse.SkipAssignment
     w(_S_o.pack(o.skip_assignment))
-    #: MemberId
+    #: JoinGroupResponse.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponse', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Members
+    #: JoinGroupResponse.Members
     x = o.members
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_JoinGroupResponseMember_v6(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: JoinGroupResponseMember.MemberId
+        x1 = o1.member_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponseMember', 'MemberId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: JoinGroupResponseMember.GroupInstanceId
+        x1 = o1.group_instance_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponseMember', 'GroupInstanceId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: JoinGroupResponseMember.Metadata
+        x1 = o1.metadata
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: JoinGroupResponseMember._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: JoinGroupResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1527,7 +1757,8 @@ def _d_JoinGroupResponseMember_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponseMember', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponseMember', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponseMember.Metadata
     n, = _S_i.unpack_from(buf, pos)
@@ -1542,6 +1773,20 @@ def _d_JoinGroupResponseMember_v0(buf, pos):
     return o, pos
 
 
+def _e_JoinGroupResponseMember_v0(o, w):
+    #: JoinGroupResponseMember.MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: JoinGroupResponseMember.Metadata
+    x = o.metadata
+    w(_S_i.pack(len(x)))
+    w(x)
+    #: JoinGroupResponseMember._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupResponseMember', '_tagged_fields')
+
+
 def _d_JoinGroupResponseMember_v5(buf, pos):
     blen = len(buf)
     o = _new(JoinGroupResponseMember)
@@ -1551,7 +1796,8 @@ def _d_JoinGroupResponseMember_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponseMember', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponseMember', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponseMember.GroupInstanceId
     n, = _S_h.unpack_from(buf, pos)
@@ -1560,7 +1806,8 @@ def _d_JoinGroupResponseMember_v5(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponseMember', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: JoinGroupResponseMember.Metadata
     n, = _S_i.unpack_from(buf, pos)
@@ -1574,6 +1821,28 @@ def _d_JoinGroupResponseMember_v5(buf, pos):
     return o, pos
 
 
+def _e_JoinGroupResponseMember_v5(o, w):
+    #: JoinGroupResponseMember.MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: JoinGroupResponseMember.GroupInstanceId
+    x = o.group_instance_id
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: JoinGroupResponseMember.Metadata
+    x = o.metadata
+    w(_S_i.pack(len(x)))
+    w(x)
+    #: JoinGroupResponseMember._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'JoinGroupResponseMember', '_tagged_fields')
+
+
 def _d_JoinGroupResponseMember_v6(buf, pos):
     blen = len(buf)
     o = _new(JoinGroupResponseMember)
@@ -1584,7 +1853,8 @@ def _d_JoinGroupResponseMember_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'JoinGroupResponseMember', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponseMember', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: JoinGroupResponseMember.GroupInstanceId
     n = buf[pos] - 1
@@ -1594,7 +1864,8 @@ def _d_JoinGroupResponseMember_v6(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'JoinGroupResponseMember', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: JoinGroupResponseMember.Metadata
     n = buf[pos] - 1
@@ -1611,6 +1882,38 @@ def _d_JoinGroupResponseMember_v6(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_JoinGroupResponseMember_v6(o, w):
+    #: JoinGroupResponseMember.MemberId
+    x = o.member_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponseMember', 'MemberId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: JoinGroupResponseMember.GroupInstanceId
+    x = o.group_instance_id
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'JoinGroupResponseMember', 'GroupInstanceId')
+        else: w(_uve(n + 1))
+        w(x)
+    #: JoinGroupResponseMember.Metadata
+    x = o.metadata
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    w(x)
+    #: JoinGroupResponseMember._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,8 +18,11 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_hi = _Sc('>hi')
+_S_hiB = _Sc('>hiB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_iU = _Sc('>i16s')
+_S_iUB = _Sc('>i16sB')
 
 
 class LeaderChangeMessage(_Struct):
@@ -68,49 +72,42 @@ class Voter(_Struct):
 def _d_LeaderChangeMessage_v0(buf, pos):
     blen = len(buf)
     o = _new(LeaderChangeMessage)
-    #: LeaderChangeMessage.Version, LeaderId
-    o.version, o.leader_id = _S_hi.unpack_from(buf, pos)
-    pos += 6
+    #: LeaderChangeMessage.Version, LeaderId, Voters
+    o.version, o.leader_id, n = _S_hiB.unpack_from(buf, pos)
+    pos += 7
     #: LeaderChangeMessage.Voters
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaderChangeMessage', 'Voters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'LeaderChangeMessage', 'Voters')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'LeaderChangeMessage', 'Voters')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(Voter)
-        #: Voter.VoterId
-        o1.voter_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: Voter.VoterId, _tagged_fields
+        o1.voter_id, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         o1.voter_directory_id = _ZERO_UUID
         #: Voter._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.voters = x
     #: LeaderChangeMessage.GrantingVoters
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaderChangeMessage', 'GrantingVoters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'LeaderChangeMessage', 'GrantingVoters')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'LeaderChangeMessage', 'GrantingVoters')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(Voter)
-        #: Voter.VoterId
-        o1.voter_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: Voter.VoterId, _tagged_fields
+        o1.voter_id, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         o1.voter_directory_id = _ZERO_UUID
         #: Voter._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.granting_voters = x
     #: LeaderChangeMessage._tagged_fields
@@ -121,33 +118,36 @@ def _d_LeaderChangeMessage_v0(buf, pos):
     return o, pos
 
 
-def _e_Voter_v0(o, w):
-    #: VoterId
-    w(_S_i.pack(o.voter_id))
-    #: VoterDirectoryId
-    if o.voter_directory_id != _ZERO_UUID: raise _absent('Voter', 'VoterDirectoryId')
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_LeaderChangeMessage_v0(o, w):
-    #: Version, LeaderId
+    #: LeaderChangeMessage.Version, LeaderId
     w(_S_hi.pack(o.version, o.leader_id))
-    #: Voters
+    #: LeaderChangeMessage.Voters
     x = o.voters
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Voter_v0(v, w)
-    #: GrantingVoters
+    for o1 in x:
+        #: Voter.VoterId
+        w(_S_i.pack(o1.voter_id))
+        #: Voter.VoterDirectoryId
+        if o1.voter_directory_id != _ZERO_UUID: raise _absent('Voter', 'VoterDirectoryId')
+        #: Voter._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: LeaderChangeMessage.GrantingVoters
     x = o.granting_voters
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Voter_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: Voter.VoterId
+        w(_S_i.pack(o1.voter_id))
+        #: Voter.VoterDirectoryId
+        if o1.voter_directory_id != _ZERO_UUID: raise _absent('Voter', 'VoterDirectoryId')
+        #: Voter._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: LeaderChangeMessage._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -156,49 +156,42 @@ def _e_LeaderChangeMessage_v0(o, w):
 def _d_LeaderChangeMessage_v1(buf, pos):
     blen = len(buf)
     o = _new(LeaderChangeMessage)
-    #: LeaderChangeMessage.Version, LeaderId
-    o.version, o.leader_id = _S_hi.unpack_from(buf, pos)
-    pos += 6
+    #: LeaderChangeMessage.Version, LeaderId, Voters
+    o.version, o.leader_id, n = _S_hiB.unpack_from(buf, pos)
+    pos += 7
     #: LeaderChangeMessage.Voters
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaderChangeMessage', 'Voters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'LeaderChangeMessage', 'Voters')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'LeaderChangeMessage', 'Voters')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(Voter)
-        #: Voter.VoterId, VoterDirectoryId
-        o1.voter_id, o1.voter_directory_id = _S_iU.unpack_from(buf, pos)
-        pos += 20
-        o1.voter_directory_id = _UC.get(o1.voter_directory_id) or _mkuuid(o1.voter_directory_id)
+        #: Voter.VoterId, VoterDirectoryId, _tagged_fields
+        o1.voter_id, u1_0, t1 = _S_iUB.unpack_from(buf, pos)
+        pos += 21
+        o1.voter_directory_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: Voter._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.voters = x
     #: LeaderChangeMessage.GrantingVoters
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaderChangeMessage', 'GrantingVoters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'LeaderChangeMessage', 'GrantingVoters')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'LeaderChangeMessage', 'GrantingVoters')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(Voter)
-        #: Voter.VoterId, VoterDirectoryId
-        o1.voter_id, o1.voter_directory_id = _S_iU.unpack_from(buf, pos)
-        pos += 20
-        o1.voter_directory_id = _UC.get(o1.voter_directory_id) or _mkuuid(o1.voter_directory_id)
+        #: Voter.VoterId, VoterDirectoryId, _tagged_fields
+        o1.voter_id, u1_0, t1 = _S_iUB.unpack_from(buf, pos)
+        pos += 21
+        o1.voter_directory_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: Voter._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.granting_voters = x
     #: LeaderChangeMessage._tagged_fields
@@ -209,31 +202,32 @@ def _d_LeaderChangeMessage_v1(buf, pos):
     return o, pos
 
 
-def _e_Voter_v1(o, w):
-    #: VoterId, VoterDirectoryId
-    w(_S_iU.pack(o.voter_id, o.voter_directory_id.bytes))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_LeaderChangeMessage_v1(o, w):
-    #: Version, LeaderId
+    #: LeaderChangeMessage.Version, LeaderId
     w(_S_hi.pack(o.version, o.leader_id))
-    #: Voters
+    #: LeaderChangeMessage.Voters
     x = o.voters
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Voter_v1(v, w)
-    #: GrantingVoters
+    for o1 in x:
+        #: Voter.VoterId, VoterDirectoryId
+        w(_S_iU.pack(o1.voter_id, o1.voter_directory_id.bytes))
+        #: Voter._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: LeaderChangeMessage.GrantingVoters
     x = o.granting_voters
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Voter_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: Voter.VoterId, VoterDirectoryId
+        w(_S_iU.pack(o1.voter_id, o1.voter_directory_id.bytes))
+        #: Voter._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: LeaderChangeMessage._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -241,30 +235,46 @@ def _e_LeaderChangeMessage_v1(o, w):
 
 def _d_Voter_v0(buf, pos):
     o = _new(Voter)
-    #: Voter.VoterId
-    o.voter_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: Voter.VoterId, _tagged_fields
+    o.voter_id, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     o.voter_directory_id = _ZERO_UUID
     #: Voter._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_Voter_v0(o, w):
+    #: Voter.VoterId
+    w(_S_i.pack(o.voter_id))
+    #: Voter.VoterDirectoryId
+    if o.voter_directory_id != _ZERO_UUID: raise _absent('Voter', 'VoterDirectoryId')
+    #: Voter._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_Voter_v1(buf, pos):
     o = _new(Voter)
-    #: Voter.VoterId, VoterDirectoryId
-    o.voter_id, o.voter_directory_id = _S_iU.unpack_from(buf, pos)
-    pos += 20
-    o.voter_directory_id = _UC.get(o.voter_directory_id) or _mkuuid(o.voter_directory_id)
+    #: Voter.VoterId, VoterDirectoryId, _tagged_fields
+    o.voter_id, u_0, t = _S_iUB.unpack_from(buf, pos)
+    pos += 21
+    o.voter_directory_id = _UC.get(u_0) or _mkuuid(u_0)
     #: Voter._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_Voter_v1(o, w):
+    #: Voter.VoterId, VoterDirectoryId
+    w(_S_iU.pack(o.voter_id, o.voter_directory_id.bytes))
+    #: Voter._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

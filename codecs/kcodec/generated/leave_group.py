@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,8 +18,10 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_i = _Sc('>i')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ihi = _Sc('>ihi')
 
 
@@ -117,7 +120,8 @@ def _d_LeaveGroupRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaveGroupRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'LeaveGroupRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: LeaveGroupRequest.MemberId
     n, = _S_h.unpack_from(buf, pos)
@@ -125,7 +129,8 @@ def _d_LeaveGroupRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaveGroupRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'LeaveGroupRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.members = []
     o._utf = None
@@ -133,17 +138,19 @@ def _d_LeaveGroupRequest_v0(buf, pos):
 
 
 def _e_LeaveGroupRequest_v0(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: LeaveGroupRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: LeaveGroupRequest.MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: Members
+    #: LeaveGroupRequest.Members
     if (o.members is None or len(o.members) != 0): raise _absent('LeaveGroupRequest', 'Members')
-    #: _tagged_fields
+    #: LeaveGroupRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'LeaveGroupRequest', '_tagged_fields')
 
 
@@ -156,13 +163,13 @@ def _d_LeaveGroupRequest_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaveGroupRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'LeaveGroupRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: LeaveGroupRequest.Members
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaveGroupRequest', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'LeaveGroupRequest', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'LeaveGroupRequest', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -173,7 +180,8 @@ def _d_LeaveGroupRequest_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MemberIdentity', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MemberIdentity', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MemberIdentity.GroupInstanceId
         n1, = _S_h.unpack_from(buf, pos)
@@ -182,7 +190,8 @@ def _d_LeaveGroupRequest_v3(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MemberIdentity', 'GroupInstanceId', True)
-            o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.group_instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1.reason = None
         o1._utf = None
@@ -193,35 +202,34 @@ def _d_LeaveGroupRequest_v3(buf, pos):
     return o, pos
 
 
-def _e_MemberIdentity_v3(o, w):
-    #: MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: GroupInstanceId
-    x = o.group_instance_id
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MemberIdentity', '_tagged_fields')
-
-
 def _e_LeaveGroupRequest_v3(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: LeaveGroupRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: Members
+    #: LeaveGroupRequest.Members
     x = o.members
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_MemberIdentity_v3(v, w)
-    #: MemberId
+    for o1 in x:
+        #: MemberIdentity.MemberId
+        try: x1 = o1.member_id.encode()
+        except UnicodeEncodeError: x1 = o1.member_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: MemberIdentity.GroupInstanceId
+        x1 = o1.group_instance_id
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: MemberIdentity._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MemberIdentity', '_tagged_fields')
+    #: LeaveGroupRequest.MemberId
     if o.member_id != '': raise _absent('LeaveGroupRequest', 'MemberId')
-    #: _tagged_fields
+    #: LeaveGroupRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'LeaveGroupRequest', '_tagged_fields')
 
 
@@ -235,14 +243,14 @@ def _d_LeaveGroupRequest_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaveGroupRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'LeaveGroupRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: LeaveGroupRequest.Members
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaveGroupRequest', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'LeaveGroupRequest', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'LeaveGroupRequest', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -254,7 +262,8 @@ def _d_LeaveGroupRequest_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MemberIdentity', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MemberIdentity', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MemberIdentity.GroupInstanceId
         n1 = buf[pos] - 1
@@ -264,7 +273,8 @@ def _d_LeaveGroupRequest_v4(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MemberIdentity', 'GroupInstanceId', True)
-            o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.group_instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1.reason = None
         #: MemberIdentity._tagged_fields
@@ -283,46 +293,48 @@ def _d_LeaveGroupRequest_v4(buf, pos):
     return o, pos
 
 
-def _e_MemberIdentity_v4(o, w):
-    #: MemberId
-    x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupInstanceId
-    x = o.group_instance_id
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'GroupInstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_LeaveGroupRequest_v4(o, w):
-    #: GroupId
+    #: LeaveGroupRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'LeaveGroupRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'LeaveGroupRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Members
+    #: LeaveGroupRequest.Members
     x = o.members
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MemberIdentity_v4(v, w)
-    #: MemberId
+    for o1 in x:
+        #: MemberIdentity.MemberId
+        x1 = o1.member_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'MemberId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: MemberIdentity.GroupInstanceId
+        x1 = o1.group_instance_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'GroupInstanceId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: MemberIdentity._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: LeaveGroupRequest.MemberId
     if o.member_id != '': raise _absent('LeaveGroupRequest', 'MemberId')
-    #: _tagged_fields
+    #: LeaveGroupRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -338,14 +350,14 @@ def _d_LeaveGroupRequest_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaveGroupRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'LeaveGroupRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: LeaveGroupRequest.Members
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaveGroupRequest', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'LeaveGroupRequest', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'LeaveGroupRequest', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -357,7 +369,8 @@ def _d_LeaveGroupRequest_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MemberIdentity', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MemberIdentity', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MemberIdentity.GroupInstanceId
         n1 = buf[pos] - 1
@@ -367,7 +380,8 @@ def _d_LeaveGroupRequest_v5(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MemberIdentity', 'GroupInstanceId', True)
-            o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.group_instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: MemberIdentity.Reason
         n1 = buf[pos] - 1
@@ -377,7 +391,8 @@ def _d_LeaveGroupRequest_v5(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MemberIdentity', 'Reason', True)
-            o1.reason = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.reason = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.reason = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: MemberIdentity._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -395,55 +410,59 @@ def _d_LeaveGroupRequest_v5(buf, pos):
     return o, pos
 
 
-def _e_MemberIdentity_v5(o, w):
-    #: MemberId
-    x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupInstanceId
-    x = o.group_instance_id
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'GroupInstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: Reason
-    x = o.reason
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'Reason')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_LeaveGroupRequest_v5(o, w):
-    #: GroupId
+    #: LeaveGroupRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'LeaveGroupRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'LeaveGroupRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Members
+    #: LeaveGroupRequest.Members
     x = o.members
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MemberIdentity_v5(v, w)
-    #: MemberId
+    for o1 in x:
+        #: MemberIdentity.MemberId
+        x1 = o1.member_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'MemberId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: MemberIdentity.GroupInstanceId
+        x1 = o1.group_instance_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'GroupInstanceId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: MemberIdentity.Reason
+        x1 = o1.reason
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'Reason')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: MemberIdentity._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: LeaveGroupRequest.MemberId
     if o.member_id != '': raise _absent('LeaveGroupRequest', 'MemberId')
-    #: _tagged_fields
+    #: LeaveGroupRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -458,7 +477,8 @@ def _d_MemberIdentity_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MemberIdentity', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MemberIdentity', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: MemberIdentity.GroupInstanceId
     n, = _S_h.unpack_from(buf, pos)
@@ -467,11 +487,30 @@ def _d_MemberIdentity_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MemberIdentity', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o.reason = None
     o._utf = None
     return o, pos
+
+
+def _e_MemberIdentity_v3(o, w):
+    #: MemberIdentity.MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: MemberIdentity.GroupInstanceId
+    x = o.group_instance_id
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: MemberIdentity._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MemberIdentity', '_tagged_fields')
 
 
 def _d_MemberIdentity_v4(buf, pos):
@@ -484,7 +523,8 @@ def _d_MemberIdentity_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MemberIdentity', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MemberIdentity', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: MemberIdentity.GroupInstanceId
     n = buf[pos] - 1
@@ -494,7 +534,8 @@ def _d_MemberIdentity_v4(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MemberIdentity', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o.reason = None
     #: MemberIdentity._tagged_fields
@@ -503,6 +544,33 @@ def _d_MemberIdentity_v4(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_MemberIdentity_v4(o, w):
+    #: MemberIdentity.MemberId
+    x = o.member_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'MemberId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: MemberIdentity.GroupInstanceId
+    x = o.group_instance_id
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'GroupInstanceId')
+        else: w(_uve(n + 1))
+        w(x)
+    #: MemberIdentity._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_MemberIdentity_v5(buf, pos):
@@ -515,7 +583,8 @@ def _d_MemberIdentity_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MemberIdentity', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MemberIdentity', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: MemberIdentity.GroupInstanceId
     n = buf[pos] - 1
@@ -525,7 +594,8 @@ def _d_MemberIdentity_v5(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MemberIdentity', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: MemberIdentity.Reason
     n = buf[pos] - 1
@@ -535,7 +605,8 @@ def _d_MemberIdentity_v5(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MemberIdentity', 'Reason', True)
-        o.reason = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.reason = buf[pos:e].decode()
+        except UnicodeDecodeError: o.reason = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: MemberIdentity._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -543,6 +614,44 @@ def _d_MemberIdentity_v5(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_MemberIdentity_v5(o, w):
+    #: MemberIdentity.MemberId
+    x = o.member_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'MemberId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: MemberIdentity.GroupInstanceId
+    x = o.group_instance_id
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'GroupInstanceId')
+        else: w(_uve(n + 1))
+        w(x)
+    #: MemberIdentity.Reason
+    x = o.reason
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MemberIdentity', 'Reason')
+        else: w(_uve(n + 1))
+        w(x)
+    #: MemberIdentity._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_LeaveGroupResponse_v0(buf, pos):
@@ -557,11 +666,11 @@ def _d_LeaveGroupResponse_v0(buf, pos):
 
 
 def _e_LeaveGroupResponse_v0(o, w):
-    #: ErrorCode
+    #: LeaveGroupResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: Members
+    #: LeaveGroupResponse.Members
     if (o.members is None or len(o.members) != 0): raise _absent('LeaveGroupResponse', 'Members')
-    #: _tagged_fields
+    #: LeaveGroupResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'LeaveGroupResponse', '_tagged_fields')
 
 
@@ -576,11 +685,11 @@ def _d_LeaveGroupResponse_v1(buf, pos):
 
 
 def _e_LeaveGroupResponse_v1(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: LeaveGroupResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: Members
+    #: LeaveGroupResponse.Members
     if (o.members is None or len(o.members) != 0): raise _absent('LeaveGroupResponse', 'Members')
-    #: _tagged_fields
+    #: LeaveGroupResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'LeaveGroupResponse', '_tagged_fields')
 
 
@@ -590,8 +699,7 @@ def _d_LeaveGroupResponse_v3(buf, pos):
     #: LeaveGroupResponse.ThrottleTimeMs, ErrorCode, Members
     o.throttle_time_ms, o.error_code, n = _S_ihi.unpack_from(buf, pos)
     pos += 10
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaveGroupResponse', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'LeaveGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'LeaveGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -602,7 +710,8 @@ def _d_LeaveGroupResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MemberResponse', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MemberResponse', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MemberResponse.GroupInstanceId
         n1, = _S_h.unpack_from(buf, pos)
@@ -611,7 +720,8 @@ def _d_LeaveGroupResponse_v3(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MemberResponse', 'GroupInstanceId', True)
-            o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.group_instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: MemberResponse.ErrorCode
         o1.error_code, = _S_h.unpack_from(buf, pos)
@@ -623,46 +733,42 @@ def _d_LeaveGroupResponse_v3(buf, pos):
     return o, pos
 
 
-def _e_MemberResponse_v3(o, w):
-    #: MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: GroupInstanceId
-    x = o.group_instance_id
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MemberResponse', '_tagged_fields')
-
-
 def _e_LeaveGroupResponse_v3(o, w):
-    #: ThrottleTimeMs, ErrorCode, Members
+    #: LeaveGroupResponse.ThrottleTimeMs, ErrorCode, Members
     x = o.members
     w(_S_ihi.pack(o.throttle_time_ms, o.error_code, len(x)))
-    for v in x:
-        _e_MemberResponse_v3(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: MemberResponse.MemberId
+        try: x1 = o1.member_id.encode()
+        except UnicodeEncodeError: x1 = o1.member_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: MemberResponse.GroupInstanceId
+        x1 = o1.group_instance_id
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: MemberResponse.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: MemberResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MemberResponse', '_tagged_fields')
+    #: LeaveGroupResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'LeaveGroupResponse', '_tagged_fields')
 
 
 def _d_LeaveGroupResponse_v4(buf, pos):
     blen = len(buf)
     o = _new(LeaveGroupResponse)
-    #: LeaveGroupResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: LeaveGroupResponse.ThrottleTimeMs, ErrorCode, Members
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: LeaveGroupResponse.Members
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'LeaveGroupResponse', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'LeaveGroupResponse', 'Members')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'LeaveGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -674,7 +780,8 @@ def _d_LeaveGroupResponse_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MemberResponse', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MemberResponse', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MemberResponse.GroupInstanceId
         n1 = buf[pos] - 1
@@ -684,16 +791,15 @@ def _d_LeaveGroupResponse_v4(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MemberResponse', 'GroupInstanceId', True)
-            o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.group_instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.group_instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: MemberResponse.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: MemberResponse.ErrorCode, _tagged_fields
+        o1.error_code, t1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: MemberResponse._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.members = x
     #: LeaveGroupResponse._tagged_fields
@@ -704,41 +810,41 @@ def _d_LeaveGroupResponse_v4(buf, pos):
     return o, pos
 
 
-def _e_MemberResponse_v4(o, w):
-    #: MemberId
-    x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MemberResponse', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupInstanceId
-    x = o.group_instance_id
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MemberResponse', 'GroupInstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_LeaveGroupResponse_v4(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: LeaveGroupResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: Members
+    #: LeaveGroupResponse.Members
     x = o.members
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MemberResponse_v4(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: MemberResponse.MemberId
+        x1 = o1.member_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MemberResponse', 'MemberId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: MemberResponse.GroupInstanceId
+        x1 = o1.group_instance_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MemberResponse', 'GroupInstanceId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: MemberResponse.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: MemberResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: LeaveGroupResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -753,7 +859,8 @@ def _d_MemberResponse_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MemberResponse', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MemberResponse', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: MemberResponse.GroupInstanceId
     n, = _S_h.unpack_from(buf, pos)
@@ -762,13 +869,34 @@ def _d_MemberResponse_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MemberResponse', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: MemberResponse.ErrorCode
     o.error_code, = _S_h.unpack_from(buf, pos)
     pos += 2
     o._utf = None
     return o, pos
+
+
+def _e_MemberResponse_v3(o, w):
+    #: MemberResponse.MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: MemberResponse.GroupInstanceId
+    x = o.group_instance_id
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: MemberResponse.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: MemberResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MemberResponse', '_tagged_fields')
 
 
 def _d_MemberResponse_v4(buf, pos):
@@ -781,7 +909,8 @@ def _d_MemberResponse_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MemberResponse', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MemberResponse', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: MemberResponse.GroupInstanceId
     n = buf[pos] - 1
@@ -791,17 +920,45 @@ def _d_MemberResponse_v4(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MemberResponse', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: MemberResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: MemberResponse.ErrorCode, _tagged_fields
+    o.error_code, t = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: MemberResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_MemberResponse_v4(o, w):
+    #: MemberResponse.MemberId
+    x = o.member_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MemberResponse', 'MemberId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: MemberResponse.GroupInstanceId
+    x = o.group_instance_id
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MemberResponse', 'GroupInstanceId')
+        else: w(_uve(n + 1))
+        w(x)
+    #: MemberResponse.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: MemberResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,8 +18,11 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_b = _Sc('>b')
+_S_bB = _Sc('>bB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _A8 = _arrays('b')
+_PC8 = _packers('b', True)
 
 
 class ListConfigResourcesRequest(_Struct):
@@ -95,9 +99,9 @@ def _d_ListConfigResourcesRequest_v0(buf, pos):
 
 
 def _e_ListConfigResourcesRequest_v0(o, w):
-    #: ResourceTypes
+    #: ListConfigResourcesRequest.ResourceTypes
     if (o.resource_types is None or len(o.resource_types) != 0): raise _absent('ListConfigResourcesRequest', 'ResourceTypes')
-    #: _tagged_fields
+    #: ListConfigResourcesRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -110,10 +114,11 @@ def _d_ListConfigResourcesRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListConfigResourcesRequest', 'ResourceTypes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListConfigResourcesRequest', 'ResourceTypes')
-    o.resource_types = [*_A8[n](buf, pos)] if n < 256 else list(_unpack_from('>%db' % n, buf, pos))
-    pos += n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListConfigResourcesRequest', 'ResourceTypes')
+    if n == 0: o.resource_types = []
+    else:
+        o.resource_types = [*_A8[n](buf, pos)] if n < 256 else list(_unpack_from('>%db' % n, buf, pos))
+        pos += n
     #: ListConfigResourcesRequest._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
@@ -123,12 +128,14 @@ def _d_ListConfigResourcesRequest_v1(buf, pos):
 
 
 def _e_ListConfigResourcesRequest_v1(o, w):
-    #: ResourceTypes
+    #: ListConfigResourcesRequest.ResourceTypes
     x = o.resource_types
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%db' % len(x), *x))
-    #: _tagged_fields
+    n = len(x)
+    if n < 127: w(_PC8[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%db' % n, *x))
+    #: ListConfigResourcesRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -137,15 +144,13 @@ def _e_ListConfigResourcesRequest_v1(o, w):
 def _d_ListConfigResourcesResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(ListConfigResourcesResponse)
-    #: ListConfigResourcesResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ListConfigResourcesResponse.ThrottleTimeMs, ErrorCode, ConfigResources
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ListConfigResourcesResponse.ConfigResources
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListConfigResourcesResponse', 'ConfigResources', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListConfigResourcesResponse', 'ConfigResources')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListConfigResourcesResponse', 'ConfigResources')
     x = []
     ap = x.append
     for _ in range(n):
@@ -157,7 +162,8 @@ def _d_ListConfigResourcesResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ConfigResource', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ConfigResource', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         o1.resource_type = 16
         #: ConfigResource._tagged_fields
@@ -175,30 +181,28 @@ def _d_ListConfigResourcesResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_ConfigResource_v0(o, w):
-    #: ResourceName
-    x = o.resource_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConfigResource', 'ResourceName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ListConfigResourcesResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: ListConfigResourcesResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ConfigResources
+    #: ListConfigResourcesResponse.ConfigResources
     x = o.config_resources
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ConfigResource_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ConfigResource.ResourceName
+        x1 = o1.resource_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ConfigResource', 'ResourceName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ConfigResource._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ListConfigResourcesResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -207,15 +211,13 @@ def _e_ListConfigResourcesResponse_v0(o, w):
 def _d_ListConfigResourcesResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(ListConfigResourcesResponse)
-    #: ListConfigResourcesResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ListConfigResourcesResponse.ThrottleTimeMs, ErrorCode, ConfigResources
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ListConfigResourcesResponse.ConfigResources
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListConfigResourcesResponse', 'ConfigResources', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListConfigResourcesResponse', 'ConfigResources')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListConfigResourcesResponse', 'ConfigResources')
     x = []
     ap = x.append
     for _ in range(n):
@@ -227,16 +229,15 @@ def _d_ListConfigResourcesResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ConfigResource', 'ResourceName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ConfigResource', 'ResourceName', True)
-        o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.resource_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.resource_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: ConfigResource.ResourceType
-        o1.resource_type, = _S_b.unpack_from(buf, pos)
-        pos += 1
+        #: ConfigResource.ResourceType, _tagged_fields
+        o1.resource_type, t1 = _S_bB.unpack_from(buf, pos)
+        pos += 2
         #: ConfigResource._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.config_resources = x
     #: ListConfigResourcesResponse._tagged_fields
@@ -247,32 +248,30 @@ def _d_ListConfigResourcesResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_ConfigResource_v1(o, w):
-    #: ResourceName
-    x = o.resource_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ConfigResource', 'ResourceName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ResourceType
-    w(_S_b.pack(o.resource_type))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ListConfigResourcesResponse_v1(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: ListConfigResourcesResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ConfigResources
+    #: ListConfigResourcesResponse.ConfigResources
     x = o.config_resources
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ConfigResource_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ConfigResource.ResourceName
+        x1 = o1.resource_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ConfigResource', 'ResourceName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ConfigResource.ResourceType
+        w(_S_b.pack(o1.resource_type))
+        #: ConfigResource._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ListConfigResourcesResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -288,7 +287,8 @@ def _d_ConfigResource_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ConfigResource', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ConfigResource', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.resource_type = 16
     #: ConfigResource._tagged_fields
@@ -297,6 +297,22 @@ def _d_ConfigResource_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_ConfigResource_v0(o, w):
+    #: ConfigResource.ResourceName
+    x = o.resource_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConfigResource', 'ResourceName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ConfigResource._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_ConfigResource_v1(buf, pos):
@@ -309,17 +325,34 @@ def _d_ConfigResource_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ConfigResource', 'ResourceName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ConfigResource', 'ResourceName', True)
-    o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.resource_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.resource_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: ConfigResource.ResourceType
-    o.resource_type, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: ConfigResource.ResourceType, _tagged_fields
+    o.resource_type, t = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: ConfigResource._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_ConfigResource_v1(o, w):
+    #: ConfigResource.ResourceName
+    x = o.resource_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ConfigResource', 'ResourceName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ConfigResource.ResourceType
+    w(_S_b.pack(o.resource_type))
+    #: ConfigResource._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

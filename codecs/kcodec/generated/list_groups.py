@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -19,6 +20,7 @@ _str = str
 _S_h = _Sc('>h')
 _S_hi = _Sc('>hi')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ihi = _Sc('>ihi')
 
 
@@ -99,11 +101,11 @@ def _d_ListGroupsRequest_v0(buf, pos):
 
 
 def _e_ListGroupsRequest_v0(o, w):
-    #: StatesFilter
+    #: ListGroupsRequest.StatesFilter
     if (o.states_filter is None or len(o.states_filter) != 0): raise _absent('ListGroupsRequest', 'StatesFilter')
-    #: TypesFilter
+    #: ListGroupsRequest.TypesFilter
     if (o.types_filter is None or len(o.types_filter) != 0): raise _absent('ListGroupsRequest', 'TypesFilter')
-    #: _tagged_fields
+    #: ListGroupsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListGroupsRequest', '_tagged_fields')
 
 
@@ -120,11 +122,11 @@ def _d_ListGroupsRequest_v3(buf, pos):
 
 
 def _e_ListGroupsRequest_v3(o, w):
-    #: StatesFilter
+    #: ListGroupsRequest.StatesFilter
     if (o.states_filter is None or len(o.states_filter) != 0): raise _absent('ListGroupsRequest', 'StatesFilter')
-    #: TypesFilter
+    #: ListGroupsRequest.TypesFilter
     if (o.types_filter is None or len(o.types_filter) != 0): raise _absent('ListGroupsRequest', 'TypesFilter')
-    #: _tagged_fields
+    #: ListGroupsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -137,8 +139,7 @@ def _d_ListGroupsRequest_v4(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListGroupsRequest', 'StatesFilter', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListGroupsRequest', 'StatesFilter')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsRequest', 'StatesFilter')
     x = []
     ap = x.append
     for _ in range(n):
@@ -148,7 +149,8 @@ def _d_ListGroupsRequest_v4(buf, pos):
         if m < 0: raise _derr('null array element', 'ListGroupsRequest', 'StatesFilter', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'ListGroupsRequest', 'StatesFilter', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.states_filter = x
     o.types_filter = []
@@ -161,18 +163,19 @@ def _d_ListGroupsRequest_v4(buf, pos):
 
 
 def _e_ListGroupsRequest_v4(o, w):
-    #: StatesFilter
+    #: ListGroupsRequest.StatesFilter
     x = o.states_filter
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: TypesFilter
+    #: ListGroupsRequest.TypesFilter
     if (o.types_filter is None or len(o.types_filter) != 0): raise _absent('ListGroupsRequest', 'TypesFilter')
-    #: _tagged_fields
+    #: ListGroupsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -185,8 +188,7 @@ def _d_ListGroupsRequest_v5(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListGroupsRequest', 'StatesFilter', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListGroupsRequest', 'StatesFilter')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsRequest', 'StatesFilter')
     x = []
     ap = x.append
     for _ in range(n):
@@ -196,15 +198,15 @@ def _d_ListGroupsRequest_v5(buf, pos):
         if m < 0: raise _derr('null array element', 'ListGroupsRequest', 'StatesFilter', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'ListGroupsRequest', 'StatesFilter', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.states_filter = x
     #: ListGroupsRequest.TypesFilter
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListGroupsRequest', 'TypesFilter', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListGroupsRequest', 'TypesFilter')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsRequest', 'TypesFilter')
     x = []
     ap = x.append
     for _ in range(n):
@@ -214,7 +216,8 @@ def _d_ListGroupsRequest_v5(buf, pos):
         if m < 0: raise _derr('null array element', 'ListGroupsRequest', 'TypesFilter', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'ListGroupsRequest', 'TypesFilter', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.types_filter = x
     #: ListGroupsRequest._tagged_fields
@@ -226,25 +229,27 @@ def _d_ListGroupsRequest_v5(buf, pos):
 
 
 def _e_ListGroupsRequest_v5(o, w):
-    #: StatesFilter
+    #: ListGroupsRequest.StatesFilter
     x = o.states_filter
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: TypesFilter
+    #: ListGroupsRequest.TypesFilter
     x = o.types_filter
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: _tagged_fields
+    #: ListGroupsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -256,8 +261,7 @@ def _d_ListGroupsResponse_v0(buf, pos):
     #: ListGroupsResponse.ErrorCode, Groups
     o.error_code, n = _S_hi.unpack_from(buf, pos)
     pos += 6
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListGroupsResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -268,7 +272,8 @@ def _d_ListGroupsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListedGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListedGroup.ProtocolType
         n1, = _S_h.unpack_from(buf, pos)
@@ -276,7 +281,8 @@ def _d_ListGroupsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'ProtocolType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListedGroup', 'ProtocolType', True)
-        o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         o1.group_state = ''
         o1.group_type = ''
@@ -288,26 +294,24 @@ def _d_ListGroupsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_ListedGroup_v0(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: ProtocolType
-    x = o.protocol_type.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListedGroup', '_tagged_fields')
-
-
 def _e_ListGroupsResponse_v0(o, w):
-    #: ErrorCode, Groups
+    #: ListGroupsResponse.ErrorCode, Groups
     x = o.groups
     w(_S_hi.pack(o.error_code, len(x)))
-    for v in x:
-        _e_ListedGroup_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ListedGroup.GroupId
+        try: x1 = o1.group_id.encode()
+        except UnicodeEncodeError: x1 = o1.group_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ListedGroup.ProtocolType
+        try: x1 = o1.protocol_type.encode()
+        except UnicodeEncodeError: x1 = o1.protocol_type.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ListedGroup._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ListedGroup', '_tagged_fields')
+    #: ListGroupsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListGroupsResponse', '_tagged_fields')
 
 
@@ -317,8 +321,7 @@ def _d_ListGroupsResponse_v1(buf, pos):
     #: ListGroupsResponse.ThrottleTimeMs, ErrorCode, Groups
     o.throttle_time_ms, o.error_code, n = _S_ihi.unpack_from(buf, pos)
     pos += 10
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListGroupsResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -329,7 +332,8 @@ def _d_ListGroupsResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListedGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListedGroup.ProtocolType
         n1, = _S_h.unpack_from(buf, pos)
@@ -337,7 +341,8 @@ def _d_ListGroupsResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'ProtocolType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListedGroup', 'ProtocolType', True)
-        o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         o1.group_state = ''
         o1.group_type = ''
@@ -349,27 +354,36 @@ def _d_ListGroupsResponse_v1(buf, pos):
 
 
 def _e_ListGroupsResponse_v1(o, w):
-    #: ThrottleTimeMs, ErrorCode, Groups
+    #: ListGroupsResponse.ThrottleTimeMs, ErrorCode, Groups
     x = o.groups
     w(_S_ihi.pack(o.throttle_time_ms, o.error_code, len(x)))
-    for v in x:
-        _e_ListedGroup_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ListedGroup.GroupId
+        try: x1 = o1.group_id.encode()
+        except UnicodeEncodeError: x1 = o1.group_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ListedGroup.ProtocolType
+        try: x1 = o1.protocol_type.encode()
+        except UnicodeEncodeError: x1 = o1.protocol_type.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ListedGroup._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ListedGroup', '_tagged_fields')
+    #: ListGroupsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListGroupsResponse', '_tagged_fields')
 
 
 def _d_ListGroupsResponse_v3(buf, pos):
     blen = len(buf)
     o = _new(ListGroupsResponse)
-    #: ListGroupsResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ListGroupsResponse.ThrottleTimeMs, ErrorCode, Groups
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ListGroupsResponse.Groups
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListGroupsResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListGroupsResponse', 'Groups')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -381,7 +395,8 @@ def _d_ListGroupsResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListedGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListedGroup.ProtocolType
         n1 = buf[pos] - 1
@@ -390,7 +405,8 @@ def _d_ListGroupsResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'ProtocolType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListedGroup', 'ProtocolType', True)
-        o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         o1.group_state = ''
         o1.group_type = ''
@@ -409,37 +425,37 @@ def _d_ListGroupsResponse_v3(buf, pos):
     return o, pos
 
 
-def _e_ListedGroup_v3(o, w):
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ProtocolType
-    x = o.protocol_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'ProtocolType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ListGroupsResponse_v3(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: ListGroupsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: Groups
+    #: ListGroupsResponse.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ListedGroup_v3(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ListedGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ListedGroup.ProtocolType
+        x1 = o1.protocol_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'ProtocolType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ListedGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ListGroupsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -448,15 +464,13 @@ def _e_ListGroupsResponse_v3(o, w):
 def _d_ListGroupsResponse_v4(buf, pos):
     blen = len(buf)
     o = _new(ListGroupsResponse)
-    #: ListGroupsResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ListGroupsResponse.ThrottleTimeMs, ErrorCode, Groups
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ListGroupsResponse.Groups
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListGroupsResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListGroupsResponse', 'Groups')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -468,7 +482,8 @@ def _d_ListGroupsResponse_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListedGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListedGroup.ProtocolType
         n1 = buf[pos] - 1
@@ -477,7 +492,8 @@ def _d_ListGroupsResponse_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'ProtocolType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListedGroup', 'ProtocolType', True)
-        o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListedGroup.GroupState
         n1 = buf[pos] - 1
@@ -486,7 +502,8 @@ def _d_ListGroupsResponse_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupState', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListedGroup', 'GroupState', True)
-        o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_state = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         o1.group_type = ''
         #: ListedGroup._tagged_fields
@@ -504,44 +521,46 @@ def _d_ListGroupsResponse_v4(buf, pos):
     return o, pos
 
 
-def _e_ListedGroup_v4(o, w):
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ProtocolType
-    x = o.protocol_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'ProtocolType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupState
-    x = o.group_state
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupState')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ListGroupsResponse_v4(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: ListGroupsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: Groups
+    #: ListGroupsResponse.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ListedGroup_v4(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ListedGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ListedGroup.ProtocolType
+        x1 = o1.protocol_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'ProtocolType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ListedGroup.GroupState
+        x1 = o1.group_state
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupState')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ListedGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ListGroupsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -550,15 +569,13 @@ def _e_ListGroupsResponse_v4(o, w):
 def _d_ListGroupsResponse_v5(buf, pos):
     blen = len(buf)
     o = _new(ListGroupsResponse)
-    #: ListGroupsResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ListGroupsResponse.ThrottleTimeMs, ErrorCode, Groups
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ListGroupsResponse.Groups
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListGroupsResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListGroupsResponse', 'Groups')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -570,7 +587,8 @@ def _d_ListGroupsResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListedGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListedGroup.ProtocolType
         n1 = buf[pos] - 1
@@ -579,7 +597,8 @@ def _d_ListGroupsResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'ProtocolType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListedGroup', 'ProtocolType', True)
-        o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.protocol_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.protocol_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListedGroup.GroupState
         n1 = buf[pos] - 1
@@ -588,7 +607,8 @@ def _d_ListGroupsResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupState', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListedGroup', 'GroupState', True)
-        o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_state = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListedGroup.GroupType
         n1 = buf[pos] - 1
@@ -597,7 +617,8 @@ def _d_ListGroupsResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupType', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListedGroup', 'GroupType', True)
-        o1.group_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_type = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_type = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListedGroup._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -614,51 +635,55 @@ def _d_ListGroupsResponse_v5(buf, pos):
     return o, pos
 
 
-def _e_ListedGroup_v5(o, w):
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ProtocolType
-    x = o.protocol_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'ProtocolType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupState
-    x = o.group_state
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupState')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupType
-    x = o.group_type
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupType')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ListGroupsResponse_v5(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: ListGroupsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: Groups
+    #: ListGroupsResponse.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ListedGroup_v5(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ListedGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ListedGroup.ProtocolType
+        x1 = o1.protocol_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'ProtocolType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ListedGroup.GroupState
+        x1 = o1.group_state
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupState')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ListedGroup.GroupType
+        x1 = o1.group_type
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupType')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ListedGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ListGroupsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -673,7 +698,8 @@ def _d_ListedGroup_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListedGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListedGroup.ProtocolType
     n, = _S_h.unpack_from(buf, pos)
@@ -681,12 +707,28 @@ def _d_ListedGroup_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'ProtocolType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListedGroup', 'ProtocolType', True)
-    o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.group_state = ''
     o.group_type = ''
     o._utf = None
     return o, pos
+
+
+def _e_ListedGroup_v0(o, w):
+    #: ListedGroup.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: ListedGroup.ProtocolType
+    try: x = o.protocol_type.encode()
+    except UnicodeEncodeError: x = o.protocol_type.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: ListedGroup._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListedGroup', '_tagged_fields')
 
 
 def _d_ListedGroup_v3(buf, pos):
@@ -699,7 +741,8 @@ def _d_ListedGroup_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListedGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListedGroup.ProtocolType
     n = buf[pos] - 1
@@ -708,7 +751,8 @@ def _d_ListedGroup_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'ProtocolType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListedGroup', 'ProtocolType', True)
-    o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.group_state = ''
     o.group_type = ''
@@ -718,6 +762,31 @@ def _d_ListedGroup_v3(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_ListedGroup_v3(o, w):
+    #: ListedGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ListedGroup.ProtocolType
+    x = o.protocol_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'ProtocolType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ListedGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_ListedGroup_v4(buf, pos):
@@ -730,7 +799,8 @@ def _d_ListedGroup_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListedGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListedGroup.ProtocolType
     n = buf[pos] - 1
@@ -739,7 +809,8 @@ def _d_ListedGroup_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'ProtocolType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListedGroup', 'ProtocolType', True)
-    o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListedGroup.GroupState
     n = buf[pos] - 1
@@ -748,7 +819,8 @@ def _d_ListedGroup_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupState', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListedGroup', 'GroupState', True)
-    o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_state = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.group_type = ''
     #: ListedGroup._tagged_fields
@@ -757,6 +829,40 @@ def _d_ListedGroup_v4(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_ListedGroup_v4(o, w):
+    #: ListedGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ListedGroup.ProtocolType
+    x = o.protocol_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'ProtocolType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ListedGroup.GroupState
+    x = o.group_state
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupState')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ListedGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_ListedGroup_v5(buf, pos):
@@ -769,7 +875,8 @@ def _d_ListedGroup_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListedGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListedGroup.ProtocolType
     n = buf[pos] - 1
@@ -778,7 +885,8 @@ def _d_ListedGroup_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'ProtocolType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListedGroup', 'ProtocolType', True)
-    o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.protocol_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListedGroup.GroupState
     n = buf[pos] - 1
@@ -787,7 +895,8 @@ def _d_ListedGroup_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupState', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListedGroup', 'GroupState', True)
-    o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_state = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListedGroup.GroupType
     n = buf[pos] - 1
@@ -796,7 +905,8 @@ def _d_ListedGroup_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListedGroup', 'GroupType', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListedGroup', 'GroupType', True)
-    o.group_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_type = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_type = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListedGroup._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -804,6 +914,49 @@ def _d_ListedGroup_v5(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_ListedGroup_v5(o, w):
+    #: ListedGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ListedGroup.ProtocolType
+    x = o.protocol_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'ProtocolType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ListedGroup.GroupState
+    x = o.group_state
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupState')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ListedGroup.GroupType
+    x = o.group_type
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ListedGroup', 'GroupType')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ListedGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -18,12 +19,16 @@ _str = str
 
 _S_h = _Sc('>h')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ib = _Sc('>ib')
+_S_ibB = _Sc('>ibB')
 _S_ibi = _Sc('>ibi')
 _S_ihqq = _Sc('>ihqq')
 _S_ihqqi = _Sc('>ihqqi')
+_S_ihqqiB = _Sc('>ihqqiB')
 _S_ii = _Sc('>ii')
 _S_iiq = _Sc('>iiq')
+_S_iiqB = _Sc('>iiqB')
 _S_iq = _Sc('>iq')
 
 
@@ -155,8 +160,7 @@ def _d_ListOffsetsRequest_v1(buf, pos):
     #: ListOffsetsRequest.ReplicaId, Topics
     o.replica_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -167,13 +171,13 @@ def _d_ListOffsetsRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListOffsetsTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListOffsetsTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -194,36 +198,29 @@ def _d_ListOffsetsRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_ListOffsetsPartition_v1(o, w):
-    #: PartitionIndex, Timestamp
-    w(_S_iq.pack(o.partition_index, o.timestamp))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartition', '_tagged_fields')
-
-
-def _e_ListOffsetsTopic_v1(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_ListOffsetsPartition_v1(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsTopic', '_tagged_fields')
-
-
 def _e_ListOffsetsRequest_v1(o, w):
-    #: ReplicaId, Topics
+    #: ListOffsetsRequest.ReplicaId, Topics
     x = o.topics
     w(_S_ii.pack(o.replica_id, len(x)))
-    for v in x:
-        _e_ListOffsetsTopic_v1(v, w)
-    #: IsolationLevel
+    for o1 in x:
+        #: ListOffsetsTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ListOffsetsTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: ListOffsetsPartition.PartitionIndex, Timestamp
+            w(_S_iq.pack(o2.partition_index, o2.timestamp))
+            #: ListOffsetsPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartition', '_tagged_fields')
+        #: ListOffsetsTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsTopic', '_tagged_fields')
+    #: ListOffsetsRequest.IsolationLevel
     if o.isolation_level != 0: raise _absent('ListOffsetsRequest', 'IsolationLevel')
-    #: _tagged_fields
+    #: ListOffsetsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsRequest', '_tagged_fields')
 
 
@@ -233,8 +230,7 @@ def _d_ListOffsetsRequest_v2(buf, pos):
     #: ListOffsetsRequest.ReplicaId, IsolationLevel, Topics
     o.replica_id, o.isolation_level, n = _S_ibi.unpack_from(buf, pos)
     pos += 9
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -245,13 +241,13 @@ def _d_ListOffsetsRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListOffsetsTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListOffsetsTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -272,12 +268,26 @@ def _d_ListOffsetsRequest_v2(buf, pos):
 
 
 def _e_ListOffsetsRequest_v2(o, w):
-    #: ReplicaId, IsolationLevel, Topics
+    #: ListOffsetsRequest.ReplicaId, IsolationLevel, Topics
     x = o.topics
     w(_S_ibi.pack(o.replica_id, o.isolation_level, len(x)))
-    for v in x:
-        _e_ListOffsetsTopic_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ListOffsetsTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ListOffsetsTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: ListOffsetsPartition.PartitionIndex, Timestamp
+            w(_S_iq.pack(o2.partition_index, o2.timestamp))
+            #: ListOffsetsPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartition', '_tagged_fields')
+        #: ListOffsetsTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsTopic', '_tagged_fields')
+    #: ListOffsetsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsRequest', '_tagged_fields')
 
 
@@ -287,8 +297,7 @@ def _d_ListOffsetsRequest_v4(buf, pos):
     #: ListOffsetsRequest.ReplicaId, IsolationLevel, Topics
     o.replica_id, o.isolation_level, n = _S_ibi.unpack_from(buf, pos)
     pos += 9
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -299,13 +308,13 @@ def _d_ListOffsetsRequest_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListOffsetsTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListOffsetsTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -324,49 +333,40 @@ def _d_ListOffsetsRequest_v4(buf, pos):
     return o, pos
 
 
-def _e_ListOffsetsPartition_v4(o, w):
-    #: PartitionIndex, CurrentLeaderEpoch, Timestamp
-    w(_S_iiq.pack(o.partition_index, o.current_leader_epoch, o.timestamp))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartition', '_tagged_fields')
-
-
-def _e_ListOffsetsTopic_v4(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_ListOffsetsPartition_v4(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsTopic', '_tagged_fields')
-
-
 def _e_ListOffsetsRequest_v4(o, w):
-    #: ReplicaId, IsolationLevel, Topics
+    #: ListOffsetsRequest.ReplicaId, IsolationLevel, Topics
     x = o.topics
     w(_S_ibi.pack(o.replica_id, o.isolation_level, len(x)))
-    for v in x:
-        _e_ListOffsetsTopic_v4(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ListOffsetsTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ListOffsetsTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp
+            w(_S_iiq.pack(o2.partition_index, o2.current_leader_epoch, o2.timestamp))
+            #: ListOffsetsPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartition', '_tagged_fields')
+        #: ListOffsetsTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsTopic', '_tagged_fields')
+    #: ListOffsetsRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsRequest', '_tagged_fields')
 
 
 def _d_ListOffsetsRequest_v6(buf, pos):
     blen = len(buf)
     o = _new(ListOffsetsRequest)
-    #: ListOffsetsRequest.ReplicaId, IsolationLevel
-    o.replica_id, o.isolation_level = _S_ib.unpack_from(buf, pos)
-    pos += 5
+    #: ListOffsetsRequest.ReplicaId, IsolationLevel, Topics
+    o.replica_id, o.isolation_level, n = _S_ibB.unpack_from(buf, pos)
+    pos += 6
     #: ListOffsetsRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -378,26 +378,24 @@ def _d_ListOffsetsRequest_v6(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListOffsetsTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListOffsetsTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ListOffsetsPartition)
-            #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp
-            o2.partition_index, o2.current_leader_epoch, o2.timestamp = _S_iiq.unpack_from(buf, pos)
-            pos += 16
+            #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp, _tagged_fields
+            o2.partition_index, o2.current_leader_epoch, o2.timestamp, t2 = _S_iiqB.unpack_from(buf, pos)
+            pos += 17
             #: ListOffsetsPartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: ListOffsetsTopic._tagged_fields
@@ -416,45 +414,39 @@ def _d_ListOffsetsRequest_v6(buf, pos):
     return o, pos
 
 
-def _e_ListOffsetsPartition_v6(o, w):
-    #: PartitionIndex, CurrentLeaderEpoch, Timestamp
-    w(_S_iiq.pack(o.partition_index, o.current_leader_epoch, o.timestamp))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_ListOffsetsTopic_v6(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ListOffsetsTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ListOffsetsPartition_v6(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ListOffsetsRequest_v6(o, w):
-    #: ReplicaId, IsolationLevel
+    #: ListOffsetsRequest.ReplicaId, IsolationLevel
     w(_S_ib.pack(o.replica_id, o.isolation_level))
-    #: Topics
+    #: ListOffsetsRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ListOffsetsTopic_v6(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ListOffsetsTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ListOffsetsTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ListOffsetsTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp
+            w(_S_iiq.pack(o2.partition_index, o2.current_leader_epoch, o2.timestamp))
+            #: ListOffsetsPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: ListOffsetsTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ListOffsetsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -463,15 +455,13 @@ def _e_ListOffsetsRequest_v6(o, w):
 def _d_ListOffsetsRequest_v10(buf, pos):
     blen = len(buf)
     o = _new(ListOffsetsRequest)
-    #: ListOffsetsRequest.ReplicaId, IsolationLevel
-    o.replica_id, o.isolation_level = _S_ib.unpack_from(buf, pos)
-    pos += 5
+    #: ListOffsetsRequest.ReplicaId, IsolationLevel, Topics
+    o.replica_id, o.isolation_level, n = _S_ibB.unpack_from(buf, pos)
+    pos += 6
     #: ListOffsetsRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -483,26 +473,24 @@ def _d_ListOffsetsRequest_v10(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListOffsetsTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListOffsetsTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ListOffsetsPartition)
-            #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp
-            o2.partition_index, o2.current_leader_epoch, o2.timestamp = _S_iiq.unpack_from(buf, pos)
-            pos += 16
+            #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp, _tagged_fields
+            o2.partition_index, o2.current_leader_epoch, o2.timestamp, t2 = _S_iiqB.unpack_from(buf, pos)
+            pos += 17
             #: ListOffsetsPartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: ListOffsetsTopic._tagged_fields
@@ -512,29 +500,50 @@ def _d_ListOffsetsRequest_v10(buf, pos):
             pos += 1
         ap(o1)
     o.topics = x
-    #: ListOffsetsRequest.TimeoutMs
-    o.timeout_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ListOffsetsRequest.TimeoutMs, _tagged_fields
+    o.timeout_ms, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ListOffsetsRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_ListOffsetsRequest_v10(o, w):
-    #: ReplicaId, IsolationLevel
+    #: ListOffsetsRequest.ReplicaId, IsolationLevel
     w(_S_ib.pack(o.replica_id, o.isolation_level))
-    #: Topics
+    #: ListOffsetsRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ListOffsetsTopic_v6(v, w)
-    #: TimeoutMs
+    for o1 in x:
+        #: ListOffsetsTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ListOffsetsTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ListOffsetsTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp
+            w(_S_iiq.pack(o2.partition_index, o2.current_leader_epoch, o2.timestamp))
+            #: ListOffsetsPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: ListOffsetsTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ListOffsetsRequest.TimeoutMs
     w(_S_i.pack(o.timeout_ms))
-    #: _tagged_fields
+    #: ListOffsetsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -549,13 +558,13 @@ def _d_ListOffsetsTopic_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListOffsetsTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListOffsetsTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -571,6 +580,24 @@ def _d_ListOffsetsTopic_v1(buf, pos):
     return o, pos
 
 
+def _e_ListOffsetsTopic_v1(o, w):
+    #: ListOffsetsTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: ListOffsetsTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: ListOffsetsPartition.PartitionIndex, Timestamp
+        w(_S_iq.pack(o1.partition_index, o1.timestamp))
+        #: ListOffsetsPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartition', '_tagged_fields')
+    #: ListOffsetsTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsTopic', '_tagged_fields')
+
+
 def _d_ListOffsetsTopic_v4(buf, pos):
     blen = len(buf)
     o = _new(ListOffsetsTopic)
@@ -580,13 +607,13 @@ def _d_ListOffsetsTopic_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListOffsetsTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListOffsetsTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -601,6 +628,24 @@ def _d_ListOffsetsTopic_v4(buf, pos):
     return o, pos
 
 
+def _e_ListOffsetsTopic_v4(o, w):
+    #: ListOffsetsTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: ListOffsetsTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp
+        w(_S_iiq.pack(o1.partition_index, o1.current_leader_epoch, o1.timestamp))
+        #: ListOffsetsPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartition', '_tagged_fields')
+    #: ListOffsetsTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsTopic', '_tagged_fields')
+
+
 def _d_ListOffsetsTopic_v6(buf, pos):
     blen = len(buf)
     o = _new(ListOffsetsTopic)
@@ -611,26 +656,24 @@ def _d_ListOffsetsTopic_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListOffsetsTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListOffsetsTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ListOffsetsPartition)
-        #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp
-        o1.partition_index, o1.current_leader_epoch, o1.timestamp = _S_iiq.unpack_from(buf, pos)
-        pos += 16
+        #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp, _tagged_fields
+        o1.partition_index, o1.current_leader_epoch, o1.timestamp, t1 = _S_iiqB.unpack_from(buf, pos)
+        pos += 17
         #: ListOffsetsPartition._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: ListOffsetsTopic._tagged_fields
@@ -639,6 +682,33 @@ def _d_ListOffsetsTopic_v6(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_ListOffsetsTopic_v6(o, w):
+    #: ListOffsetsTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ListOffsetsTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ListOffsetsTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp
+        w(_S_iiq.pack(o1.partition_index, o1.current_leader_epoch, o1.timestamp))
+        #: ListOffsetsPartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ListOffsetsTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_ListOffsetsPartition_v1(buf, pos):
@@ -651,6 +721,13 @@ def _d_ListOffsetsPartition_v1(buf, pos):
     return o, pos
 
 
+def _e_ListOffsetsPartition_v1(o, w):
+    #: ListOffsetsPartition.PartitionIndex, Timestamp
+    w(_S_iq.pack(o.partition_index, o.timestamp))
+    #: ListOffsetsPartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartition', '_tagged_fields')
+
+
 def _d_ListOffsetsPartition_v4(buf, pos):
     o = _new(ListOffsetsPartition)
     #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp
@@ -660,17 +737,31 @@ def _d_ListOffsetsPartition_v4(buf, pos):
     return o, pos
 
 
+def _e_ListOffsetsPartition_v4(o, w):
+    #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp
+    w(_S_iiq.pack(o.partition_index, o.current_leader_epoch, o.timestamp))
+    #: ListOffsetsPartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartition', '_tagged_fields')
+
+
 def _d_ListOffsetsPartition_v6(buf, pos):
     o = _new(ListOffsetsPartition)
-    #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp
-    o.partition_index, o.current_leader_epoch, o.timestamp = _S_iiq.unpack_from(buf, pos)
-    pos += 16
+    #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp, _tagged_fields
+    o.partition_index, o.current_leader_epoch, o.timestamp, t = _S_iiqB.unpack_from(buf, pos)
+    pos += 17
     #: ListOffsetsPartition._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_ListOffsetsPartition_v6(o, w):
+    #: ListOffsetsPartition.PartitionIndex, CurrentLeaderEpoch, Timestamp
+    w(_S_iiq.pack(o.partition_index, o.current_leader_epoch, o.timestamp))
+    #: ListOffsetsPartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_ListOffsetsResponse_v1(buf, pos):
@@ -679,8 +770,7 @@ def _d_ListOffsetsResponse_v1(buf, pos):
     #: ListOffsetsResponse.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -691,13 +781,13 @@ def _d_ListOffsetsResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopicResponse', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListOffsetsTopicResponse', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListOffsetsTopicResponse.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -717,36 +807,29 @@ def _d_ListOffsetsResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_ListOffsetsPartitionResponse_v1(o, w):
-    #: PartitionIndex, ErrorCode, Timestamp, Offset
-    w(_S_ihqq.pack(o.partition_index, o.error_code, o.timestamp, o.offset))
-    #: LeaderEpoch
-    if o.leader_epoch != -1: raise _absent('ListOffsetsPartitionResponse', 'LeaderEpoch')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartitionResponse', '_tagged_fields')
-
-
-def _e_ListOffsetsTopicResponse_v1(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_ListOffsetsPartitionResponse_v1(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsTopicResponse', '_tagged_fields')
-
-
 def _e_ListOffsetsResponse_v1(o, w):
-    #: Topics
+    #: ListOffsetsResponse.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_ListOffsetsTopicResponse_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ListOffsetsTopicResponse.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ListOffsetsTopicResponse.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset
+            w(_S_ihqq.pack(o2.partition_index, o2.error_code, o2.timestamp, o2.offset))
+            #: ListOffsetsPartitionResponse.LeaderEpoch
+            if o2.leader_epoch != -1: raise _absent('ListOffsetsPartitionResponse', 'LeaderEpoch')
+            #: ListOffsetsPartitionResponse._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartitionResponse', '_tagged_fields')
+        #: ListOffsetsTopicResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsTopicResponse', '_tagged_fields')
+    #: ListOffsetsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsResponse', '_tagged_fields')
 
 
@@ -756,8 +839,7 @@ def _d_ListOffsetsResponse_v2(buf, pos):
     #: ListOffsetsResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -768,13 +850,13 @@ def _d_ListOffsetsResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopicResponse', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListOffsetsTopicResponse', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListOffsetsTopicResponse.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -794,12 +876,28 @@ def _d_ListOffsetsResponse_v2(buf, pos):
 
 
 def _e_ListOffsetsResponse_v2(o, w):
-    #: ThrottleTimeMs, Topics
+    #: ListOffsetsResponse.ThrottleTimeMs, Topics
     x = o.topics
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_ListOffsetsTopicResponse_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ListOffsetsTopicResponse.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ListOffsetsTopicResponse.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset
+            w(_S_ihqq.pack(o2.partition_index, o2.error_code, o2.timestamp, o2.offset))
+            #: ListOffsetsPartitionResponse.LeaderEpoch
+            if o2.leader_epoch != -1: raise _absent('ListOffsetsPartitionResponse', 'LeaderEpoch')
+            #: ListOffsetsPartitionResponse._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartitionResponse', '_tagged_fields')
+        #: ListOffsetsTopicResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsTopicResponse', '_tagged_fields')
+    #: ListOffsetsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsResponse', '_tagged_fields')
 
 
@@ -809,8 +907,7 @@ def _d_ListOffsetsResponse_v4(buf, pos):
     #: ListOffsetsResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -821,13 +918,13 @@ def _d_ListOffsetsResponse_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopicResponse', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListOffsetsTopicResponse', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListOffsetsTopicResponse.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -845,49 +942,40 @@ def _d_ListOffsetsResponse_v4(buf, pos):
     return o, pos
 
 
-def _e_ListOffsetsPartitionResponse_v4(o, w):
-    #: PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch
-    w(_S_ihqqi.pack(o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartitionResponse', '_tagged_fields')
-
-
-def _e_ListOffsetsTopicResponse_v4(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_ListOffsetsPartitionResponse_v4(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsTopicResponse', '_tagged_fields')
-
-
 def _e_ListOffsetsResponse_v4(o, w):
-    #: ThrottleTimeMs, Topics
+    #: ListOffsetsResponse.ThrottleTimeMs, Topics
     x = o.topics
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_ListOffsetsTopicResponse_v4(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ListOffsetsTopicResponse.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: ListOffsetsTopicResponse.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch
+            w(_S_ihqqi.pack(o2.partition_index, o2.error_code, o2.timestamp, o2.offset, o2.leader_epoch))
+            #: ListOffsetsPartitionResponse._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartitionResponse', '_tagged_fields')
+        #: ListOffsetsTopicResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsTopicResponse', '_tagged_fields')
+    #: ListOffsetsResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsResponse', '_tagged_fields')
 
 
 def _d_ListOffsetsResponse_v6(buf, pos):
     blen = len(buf)
     o = _new(ListOffsetsResponse)
-    #: ListOffsetsResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ListOffsetsResponse.ThrottleTimeMs, Topics
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ListOffsetsResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -899,26 +987,24 @@ def _d_ListOffsetsResponse_v6(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopicResponse', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'ListOffsetsTopicResponse', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: ListOffsetsTopicResponse.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(ListOffsetsPartitionResponse)
-            #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch
-            o2.partition_index, o2.error_code, o2.timestamp, o2.offset, o2.leader_epoch = _S_ihqqi.unpack_from(buf, pos)
-            pos += 26
+            #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch, _tagged_fields
+            o2.partition_index, o2.error_code, o2.timestamp, o2.offset, o2.leader_epoch, t2 = _S_ihqqiB.unpack_from(buf, pos)
+            pos += 27
             #: ListOffsetsPartitionResponse._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: ListOffsetsTopicResponse._tagged_fields
@@ -936,45 +1022,39 @@ def _d_ListOffsetsResponse_v6(buf, pos):
     return o, pos
 
 
-def _e_ListOffsetsPartitionResponse_v6(o, w):
-    #: PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch
-    w(_S_ihqqi.pack(o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_ListOffsetsTopicResponse_v6(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ListOffsetsTopicResponse', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ListOffsetsPartitionResponse_v6(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ListOffsetsResponse_v6(o, w):
-    #: ThrottleTimeMs
+    #: ListOffsetsResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Topics
+    #: ListOffsetsResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ListOffsetsTopicResponse_v6(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ListOffsetsTopicResponse.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ListOffsetsTopicResponse', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: ListOffsetsTopicResponse.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch
+            w(_S_ihqqi.pack(o2.partition_index, o2.error_code, o2.timestamp, o2.offset, o2.leader_epoch))
+            #: ListOffsetsPartitionResponse._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: ListOffsetsTopicResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ListOffsetsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -989,13 +1069,13 @@ def _d_ListOffsetsTopicResponse_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopicResponse', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListOffsetsTopicResponse', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListOffsetsTopicResponse.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopicResponse', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1011,6 +1091,26 @@ def _d_ListOffsetsTopicResponse_v1(buf, pos):
     return o, pos
 
 
+def _e_ListOffsetsTopicResponse_v1(o, w):
+    #: ListOffsetsTopicResponse.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: ListOffsetsTopicResponse.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset
+        w(_S_ihqq.pack(o1.partition_index, o1.error_code, o1.timestamp, o1.offset))
+        #: ListOffsetsPartitionResponse.LeaderEpoch
+        if o1.leader_epoch != -1: raise _absent('ListOffsetsPartitionResponse', 'LeaderEpoch')
+        #: ListOffsetsPartitionResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartitionResponse', '_tagged_fields')
+    #: ListOffsetsTopicResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsTopicResponse', '_tagged_fields')
+
+
 def _d_ListOffsetsTopicResponse_v4(buf, pos):
     blen = len(buf)
     o = _new(ListOffsetsTopicResponse)
@@ -1020,13 +1120,13 @@ def _d_ListOffsetsTopicResponse_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopicResponse', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListOffsetsTopicResponse', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListOffsetsTopicResponse.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopicResponse', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1041,6 +1141,24 @@ def _d_ListOffsetsTopicResponse_v4(buf, pos):
     return o, pos
 
 
+def _e_ListOffsetsTopicResponse_v4(o, w):
+    #: ListOffsetsTopicResponse.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: ListOffsetsTopicResponse.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch
+        w(_S_ihqqi.pack(o1.partition_index, o1.error_code, o1.timestamp, o1.offset, o1.leader_epoch))
+        #: ListOffsetsPartitionResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartitionResponse', '_tagged_fields')
+    #: ListOffsetsTopicResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsTopicResponse', '_tagged_fields')
+
+
 def _d_ListOffsetsTopicResponse_v6(buf, pos):
     blen = len(buf)
     o = _new(ListOffsetsTopicResponse)
@@ -1051,26 +1169,24 @@ def _d_ListOffsetsTopicResponse_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopicResponse', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListOffsetsTopicResponse', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListOffsetsTopicResponse.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListOffsetsTopicResponse', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ListOffsetsPartitionResponse)
-        #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch
-        o1.partition_index, o1.error_code, o1.timestamp, o1.offset, o1.leader_epoch = _S_ihqqi.unpack_from(buf, pos)
-        pos += 26
+        #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch, _tagged_fields
+        o1.partition_index, o1.error_code, o1.timestamp, o1.offset, o1.leader_epoch, t1 = _S_ihqqiB.unpack_from(buf, pos)
+        pos += 27
         #: ListOffsetsPartitionResponse._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: ListOffsetsTopicResponse._tagged_fields
@@ -1079,6 +1195,33 @@ def _d_ListOffsetsTopicResponse_v6(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_ListOffsetsTopicResponse_v6(o, w):
+    #: ListOffsetsTopicResponse.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ListOffsetsTopicResponse', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ListOffsetsTopicResponse.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch
+        w(_S_ihqqi.pack(o1.partition_index, o1.error_code, o1.timestamp, o1.offset, o1.leader_epoch))
+        #: ListOffsetsPartitionResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ListOffsetsTopicResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_ListOffsetsPartitionResponse_v1(buf, pos):
@@ -1091,6 +1234,15 @@ def _d_ListOffsetsPartitionResponse_v1(buf, pos):
     return o, pos
 
 
+def _e_ListOffsetsPartitionResponse_v1(o, w):
+    #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset
+    w(_S_ihqq.pack(o.partition_index, o.error_code, o.timestamp, o.offset))
+    #: ListOffsetsPartitionResponse.LeaderEpoch
+    if o.leader_epoch != -1: raise _absent('ListOffsetsPartitionResponse', 'LeaderEpoch')
+    #: ListOffsetsPartitionResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartitionResponse', '_tagged_fields')
+
+
 def _d_ListOffsetsPartitionResponse_v4(buf, pos):
     o = _new(ListOffsetsPartitionResponse)
     #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch
@@ -1100,17 +1252,31 @@ def _d_ListOffsetsPartitionResponse_v4(buf, pos):
     return o, pos
 
 
+def _e_ListOffsetsPartitionResponse_v4(o, w):
+    #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch
+    w(_S_ihqqi.pack(o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch))
+    #: ListOffsetsPartitionResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'ListOffsetsPartitionResponse', '_tagged_fields')
+
+
 def _d_ListOffsetsPartitionResponse_v6(buf, pos):
     o = _new(ListOffsetsPartitionResponse)
-    #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch
-    o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch = _S_ihqqi.unpack_from(buf, pos)
-    pos += 26
+    #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch, _tagged_fields
+    o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch, t = _S_ihqqiB.unpack_from(buf, pos)
+    pos += 27
     #: ListOffsetsPartitionResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_ListOffsetsPartitionResponse_v6(o, w):
+    #: ListOffsetsPartitionResponse.PartitionIndex, ErrorCode, Timestamp, Offset, LeaderEpoch
+    w(_S_ihqqi.pack(o.partition_index, o.error_code, o.timestamp, o.offset, o.leader_epoch))
+    #: ListOffsetsPartitionResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

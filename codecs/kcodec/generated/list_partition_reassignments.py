@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,8 +18,11 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
 
 
 class ListPartitionReassignmentsRequest(_Struct):
@@ -126,13 +130,12 @@ class OngoingPartitionReassignment(_Struct):
 def _d_ListPartitionReassignmentsRequest_v0(buf, pos):
     blen = len(buf)
     o = _new(ListPartitionReassignmentsRequest)
-    #: ListPartitionReassignmentsRequest.TimeoutMs
-    o.timeout_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ListPartitionReassignmentsRequest.TimeoutMs, Topics
+    o.timeout_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ListPartitionReassignmentsRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.topics = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'ListPartitionReassignmentsRequest', 'Topics')
@@ -147,16 +150,18 @@ def _d_ListPartitionReassignmentsRequest_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListPartitionReassignmentsTopics', 'Name', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'ListPartitionReassignmentsTopics', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: ListPartitionReassignmentsTopics.PartitionIndexes
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ListPartitionReassignmentsTopics', 'PartitionIndexes', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ListPartitionReassignmentsTopics', 'PartitionIndexes')
-            o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListPartitionReassignmentsTopics', 'PartitionIndexes')
+            if n1 == 0: o1.partition_indexes = []
+            else:
+                o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: ListPartitionReassignmentsTopics._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -172,37 +177,37 @@ def _d_ListPartitionReassignmentsRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_ListPartitionReassignmentsTopics_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ListPartitionReassignmentsTopics', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PartitionIndexes
-    x = o.partition_indexes
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ListPartitionReassignmentsRequest_v0(o, w):
-    #: TimeoutMs
+    #: ListPartitionReassignmentsRequest.TimeoutMs
     w(_S_i.pack(o.timeout_ms))
-    #: Topics
+    #: ListPartitionReassignmentsRequest.Topics
     x = o.topics
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_ListPartitionReassignmentsTopics_v0(v, w)
-    #: _tagged_fields
+        for o1 in x:
+            #: ListPartitionReassignmentsTopics.Name
+            x1 = o1.name
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'ListPartitionReassignmentsTopics', 'Name')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: ListPartitionReassignmentsTopics.PartitionIndexes
+            x1 = o1.partition_indexes
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: ListPartitionReassignmentsTopics._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: ListPartitionReassignmentsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -218,16 +223,18 @@ def _d_ListPartitionReassignmentsTopics_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ListPartitionReassignmentsTopics', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ListPartitionReassignmentsTopics', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ListPartitionReassignmentsTopics.PartitionIndexes
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListPartitionReassignmentsTopics', 'PartitionIndexes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListPartitionReassignmentsTopics', 'PartitionIndexes')
-    o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListPartitionReassignmentsTopics', 'PartitionIndexes')
+    if n == 0: o.partition_indexes = []
+    else:
+        o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: ListPartitionReassignmentsTopics._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
@@ -236,28 +243,50 @@ def _d_ListPartitionReassignmentsTopics_v0(buf, pos):
     return o, pos
 
 
+def _e_ListPartitionReassignmentsTopics_v0(o, w):
+    #: ListPartitionReassignmentsTopics.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ListPartitionReassignmentsTopics', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: ListPartitionReassignmentsTopics.PartitionIndexes
+    x = o.partition_indexes
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: ListPartitionReassignmentsTopics._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_ListPartitionReassignmentsResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(ListPartitionReassignmentsResponse)
-    #: ListPartitionReassignmentsResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ListPartitionReassignmentsResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ListPartitionReassignmentsResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ListPartitionReassignmentsResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ListPartitionReassignmentsResponse.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListPartitionReassignmentsResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListPartitionReassignmentsResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListPartitionReassignmentsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -269,45 +298,47 @@ def _d_ListPartitionReassignmentsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OngoingTopicReassignment', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OngoingTopicReassignment', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OngoingTopicReassignment.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OngoingTopicReassignment', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OngoingTopicReassignment', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OngoingTopicReassignment', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(OngoingPartitionReassignment)
-            #: OngoingPartitionReassignment.PartitionIndex
-            o2.partition_index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: OngoingPartitionReassignment.PartitionIndex, Replicas
+            o2.partition_index, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: OngoingPartitionReassignment.Replicas
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'OngoingPartitionReassignment', 'Replicas', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'OngoingPartitionReassignment', 'Replicas')
-            o2.replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OngoingPartitionReassignment', 'Replicas')
+            if n2 == 0: o2.replicas = []
+            else:
+                o2.replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: OngoingPartitionReassignment.AddingReplicas
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'OngoingPartitionReassignment', 'AddingReplicas', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'OngoingPartitionReassignment', 'AddingReplicas')
-            o2.adding_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OngoingPartitionReassignment', 'AddingReplicas')
+            if n2 == 0: o2.adding_replicas = []
+            else:
+                o2.adding_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: OngoingPartitionReassignment.RemovingReplicas
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'OngoingPartitionReassignment', 'RemovingReplicas', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'OngoingPartitionReassignment', 'RemovingReplicas')
-            o2.removing_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OngoingPartitionReassignment', 'RemovingReplicas')
+            if n2 == 0: o2.removing_replicas = []
+            else:
+                o2.removing_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: OngoingPartitionReassignment._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -330,69 +361,71 @@ def _d_ListPartitionReassignmentsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_OngoingPartitionReassignment_v0(o, w):
-    #: PartitionIndex
-    w(_S_i.pack(o.partition_index))
-    #: Replicas
-    x = o.replicas
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: AddingReplicas
-    x = o.adding_replicas
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: RemovingReplicas
-    x = o.removing_replicas
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_OngoingTopicReassignment_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OngoingTopicReassignment', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OngoingPartitionReassignment_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ListPartitionReassignmentsResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: ListPartitionReassignmentsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: ListPartitionReassignmentsResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ListPartitionReassignmentsResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ListPartitionReassignmentsResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: Topics
+    #: ListPartitionReassignmentsResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OngoingTopicReassignment_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OngoingTopicReassignment.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OngoingTopicReassignment', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: OngoingTopicReassignment.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: OngoingPartitionReassignment.PartitionIndex
+            w(_S_i.pack(o2.partition_index))
+            #: OngoingPartitionReassignment.Replicas
+            x2 = o2.replicas
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: OngoingPartitionReassignment.AddingReplicas
+            x2 = o2.adding_replicas
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: OngoingPartitionReassignment.RemovingReplicas
+            x2 = o2.removing_replicas
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: OngoingPartitionReassignment._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: OngoingTopicReassignment._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ListPartitionReassignmentsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -408,45 +441,47 @@ def _d_OngoingTopicReassignment_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OngoingTopicReassignment', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OngoingTopicReassignment', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OngoingTopicReassignment.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OngoingTopicReassignment', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OngoingTopicReassignment', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OngoingTopicReassignment', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(OngoingPartitionReassignment)
-        #: OngoingPartitionReassignment.PartitionIndex
-        o1.partition_index, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: OngoingPartitionReassignment.PartitionIndex, Replicas
+        o1.partition_index, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: OngoingPartitionReassignment.Replicas
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OngoingPartitionReassignment', 'Replicas', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OngoingPartitionReassignment', 'Replicas')
-        o1.replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OngoingPartitionReassignment', 'Replicas')
+        if n1 == 0: o1.replicas = []
+        else:
+            o1.replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: OngoingPartitionReassignment.AddingReplicas
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OngoingPartitionReassignment', 'AddingReplicas', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OngoingPartitionReassignment', 'AddingReplicas')
-        o1.adding_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OngoingPartitionReassignment', 'AddingReplicas')
+        if n1 == 0: o1.adding_replicas = []
+        else:
+            o1.adding_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: OngoingPartitionReassignment.RemovingReplicas
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OngoingPartitionReassignment', 'RemovingReplicas', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OngoingPartitionReassignment', 'RemovingReplicas')
-        o1.removing_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OngoingPartitionReassignment', 'RemovingReplicas')
+        if n1 == 0: o1.removing_replicas = []
+        else:
+            o1.removing_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: OngoingPartitionReassignment._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -462,42 +497,122 @@ def _d_OngoingTopicReassignment_v0(buf, pos):
     return o, pos
 
 
+def _e_OngoingTopicReassignment_v0(o, w):
+    #: OngoingTopicReassignment.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OngoingTopicReassignment', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OngoingTopicReassignment.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: OngoingPartitionReassignment.PartitionIndex
+        w(_S_i.pack(o1.partition_index))
+        #: OngoingPartitionReassignment.Replicas
+        x1 = o1.replicas
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: OngoingPartitionReassignment.AddingReplicas
+        x1 = o1.adding_replicas
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: OngoingPartitionReassignment.RemovingReplicas
+        x1 = o1.removing_replicas
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: OngoingPartitionReassignment._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OngoingTopicReassignment._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_OngoingPartitionReassignment_v0(buf, pos):
     blen = len(buf)
     o = _new(OngoingPartitionReassignment)
-    #: OngoingPartitionReassignment.PartitionIndex
-    o.partition_index, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: OngoingPartitionReassignment.PartitionIndex, Replicas
+    o.partition_index, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: OngoingPartitionReassignment.Replicas
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OngoingPartitionReassignment', 'Replicas', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OngoingPartitionReassignment', 'Replicas')
-    o.replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OngoingPartitionReassignment', 'Replicas')
+    if n == 0: o.replicas = []
+    else:
+        o.replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: OngoingPartitionReassignment.AddingReplicas
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OngoingPartitionReassignment', 'AddingReplicas', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OngoingPartitionReassignment', 'AddingReplicas')
-    o.adding_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OngoingPartitionReassignment', 'AddingReplicas')
+    if n == 0: o.adding_replicas = []
+    else:
+        o.adding_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: OngoingPartitionReassignment.RemovingReplicas
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OngoingPartitionReassignment', 'RemovingReplicas', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OngoingPartitionReassignment', 'RemovingReplicas')
-    o.removing_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OngoingPartitionReassignment', 'RemovingReplicas')
+    if n == 0: o.removing_replicas = []
+    else:
+        o.removing_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: OngoingPartitionReassignment._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_OngoingPartitionReassignment_v0(o, w):
+    #: OngoingPartitionReassignment.PartitionIndex
+    w(_S_i.pack(o.partition_index))
+    #: OngoingPartitionReassignment.Replicas
+    x = o.replicas
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: OngoingPartitionReassignment.AddingReplicas
+    x = o.adding_replicas
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: OngoingPartitionReassignment.RemovingReplicas
+    x = o.removing_replicas
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: OngoingPartitionReassignment._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

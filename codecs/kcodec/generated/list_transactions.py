@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,8 +18,11 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_q = _Sc('>q')
+_S_qB = _Sc('>qB')
 _A64 = _arrays('q')
+_PC64 = _packers('q', True)
 
 
 class ListTransactionsRequest(_Struct):
@@ -100,8 +104,7 @@ def _d_ListTransactionsRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListTransactionsRequest', 'StateFilters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListTransactionsRequest', 'StateFilters')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'StateFilters')
     x = []
     ap = x.append
     for _ in range(n):
@@ -111,17 +114,19 @@ def _d_ListTransactionsRequest_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'ListTransactionsRequest', 'StateFilters', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'ListTransactionsRequest', 'StateFilters', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.state_filters = x
     #: ListTransactionsRequest.ProducerIdFilters
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListTransactionsRequest', 'ProducerIdFilters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListTransactionsRequest', 'ProducerIdFilters')
-    o.producer_id_filters = [*_A64[n](buf, pos)] if n < 256 else list(_unpack_from('>%dq' % n, buf, pos))
-    pos += 8 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'ProducerIdFilters')
+    if n == 0: o.producer_id_filters = []
+    else:
+        o.producer_id_filters = [*_A64[n](buf, pos)] if n < 256 else list(_unpack_from('>%dq' % n, buf, pos))
+        pos += 8 * n
     o.duration_filter = -1
     o.transactional_id_pattern = None
     #: ListTransactionsRequest._tagged_fields
@@ -133,25 +138,28 @@ def _d_ListTransactionsRequest_v0(buf, pos):
 
 
 def _e_ListTransactionsRequest_v0(o, w):
-    #: StateFilters
+    #: ListTransactionsRequest.StateFilters
     x = o.state_filters
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: ProducerIdFilters
+    #: ListTransactionsRequest.ProducerIdFilters
     x = o.producer_id_filters
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%dq' % len(x), *x))
-    #: DurationFilter
+    n = len(x)
+    if n < 127: w(_PC64[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%dq' % n, *x))
+    #: ListTransactionsRequest.DurationFilter
     if o.duration_filter != -1: raise _absent('ListTransactionsRequest', 'DurationFilter')
-    #: TransactionalIdPattern
+    #: ListTransactionsRequest.TransactionalIdPattern
     if o.transactional_id_pattern is not None: raise _absent('ListTransactionsRequest', 'TransactionalIdPattern')
-    #: _tagged_fields
+    #: ListTransactionsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -164,8 +172,7 @@ def _d_ListTransactionsRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListTransactionsRequest', 'StateFilters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListTransactionsRequest', 'StateFilters')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'StateFilters')
     x = []
     ap = x.append
     for _ in range(n):
@@ -175,49 +182,52 @@ def _d_ListTransactionsRequest_v1(buf, pos):
         if m < 0: raise _derr('null array element', 'ListTransactionsRequest', 'StateFilters', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'ListTransactionsRequest', 'StateFilters', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.state_filters = x
     #: ListTransactionsRequest.ProducerIdFilters
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListTransactionsRequest', 'ProducerIdFilters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListTransactionsRequest', 'ProducerIdFilters')
-    o.producer_id_filters = [*_A64[n](buf, pos)] if n < 256 else list(_unpack_from('>%dq' % n, buf, pos))
-    pos += 8 * n
-    #: ListTransactionsRequest.DurationFilter
-    o.duration_filter, = _S_q.unpack_from(buf, pos)
-    pos += 8
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'ProducerIdFilters')
+    if n == 0: o.producer_id_filters = []
+    else:
+        o.producer_id_filters = [*_A64[n](buf, pos)] if n < 256 else list(_unpack_from('>%dq' % n, buf, pos))
+        pos += 8 * n
+    #: ListTransactionsRequest.DurationFilter, _tagged_fields
+    o.duration_filter, t = _S_qB.unpack_from(buf, pos)
+    pos += 9
     o.transactional_id_pattern = None
     #: ListTransactionsRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_ListTransactionsRequest_v1(o, w):
-    #: StateFilters
+    #: ListTransactionsRequest.StateFilters
     x = o.state_filters
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: ProducerIdFilters
+    #: ListTransactionsRequest.ProducerIdFilters
     x = o.producer_id_filters
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%dq' % len(x), *x))
-    #: DurationFilter
+    n = len(x)
+    if n < 127: w(_PC64[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%dq' % n, *x))
+    #: ListTransactionsRequest.DurationFilter
     w(_S_q.pack(o.duration_filter))
-    #: TransactionalIdPattern
+    #: ListTransactionsRequest.TransactionalIdPattern
     if o.transactional_id_pattern is not None: raise _absent('ListTransactionsRequest', 'TransactionalIdPattern')
-    #: _tagged_fields
+    #: ListTransactionsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -230,8 +240,7 @@ def _d_ListTransactionsRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListTransactionsRequest', 'StateFilters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListTransactionsRequest', 'StateFilters')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'StateFilters')
     x = []
     ap = x.append
     for _ in range(n):
@@ -241,29 +250,31 @@ def _d_ListTransactionsRequest_v2(buf, pos):
         if m < 0: raise _derr('null array element', 'ListTransactionsRequest', 'StateFilters', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'ListTransactionsRequest', 'StateFilters', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.state_filters = x
     #: ListTransactionsRequest.ProducerIdFilters
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListTransactionsRequest', 'ProducerIdFilters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListTransactionsRequest', 'ProducerIdFilters')
-    o.producer_id_filters = [*_A64[n](buf, pos)] if n < 256 else list(_unpack_from('>%dq' % n, buf, pos))
-    pos += 8 * n
-    #: ListTransactionsRequest.DurationFilter
-    o.duration_filter, = _S_q.unpack_from(buf, pos)
-    pos += 8
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'ProducerIdFilters')
+    if n == 0: o.producer_id_filters = []
+    else:
+        o.producer_id_filters = [*_A64[n](buf, pos)] if n < 256 else list(_unpack_from('>%dq' % n, buf, pos))
+        pos += 8 * n
+    #: ListTransactionsRequest.DurationFilter, TransactionalIdPattern
+    o.duration_filter, n = _S_qB.unpack_from(buf, pos)
+    pos += 9
     #: ListTransactionsRequest.TransactionalIdPattern
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.transactional_id_pattern = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ListTransactionsRequest', 'TransactionalIdPattern', True)
-        o.transactional_id_pattern = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.transactional_id_pattern = buf[pos:e].decode()
+        except UnicodeDecodeError: o.transactional_id_pattern = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ListTransactionsRequest._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -274,32 +285,37 @@ def _d_ListTransactionsRequest_v2(buf, pos):
 
 
 def _e_ListTransactionsRequest_v2(o, w):
-    #: StateFilters
+    #: ListTransactionsRequest.StateFilters
     x = o.state_filters
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: ProducerIdFilters
+    #: ListTransactionsRequest.ProducerIdFilters
     x = o.producer_id_filters
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%dq' % len(x), *x))
-    #: DurationFilter
+    n = len(x)
+    if n < 127: w(_PC64[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%dq' % n, *x))
+    #: ListTransactionsRequest.DurationFilter
     w(_S_q.pack(o.duration_filter))
-    #: TransactionalIdPattern
+    #: ListTransactionsRequest.TransactionalIdPattern
     x = o.transactional_id_pattern
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ListTransactionsRequest', 'TransactionalIdPattern')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ListTransactionsRequest', 'TransactionalIdPattern')
+        else: w(_uve(n + 1))
         w(x)
-    #: _tagged_fields
+    #: ListTransactionsRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -308,15 +324,13 @@ def _e_ListTransactionsRequest_v2(o, w):
 def _d_ListTransactionsResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(ListTransactionsResponse)
-    #: ListTransactionsResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ListTransactionsResponse.ThrottleTimeMs, ErrorCode, UnknownStateFilters
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ListTransactionsResponse.UnknownStateFilters
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListTransactionsResponse', 'UnknownStateFilters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListTransactionsResponse', 'UnknownStateFilters')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsResponse', 'UnknownStateFilters')
     x = []
     ap = x.append
     for _ in range(n):
@@ -326,15 +340,15 @@ def _d_ListTransactionsResponse_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'ListTransactionsResponse', 'UnknownStateFilters', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'ListTransactionsResponse', 'UnknownStateFilters', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.unknown_state_filters = x
     #: ListTransactionsResponse.TransactionStates
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ListTransactionsResponse', 'TransactionStates', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ListTransactionsResponse', 'TransactionStates')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsResponse', 'TransactionStates')
     x = []
     ap = x.append
     for _ in range(n):
@@ -346,19 +360,20 @@ def _d_ListTransactionsResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TransactionState', 'TransactionalId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TransactionState', 'TransactionalId', True)
-        o1.transactional_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.transactional_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.transactional_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: TransactionState.ProducerId
-        o1.producer_id, = _S_q.unpack_from(buf, pos)
-        pos += 8
+        #: TransactionState.ProducerId, TransactionState
+        o1.producer_id, n1 = _S_qB.unpack_from(buf, pos)
+        pos += 9
         #: TransactionState.TransactionState
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TransactionState', 'TransactionState', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TransactionState', 'TransactionState', True)
-        o1.transaction_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.transaction_state = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.transaction_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TransactionState._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -375,48 +390,49 @@ def _d_ListTransactionsResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_TransactionState_v0(o, w):
-    #: TransactionalId
-    x = o.transactional_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TransactionState', 'TransactionalId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ProducerId
-    w(_S_q.pack(o.producer_id))
-    #: TransactionState
-    x = o.transaction_state
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TransactionState', 'TransactionState')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ListTransactionsResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: ListTransactionsResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: UnknownStateFilters
+    #: ListTransactionsResponse.UnknownStateFilters
     x = o.unknown_state_filters
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: TransactionStates
+    #: ListTransactionsResponse.TransactionStates
     x = o.transaction_states
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TransactionState_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: TransactionState.TransactionalId
+        x1 = o1.transactional_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TransactionState', 'TransactionalId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TransactionState.ProducerId
+        w(_S_q.pack(o1.producer_id))
+        #: TransactionState.TransactionState
+        x1 = o1.transaction_state
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TransactionState', 'TransactionState')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TransactionState._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ListTransactionsResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -432,19 +448,20 @@ def _d_TransactionState_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TransactionState', 'TransactionalId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TransactionState', 'TransactionalId', True)
-    o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.transactional_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: TransactionState.ProducerId
-    o.producer_id, = _S_q.unpack_from(buf, pos)
-    pos += 8
+    #: TransactionState.ProducerId, TransactionState
+    o.producer_id, n = _S_qB.unpack_from(buf, pos)
+    pos += 9
     #: TransactionState.TransactionState
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TransactionState', 'TransactionState', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TransactionState', 'TransactionState', True)
-    o.transaction_state = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.transaction_state = buf[pos:e].decode()
+    except UnicodeDecodeError: o.transaction_state = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TransactionState._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -452,6 +469,33 @@ def _d_TransactionState_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_TransactionState_v0(o, w):
+    #: TransactionState.TransactionalId
+    x = o.transactional_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TransactionState', 'TransactionalId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TransactionState.ProducerId
+    w(_S_q.pack(o.producer_id))
+    #: TransactionState.TransactionState
+    x = o.transaction_state
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TransactionState', 'TransactionState')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TransactionState._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,19 +18,30 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_Uo = _Sc('>16s?')
+_S_UoB = _Sc('>16s?B')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hh = _Sc('>hh')
+_S_hii = _Sc('>hii')
 _S_hiii = _Sc('>hiii')
+_S_hiiiB = _Sc('>hiiiB')
 _S_hiiii = _Sc('>hiiii')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
 _S_ii = _Sc('>ii')
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 _S_oi = _Sc('>?i')
 _S_oo = _Sc('>??')
+_S_ooB = _Sc('>??B')
 _S_ooo = _Sc('>???')
+_S_oooB = _Sc('>???B')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
+_PN32 = _packers('i', False)
 
 
 class MetadataRequest(_Struct):
@@ -184,8 +196,7 @@ def _d_MetadataRequest_v0(buf, pos):
     #: MetadataRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -196,7 +207,8 @@ def _d_MetadataRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataRequestTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataRequestTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         o1.topic_id = _ZERO_UUID
         o1._utf = None
@@ -209,28 +221,25 @@ def _d_MetadataRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_MetadataRequestTopic_v0(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataRequestTopic', '_tagged_fields')
-
-
 def _e_MetadataRequest_v0(o, w):
-    #: Topics
+    #: MetadataRequest.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_MetadataRequestTopic_v0(v, w)
-    #: AllowAutoTopicCreation
+    for o1 in x:
+        #: MetadataRequestTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: MetadataRequestTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataRequestTopic', '_tagged_fields')
+    #: MetadataRequest.AllowAutoTopicCreation
     if o.allow_auto_topic_creation != True: raise _absent('MetadataRequest', 'AllowAutoTopicCreation')
-    #: IncludeClusterAuthorizedOperations
+    #: MetadataRequest.IncludeClusterAuthorizedOperations
     if o.include_cluster_authorized_operations != False: raise _absent('MetadataRequest', 'IncludeClusterAuthorizedOperations')
-    #: IncludeTopicAuthorizedOperations
+    #: MetadataRequest.IncludeTopicAuthorizedOperations
     if o.include_topic_authorized_operations != False: raise _absent('MetadataRequest', 'IncludeTopicAuthorizedOperations')
-    #: _tagged_fields
+    #: MetadataRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataRequest', '_tagged_fields')
 
 
@@ -253,7 +262,8 @@ def _d_MetadataRequest_v1(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataRequestTopic', 'Name', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataRequestTopic', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             o1.topic_id = _ZERO_UUID
             o1._utf = None
@@ -267,20 +277,26 @@ def _d_MetadataRequest_v1(buf, pos):
 
 
 def _e_MetadataRequest_v1(o, w):
-    #: Topics
+    #: MetadataRequest.Topics
     x = o.topics
     if x is None: w(b'\xff\xff\xff\xff')
     else:
         w(_S_i.pack(len(x)))
-        for v in x:
-            _e_MetadataRequestTopic_v0(v, w)
-    #: AllowAutoTopicCreation
+        for o1 in x:
+            #: MetadataRequestTopic.Name
+            try: x1 = o1.name.encode()
+            except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+            #: MetadataRequestTopic._tagged_fields
+            if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataRequestTopic', '_tagged_fields')
+    #: MetadataRequest.AllowAutoTopicCreation
     if o.allow_auto_topic_creation != True: raise _absent('MetadataRequest', 'AllowAutoTopicCreation')
-    #: IncludeClusterAuthorizedOperations
+    #: MetadataRequest.IncludeClusterAuthorizedOperations
     if o.include_cluster_authorized_operations != False: raise _absent('MetadataRequest', 'IncludeClusterAuthorizedOperations')
-    #: IncludeTopicAuthorizedOperations
+    #: MetadataRequest.IncludeTopicAuthorizedOperations
     if o.include_topic_authorized_operations != False: raise _absent('MetadataRequest', 'IncludeTopicAuthorizedOperations')
-    #: _tagged_fields
+    #: MetadataRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataRequest', '_tagged_fields')
 
 
@@ -303,7 +319,8 @@ def _d_MetadataRequest_v4(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataRequestTopic', 'Name', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataRequestTopic', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             o1.topic_id = _ZERO_UUID
             o1._utf = None
@@ -319,20 +336,26 @@ def _d_MetadataRequest_v4(buf, pos):
 
 
 def _e_MetadataRequest_v4(o, w):
-    #: Topics
+    #: MetadataRequest.Topics
     x = o.topics
     if x is None: w(b'\xff\xff\xff\xff')
     else:
         w(_S_i.pack(len(x)))
-        for v in x:
-            _e_MetadataRequestTopic_v0(v, w)
-    #: AllowAutoTopicCreation
+        for o1 in x:
+            #: MetadataRequestTopic.Name
+            try: x1 = o1.name.encode()
+            except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+            #: MetadataRequestTopic._tagged_fields
+            if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataRequestTopic', '_tagged_fields')
+    #: MetadataRequest.AllowAutoTopicCreation
     w(_S_o.pack(o.allow_auto_topic_creation))
-    #: IncludeClusterAuthorizedOperations
+    #: MetadataRequest.IncludeClusterAuthorizedOperations
     if o.include_cluster_authorized_operations != False: raise _absent('MetadataRequest', 'IncludeClusterAuthorizedOperations')
-    #: IncludeTopicAuthorizedOperations
+    #: MetadataRequest.IncludeTopicAuthorizedOperations
     if o.include_topic_authorized_operations != False: raise _absent('MetadataRequest', 'IncludeTopicAuthorizedOperations')
-    #: _tagged_fields
+    #: MetadataRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataRequest', '_tagged_fields')
 
 
@@ -355,7 +378,8 @@ def _d_MetadataRequest_v8(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataRequestTopic', 'Name', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataRequestTopic', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             o1.topic_id = _ZERO_UUID
             o1._utf = None
@@ -369,16 +393,22 @@ def _d_MetadataRequest_v8(buf, pos):
 
 
 def _e_MetadataRequest_v8(o, w):
-    #: Topics
+    #: MetadataRequest.Topics
     x = o.topics
     if x is None: w(b'\xff\xff\xff\xff')
     else:
         w(_S_i.pack(len(x)))
-        for v in x:
-            _e_MetadataRequestTopic_v0(v, w)
-    #: AllowAutoTopicCreation, IncludeClusterAuthorizedOperations, IncludeTopicAuthorizedOperations
+        for o1 in x:
+            #: MetadataRequestTopic.Name
+            try: x1 = o1.name.encode()
+            except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+            #: MetadataRequestTopic._tagged_fields
+            if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataRequestTopic', '_tagged_fields')
+    #: MetadataRequest.AllowAutoTopicCreation, IncludeClusterAuthorizedOperations, IncludeTopicAuthorizedOperations
     w(_S_ooo.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations))
-    #: _tagged_fields
+    #: MetadataRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataRequest', '_tagged_fields')
 
 
@@ -403,7 +433,8 @@ def _d_MetadataRequest_v9(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataRequestTopic', 'Name', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataRequestTopic', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             o1.topic_id = _ZERO_UUID
             #: MetadataRequestTopic._tagged_fields
@@ -413,43 +444,39 @@ def _d_MetadataRequest_v9(buf, pos):
                 pos += 1
             ap(o1)
         o.topics = x
-    #: MetadataRequest.AllowAutoTopicCreation, IncludeClusterAuthorizedOperations, IncludeTopicAuthorizedOperations
-    o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations = _S_ooo.unpack_from(buf, pos)
-    pos += 3
+    #: MetadataRequest.AllowAutoTopicCreation, IncludeClusterAuthorizedOperations, IncludeTopicAuthorizedOperations, _tagged_fields
+    o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, t = _S_oooB.unpack_from(buf, pos)
+    pos += 4
     #: MetadataRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_MetadataRequestTopic_v9(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataRequestTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_MetadataRequest_v9(o, w):
-    #: Topics
+    #: MetadataRequest.Topics
     x = o.topics
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_MetadataRequestTopic_v9(v, w)
-    #: AllowAutoTopicCreation, IncludeClusterAuthorizedOperations, IncludeTopicAuthorizedOperations
+        for o1 in x:
+            #: MetadataRequestTopic.Name
+            x1 = o1.name
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataRequestTopic', 'Name')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: MetadataRequestTopic._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: MetadataRequest.AllowAutoTopicCreation, IncludeClusterAuthorizedOperations, IncludeTopicAuthorizedOperations
     w(_S_ooo.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations))
-    #: _tagged_fields
+    #: MetadataRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -469,19 +496,19 @@ def _d_MetadataRequest_v10(buf, pos):
         ap = x.append
         for _ in range(n):
             o1 = _new(MetadataRequestTopic)
-            #: MetadataRequestTopic.TopicId
-            o1.topic_id, = _S_U.unpack_from(buf, pos)
-            pos += 16
-            o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+            #: MetadataRequestTopic.TopicId, Name
+            u1_0, n1 = _S_UB.unpack_from(buf, pos)
+            pos += 17
+            o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
             #: MetadataRequestTopic.Name
-            n1 = buf[pos] - 1
-            if n1 < 127: pos += 1
-            else: n1, pos = _uvm1s(buf, pos)
+            if n1 < 128: n1 -= 1
+            else: n1, pos = _uvm1s(buf, pos - 1)
             if n1 < 0: o1.name = None
             else:
                 e1 = pos + n1
                 if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataRequestTopic', 'Name', True)
-                o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                try: o1.name = buf[pos:e1].decode()
+                except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
                 pos = e1
             #: MetadataRequestTopic._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -490,47 +517,43 @@ def _d_MetadataRequest_v10(buf, pos):
                 pos += 1
             ap(o1)
         o.topics = x
-    #: MetadataRequest.AllowAutoTopicCreation, IncludeClusterAuthorizedOperations, IncludeTopicAuthorizedOperations
-    o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations = _S_ooo.unpack_from(buf, pos)
-    pos += 3
+    #: MetadataRequest.AllowAutoTopicCreation, IncludeClusterAuthorizedOperations, IncludeTopicAuthorizedOperations, _tagged_fields
+    o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations, t = _S_oooB.unpack_from(buf, pos)
+    pos += 4
     #: MetadataRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_MetadataRequestTopic_v10(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Name
-    x = o.name
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataRequestTopic', 'Name')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_MetadataRequest_v10(o, w):
-    #: Topics
+    #: MetadataRequest.Topics
     x = o.topics
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_MetadataRequestTopic_v10(v, w)
-    #: AllowAutoTopicCreation, IncludeClusterAuthorizedOperations, IncludeTopicAuthorizedOperations
+        for o1 in x:
+            #: MetadataRequestTopic.TopicId
+            w(_S_U.pack(o1.topic_id.bytes))
+            #: MetadataRequestTopic.Name
+            x1 = o1.name
+            if x1 is None: w(b'\x00')
+            else:
+                try: x1 = x1.encode()
+                except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+                n1 = len(x1)
+                if n1 < 127: w(_UV[n1 + 1])
+                elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataRequestTopic', 'Name')
+                else: w(_uve(n1 + 1))
+                w(x1)
+            #: MetadataRequestTopic._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: MetadataRequest.AllowAutoTopicCreation, IncludeClusterAuthorizedOperations, IncludeTopicAuthorizedOperations
     w(_S_ooo.pack(o.allow_auto_topic_creation, o.include_cluster_authorized_operations, o.include_topic_authorized_operations))
-    #: _tagged_fields
+    #: MetadataRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -550,19 +573,19 @@ def _d_MetadataRequest_v11(buf, pos):
         ap = x.append
         for _ in range(n):
             o1 = _new(MetadataRequestTopic)
-            #: MetadataRequestTopic.TopicId
-            o1.topic_id, = _S_U.unpack_from(buf, pos)
-            pos += 16
-            o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+            #: MetadataRequestTopic.TopicId, Name
+            u1_0, n1 = _S_UB.unpack_from(buf, pos)
+            pos += 17
+            o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
             #: MetadataRequestTopic.Name
-            n1 = buf[pos] - 1
-            if n1 < 127: pos += 1
-            else: n1, pos = _uvm1s(buf, pos)
+            if n1 < 128: n1 -= 1
+            else: n1, pos = _uvm1s(buf, pos - 1)
             if n1 < 0: o1.name = None
             else:
                 e1 = pos + n1
                 if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataRequestTopic', 'Name', True)
-                o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                try: o1.name = buf[pos:e1].decode()
+                except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
                 pos = e1
             #: MetadataRequestTopic._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -571,32 +594,46 @@ def _d_MetadataRequest_v11(buf, pos):
                 pos += 1
             ap(o1)
         o.topics = x
-    #: MetadataRequest.AllowAutoTopicCreation, IncludeTopicAuthorizedOperations
-    o.allow_auto_topic_creation, o.include_topic_authorized_operations = _S_oo.unpack_from(buf, pos)
-    pos += 2
+    #: MetadataRequest.AllowAutoTopicCreation, IncludeTopicAuthorizedOperations, _tagged_fields
+    o.allow_auto_topic_creation, o.include_topic_authorized_operations, t = _S_ooB.unpack_from(buf, pos)
+    pos += 3
     o.include_cluster_authorized_operations = False
     #: MetadataRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_MetadataRequest_v11(o, w):
-    #: Topics
+    #: MetadataRequest.Topics
     x = o.topics
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_MetadataRequestTopic_v10(v, w)
-    #: AllowAutoTopicCreation, IncludeTopicAuthorizedOperations
+        for o1 in x:
+            #: MetadataRequestTopic.TopicId
+            w(_S_U.pack(o1.topic_id.bytes))
+            #: MetadataRequestTopic.Name
+            x1 = o1.name
+            if x1 is None: w(b'\x00')
+            else:
+                try: x1 = x1.encode()
+                except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+                n1 = len(x1)
+                if n1 < 127: w(_UV[n1 + 1])
+                elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataRequestTopic', 'Name')
+                else: w(_uve(n1 + 1))
+                w(x1)
+            #: MetadataRequestTopic._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: MetadataRequest.AllowAutoTopicCreation, IncludeTopicAuthorizedOperations
     w(_S_oo.pack(o.allow_auto_topic_creation, o.include_topic_authorized_operations))
-    #: IncludeClusterAuthorizedOperations
+    #: MetadataRequest.IncludeClusterAuthorizedOperations
     if o.include_cluster_authorized_operations != False: raise _absent('MetadataRequest', 'IncludeClusterAuthorizedOperations')
-    #: _tagged_fields
+    #: MetadataRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -611,11 +648,22 @@ def _d_MetadataRequestTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataRequestTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MetadataRequestTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.topic_id = _ZERO_UUID
     o._utf = None
     return o, pos
+
+
+def _e_MetadataRequestTopic_v0(o, w):
+    #: MetadataRequestTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: MetadataRequestTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataRequestTopic', '_tagged_fields')
 
 
 def _d_MetadataRequestTopic_v9(buf, pos):
@@ -628,7 +676,8 @@ def _d_MetadataRequestTopic_v9(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataRequestTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MetadataRequestTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o.topic_id = _ZERO_UUID
     #: MetadataRequestTopic._tagged_fields
@@ -639,22 +688,38 @@ def _d_MetadataRequestTopic_v9(buf, pos):
     return o, pos
 
 
+def _e_MetadataRequestTopic_v9(o, w):
+    #: MetadataRequestTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataRequestTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: MetadataRequestTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_MetadataRequestTopic_v10(buf, pos):
     blen = len(buf)
     o = _new(MetadataRequestTopic)
-    #: MetadataRequestTopic.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: MetadataRequestTopic.TopicId, Name
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: MetadataRequestTopic.Name
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.name = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MetadataRequestTopic', 'Name', True)
-        o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: MetadataRequestTopic._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -664,14 +729,33 @@ def _d_MetadataRequestTopic_v10(buf, pos):
     return o, pos
 
 
+def _e_MetadataRequestTopic_v10(o, w):
+    #: MetadataRequestTopic.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: MetadataRequestTopic.Name
+    x = o.name
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataRequestTopic', 'Name')
+        else: w(_uve(n + 1))
+        w(x)
+    #: MetadataRequestTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_MetadataResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(MetadataResponse)
     #: MetadataResponse.Brokers
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -682,7 +766,8 @@ def _d_MetadataResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MetadataResponseBroker.Port
         o1.port, = _S_i.unpack_from(buf, pos)
@@ -694,8 +779,7 @@ def _d_MetadataResponse_v0(buf, pos):
     #: MetadataResponse.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -706,13 +790,13 @@ def _d_MetadataResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MetadataResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -720,17 +804,19 @@ def _d_MetadataResponse_v0(buf, pos):
             #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
             o2.error_code, o2.partition_index, o2.leader_id, n2 = _S_hiii.unpack_from(buf, pos)
             pos += 14
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-            o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if n2 == 0: o2.replica_nodes = []
+            else:
+                o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.IsrNodes
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-            o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if n2 == 0: o2.isr_nodes = []
+            else:
+                o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             o2.leader_epoch = -1
             o2.offline_replicas = []
             o2._utf = None
@@ -751,60 +837,52 @@ def _d_MetadataResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_MetadataResponseBroker_v0(o, w):
-    #: NodeId, Host
-    x = o.host.encode('utf-8', 'surrogateescape')
-    w(_S_ih.pack(o.node_id, len(x)))
-    w(x)
-    #: Port
-    w(_S_i.pack(o.port))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseBroker', '_tagged_fields')
-
-
-def _e_MetadataResponsePartition_v0(o, w):
-    #: ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
-    x = o.replica_nodes
-    w(_S_hiii.pack(o.error_code, o.partition_index, o.leader_id, len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: IsrNodes
-    x = o.isr_nodes
-    w(_S_i.pack(len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
-
-
-def _e_MetadataResponseTopic_v0(o, w):
-    #: ErrorCode, Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_hh.pack(o.error_code, len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_MetadataResponsePartition_v0(v, w)
-    #: TopicAuthorizedOperations
-    if o.topic_authorized_operations != -2147483648: raise _absent('MetadataResponseTopic', 'TopicAuthorizedOperations')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
-
-
 def _e_MetadataResponse_v0(o, w):
-    #: Brokers
+    #: MetadataResponse.Brokers
     x = o.brokers
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_MetadataResponseBroker_v0(v, w)
-    #: Topics
+    for o1 in x:
+        #: MetadataResponseBroker.NodeId, Host
+        try: x1 = o1.host.encode()
+        except UnicodeEncodeError: x1 = o1.host.encode('utf-8', 'surrogateescape')
+        w(_S_ih.pack(o1.node_id, len(x1)))
+        w(x1)
+        #: MetadataResponseBroker.Port
+        w(_S_i.pack(o1.port))
+        #: MetadataResponseBroker._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseBroker', '_tagged_fields')
+    #: MetadataResponse.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_MetadataResponseTopic_v0(v, w)
-    #: ClusterAuthorizedOperations
+    for o1 in x:
+        #: MetadataResponseTopic.ErrorCode, Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_hh.pack(o1.error_code, len(x1)))
+        w(x1)
+        #: MetadataResponseTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId
+            w(_S_hii.pack(o2.error_code, o2.partition_index, o2.leader_id))
+            #: MetadataResponsePartition.ReplicaNodes
+            x2 = o2.replica_nodes
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition.IsrNodes
+            x2 = o2.isr_nodes
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
+        #: MetadataResponseTopic.TopicAuthorizedOperations
+        if o1.topic_authorized_operations != -2147483648: raise _absent('MetadataResponseTopic', 'TopicAuthorizedOperations')
+        #: MetadataResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
+    #: MetadataResponse.ClusterAuthorizedOperations
     if o.cluster_authorized_operations != -2147483648: raise _absent('MetadataResponse', 'ClusterAuthorizedOperations')
-    #: _tagged_fields
+    #: MetadataResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponse', '_tagged_fields')
 
 
@@ -814,8 +892,7 @@ def _d_MetadataResponse_v1(buf, pos):
     #: MetadataResponse.Brokers
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -826,7 +903,8 @@ def _d_MetadataResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MetadataResponseBroker.Port, Rack
         o1.port, n1 = _S_ih.unpack_from(buf, pos)
@@ -835,7 +913,8 @@ def _d_MetadataResponse_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -843,8 +922,7 @@ def _d_MetadataResponse_v1(buf, pos):
     #: MetadataResponse.ControllerId, Topics
     o.controller_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -855,13 +933,13 @@ def _d_MetadataResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MetadataResponseTopic.IsInternal, Partitions
         o1.is_internal, n1 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -869,17 +947,19 @@ def _d_MetadataResponse_v1(buf, pos):
             #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
             o2.error_code, o2.partition_index, o2.leader_id, n2 = _S_hiii.unpack_from(buf, pos)
             pos += 14
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-            o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if n2 == 0: o2.replica_nodes = []
+            else:
+                o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.IsrNodes
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-            o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if n2 == 0: o2.isr_nodes = []
+            else:
+                o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             o2.leader_epoch = -1
             o2.offline_replicas = []
             o2._utf = None
@@ -898,54 +978,60 @@ def _d_MetadataResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_MetadataResponseBroker_v1(o, w):
-    #: NodeId, Host
-    x = o.host.encode('utf-8', 'surrogateescape')
-    w(_S_ih.pack(o.node_id, len(x)))
-    w(x)
-    #: Port
-    w(_S_i.pack(o.port))
-    #: Rack
-    x = o.rack
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseBroker', '_tagged_fields')
-
-
-def _e_MetadataResponseTopic_v1(o, w):
-    #: ErrorCode, Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_hh.pack(o.error_code, len(x)))
-    w(x)
-    #: IsInternal, Partitions
-    x = o.partitions
-    w(_S_oi.pack(o.is_internal, len(x)))
-    for v in x:
-        _e_MetadataResponsePartition_v0(v, w)
-    #: TopicAuthorizedOperations
-    if o.topic_authorized_operations != -2147483648: raise _absent('MetadataResponseTopic', 'TopicAuthorizedOperations')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
-
-
 def _e_MetadataResponse_v1(o, w):
-    #: Brokers
+    #: MetadataResponse.Brokers
     x = o.brokers
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_MetadataResponseBroker_v1(v, w)
-    #: ControllerId, Topics
+    for o1 in x:
+        #: MetadataResponseBroker.NodeId, Host
+        try: x1 = o1.host.encode()
+        except UnicodeEncodeError: x1 = o1.host.encode('utf-8', 'surrogateescape')
+        w(_S_ih.pack(o1.node_id, len(x1)))
+        w(x1)
+        #: MetadataResponseBroker.Port
+        w(_S_i.pack(o1.port))
+        #: MetadataResponseBroker.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: MetadataResponseBroker._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseBroker', '_tagged_fields')
+    #: MetadataResponse.ControllerId, Topics
     x = o.topics
     w(_S_ii.pack(o.controller_id, len(x)))
-    for v in x:
-        _e_MetadataResponseTopic_v1(v, w)
-    #: ClusterAuthorizedOperations
+    for o1 in x:
+        #: MetadataResponseTopic.ErrorCode, Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_hh.pack(o1.error_code, len(x1)))
+        w(x1)
+        #: MetadataResponseTopic.IsInternal, Partitions
+        x1 = o1.partitions
+        w(_S_oi.pack(o1.is_internal, len(x1)))
+        for o2 in x1:
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId
+            w(_S_hii.pack(o2.error_code, o2.partition_index, o2.leader_id))
+            #: MetadataResponsePartition.ReplicaNodes
+            x2 = o2.replica_nodes
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition.IsrNodes
+            x2 = o2.isr_nodes
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
+        #: MetadataResponseTopic.TopicAuthorizedOperations
+        if o1.topic_authorized_operations != -2147483648: raise _absent('MetadataResponseTopic', 'TopicAuthorizedOperations')
+        #: MetadataResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
+    #: MetadataResponse.ClusterAuthorizedOperations
     if o.cluster_authorized_operations != -2147483648: raise _absent('MetadataResponse', 'ClusterAuthorizedOperations')
-    #: _tagged_fields
+    #: MetadataResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponse', '_tagged_fields')
 
 
@@ -955,8 +1041,7 @@ def _d_MetadataResponse_v2(buf, pos):
     #: MetadataResponse.Brokers
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -967,7 +1052,8 @@ def _d_MetadataResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MetadataResponseBroker.Port, Rack
         o1.port, n1 = _S_ih.unpack_from(buf, pos)
@@ -976,7 +1062,8 @@ def _d_MetadataResponse_v2(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -988,13 +1075,13 @@ def _d_MetadataResponse_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MetadataResponse', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: MetadataResponse.ControllerId, Topics
     o.controller_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1005,13 +1092,13 @@ def _d_MetadataResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MetadataResponseTopic.IsInternal, Partitions
         o1.is_internal, n1 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1019,17 +1106,19 @@ def _d_MetadataResponse_v2(buf, pos):
             #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
             o2.error_code, o2.partition_index, o2.leader_id, n2 = _S_hiii.unpack_from(buf, pos)
             pos += 14
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-            o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if n2 == 0: o2.replica_nodes = []
+            else:
+                o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.IsrNodes
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-            o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if n2 == 0: o2.isr_nodes = []
+            else:
+                o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             o2.leader_epoch = -1
             o2.offline_replicas = []
             o2._utf = None
@@ -1048,26 +1137,67 @@ def _d_MetadataResponse_v2(buf, pos):
 
 
 def _e_MetadataResponse_v2(o, w):
-    #: Brokers
+    #: MetadataResponse.Brokers
     x = o.brokers
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_MetadataResponseBroker_v1(v, w)
-    #: ClusterId
+    for o1 in x:
+        #: MetadataResponseBroker.NodeId, Host
+        try: x1 = o1.host.encode()
+        except UnicodeEncodeError: x1 = o1.host.encode('utf-8', 'surrogateescape')
+        w(_S_ih.pack(o1.node_id, len(x1)))
+        w(x1)
+        #: MetadataResponseBroker.Port
+        w(_S_i.pack(o1.port))
+        #: MetadataResponseBroker.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: MetadataResponseBroker._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseBroker', '_tagged_fields')
+    #: MetadataResponse.ClusterId
     x = o.cluster_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: ControllerId, Topics
+    #: MetadataResponse.ControllerId, Topics
     x = o.topics
     w(_S_ii.pack(o.controller_id, len(x)))
-    for v in x:
-        _e_MetadataResponseTopic_v1(v, w)
-    #: ClusterAuthorizedOperations
+    for o1 in x:
+        #: MetadataResponseTopic.ErrorCode, Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_hh.pack(o1.error_code, len(x1)))
+        w(x1)
+        #: MetadataResponseTopic.IsInternal, Partitions
+        x1 = o1.partitions
+        w(_S_oi.pack(o1.is_internal, len(x1)))
+        for o2 in x1:
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId
+            w(_S_hii.pack(o2.error_code, o2.partition_index, o2.leader_id))
+            #: MetadataResponsePartition.ReplicaNodes
+            x2 = o2.replica_nodes
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition.IsrNodes
+            x2 = o2.isr_nodes
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
+        #: MetadataResponseTopic.TopicAuthorizedOperations
+        if o1.topic_authorized_operations != -2147483648: raise _absent('MetadataResponseTopic', 'TopicAuthorizedOperations')
+        #: MetadataResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
+    #: MetadataResponse.ClusterAuthorizedOperations
     if o.cluster_authorized_operations != -2147483648: raise _absent('MetadataResponse', 'ClusterAuthorizedOperations')
-    #: _tagged_fields
+    #: MetadataResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponse', '_tagged_fields')
 
 
@@ -1077,8 +1207,7 @@ def _d_MetadataResponse_v3(buf, pos):
     #: MetadataResponse.ThrottleTimeMs, Brokers
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1089,7 +1218,8 @@ def _d_MetadataResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MetadataResponseBroker.Port, Rack
         o1.port, n1 = _S_ih.unpack_from(buf, pos)
@@ -1098,7 +1228,8 @@ def _d_MetadataResponse_v3(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -1110,13 +1241,13 @@ def _d_MetadataResponse_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MetadataResponse', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: MetadataResponse.ControllerId, Topics
     o.controller_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1127,13 +1258,13 @@ def _d_MetadataResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MetadataResponseTopic.IsInternal, Partitions
         o1.is_internal, n1 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1141,17 +1272,19 @@ def _d_MetadataResponse_v3(buf, pos):
             #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
             o2.error_code, o2.partition_index, o2.leader_id, n2 = _S_hiii.unpack_from(buf, pos)
             pos += 14
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-            o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if n2 == 0: o2.replica_nodes = []
+            else:
+                o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.IsrNodes
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-            o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if n2 == 0: o2.isr_nodes = []
+            else:
+                o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             o2.leader_epoch = -1
             o2.offline_replicas = []
             o2._utf = None
@@ -1169,26 +1302,67 @@ def _d_MetadataResponse_v3(buf, pos):
 
 
 def _e_MetadataResponse_v3(o, w):
-    #: ThrottleTimeMs, Brokers
+    #: MetadataResponse.ThrottleTimeMs, Brokers
     x = o.brokers
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_MetadataResponseBroker_v1(v, w)
-    #: ClusterId
+    for o1 in x:
+        #: MetadataResponseBroker.NodeId, Host
+        try: x1 = o1.host.encode()
+        except UnicodeEncodeError: x1 = o1.host.encode('utf-8', 'surrogateescape')
+        w(_S_ih.pack(o1.node_id, len(x1)))
+        w(x1)
+        #: MetadataResponseBroker.Port
+        w(_S_i.pack(o1.port))
+        #: MetadataResponseBroker.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: MetadataResponseBroker._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseBroker', '_tagged_fields')
+    #: MetadataResponse.ClusterId
     x = o.cluster_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: ControllerId, Topics
+    #: MetadataResponse.ControllerId, Topics
     x = o.topics
     w(_S_ii.pack(o.controller_id, len(x)))
-    for v in x:
-        _e_MetadataResponseTopic_v1(v, w)
-    #: ClusterAuthorizedOperations
+    for o1 in x:
+        #: MetadataResponseTopic.ErrorCode, Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_hh.pack(o1.error_code, len(x1)))
+        w(x1)
+        #: MetadataResponseTopic.IsInternal, Partitions
+        x1 = o1.partitions
+        w(_S_oi.pack(o1.is_internal, len(x1)))
+        for o2 in x1:
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId
+            w(_S_hii.pack(o2.error_code, o2.partition_index, o2.leader_id))
+            #: MetadataResponsePartition.ReplicaNodes
+            x2 = o2.replica_nodes
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition.IsrNodes
+            x2 = o2.isr_nodes
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
+        #: MetadataResponseTopic.TopicAuthorizedOperations
+        if o1.topic_authorized_operations != -2147483648: raise _absent('MetadataResponseTopic', 'TopicAuthorizedOperations')
+        #: MetadataResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
+    #: MetadataResponse.ClusterAuthorizedOperations
     if o.cluster_authorized_operations != -2147483648: raise _absent('MetadataResponse', 'ClusterAuthorizedOperations')
-    #: _tagged_fields
+    #: MetadataResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponse', '_tagged_fields')
 
 
@@ -1198,8 +1372,7 @@ def _d_MetadataResponse_v5(buf, pos):
     #: MetadataResponse.ThrottleTimeMs, Brokers
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1210,7 +1383,8 @@ def _d_MetadataResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MetadataResponseBroker.Port, Rack
         o1.port, n1 = _S_ih.unpack_from(buf, pos)
@@ -1219,7 +1393,8 @@ def _d_MetadataResponse_v5(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -1231,13 +1406,13 @@ def _d_MetadataResponse_v5(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MetadataResponse', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: MetadataResponse.ControllerId, Topics
     o.controller_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1248,13 +1423,13 @@ def _d_MetadataResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MetadataResponseTopic.IsInternal, Partitions
         o1.is_internal, n1 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1262,24 +1437,27 @@ def _d_MetadataResponse_v5(buf, pos):
             #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
             o2.error_code, o2.partition_index, o2.leader_id, n2 = _S_hiii.unpack_from(buf, pos)
             pos += 14
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-            o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if n2 == 0: o2.replica_nodes = []
+            else:
+                o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.IsrNodes
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-            o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if n2 == 0: o2.isr_nodes = []
+            else:
+                o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.OfflineReplicas
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-            o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if n2 == 0: o2.offline_replicas = []
+            else:
+                o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             o2.leader_epoch = -1
             o2._utf = None
             ap1(o2)
@@ -1295,60 +1473,72 @@ def _d_MetadataResponse_v5(buf, pos):
     return o, pos
 
 
-def _e_MetadataResponsePartition_v5(o, w):
-    #: ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
-    x = o.replica_nodes
-    w(_S_hiii.pack(o.error_code, o.partition_index, o.leader_id, len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: IsrNodes
-    x = o.isr_nodes
-    w(_S_i.pack(len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: OfflineReplicas
-    x = o.offline_replicas
-    w(_S_i.pack(len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
-
-
-def _e_MetadataResponseTopic_v5(o, w):
-    #: ErrorCode, Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_hh.pack(o.error_code, len(x)))
-    w(x)
-    #: IsInternal, Partitions
-    x = o.partitions
-    w(_S_oi.pack(o.is_internal, len(x)))
-    for v in x:
-        _e_MetadataResponsePartition_v5(v, w)
-    #: TopicAuthorizedOperations
-    if o.topic_authorized_operations != -2147483648: raise _absent('MetadataResponseTopic', 'TopicAuthorizedOperations')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
-
-
 def _e_MetadataResponse_v5(o, w):
-    #: ThrottleTimeMs, Brokers
+    #: MetadataResponse.ThrottleTimeMs, Brokers
     x = o.brokers
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_MetadataResponseBroker_v1(v, w)
-    #: ClusterId
+    for o1 in x:
+        #: MetadataResponseBroker.NodeId, Host
+        try: x1 = o1.host.encode()
+        except UnicodeEncodeError: x1 = o1.host.encode('utf-8', 'surrogateescape')
+        w(_S_ih.pack(o1.node_id, len(x1)))
+        w(x1)
+        #: MetadataResponseBroker.Port
+        w(_S_i.pack(o1.port))
+        #: MetadataResponseBroker.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: MetadataResponseBroker._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseBroker', '_tagged_fields')
+    #: MetadataResponse.ClusterId
     x = o.cluster_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: ControllerId, Topics
+    #: MetadataResponse.ControllerId, Topics
     x = o.topics
     w(_S_ii.pack(o.controller_id, len(x)))
-    for v in x:
-        _e_MetadataResponseTopic_v5(v, w)
-    #: ClusterAuthorizedOperations
+    for o1 in x:
+        #: MetadataResponseTopic.ErrorCode, Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_hh.pack(o1.error_code, len(x1)))
+        w(x1)
+        #: MetadataResponseTopic.IsInternal, Partitions
+        x1 = o1.partitions
+        w(_S_oi.pack(o1.is_internal, len(x1)))
+        for o2 in x1:
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId
+            w(_S_hii.pack(o2.error_code, o2.partition_index, o2.leader_id))
+            #: MetadataResponsePartition.ReplicaNodes
+            x2 = o2.replica_nodes
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition.IsrNodes
+            x2 = o2.isr_nodes
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition.OfflineReplicas
+            x2 = o2.offline_replicas
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
+        #: MetadataResponseTopic.TopicAuthorizedOperations
+        if o1.topic_authorized_operations != -2147483648: raise _absent('MetadataResponseTopic', 'TopicAuthorizedOperations')
+        #: MetadataResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
+    #: MetadataResponse.ClusterAuthorizedOperations
     if o.cluster_authorized_operations != -2147483648: raise _absent('MetadataResponse', 'ClusterAuthorizedOperations')
-    #: _tagged_fields
+    #: MetadataResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponse', '_tagged_fields')
 
 
@@ -1358,8 +1548,7 @@ def _d_MetadataResponse_v7(buf, pos):
     #: MetadataResponse.ThrottleTimeMs, Brokers
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1370,7 +1559,8 @@ def _d_MetadataResponse_v7(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MetadataResponseBroker.Port, Rack
         o1.port, n1 = _S_ih.unpack_from(buf, pos)
@@ -1379,7 +1569,8 @@ def _d_MetadataResponse_v7(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -1391,13 +1582,13 @@ def _d_MetadataResponse_v7(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MetadataResponse', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: MetadataResponse.ControllerId, Topics
     o.controller_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1408,13 +1599,13 @@ def _d_MetadataResponse_v7(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MetadataResponseTopic.IsInternal, Partitions
         o1.is_internal, n1 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1422,24 +1613,27 @@ def _d_MetadataResponse_v7(buf, pos):
             #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
             o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n2 = _S_hiiii.unpack_from(buf, pos)
             pos += 18
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-            o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if n2 == 0: o2.replica_nodes = []
+            else:
+                o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.IsrNodes
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-            o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if n2 == 0: o2.isr_nodes = []
+            else:
+                o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.OfflineReplicas
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-            o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if n2 == 0: o2.offline_replicas = []
+            else:
+                o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             o2._utf = None
             ap1(o2)
         o1.partitions = x1
@@ -1454,60 +1648,72 @@ def _d_MetadataResponse_v7(buf, pos):
     return o, pos
 
 
-def _e_MetadataResponsePartition_v7(o, w):
-    #: ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
-    x = o.replica_nodes
-    w(_S_hiiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch, len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: IsrNodes
-    x = o.isr_nodes
-    w(_S_i.pack(len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: OfflineReplicas
-    x = o.offline_replicas
-    w(_S_i.pack(len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
-
-
-def _e_MetadataResponseTopic_v7(o, w):
-    #: ErrorCode, Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_hh.pack(o.error_code, len(x)))
-    w(x)
-    #: IsInternal, Partitions
-    x = o.partitions
-    w(_S_oi.pack(o.is_internal, len(x)))
-    for v in x:
-        _e_MetadataResponsePartition_v7(v, w)
-    #: TopicAuthorizedOperations
-    if o.topic_authorized_operations != -2147483648: raise _absent('MetadataResponseTopic', 'TopicAuthorizedOperations')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
-
-
 def _e_MetadataResponse_v7(o, w):
-    #: ThrottleTimeMs, Brokers
+    #: MetadataResponse.ThrottleTimeMs, Brokers
     x = o.brokers
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_MetadataResponseBroker_v1(v, w)
-    #: ClusterId
+    for o1 in x:
+        #: MetadataResponseBroker.NodeId, Host
+        try: x1 = o1.host.encode()
+        except UnicodeEncodeError: x1 = o1.host.encode('utf-8', 'surrogateescape')
+        w(_S_ih.pack(o1.node_id, len(x1)))
+        w(x1)
+        #: MetadataResponseBroker.Port
+        w(_S_i.pack(o1.port))
+        #: MetadataResponseBroker.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: MetadataResponseBroker._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseBroker', '_tagged_fields')
+    #: MetadataResponse.ClusterId
     x = o.cluster_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: ControllerId, Topics
+    #: MetadataResponse.ControllerId, Topics
     x = o.topics
     w(_S_ii.pack(o.controller_id, len(x)))
-    for v in x:
-        _e_MetadataResponseTopic_v7(v, w)
-    #: ClusterAuthorizedOperations
+    for o1 in x:
+        #: MetadataResponseTopic.ErrorCode, Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_hh.pack(o1.error_code, len(x1)))
+        w(x1)
+        #: MetadataResponseTopic.IsInternal, Partitions
+        x1 = o1.partitions
+        w(_S_oi.pack(o1.is_internal, len(x1)))
+        for o2 in x1:
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+            w(_S_hiii.pack(o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch))
+            #: MetadataResponsePartition.ReplicaNodes
+            x2 = o2.replica_nodes
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition.IsrNodes
+            x2 = o2.isr_nodes
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition.OfflineReplicas
+            x2 = o2.offline_replicas
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
+        #: MetadataResponseTopic.TopicAuthorizedOperations
+        if o1.topic_authorized_operations != -2147483648: raise _absent('MetadataResponseTopic', 'TopicAuthorizedOperations')
+        #: MetadataResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
+    #: MetadataResponse.ClusterAuthorizedOperations
     if o.cluster_authorized_operations != -2147483648: raise _absent('MetadataResponse', 'ClusterAuthorizedOperations')
-    #: _tagged_fields
+    #: MetadataResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponse', '_tagged_fields')
 
 
@@ -1517,8 +1723,7 @@ def _d_MetadataResponse_v8(buf, pos):
     #: MetadataResponse.ThrottleTimeMs, Brokers
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1529,7 +1734,8 @@ def _d_MetadataResponse_v8(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MetadataResponseBroker.Port, Rack
         o1.port, n1 = _S_ih.unpack_from(buf, pos)
@@ -1538,7 +1744,8 @@ def _d_MetadataResponse_v8(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -1550,13 +1757,13 @@ def _d_MetadataResponse_v8(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MetadataResponse', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: MetadataResponse.ControllerId, Topics
     o.controller_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1567,13 +1774,13 @@ def _d_MetadataResponse_v8(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: MetadataResponseTopic.IsInternal, Partitions
         o1.is_internal, n1 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1581,24 +1788,27 @@ def _d_MetadataResponse_v8(buf, pos):
             #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
             o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n2 = _S_hiiii.unpack_from(buf, pos)
             pos += 18
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-            o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if n2 == 0: o2.replica_nodes = []
+            else:
+                o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.IsrNodes
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-            o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if n2 == 0: o2.isr_nodes = []
+            else:
+                o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.OfflineReplicas
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-            o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if n2 == 0: o2.offline_replicas = []
+            else:
+                o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             o2._utf = None
             ap1(o2)
         o1.partitions = x1
@@ -1617,86 +1827,113 @@ def _d_MetadataResponse_v8(buf, pos):
     return o, pos
 
 
-def _e_MetadataResponseTopic_v8(o, w):
-    #: ErrorCode, Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_hh.pack(o.error_code, len(x)))
-    w(x)
-    #: IsInternal, Partitions
-    x = o.partitions
-    w(_S_oi.pack(o.is_internal, len(x)))
-    for v in x:
-        _e_MetadataResponsePartition_v7(v, w)
-    #: TopicAuthorizedOperations
-    w(_S_i.pack(o.topic_authorized_operations))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
-
-
 def _e_MetadataResponse_v8(o, w):
-    #: ThrottleTimeMs, Brokers
+    #: MetadataResponse.ThrottleTimeMs, Brokers
     x = o.brokers
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_MetadataResponseBroker_v1(v, w)
-    #: ClusterId
+    for o1 in x:
+        #: MetadataResponseBroker.NodeId, Host
+        try: x1 = o1.host.encode()
+        except UnicodeEncodeError: x1 = o1.host.encode('utf-8', 'surrogateescape')
+        w(_S_ih.pack(o1.node_id, len(x1)))
+        w(x1)
+        #: MetadataResponseBroker.Port
+        w(_S_i.pack(o1.port))
+        #: MetadataResponseBroker.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: MetadataResponseBroker._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseBroker', '_tagged_fields')
+    #: MetadataResponse.ClusterId
     x = o.cluster_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: ControllerId, Topics
+    #: MetadataResponse.ControllerId, Topics
     x = o.topics
     w(_S_ii.pack(o.controller_id, len(x)))
-    for v in x:
-        _e_MetadataResponseTopic_v8(v, w)
-    #: ClusterAuthorizedOperations
+    for o1 in x:
+        #: MetadataResponseTopic.ErrorCode, Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_hh.pack(o1.error_code, len(x1)))
+        w(x1)
+        #: MetadataResponseTopic.IsInternal, Partitions
+        x1 = o1.partitions
+        w(_S_oi.pack(o1.is_internal, len(x1)))
+        for o2 in x1:
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+            w(_S_hiii.pack(o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch))
+            #: MetadataResponsePartition.ReplicaNodes
+            x2 = o2.replica_nodes
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition.IsrNodes
+            x2 = o2.isr_nodes
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition.OfflineReplicas
+            x2 = o2.offline_replicas
+            n2 = len(x2)
+            w(_PN32[n2](n2, *x2) if n2 < 256 else _pack('>i%di' % n2, n2, *x2))
+            #: MetadataResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
+        #: MetadataResponseTopic.TopicAuthorizedOperations
+        w(_S_i.pack(o1.topic_authorized_operations))
+        #: MetadataResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
+    #: MetadataResponse.ClusterAuthorizedOperations
     w(_S_i.pack(o.cluster_authorized_operations))
-    #: _tagged_fields
+    #: MetadataResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponse', '_tagged_fields')
 
 
 def _d_MetadataResponse_v9(buf, pos):
     blen = len(buf)
     o = _new(MetadataResponse)
-    #: MetadataResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponse.ThrottleTimeMs, Brokers
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: MetadataResponse.Brokers
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(MetadataResponseBroker)
-        #: MetadataResponseBroker.NodeId
-        o1.node_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseBroker.NodeId, Host
+        o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: MetadataResponseBroker.Host
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: MetadataResponseBroker.Port
-        o1.port, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseBroker.Port, Rack
+        o1.port, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: MetadataResponseBroker.Rack
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.rack = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: MetadataResponseBroker._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1713,73 +1950,72 @@ def _d_MetadataResponse_v9(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MetadataResponse', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: MetadataResponse.ControllerId
-    o.controller_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponse.ControllerId, Topics
+    o.controller_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: MetadataResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(MetadataResponseTopic)
-        #: MetadataResponseTopic.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: MetadataResponseTopic.ErrorCode, Name
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: MetadataResponseTopic.Name
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: MetadataResponseTopic.IsInternal
-        o1.is_internal, = _S_o.unpack_from(buf, pos)
-        pos += 1
+        #: MetadataResponseTopic.IsInternal, Partitions
+        o1.is_internal, n1 = _S_oB.unpack_from(buf, pos)
+        pos += 2
         #: MetadataResponseTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(MetadataResponsePartition)
-            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _S_hiii.unpack_from(buf, pos)
-            pos += 14
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
+            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n2 = _S_hiiiB.unpack_from(buf, pos)
+            pos += 15
             #: MetadataResponsePartition.ReplicaNodes
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-            o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if n2 == 0: o2.replica_nodes = []
+            else:
+                o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.IsrNodes
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-            o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if n2 == 0: o2.isr_nodes = []
+            else:
+                o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.OfflineReplicas
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-            o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if n2 == 0: o2.offline_replicas = []
+            else:
+                o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -1787,135 +2023,133 @@ def _d_MetadataResponse_v9(buf, pos):
                 pos += 1
             ap1(o2)
         o1.partitions = x1
-        #: MetadataResponseTopic.TopicAuthorizedOperations
-        o1.topic_authorized_operations, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseTopic.TopicAuthorizedOperations, _tagged_fields
+        o1.topic_authorized_operations, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         o1.topic_id = _ZERO_UUID
         #: MetadataResponseTopic._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.topics = x
-    #: MetadataResponse.ClusterAuthorizedOperations
-    o.cluster_authorized_operations, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponse.ClusterAuthorizedOperations, _tagged_fields
+    o.cluster_authorized_operations, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     o.error_code = 0
     #: MetadataResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_MetadataResponseBroker_v9(o, w):
-    #: NodeId
-    w(_S_i.pack(o.node_id))
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseBroker', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Port
-    w(_S_i.pack(o.port))
-    #: Rack
-    x = o.rack
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseBroker', 'Rack')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_MetadataResponsePartition_v9(o, w):
-    #: ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
-    w(_S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch))
-    #: ReplicaNodes
-    x = o.replica_nodes
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: IsrNodes
-    x = o.isr_nodes
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: OfflineReplicas
-    x = o.offline_replicas
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_MetadataResponseTopic_v9(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: IsInternal
-    w(_S_o.pack(o.is_internal))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MetadataResponsePartition_v9(v, w)
-    #: TopicAuthorizedOperations
-    w(_S_i.pack(o.topic_authorized_operations))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_MetadataResponse_v9(o, w):
-    #: ThrottleTimeMs
+    #: MetadataResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Brokers
+    #: MetadataResponse.Brokers
     x = o.brokers
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MetadataResponseBroker_v9(v, w)
-    #: ClusterId
+    for o1 in x:
+        #: MetadataResponseBroker.NodeId
+        w(_S_i.pack(o1.node_id))
+        #: MetadataResponseBroker.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseBroker', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: MetadataResponseBroker.Port
+        w(_S_i.pack(o1.port))
+        #: MetadataResponseBroker.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseBroker', 'Rack')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: MetadataResponseBroker._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: MetadataResponse.ClusterId
     x = o.cluster_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponse', 'ClusterId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponse', 'ClusterId')
+        else: w(_uve(n + 1))
         w(x)
-    #: ControllerId
+    #: MetadataResponse.ControllerId
     w(_S_i.pack(o.controller_id))
-    #: Topics
+    #: MetadataResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MetadataResponseTopic_v9(v, w)
-    #: ClusterAuthorizedOperations
+    for o1 in x:
+        #: MetadataResponseTopic.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: MetadataResponseTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: MetadataResponseTopic.IsInternal
+        w(_S_o.pack(o1.is_internal))
+        #: MetadataResponseTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+            w(_S_hiii.pack(o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch))
+            #: MetadataResponsePartition.ReplicaNodes
+            x2 = o2.replica_nodes
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition.IsrNodes
+            x2 = o2.isr_nodes
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition.OfflineReplicas
+            x2 = o2.offline_replicas
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: MetadataResponseTopic.TopicAuthorizedOperations
+        w(_S_i.pack(o1.topic_authorized_operations))
+        #: MetadataResponseTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: MetadataResponse.ClusterAuthorizedOperations
     w(_S_i.pack(o.cluster_authorized_operations))
-    #: _tagged_fields
+    #: MetadataResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1924,43 +2158,41 @@ def _e_MetadataResponse_v9(o, w):
 def _d_MetadataResponse_v10(buf, pos):
     blen = len(buf)
     o = _new(MetadataResponse)
-    #: MetadataResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponse.ThrottleTimeMs, Brokers
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: MetadataResponse.Brokers
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(MetadataResponseBroker)
-        #: MetadataResponseBroker.NodeId
-        o1.node_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseBroker.NodeId, Host
+        o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: MetadataResponseBroker.Host
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: MetadataResponseBroker.Port
-        o1.port, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseBroker.Port, Rack
+        o1.port, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: MetadataResponseBroker.Rack
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.rack = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: MetadataResponseBroker._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1977,74 +2209,73 @@ def _d_MetadataResponse_v10(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MetadataResponse', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: MetadataResponse.ControllerId
-    o.controller_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponse.ControllerId, Topics
+    o.controller_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: MetadataResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(MetadataResponseTopic)
-        #: MetadataResponseTopic.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: MetadataResponseTopic.ErrorCode, Name
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: MetadataResponseTopic.Name
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: MetadataResponseTopic.TopicId, IsInternal
-        o1.topic_id, o1.is_internal = _S_Uo.unpack_from(buf, pos)
-        pos += 17
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: MetadataResponseTopic.TopicId, IsInternal, Partitions
+        u1_0, o1.is_internal, n1 = _S_UoB.unpack_from(buf, pos)
+        pos += 18
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: MetadataResponseTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(MetadataResponsePartition)
-            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _S_hiii.unpack_from(buf, pos)
-            pos += 14
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
+            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n2 = _S_hiiiB.unpack_from(buf, pos)
+            pos += 15
             #: MetadataResponsePartition.ReplicaNodes
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-            o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if n2 == 0: o2.replica_nodes = []
+            else:
+                o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.IsrNodes
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-            o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if n2 == 0: o2.isr_nodes = []
+            else:
+                o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.OfflineReplicas
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-            o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if n2 == 0: o2.offline_replicas = []
+            else:
+                o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -2052,83 +2283,132 @@ def _d_MetadataResponse_v10(buf, pos):
                 pos += 1
             ap1(o2)
         o1.partitions = x1
-        #: MetadataResponseTopic.TopicAuthorizedOperations
-        o1.topic_authorized_operations, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseTopic.TopicAuthorizedOperations, _tagged_fields
+        o1.topic_authorized_operations, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: MetadataResponseTopic._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.topics = x
-    #: MetadataResponse.ClusterAuthorizedOperations
-    o.cluster_authorized_operations, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponse.ClusterAuthorizedOperations, _tagged_fields
+    o.cluster_authorized_operations, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     o.error_code = 0
     #: MetadataResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_MetadataResponseTopic_v10(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: TopicId, IsInternal
-    w(_S_Uo.pack(o.topic_id.bytes, o.is_internal))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MetadataResponsePartition_v9(v, w)
-    #: TopicAuthorizedOperations
-    w(_S_i.pack(o.topic_authorized_operations))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_MetadataResponse_v10(o, w):
-    #: ThrottleTimeMs
+    #: MetadataResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Brokers
+    #: MetadataResponse.Brokers
     x = o.brokers
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MetadataResponseBroker_v9(v, w)
-    #: ClusterId
+    for o1 in x:
+        #: MetadataResponseBroker.NodeId
+        w(_S_i.pack(o1.node_id))
+        #: MetadataResponseBroker.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseBroker', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: MetadataResponseBroker.Port
+        w(_S_i.pack(o1.port))
+        #: MetadataResponseBroker.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseBroker', 'Rack')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: MetadataResponseBroker._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: MetadataResponse.ClusterId
     x = o.cluster_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponse', 'ClusterId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponse', 'ClusterId')
+        else: w(_uve(n + 1))
         w(x)
-    #: ControllerId
+    #: MetadataResponse.ControllerId
     w(_S_i.pack(o.controller_id))
-    #: Topics
+    #: MetadataResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MetadataResponseTopic_v10(v, w)
-    #: ClusterAuthorizedOperations
+    for o1 in x:
+        #: MetadataResponseTopic.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: MetadataResponseTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: MetadataResponseTopic.TopicId, IsInternal
+        w(_S_Uo.pack(o1.topic_id.bytes, o1.is_internal))
+        #: MetadataResponseTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+            w(_S_hiii.pack(o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch))
+            #: MetadataResponsePartition.ReplicaNodes
+            x2 = o2.replica_nodes
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition.IsrNodes
+            x2 = o2.isr_nodes
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition.OfflineReplicas
+            x2 = o2.offline_replicas
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: MetadataResponseTopic.TopicAuthorizedOperations
+        w(_S_i.pack(o1.topic_authorized_operations))
+        #: MetadataResponseTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: MetadataResponse.ClusterAuthorizedOperations
     w(_S_i.pack(o.cluster_authorized_operations))
-    #: _tagged_fields
+    #: MetadataResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -2137,43 +2417,41 @@ def _e_MetadataResponse_v10(o, w):
 def _d_MetadataResponse_v11(buf, pos):
     blen = len(buf)
     o = _new(MetadataResponse)
-    #: MetadataResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponse.ThrottleTimeMs, Brokers
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: MetadataResponse.Brokers
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(MetadataResponseBroker)
-        #: MetadataResponseBroker.NodeId
-        o1.node_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseBroker.NodeId, Host
+        o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: MetadataResponseBroker.Host
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: MetadataResponseBroker.Port
-        o1.port, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseBroker.Port, Rack
+        o1.port, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: MetadataResponseBroker.Rack
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.rack = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: MetadataResponseBroker._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -2190,74 +2468,73 @@ def _d_MetadataResponse_v11(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MetadataResponse', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: MetadataResponse.ControllerId
-    o.controller_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponse.ControllerId, Topics
+    o.controller_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: MetadataResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(MetadataResponseTopic)
-        #: MetadataResponseTopic.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: MetadataResponseTopic.ErrorCode, Name
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: MetadataResponseTopic.Name
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: MetadataResponseTopic.TopicId, IsInternal
-        o1.topic_id, o1.is_internal = _S_Uo.unpack_from(buf, pos)
-        pos += 17
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: MetadataResponseTopic.TopicId, IsInternal, Partitions
+        u1_0, o1.is_internal, n1 = _S_UoB.unpack_from(buf, pos)
+        pos += 18
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: MetadataResponseTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(MetadataResponsePartition)
-            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _S_hiii.unpack_from(buf, pos)
-            pos += 14
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
+            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n2 = _S_hiiiB.unpack_from(buf, pos)
+            pos += 15
             #: MetadataResponsePartition.ReplicaNodes
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-            o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if n2 == 0: o2.replica_nodes = []
+            else:
+                o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.IsrNodes
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-            o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if n2 == 0: o2.isr_nodes = []
+            else:
+                o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.OfflineReplicas
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-            o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if n2 == 0: o2.offline_replicas = []
+            else:
+                o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -2265,14 +2542,12 @@ def _d_MetadataResponse_v11(buf, pos):
                 pos += 1
             ap1(o2)
         o1.partitions = x1
-        #: MetadataResponseTopic.TopicAuthorizedOperations
-        o1.topic_authorized_operations, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseTopic.TopicAuthorizedOperations, _tagged_fields
+        o1.topic_authorized_operations, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: MetadataResponseTopic._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.topics = x
     o.cluster_authorized_operations = -2147483648
@@ -2286,34 +2561,113 @@ def _d_MetadataResponse_v11(buf, pos):
 
 
 def _e_MetadataResponse_v11(o, w):
-    #: ThrottleTimeMs
+    #: MetadataResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Brokers
+    #: MetadataResponse.Brokers
     x = o.brokers
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MetadataResponseBroker_v9(v, w)
-    #: ClusterId
+    for o1 in x:
+        #: MetadataResponseBroker.NodeId
+        w(_S_i.pack(o1.node_id))
+        #: MetadataResponseBroker.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseBroker', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: MetadataResponseBroker.Port
+        w(_S_i.pack(o1.port))
+        #: MetadataResponseBroker.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseBroker', 'Rack')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: MetadataResponseBroker._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: MetadataResponse.ClusterId
     x = o.cluster_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponse', 'ClusterId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponse', 'ClusterId')
+        else: w(_uve(n + 1))
         w(x)
-    #: ControllerId
+    #: MetadataResponse.ControllerId
     w(_S_i.pack(o.controller_id))
-    #: Topics
+    #: MetadataResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MetadataResponseTopic_v10(v, w)
-    #: ClusterAuthorizedOperations
+    for o1 in x:
+        #: MetadataResponseTopic.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: MetadataResponseTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: MetadataResponseTopic.TopicId, IsInternal
+        w(_S_Uo.pack(o1.topic_id.bytes, o1.is_internal))
+        #: MetadataResponseTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+            w(_S_hiii.pack(o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch))
+            #: MetadataResponsePartition.ReplicaNodes
+            x2 = o2.replica_nodes
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition.IsrNodes
+            x2 = o2.isr_nodes
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition.OfflineReplicas
+            x2 = o2.offline_replicas
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: MetadataResponseTopic.TopicAuthorizedOperations
+        w(_S_i.pack(o1.topic_authorized_operations))
+        #: MetadataResponseTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: MetadataResponse.ClusterAuthorizedOperations
     if o.cluster_authorized_operations != -2147483648: raise _absent('MetadataResponse', 'ClusterAuthorizedOperations')
-    #: _tagged_fields
+    #: MetadataResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -2322,43 +2676,41 @@ def _e_MetadataResponse_v11(o, w):
 def _d_MetadataResponse_v12(buf, pos):
     blen = len(buf)
     o = _new(MetadataResponse)
-    #: MetadataResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponse.ThrottleTimeMs, Brokers
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: MetadataResponse.Brokers
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(MetadataResponseBroker)
-        #: MetadataResponseBroker.NodeId
-        o1.node_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseBroker.NodeId, Host
+        o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: MetadataResponseBroker.Host
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: MetadataResponseBroker.Port
-        o1.port, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseBroker.Port, Rack
+        o1.port, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: MetadataResponseBroker.Rack
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.rack = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: MetadataResponseBroker._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -2375,75 +2727,74 @@ def _d_MetadataResponse_v12(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MetadataResponse', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: MetadataResponse.ControllerId
-    o.controller_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponse.ControllerId, Topics
+    o.controller_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: MetadataResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(MetadataResponseTopic)
-        #: MetadataResponseTopic.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: MetadataResponseTopic.ErrorCode, Name
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: MetadataResponseTopic.Name
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.name = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseTopic', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: MetadataResponseTopic.TopicId, IsInternal
-        o1.topic_id, o1.is_internal = _S_Uo.unpack_from(buf, pos)
-        pos += 17
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: MetadataResponseTopic.TopicId, IsInternal, Partitions
+        u1_0, o1.is_internal, n1 = _S_UoB.unpack_from(buf, pos)
+        pos += 18
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: MetadataResponseTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(MetadataResponsePartition)
-            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _S_hiii.unpack_from(buf, pos)
-            pos += 14
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
+            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n2 = _S_hiiiB.unpack_from(buf, pos)
+            pos += 15
             #: MetadataResponsePartition.ReplicaNodes
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-            o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if n2 == 0: o2.replica_nodes = []
+            else:
+                o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.IsrNodes
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-            o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if n2 == 0: o2.isr_nodes = []
+            else:
+                o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.OfflineReplicas
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-            o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if n2 == 0: o2.offline_replicas = []
+            else:
+                o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -2451,14 +2802,12 @@ def _d_MetadataResponse_v12(buf, pos):
                 pos += 1
             ap1(o2)
         o1.partitions = x1
-        #: MetadataResponseTopic.TopicAuthorizedOperations
-        o1.topic_authorized_operations, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseTopic.TopicAuthorizedOperations, _tagged_fields
+        o1.topic_authorized_operations, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: MetadataResponseTopic._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.topics = x
     o.cluster_authorized_operations = -2147483648
@@ -2471,63 +2820,116 @@ def _d_MetadataResponse_v12(buf, pos):
     return o, pos
 
 
-def _e_MetadataResponseTopic_v12(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: Name
-    x = o.name
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseTopic', 'Name')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: TopicId, IsInternal
-    w(_S_Uo.pack(o.topic_id.bytes, o.is_internal))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MetadataResponsePartition_v9(v, w)
-    #: TopicAuthorizedOperations
-    w(_S_i.pack(o.topic_authorized_operations))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_MetadataResponse_v12(o, w):
-    #: ThrottleTimeMs
+    #: MetadataResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Brokers
+    #: MetadataResponse.Brokers
     x = o.brokers
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MetadataResponseBroker_v9(v, w)
-    #: ClusterId
+    for o1 in x:
+        #: MetadataResponseBroker.NodeId
+        w(_S_i.pack(o1.node_id))
+        #: MetadataResponseBroker.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseBroker', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: MetadataResponseBroker.Port
+        w(_S_i.pack(o1.port))
+        #: MetadataResponseBroker.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseBroker', 'Rack')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: MetadataResponseBroker._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: MetadataResponse.ClusterId
     x = o.cluster_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponse', 'ClusterId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponse', 'ClusterId')
+        else: w(_uve(n + 1))
         w(x)
-    #: ControllerId
+    #: MetadataResponse.ControllerId
     w(_S_i.pack(o.controller_id))
-    #: Topics
+    #: MetadataResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MetadataResponseTopic_v12(v, w)
-    #: ClusterAuthorizedOperations
+    for o1 in x:
+        #: MetadataResponseTopic.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: MetadataResponseTopic.Name
+        x1 = o1.name
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseTopic', 'Name')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: MetadataResponseTopic.TopicId, IsInternal
+        w(_S_Uo.pack(o1.topic_id.bytes, o1.is_internal))
+        #: MetadataResponseTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+            w(_S_hiii.pack(o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch))
+            #: MetadataResponsePartition.ReplicaNodes
+            x2 = o2.replica_nodes
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition.IsrNodes
+            x2 = o2.isr_nodes
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition.OfflineReplicas
+            x2 = o2.offline_replicas
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: MetadataResponseTopic.TopicAuthorizedOperations
+        w(_S_i.pack(o1.topic_authorized_operations))
+        #: MetadataResponseTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: MetadataResponse.ClusterAuthorizedOperations
     if o.cluster_authorized_operations != -2147483648: raise _absent('MetadataResponse', 'ClusterAuthorizedOperations')
-    #: _tagged_fields
+    #: MetadataResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -2536,43 +2938,41 @@ def _e_MetadataResponse_v12(o, w):
 def _d_MetadataResponse_v13(buf, pos):
     blen = len(buf)
     o = _new(MetadataResponse)
-    #: MetadataResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponse.ThrottleTimeMs, Brokers
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: MetadataResponse.Brokers
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Brokers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(MetadataResponseBroker)
-        #: MetadataResponseBroker.NodeId
-        o1.node_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseBroker.NodeId, Host
+        o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: MetadataResponseBroker.Host
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: MetadataResponseBroker.Port
-        o1.port, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseBroker.Port, Rack
+        o1.port, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: MetadataResponseBroker.Rack
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.rack = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseBroker', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: MetadataResponseBroker._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -2589,75 +2989,74 @@ def _d_MetadataResponse_v13(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MetadataResponse', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: MetadataResponse.ControllerId
-    o.controller_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponse.ControllerId, Topics
+    o.controller_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: MetadataResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(MetadataResponseTopic)
-        #: MetadataResponseTopic.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: MetadataResponseTopic.ErrorCode, Name
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: MetadataResponseTopic.Name
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.name = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'MetadataResponseTopic', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: MetadataResponseTopic.TopicId, IsInternal
-        o1.topic_id, o1.is_internal = _S_Uo.unpack_from(buf, pos)
-        pos += 17
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: MetadataResponseTopic.TopicId, IsInternal, Partitions
+        u1_0, o1.is_internal, n1 = _S_UoB.unpack_from(buf, pos)
+        pos += 18
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: MetadataResponseTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(MetadataResponsePartition)
-            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
-            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch = _S_hiii.unpack_from(buf, pos)
-            pos += 14
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
+            o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n2 = _S_hiiiB.unpack_from(buf, pos)
+            pos += 15
             #: MetadataResponsePartition.ReplicaNodes
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-            o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if n2 == 0: o2.replica_nodes = []
+            else:
+                o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.IsrNodes
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-            o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if n2 == 0: o2.isr_nodes = []
+            else:
+                o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition.OfflineReplicas
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-            o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if n2 == 0: o2.offline_replicas = []
+            else:
+                o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: MetadataResponsePartition._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -2665,59 +3064,136 @@ def _d_MetadataResponse_v13(buf, pos):
                 pos += 1
             ap1(o2)
         o1.partitions = x1
-        #: MetadataResponseTopic.TopicAuthorizedOperations
-        o1.topic_authorized_operations, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: MetadataResponseTopic.TopicAuthorizedOperations, _tagged_fields
+        o1.topic_authorized_operations, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: MetadataResponseTopic._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.topics = x
-    #: MetadataResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: MetadataResponse.ErrorCode, _tagged_fields
+    o.error_code, t = _S_hB.unpack_from(buf, pos)
+    pos += 3
     o.cluster_authorized_operations = -2147483648
     #: MetadataResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_MetadataResponse_v13(o, w):
-    #: ThrottleTimeMs
+    #: MetadataResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Brokers
+    #: MetadataResponse.Brokers
     x = o.brokers
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MetadataResponseBroker_v9(v, w)
-    #: ClusterId
+    for o1 in x:
+        #: MetadataResponseBroker.NodeId
+        w(_S_i.pack(o1.node_id))
+        #: MetadataResponseBroker.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseBroker', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: MetadataResponseBroker.Port
+        w(_S_i.pack(o1.port))
+        #: MetadataResponseBroker.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseBroker', 'Rack')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: MetadataResponseBroker._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: MetadataResponse.ClusterId
     x = o.cluster_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponse', 'ClusterId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponse', 'ClusterId')
+        else: w(_uve(n + 1))
         w(x)
-    #: ControllerId
+    #: MetadataResponse.ControllerId
     w(_S_i.pack(o.controller_id))
-    #: Topics
+    #: MetadataResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_MetadataResponseTopic_v12(v, w)
-    #: ErrorCode
+    for o1 in x:
+        #: MetadataResponseTopic.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: MetadataResponseTopic.Name
+        x1 = o1.name
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseTopic', 'Name')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: MetadataResponseTopic.TopicId, IsInternal
+        w(_S_Uo.pack(o1.topic_id.bytes, o1.is_internal))
+        #: MetadataResponseTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+            w(_S_hiii.pack(o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch))
+            #: MetadataResponsePartition.ReplicaNodes
+            x2 = o2.replica_nodes
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition.IsrNodes
+            x2 = o2.isr_nodes
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition.OfflineReplicas
+            x2 = o2.offline_replicas
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: MetadataResponsePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: MetadataResponseTopic.TopicAuthorizedOperations
+        w(_S_i.pack(o1.topic_authorized_operations))
+        #: MetadataResponseTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: MetadataResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: ClusterAuthorizedOperations
+    #: MetadataResponse.ClusterAuthorizedOperations
     if o.cluster_authorized_operations != -2147483648: raise _absent('MetadataResponse', 'ClusterAuthorizedOperations')
-    #: _tagged_fields
+    #: MetadataResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -2732,7 +3208,8 @@ def _d_MetadataResponseBroker_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MetadataResponseBroker', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: MetadataResponseBroker.Port
     o.port, = _S_i.unpack_from(buf, pos)
@@ -2740,6 +3217,18 @@ def _d_MetadataResponseBroker_v0(buf, pos):
     o.rack = None
     o._utf = None
     return o, pos
+
+
+def _e_MetadataResponseBroker_v0(o, w):
+    #: MetadataResponseBroker.NodeId, Host
+    try: x = o.host.encode()
+    except UnicodeEncodeError: x = o.host.encode('utf-8', 'surrogateescape')
+    w(_S_ih.pack(o.node_id, len(x)))
+    w(x)
+    #: MetadataResponseBroker.Port
+    w(_S_i.pack(o.port))
+    #: MetadataResponseBroker._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseBroker', '_tagged_fields')
 
 
 def _d_MetadataResponseBroker_v1(buf, pos):
@@ -2751,7 +3240,8 @@ def _d_MetadataResponseBroker_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MetadataResponseBroker', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: MetadataResponseBroker.Port, Rack
     o.port, n = _S_ih.unpack_from(buf, pos)
@@ -2760,39 +3250,60 @@ def _d_MetadataResponseBroker_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MetadataResponseBroker', 'Rack', True)
-        o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
 
 
+def _e_MetadataResponseBroker_v1(o, w):
+    #: MetadataResponseBroker.NodeId, Host
+    try: x = o.host.encode()
+    except UnicodeEncodeError: x = o.host.encode('utf-8', 'surrogateescape')
+    w(_S_ih.pack(o.node_id, len(x)))
+    w(x)
+    #: MetadataResponseBroker.Port
+    w(_S_i.pack(o.port))
+    #: MetadataResponseBroker.Rack
+    x = o.rack
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: MetadataResponseBroker._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseBroker', '_tagged_fields')
+
+
 def _d_MetadataResponseBroker_v9(buf, pos):
     blen = len(buf)
     o = _new(MetadataResponseBroker)
-    #: MetadataResponseBroker.NodeId
-    o.node_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponseBroker.NodeId, Host
+    o.node_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: MetadataResponseBroker.Host
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseBroker', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MetadataResponseBroker', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: MetadataResponseBroker.Port
-    o.port, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponseBroker.Port, Rack
+    o.port, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: MetadataResponseBroker.Rack
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.rack = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MetadataResponseBroker', 'Rack', True)
-        o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: MetadataResponseBroker._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -2800,6 +3311,37 @@ def _d_MetadataResponseBroker_v9(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_MetadataResponseBroker_v9(o, w):
+    #: MetadataResponseBroker.NodeId
+    w(_S_i.pack(o.node_id))
+    #: MetadataResponseBroker.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseBroker', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: MetadataResponseBroker.Port
+    w(_S_i.pack(o.port))
+    #: MetadataResponseBroker.Rack
+    x = o.rack
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseBroker', 'Rack')
+        else: w(_uve(n + 1))
+        w(x)
+    #: MetadataResponseBroker._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_MetadataResponseTopic_v0(buf, pos):
@@ -2811,13 +3353,13 @@ def _d_MetadataResponseTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MetadataResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: MetadataResponseTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2825,17 +3367,19 @@ def _d_MetadataResponseTopic_v0(buf, pos):
         #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
         o1.error_code, o1.partition_index, o1.leader_id, n1 = _S_hiii.unpack_from(buf, pos)
         pos += 14
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-        o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if n1 == 0: o1.replica_nodes = []
+        else:
+            o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition.IsrNodes
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-        o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if n1 == 0: o1.isr_nodes = []
+        else:
+            o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1.leader_epoch = -1
         o1.offline_replicas = []
         o1._utf = None
@@ -2848,6 +3392,34 @@ def _d_MetadataResponseTopic_v0(buf, pos):
     return o, pos
 
 
+def _e_MetadataResponseTopic_v0(o, w):
+    #: MetadataResponseTopic.ErrorCode, Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_hh.pack(o.error_code, len(x)))
+    w(x)
+    #: MetadataResponseTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId
+        w(_S_hii.pack(o1.error_code, o1.partition_index, o1.leader_id))
+        #: MetadataResponsePartition.ReplicaNodes
+        x1 = o1.replica_nodes
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: MetadataResponsePartition.IsrNodes
+        x1 = o1.isr_nodes
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: MetadataResponsePartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
+    #: MetadataResponseTopic.TopicAuthorizedOperations
+    if o.topic_authorized_operations != -2147483648: raise _absent('MetadataResponseTopic', 'TopicAuthorizedOperations')
+    #: MetadataResponseTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
+
+
 def _d_MetadataResponseTopic_v1(buf, pos):
     blen = len(buf)
     o = _new(MetadataResponseTopic)
@@ -2857,13 +3429,13 @@ def _d_MetadataResponseTopic_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MetadataResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: MetadataResponseTopic.IsInternal, Partitions
     o.is_internal, n = _S_oi.unpack_from(buf, pos)
     pos += 5
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2871,17 +3443,19 @@ def _d_MetadataResponseTopic_v1(buf, pos):
         #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
         o1.error_code, o1.partition_index, o1.leader_id, n1 = _S_hiii.unpack_from(buf, pos)
         pos += 14
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-        o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if n1 == 0: o1.replica_nodes = []
+        else:
+            o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition.IsrNodes
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-        o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if n1 == 0: o1.isr_nodes = []
+        else:
+            o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1.leader_epoch = -1
         o1.offline_replicas = []
         o1._utf = None
@@ -2893,6 +3467,34 @@ def _d_MetadataResponseTopic_v1(buf, pos):
     return o, pos
 
 
+def _e_MetadataResponseTopic_v1(o, w):
+    #: MetadataResponseTopic.ErrorCode, Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_hh.pack(o.error_code, len(x)))
+    w(x)
+    #: MetadataResponseTopic.IsInternal, Partitions
+    x = o.partitions
+    w(_S_oi.pack(o.is_internal, len(x)))
+    for o1 in x:
+        #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId
+        w(_S_hii.pack(o1.error_code, o1.partition_index, o1.leader_id))
+        #: MetadataResponsePartition.ReplicaNodes
+        x1 = o1.replica_nodes
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: MetadataResponsePartition.IsrNodes
+        x1 = o1.isr_nodes
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: MetadataResponsePartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
+    #: MetadataResponseTopic.TopicAuthorizedOperations
+    if o.topic_authorized_operations != -2147483648: raise _absent('MetadataResponseTopic', 'TopicAuthorizedOperations')
+    #: MetadataResponseTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
+
+
 def _d_MetadataResponseTopic_v5(buf, pos):
     blen = len(buf)
     o = _new(MetadataResponseTopic)
@@ -2902,13 +3504,13 @@ def _d_MetadataResponseTopic_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MetadataResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: MetadataResponseTopic.IsInternal, Partitions
     o.is_internal, n = _S_oi.unpack_from(buf, pos)
     pos += 5
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2916,24 +3518,27 @@ def _d_MetadataResponseTopic_v5(buf, pos):
         #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
         o1.error_code, o1.partition_index, o1.leader_id, n1 = _S_hiii.unpack_from(buf, pos)
         pos += 14
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-        o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if n1 == 0: o1.replica_nodes = []
+        else:
+            o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition.IsrNodes
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-        o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if n1 == 0: o1.isr_nodes = []
+        else:
+            o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition.OfflineReplicas
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-        o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+        if n1 == 0: o1.offline_replicas = []
+        else:
+            o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1.leader_epoch = -1
         o1._utf = None
         ap(o1)
@@ -2942,6 +3547,38 @@ def _d_MetadataResponseTopic_v5(buf, pos):
     o.topic_authorized_operations = -2147483648
     o._utf = None
     return o, pos
+
+
+def _e_MetadataResponseTopic_v5(o, w):
+    #: MetadataResponseTopic.ErrorCode, Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_hh.pack(o.error_code, len(x)))
+    w(x)
+    #: MetadataResponseTopic.IsInternal, Partitions
+    x = o.partitions
+    w(_S_oi.pack(o.is_internal, len(x)))
+    for o1 in x:
+        #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId
+        w(_S_hii.pack(o1.error_code, o1.partition_index, o1.leader_id))
+        #: MetadataResponsePartition.ReplicaNodes
+        x1 = o1.replica_nodes
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: MetadataResponsePartition.IsrNodes
+        x1 = o1.isr_nodes
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: MetadataResponsePartition.OfflineReplicas
+        x1 = o1.offline_replicas
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: MetadataResponsePartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
+    #: MetadataResponseTopic.TopicAuthorizedOperations
+    if o.topic_authorized_operations != -2147483648: raise _absent('MetadataResponseTopic', 'TopicAuthorizedOperations')
+    #: MetadataResponseTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
 
 
 def _d_MetadataResponseTopic_v7(buf, pos):
@@ -2953,13 +3590,13 @@ def _d_MetadataResponseTopic_v7(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MetadataResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: MetadataResponseTopic.IsInternal, Partitions
     o.is_internal, n = _S_oi.unpack_from(buf, pos)
     pos += 5
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2967,24 +3604,27 @@ def _d_MetadataResponseTopic_v7(buf, pos):
         #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
         o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch, n1 = _S_hiiii.unpack_from(buf, pos)
         pos += 18
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-        o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if n1 == 0: o1.replica_nodes = []
+        else:
+            o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition.IsrNodes
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-        o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if n1 == 0: o1.isr_nodes = []
+        else:
+            o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition.OfflineReplicas
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-        o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+        if n1 == 0: o1.offline_replicas = []
+        else:
+            o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1._utf = None
         ap(o1)
     o.partitions = x
@@ -2992,6 +3632,38 @@ def _d_MetadataResponseTopic_v7(buf, pos):
     o.topic_authorized_operations = -2147483648
     o._utf = None
     return o, pos
+
+
+def _e_MetadataResponseTopic_v7(o, w):
+    #: MetadataResponseTopic.ErrorCode, Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_hh.pack(o.error_code, len(x)))
+    w(x)
+    #: MetadataResponseTopic.IsInternal, Partitions
+    x = o.partitions
+    w(_S_oi.pack(o.is_internal, len(x)))
+    for o1 in x:
+        #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+        w(_S_hiii.pack(o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch))
+        #: MetadataResponsePartition.ReplicaNodes
+        x1 = o1.replica_nodes
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: MetadataResponsePartition.IsrNodes
+        x1 = o1.isr_nodes
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: MetadataResponsePartition.OfflineReplicas
+        x1 = o1.offline_replicas
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: MetadataResponsePartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
+    #: MetadataResponseTopic.TopicAuthorizedOperations
+    if o.topic_authorized_operations != -2147483648: raise _absent('MetadataResponseTopic', 'TopicAuthorizedOperations')
+    #: MetadataResponseTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
 
 
 def _d_MetadataResponseTopic_v8(buf, pos):
@@ -3003,13 +3675,13 @@ def _d_MetadataResponseTopic_v8(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MetadataResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: MetadataResponseTopic.IsInternal, Partitions
     o.is_internal, n = _S_oi.unpack_from(buf, pos)
     pos += 5
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3017,24 +3689,27 @@ def _d_MetadataResponseTopic_v8(buf, pos):
         #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
         o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch, n1 = _S_hiiii.unpack_from(buf, pos)
         pos += 18
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-        o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if n1 == 0: o1.replica_nodes = []
+        else:
+            o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition.IsrNodes
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-        o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if n1 == 0: o1.isr_nodes = []
+        else:
+            o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition.OfflineReplicas
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-        o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+        if n1 == 0: o1.offline_replicas = []
+        else:
+            o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1._utf = None
         ap(o1)
     o.partitions = x
@@ -3046,61 +3721,93 @@ def _d_MetadataResponseTopic_v8(buf, pos):
     return o, pos
 
 
+def _e_MetadataResponseTopic_v8(o, w):
+    #: MetadataResponseTopic.ErrorCode, Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_hh.pack(o.error_code, len(x)))
+    w(x)
+    #: MetadataResponseTopic.IsInternal, Partitions
+    x = o.partitions
+    w(_S_oi.pack(o.is_internal, len(x)))
+    for o1 in x:
+        #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+        w(_S_hiii.pack(o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch))
+        #: MetadataResponsePartition.ReplicaNodes
+        x1 = o1.replica_nodes
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: MetadataResponsePartition.IsrNodes
+        x1 = o1.isr_nodes
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: MetadataResponsePartition.OfflineReplicas
+        x1 = o1.offline_replicas
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: MetadataResponsePartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
+    #: MetadataResponseTopic.TopicAuthorizedOperations
+    w(_S_i.pack(o.topic_authorized_operations))
+    #: MetadataResponseTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponseTopic', '_tagged_fields')
+
+
 def _d_MetadataResponseTopic_v9(buf, pos):
     blen = len(buf)
     o = _new(MetadataResponseTopic)
-    #: MetadataResponseTopic.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: MetadataResponseTopic.ErrorCode, Name
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: MetadataResponseTopic.Name
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MetadataResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: MetadataResponseTopic.IsInternal
-    o.is_internal, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: MetadataResponseTopic.IsInternal, Partitions
+    o.is_internal, n = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: MetadataResponseTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(MetadataResponsePartition)
-        #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
-        o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch = _S_hiii.unpack_from(buf, pos)
-        pos += 14
+        #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
+        o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch, n1 = _S_hiiiB.unpack_from(buf, pos)
+        pos += 15
         #: MetadataResponsePartition.ReplicaNodes
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-        o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if n1 == 0: o1.replica_nodes = []
+        else:
+            o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition.IsrNodes
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-        o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if n1 == 0: o1.isr_nodes = []
+        else:
+            o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition.OfflineReplicas
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-        o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+        if n1 == 0: o1.offline_replicas = []
+        else:
+            o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -3108,74 +3815,126 @@ def _d_MetadataResponseTopic_v9(buf, pos):
             pos += 1
         ap(o1)
     o.partitions = x
-    #: MetadataResponseTopic.TopicAuthorizedOperations
-    o.topic_authorized_operations, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponseTopic.TopicAuthorizedOperations, _tagged_fields
+    o.topic_authorized_operations, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     o.topic_id = _ZERO_UUID
     #: MetadataResponseTopic._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_MetadataResponseTopic_v9(o, w):
+    #: MetadataResponseTopic.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: MetadataResponseTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: MetadataResponseTopic.IsInternal
+    w(_S_o.pack(o.is_internal))
+    #: MetadataResponseTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+        w(_S_hiii.pack(o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch))
+        #: MetadataResponsePartition.ReplicaNodes
+        x1 = o1.replica_nodes
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: MetadataResponsePartition.IsrNodes
+        x1 = o1.isr_nodes
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: MetadataResponsePartition.OfflineReplicas
+        x1 = o1.offline_replicas
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: MetadataResponsePartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: MetadataResponseTopic.TopicAuthorizedOperations
+    w(_S_i.pack(o.topic_authorized_operations))
+    #: MetadataResponseTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_MetadataResponseTopic_v10(buf, pos):
     blen = len(buf)
     o = _new(MetadataResponseTopic)
-    #: MetadataResponseTopic.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: MetadataResponseTopic.ErrorCode, Name
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: MetadataResponseTopic.Name
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'MetadataResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: MetadataResponseTopic.TopicId, IsInternal
-    o.topic_id, o.is_internal = _S_Uo.unpack_from(buf, pos)
-    pos += 17
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: MetadataResponseTopic.TopicId, IsInternal, Partitions
+    u_0, o.is_internal, n = _S_UoB.unpack_from(buf, pos)
+    pos += 18
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: MetadataResponseTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(MetadataResponsePartition)
-        #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
-        o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch = _S_hiii.unpack_from(buf, pos)
-        pos += 14
+        #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
+        o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch, n1 = _S_hiiiB.unpack_from(buf, pos)
+        pos += 15
         #: MetadataResponsePartition.ReplicaNodes
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-        o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if n1 == 0: o1.replica_nodes = []
+        else:
+            o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition.IsrNodes
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-        o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if n1 == 0: o1.isr_nodes = []
+        else:
+            o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition.OfflineReplicas
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-        o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+        if n1 == 0: o1.offline_replicas = []
+        else:
+            o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -3183,74 +3942,126 @@ def _d_MetadataResponseTopic_v10(buf, pos):
             pos += 1
         ap(o1)
     o.partitions = x
-    #: MetadataResponseTopic.TopicAuthorizedOperations
-    o.topic_authorized_operations, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponseTopic.TopicAuthorizedOperations, _tagged_fields
+    o.topic_authorized_operations, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: MetadataResponseTopic._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_MetadataResponseTopic_v10(o, w):
+    #: MetadataResponseTopic.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: MetadataResponseTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: MetadataResponseTopic.TopicId, IsInternal
+    w(_S_Uo.pack(o.topic_id.bytes, o.is_internal))
+    #: MetadataResponseTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+        w(_S_hiii.pack(o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch))
+        #: MetadataResponsePartition.ReplicaNodes
+        x1 = o1.replica_nodes
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: MetadataResponsePartition.IsrNodes
+        x1 = o1.isr_nodes
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: MetadataResponsePartition.OfflineReplicas
+        x1 = o1.offline_replicas
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: MetadataResponsePartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: MetadataResponseTopic.TopicAuthorizedOperations
+    w(_S_i.pack(o.topic_authorized_operations))
+    #: MetadataResponseTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_MetadataResponseTopic_v12(buf, pos):
     blen = len(buf)
     o = _new(MetadataResponseTopic)
-    #: MetadataResponseTopic.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: MetadataResponseTopic.ErrorCode, Name
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: MetadataResponseTopic.Name
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.name = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'MetadataResponseTopic', 'Name', True)
-        o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: MetadataResponseTopic.TopicId, IsInternal
-    o.topic_id, o.is_internal = _S_Uo.unpack_from(buf, pos)
-    pos += 17
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: MetadataResponseTopic.TopicId, IsInternal, Partitions
+    u_0, o.is_internal, n = _S_UoB.unpack_from(buf, pos)
+    pos += 18
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: MetadataResponseTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(MetadataResponsePartition)
-        #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
-        o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch = _S_hiii.unpack_from(buf, pos)
-        pos += 14
+        #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
+        o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch, n1 = _S_hiiiB.unpack_from(buf, pos)
+        pos += 15
         #: MetadataResponsePartition.ReplicaNodes
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-        o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if n1 == 0: o1.replica_nodes = []
+        else:
+            o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition.IsrNodes
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-        o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if n1 == 0: o1.isr_nodes = []
+        else:
+            o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition.OfflineReplicas
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-        o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+        if n1 == 0: o1.offline_replicas = []
+        else:
+            o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: MetadataResponsePartition._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -3258,15 +4069,69 @@ def _d_MetadataResponseTopic_v12(buf, pos):
             pos += 1
         ap(o1)
     o.partitions = x
-    #: MetadataResponseTopic.TopicAuthorizedOperations
-    o.topic_authorized_operations, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: MetadataResponseTopic.TopicAuthorizedOperations, _tagged_fields
+    o.topic_authorized_operations, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: MetadataResponseTopic._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_MetadataResponseTopic_v12(o, w):
+    #: MetadataResponseTopic.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: MetadataResponseTopic.Name
+    x = o.name
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'MetadataResponseTopic', 'Name')
+        else: w(_uve(n + 1))
+        w(x)
+    #: MetadataResponseTopic.TopicId, IsInternal
+    w(_S_Uo.pack(o.topic_id.bytes, o.is_internal))
+    #: MetadataResponseTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+        w(_S_hiii.pack(o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch))
+        #: MetadataResponsePartition.ReplicaNodes
+        x1 = o1.replica_nodes
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: MetadataResponsePartition.IsrNodes
+        x1 = o1.isr_nodes
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: MetadataResponsePartition.OfflineReplicas
+        x1 = o1.offline_replicas
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: MetadataResponsePartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: MetadataResponseTopic.TopicAuthorizedOperations
+    w(_S_i.pack(o.topic_authorized_operations))
+    #: MetadataResponseTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_MetadataResponsePartition_v0(buf, pos):
@@ -3275,21 +4140,38 @@ def _d_MetadataResponsePartition_v0(buf, pos):
     #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
     o.error_code, o.partition_index, o.leader_id, n = _S_hiii.unpack_from(buf, pos)
     pos += 14
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-    o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+    if n == 0: o.replica_nodes = []
+    else:
+        o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: MetadataResponsePartition.IsrNodes
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-    o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+    if n == 0: o.isr_nodes = []
+    else:
+        o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o.leader_epoch = -1
     o.offline_replicas = []
     o._utf = None
     return o, pos
+
+
+def _e_MetadataResponsePartition_v0(o, w):
+    #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId
+    w(_S_hii.pack(o.error_code, o.partition_index, o.leader_id))
+    #: MetadataResponsePartition.ReplicaNodes
+    x = o.replica_nodes
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: MetadataResponsePartition.IsrNodes
+    x = o.isr_nodes
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: MetadataResponsePartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
 
 
 def _d_MetadataResponsePartition_v5(buf, pos):
@@ -3298,27 +4180,49 @@ def _d_MetadataResponsePartition_v5(buf, pos):
     #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
     o.error_code, o.partition_index, o.leader_id, n = _S_hiii.unpack_from(buf, pos)
     pos += 14
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-    o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+    if n == 0: o.replica_nodes = []
+    else:
+        o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: MetadataResponsePartition.IsrNodes
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-    o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+    if n == 0: o.isr_nodes = []
+    else:
+        o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: MetadataResponsePartition.OfflineReplicas
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-    o.offline_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+    if n == 0: o.offline_replicas = []
+    else:
+        o.offline_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o.leader_epoch = -1
     o._utf = None
     return o, pos
+
+
+def _e_MetadataResponsePartition_v5(o, w):
+    #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId
+    w(_S_hii.pack(o.error_code, o.partition_index, o.leader_id))
+    #: MetadataResponsePartition.ReplicaNodes
+    x = o.replica_nodes
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: MetadataResponsePartition.IsrNodes
+    x = o.isr_nodes
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: MetadataResponsePartition.OfflineReplicas
+    x = o.offline_replicas
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: MetadataResponsePartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
 
 
 def _d_MetadataResponsePartition_v7(buf, pos):
@@ -3327,64 +4231,118 @@ def _d_MetadataResponsePartition_v7(buf, pos):
     #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
     o.error_code, o.partition_index, o.leader_id, o.leader_epoch, n = _S_hiiii.unpack_from(buf, pos)
     pos += 18
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-    o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+    if n == 0: o.replica_nodes = []
+    else:
+        o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: MetadataResponsePartition.IsrNodes
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-    o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+    if n == 0: o.isr_nodes = []
+    else:
+        o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: MetadataResponsePartition.OfflineReplicas
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-    o.offline_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+    if n == 0: o.offline_replicas = []
+    else:
+        o.offline_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o._utf = None
     return o, pos
+
+
+def _e_MetadataResponsePartition_v7(o, w):
+    #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+    w(_S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch))
+    #: MetadataResponsePartition.ReplicaNodes
+    x = o.replica_nodes
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: MetadataResponsePartition.IsrNodes
+    x = o.isr_nodes
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: MetadataResponsePartition.OfflineReplicas
+    x = o.offline_replicas
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: MetadataResponsePartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'MetadataResponsePartition', '_tagged_fields')
 
 
 def _d_MetadataResponsePartition_v9(buf, pos):
     blen = len(buf)
     o = _new(MetadataResponsePartition)
-    #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
-    o.error_code, o.partition_index, o.leader_id, o.leader_epoch = _S_hiii.unpack_from(buf, pos)
-    pos += 14
+    #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
+    o.error_code, o.partition_index, o.leader_id, o.leader_epoch, n = _S_hiiiB.unpack_from(buf, pos)
+    pos += 15
     #: MetadataResponsePartition.ReplicaNodes
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'ReplicaNodes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
-    o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+    if n == 0: o.replica_nodes = []
+    else:
+        o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: MetadataResponsePartition.IsrNodes
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'IsrNodes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
-    o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+    if n == 0: o.isr_nodes = []
+    else:
+        o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: MetadataResponsePartition.OfflineReplicas
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'MetadataResponsePartition', 'OfflineReplicas', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
-    o.offline_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+    if n == 0: o.offline_replicas = []
+    else:
+        o.offline_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: MetadataResponsePartition._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_MetadataResponsePartition_v9(o, w):
+    #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch
+    w(_S_hiii.pack(o.error_code, o.partition_index, o.leader_id, o.leader_epoch))
+    #: MetadataResponsePartition.ReplicaNodes
+    x = o.replica_nodes
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: MetadataResponsePartition.IsrNodes
+    x = o.isr_nodes
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: MetadataResponsePartition.OfflineReplicas
+    x = o.offline_replicas
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: MetadataResponsePartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,13 +18,17 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_h = _Sc('>h')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ii = _Sc('>ii')
 _S_iq = _Sc('>iq')
 _S_iqh = _Sc('>iqh')
 _S_iqi = _Sc('>iqi')
+_S_iqiB = _Sc('>iqiB')
 _S_iqih = _Sc('>iqih')
 _S_qi = _Sc('>qi')
 
@@ -163,7 +168,8 @@ def _d_OffsetCommitRequest_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitRequest.GenerationIdOrMemberEpoch, MemberId
     o.generation_id_or_member_epoch, n = _S_ih.unpack_from(buf, pos)
@@ -171,13 +177,13 @@ def _d_OffsetCommitRequest_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitRequest.RetentionTimeMs, Topics
     o.retention_time_ms, n = _S_qi.unpack_from(buf, pos)
     pos += 12
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -188,13 +194,13 @@ def _d_OffsetCommitRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetCommitRequestTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetCommitRequestTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -206,7 +212,8 @@ def _d_OffsetCommitRequest_v2(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetCommitRequestPartition', 'CommittedMetadata', True)
-                o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.committed_metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2.committed_leader_epoch = -1
             o2._utf = None
@@ -221,51 +228,47 @@ def _d_OffsetCommitRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_OffsetCommitRequestPartition_v2(o, w):
-    #: PartitionIndex, CommittedOffset
-    w(_S_iq.pack(o.partition_index, o.committed_offset))
-    #: CommittedMetadata
-    x = o.committed_metadata
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestPartition', '_tagged_fields')
-
-
-def _e_OffsetCommitRequestTopic_v2(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetCommitRequestPartition_v2(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestTopic', '_tagged_fields')
-
-
 def _e_OffsetCommitRequest_v2(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: OffsetCommitRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: GenerationIdOrMemberEpoch, MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: OffsetCommitRequest.GenerationIdOrMemberEpoch, MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_ih.pack(o.generation_id_or_member_epoch, len(x)))
     w(x)
-    #: RetentionTimeMs, Topics
+    #: OffsetCommitRequest.RetentionTimeMs, Topics
     x = o.topics
     w(_S_qi.pack(o.retention_time_ms, len(x)))
-    for v in x:
-        _e_OffsetCommitRequestTopic_v2(v, w)
-    #: GroupInstanceId
+    for o1 in x:
+        #: OffsetCommitRequestTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetCommitRequestTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset
+            w(_S_iq.pack(o2.partition_index, o2.committed_offset))
+            #: OffsetCommitRequestPartition.CommittedMetadata
+            x2 = o2.committed_metadata
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: OffsetCommitRequestPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestPartition', '_tagged_fields')
+        #: OffsetCommitRequestTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestTopic', '_tagged_fields')
+    #: OffsetCommitRequest.GroupInstanceId
     if o.group_instance_id is not None: raise _absent('OffsetCommitRequest', 'GroupInstanceId')
-    #: _tagged_fields
+    #: OffsetCommitRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequest', '_tagged_fields')
 
 
@@ -278,7 +281,8 @@ def _d_OffsetCommitRequest_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitRequest.GenerationIdOrMemberEpoch, MemberId
     o.generation_id_or_member_epoch, n = _S_ih.unpack_from(buf, pos)
@@ -286,13 +290,13 @@ def _d_OffsetCommitRequest_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -303,13 +307,13 @@ def _d_OffsetCommitRequest_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetCommitRequestTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetCommitRequestTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -321,7 +325,8 @@ def _d_OffsetCommitRequest_v5(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetCommitRequestPartition', 'CommittedMetadata', True)
-                o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.committed_metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2.committed_leader_epoch = -1
             o2._utf = None
@@ -338,22 +343,46 @@ def _d_OffsetCommitRequest_v5(buf, pos):
 
 
 def _e_OffsetCommitRequest_v5(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: OffsetCommitRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: GenerationIdOrMemberEpoch, MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: OffsetCommitRequest.GenerationIdOrMemberEpoch, MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_ih.pack(o.generation_id_or_member_epoch, len(x)))
     w(x)
-    #: Topics
+    #: OffsetCommitRequest.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetCommitRequestTopic_v2(v, w)
-    #: GroupInstanceId
+    for o1 in x:
+        #: OffsetCommitRequestTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetCommitRequestTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset
+            w(_S_iq.pack(o2.partition_index, o2.committed_offset))
+            #: OffsetCommitRequestPartition.CommittedMetadata
+            x2 = o2.committed_metadata
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: OffsetCommitRequestPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestPartition', '_tagged_fields')
+        #: OffsetCommitRequestTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestTopic', '_tagged_fields')
+    #: OffsetCommitRequest.GroupInstanceId
     if o.group_instance_id is not None: raise _absent('OffsetCommitRequest', 'GroupInstanceId')
-    #: _tagged_fields
+    #: OffsetCommitRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequest', '_tagged_fields')
 
 
@@ -366,7 +395,8 @@ def _d_OffsetCommitRequest_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitRequest.GenerationIdOrMemberEpoch, MemberId
     o.generation_id_or_member_epoch, n = _S_ih.unpack_from(buf, pos)
@@ -374,13 +404,13 @@ def _d_OffsetCommitRequest_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -391,13 +421,13 @@ def _d_OffsetCommitRequest_v6(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetCommitRequestTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetCommitRequestTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -409,7 +439,8 @@ def _d_OffsetCommitRequest_v6(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetCommitRequestPartition', 'CommittedMetadata', True)
-                o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.committed_metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2._utf = None
             ap1(o2)
@@ -424,51 +455,47 @@ def _d_OffsetCommitRequest_v6(buf, pos):
     return o, pos
 
 
-def _e_OffsetCommitRequestPartition_v6(o, w):
-    #: PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-    w(_S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch))
-    #: CommittedMetadata
-    x = o.committed_metadata
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestPartition', '_tagged_fields')
-
-
-def _e_OffsetCommitRequestTopic_v6(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetCommitRequestPartition_v6(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestTopic', '_tagged_fields')
-
-
 def _e_OffsetCommitRequest_v6(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: OffsetCommitRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: GenerationIdOrMemberEpoch, MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: OffsetCommitRequest.GenerationIdOrMemberEpoch, MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_ih.pack(o.generation_id_or_member_epoch, len(x)))
     w(x)
-    #: Topics
+    #: OffsetCommitRequest.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetCommitRequestTopic_v6(v, w)
-    #: GroupInstanceId
+    for o1 in x:
+        #: OffsetCommitRequestTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetCommitRequestTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+            w(_S_iqi.pack(o2.partition_index, o2.committed_offset, o2.committed_leader_epoch))
+            #: OffsetCommitRequestPartition.CommittedMetadata
+            x2 = o2.committed_metadata
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: OffsetCommitRequestPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestPartition', '_tagged_fields')
+        #: OffsetCommitRequestTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestTopic', '_tagged_fields')
+    #: OffsetCommitRequest.GroupInstanceId
     if o.group_instance_id is not None: raise _absent('OffsetCommitRequest', 'GroupInstanceId')
-    #: _tagged_fields
+    #: OffsetCommitRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequest', '_tagged_fields')
 
 
@@ -481,7 +508,8 @@ def _d_OffsetCommitRequest_v7(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitRequest.GenerationIdOrMemberEpoch, MemberId
     o.generation_id_or_member_epoch, n = _S_ih.unpack_from(buf, pos)
@@ -489,7 +517,8 @@ def _d_OffsetCommitRequest_v7(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitRequest.GroupInstanceId
     n, = _S_h.unpack_from(buf, pos)
@@ -498,13 +527,13 @@ def _d_OffsetCommitRequest_v7(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: OffsetCommitRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -515,13 +544,13 @@ def _d_OffsetCommitRequest_v7(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetCommitRequestTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetCommitRequestTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -533,7 +562,8 @@ def _d_OffsetCommitRequest_v7(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetCommitRequestPartition', 'CommittedMetadata', True)
-                o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.committed_metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2._utf = None
             ap1(o2)
@@ -548,27 +578,52 @@ def _d_OffsetCommitRequest_v7(buf, pos):
 
 
 def _e_OffsetCommitRequest_v7(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: OffsetCommitRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: GenerationIdOrMemberEpoch, MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: OffsetCommitRequest.GenerationIdOrMemberEpoch, MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_ih.pack(o.generation_id_or_member_epoch, len(x)))
     w(x)
-    #: GroupInstanceId
+    #: OffsetCommitRequest.GroupInstanceId
     x = o.group_instance_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: Topics
+    #: OffsetCommitRequest.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetCommitRequestTopic_v6(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OffsetCommitRequestTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetCommitRequestTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+            w(_S_iqi.pack(o2.partition_index, o2.committed_offset, o2.committed_leader_epoch))
+            #: OffsetCommitRequestPartition.CommittedMetadata
+            x2 = o2.committed_metadata
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: OffsetCommitRequestPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestPartition', '_tagged_fields')
+        #: OffsetCommitRequestTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestTopic', '_tagged_fields')
+    #: OffsetCommitRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequest', '_tagged_fields')
 
 
@@ -582,19 +637,20 @@ def _d_OffsetCommitRequest_v8(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: OffsetCommitRequest.GenerationIdOrMemberEpoch
-    o.generation_id_or_member_epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: OffsetCommitRequest.GenerationIdOrMemberEpoch, MemberId
+    o.generation_id_or_member_epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: OffsetCommitRequest.MemberId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitRequest.GroupInstanceId
     n = buf[pos] - 1
@@ -604,14 +660,14 @@ def _d_OffsetCommitRequest_v8(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: OffsetCommitRequest.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -623,30 +679,30 @@ def _d_OffsetCommitRequest_v8(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetCommitRequestTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetCommitRequestTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(OffsetCommitRequestPartition)
-            #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-            pos += 16
+            #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, CommittedMetadata
+            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n2 = _S_iqiB.unpack_from(buf, pos)
+            pos += 17
             #: OffsetCommitRequestPartition.CommittedMetadata
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.committed_metadata = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetCommitRequestPartition', 'CommittedMetadata', True)
-                o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.committed_metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: OffsetCommitRequestPartition._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -672,77 +728,79 @@ def _d_OffsetCommitRequest_v8(buf, pos):
     return o, pos
 
 
-def _e_OffsetCommitRequestPartition_v8(o, w):
-    #: PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-    w(_S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch))
-    #: CommittedMetadata
-    x = o.committed_metadata
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequestPartition', 'CommittedMetadata')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_OffsetCommitRequestTopic_v8(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequestTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetCommitRequestPartition_v8(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_OffsetCommitRequest_v8(o, w):
-    #: GroupId
+    #: OffsetCommitRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: GenerationIdOrMemberEpoch
+    #: OffsetCommitRequest.GenerationIdOrMemberEpoch
     w(_S_i.pack(o.generation_id_or_member_epoch))
-    #: MemberId
+    #: OffsetCommitRequest.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequest', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequest', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: GroupInstanceId
+    #: OffsetCommitRequest.GroupInstanceId
     x = o.group_instance_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequest', 'GroupInstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequest', 'GroupInstanceId')
+        else: w(_uve(n + 1))
         w(x)
-    #: Topics
+    #: OffsetCommitRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetCommitRequestTopic_v8(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OffsetCommitRequestTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequestTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: OffsetCommitRequestTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+            w(_S_iqi.pack(o2.partition_index, o2.committed_offset, o2.committed_leader_epoch))
+            #: OffsetCommitRequestPartition.CommittedMetadata
+            x2 = o2.committed_metadata
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequestPartition', 'CommittedMetadata')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: OffsetCommitRequestPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: OffsetCommitRequestTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetCommitRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -758,19 +816,20 @@ def _d_OffsetCommitRequest_v10(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: OffsetCommitRequest.GenerationIdOrMemberEpoch
-    o.generation_id_or_member_epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: OffsetCommitRequest.GenerationIdOrMemberEpoch, MemberId
+    o.generation_id_or_member_epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: OffsetCommitRequest.MemberId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitRequest.GroupInstanceId
     n = buf[pos] - 1
@@ -780,44 +839,42 @@ def _d_OffsetCommitRequest_v10(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequest', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: OffsetCommitRequest.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(OffsetCommitRequestTopic)
-        #: OffsetCommitRequestTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: OffsetCommitRequestTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: OffsetCommitRequestTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(OffsetCommitRequestPartition)
-            #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-            pos += 16
+            #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, CommittedMetadata
+            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n2 = _S_iqiB.unpack_from(buf, pos)
+            pos += 17
             #: OffsetCommitRequestPartition.CommittedMetadata
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.committed_metadata = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetCommitRequestPartition', 'CommittedMetadata', True)
-                o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.committed_metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: OffsetCommitRequestPartition._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -843,54 +900,72 @@ def _d_OffsetCommitRequest_v10(buf, pos):
     return o, pos
 
 
-def _e_OffsetCommitRequestTopic_v10(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetCommitRequestPartition_v8(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_OffsetCommitRequest_v10(o, w):
-    #: GroupId
+    #: OffsetCommitRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: GenerationIdOrMemberEpoch
+    #: OffsetCommitRequest.GenerationIdOrMemberEpoch
     w(_S_i.pack(o.generation_id_or_member_epoch))
-    #: MemberId
+    #: OffsetCommitRequest.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequest', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequest', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: GroupInstanceId
+    #: OffsetCommitRequest.GroupInstanceId
     x = o.group_instance_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequest', 'GroupInstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequest', 'GroupInstanceId')
+        else: w(_uve(n + 1))
         w(x)
-    #: Topics
+    #: OffsetCommitRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetCommitRequestTopic_v10(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OffsetCommitRequestTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: OffsetCommitRequestTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+            w(_S_iqi.pack(o2.partition_index, o2.committed_offset, o2.committed_leader_epoch))
+            #: OffsetCommitRequestPartition.CommittedMetadata
+            x2 = o2.committed_metadata
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequestPartition', 'CommittedMetadata')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: OffsetCommitRequestPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: OffsetCommitRequestTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetCommitRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -905,13 +980,13 @@ def _d_OffsetCommitRequestTopic_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequestTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitRequestTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -923,7 +998,8 @@ def _d_OffsetCommitRequestTopic_v2(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetCommitRequestPartition', 'CommittedMetadata', True)
-            o1.committed_metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.committed_metadata = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.committed_metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1.committed_leader_epoch = -1
         o1._utf = None
@@ -932,6 +1008,32 @@ def _d_OffsetCommitRequestTopic_v2(buf, pos):
     o.topic_id = _ZERO_UUID
     o._utf = None
     return o, pos
+
+
+def _e_OffsetCommitRequestTopic_v2(o, w):
+    #: OffsetCommitRequestTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: OffsetCommitRequestTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset
+        w(_S_iq.pack(o1.partition_index, o1.committed_offset))
+        #: OffsetCommitRequestPartition.CommittedMetadata
+        x1 = o1.committed_metadata
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: OffsetCommitRequestPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestPartition', '_tagged_fields')
+    #: OffsetCommitRequestTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestTopic', '_tagged_fields')
 
 
 def _d_OffsetCommitRequestTopic_v6(buf, pos):
@@ -943,13 +1045,13 @@ def _d_OffsetCommitRequestTopic_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequestTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitRequestTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -961,7 +1063,8 @@ def _d_OffsetCommitRequestTopic_v6(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetCommitRequestPartition', 'CommittedMetadata', True)
-            o1.committed_metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.committed_metadata = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.committed_metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -969,6 +1072,32 @@ def _d_OffsetCommitRequestTopic_v6(buf, pos):
     o.topic_id = _ZERO_UUID
     o._utf = None
     return o, pos
+
+
+def _e_OffsetCommitRequestTopic_v6(o, w):
+    #: OffsetCommitRequestTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: OffsetCommitRequestTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+        w(_S_iqi.pack(o1.partition_index, o1.committed_offset, o1.committed_leader_epoch))
+        #: OffsetCommitRequestPartition.CommittedMetadata
+        x1 = o1.committed_metadata
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: OffsetCommitRequestPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestPartition', '_tagged_fields')
+    #: OffsetCommitRequestTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestTopic', '_tagged_fields')
 
 
 def _d_OffsetCommitRequestTopic_v8(buf, pos):
@@ -981,30 +1110,30 @@ def _d_OffsetCommitRequestTopic_v8(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequestTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitRequestTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(OffsetCommitRequestPartition)
-        #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-        o1.partition_index, o1.committed_offset, o1.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-        pos += 16
+        #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, CommittedMetadata
+        o1.partition_index, o1.committed_offset, o1.committed_leader_epoch, n1 = _S_iqiB.unpack_from(buf, pos)
+        pos += 17
         #: OffsetCommitRequestPartition.CommittedMetadata
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.committed_metadata = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetCommitRequestPartition', 'CommittedMetadata', True)
-            o1.committed_metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.committed_metadata = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.committed_metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: OffsetCommitRequestPartition._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1022,35 +1151,71 @@ def _d_OffsetCommitRequestTopic_v8(buf, pos):
     return o, pos
 
 
+def _e_OffsetCommitRequestTopic_v8(o, w):
+    #: OffsetCommitRequestTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequestTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OffsetCommitRequestTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+        w(_S_iqi.pack(o1.partition_index, o1.committed_offset, o1.committed_leader_epoch))
+        #: OffsetCommitRequestPartition.CommittedMetadata
+        x1 = o1.committed_metadata
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequestPartition', 'CommittedMetadata')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: OffsetCommitRequestPartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetCommitRequestTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_OffsetCommitRequestTopic_v10(buf, pos):
     blen = len(buf)
     o = _new(OffsetCommitRequestTopic)
-    #: OffsetCommitRequestTopic.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: OffsetCommitRequestTopic.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: OffsetCommitRequestTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitRequestTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(OffsetCommitRequestPartition)
-        #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-        o1.partition_index, o1.committed_offset, o1.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-        pos += 16
+        #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, CommittedMetadata
+        o1.partition_index, o1.committed_offset, o1.committed_leader_epoch, n1 = _S_iqiB.unpack_from(buf, pos)
+        pos += 17
         #: OffsetCommitRequestPartition.CommittedMetadata
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.committed_metadata = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetCommitRequestPartition', 'CommittedMetadata', True)
-            o1.committed_metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.committed_metadata = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.committed_metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: OffsetCommitRequestPartition._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1068,6 +1233,37 @@ def _d_OffsetCommitRequestTopic_v10(buf, pos):
     return o, pos
 
 
+def _e_OffsetCommitRequestTopic_v10(o, w):
+    #: OffsetCommitRequestTopic.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: OffsetCommitRequestTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+        w(_S_iqi.pack(o1.partition_index, o1.committed_offset, o1.committed_leader_epoch))
+        #: OffsetCommitRequestPartition.CommittedMetadata
+        x1 = o1.committed_metadata
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequestPartition', 'CommittedMetadata')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: OffsetCommitRequestPartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetCommitRequestTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_OffsetCommitRequestPartition_v2(buf, pos):
     blen = len(buf)
     o = _new(OffsetCommitRequestPartition)
@@ -1078,11 +1274,27 @@ def _d_OffsetCommitRequestPartition_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequestPartition', 'CommittedMetadata', True)
-        o.committed_metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.committed_metadata = buf[pos:e].decode()
+        except UnicodeDecodeError: o.committed_metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o.committed_leader_epoch = -1
     o._utf = None
     return o, pos
+
+
+def _e_OffsetCommitRequestPartition_v2(o, w):
+    #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset
+    w(_S_iq.pack(o.partition_index, o.committed_offset))
+    #: OffsetCommitRequestPartition.CommittedMetadata
+    x = o.committed_metadata
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: OffsetCommitRequestPartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestPartition', '_tagged_fields')
 
 
 def _d_OffsetCommitRequestPartition_v6(buf, pos):
@@ -1095,27 +1307,43 @@ def _d_OffsetCommitRequestPartition_v6(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequestPartition', 'CommittedMetadata', True)
-        o.committed_metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.committed_metadata = buf[pos:e].decode()
+        except UnicodeDecodeError: o.committed_metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
 
 
+def _e_OffsetCommitRequestPartition_v6(o, w):
+    #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+    w(_S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch))
+    #: OffsetCommitRequestPartition.CommittedMetadata
+    x = o.committed_metadata
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: OffsetCommitRequestPartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitRequestPartition', '_tagged_fields')
+
+
 def _d_OffsetCommitRequestPartition_v8(buf, pos):
     blen = len(buf)
     o = _new(OffsetCommitRequestPartition)
-    #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-    o.partition_index, o.committed_offset, o.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-    pos += 16
+    #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, CommittedMetadata
+    o.partition_index, o.committed_offset, o.committed_leader_epoch, n = _S_iqiB.unpack_from(buf, pos)
+    pos += 17
     #: OffsetCommitRequestPartition.CommittedMetadata
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.committed_metadata = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitRequestPartition', 'CommittedMetadata', True)
-        o.committed_metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.committed_metadata = buf[pos:e].decode()
+        except UnicodeDecodeError: o.committed_metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: OffsetCommitRequestPartition._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -1125,14 +1353,33 @@ def _d_OffsetCommitRequestPartition_v8(buf, pos):
     return o, pos
 
 
+def _e_OffsetCommitRequestPartition_v8(o, w):
+    #: OffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+    w(_S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch))
+    #: OffsetCommitRequestPartition.CommittedMetadata
+    x = o.committed_metadata
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitRequestPartition', 'CommittedMetadata')
+        else: w(_uve(n + 1))
+        w(x)
+    #: OffsetCommitRequestPartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_OffsetCommitResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(OffsetCommitResponse)
     #: OffsetCommitResponse.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1143,13 +1390,13 @@ def _d_OffsetCommitResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetCommitResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetCommitResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1169,34 +1416,27 @@ def _d_OffsetCommitResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_OffsetCommitResponsePartition_v2(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitResponsePartition', '_tagged_fields')
-
-
-def _e_OffsetCommitResponseTopic_v2(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetCommitResponsePartition_v2(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitResponseTopic', '_tagged_fields')
-
-
 def _e_OffsetCommitResponse_v2(o, w):
-    #: Topics
+    #: OffsetCommitResponse.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetCommitResponseTopic_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OffsetCommitResponseTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetCommitResponseTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: OffsetCommitResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitResponsePartition', '_tagged_fields')
+        #: OffsetCommitResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitResponseTopic', '_tagged_fields')
+    #: OffsetCommitResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitResponse', '_tagged_fields')
 
 
@@ -1206,8 +1446,7 @@ def _d_OffsetCommitResponse_v3(buf, pos):
     #: OffsetCommitResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1218,13 +1457,13 @@ def _d_OffsetCommitResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetCommitResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetCommitResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1244,27 +1483,39 @@ def _d_OffsetCommitResponse_v3(buf, pos):
 
 
 def _e_OffsetCommitResponse_v3(o, w):
-    #: ThrottleTimeMs, Topics
+    #: OffsetCommitResponse.ThrottleTimeMs, Topics
     x = o.topics
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_OffsetCommitResponseTopic_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OffsetCommitResponseTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetCommitResponseTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: OffsetCommitResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitResponsePartition', '_tagged_fields')
+        #: OffsetCommitResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitResponseTopic', '_tagged_fields')
+    #: OffsetCommitResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitResponse', '_tagged_fields')
 
 
 def _d_OffsetCommitResponse_v8(buf, pos):
     blen = len(buf)
     o = _new(OffsetCommitResponse)
-    #: OffsetCommitResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: OffsetCommitResponse.ThrottleTimeMs, Topics
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: OffsetCommitResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1276,26 +1527,24 @@ def _d_OffsetCommitResponse_v8(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetCommitResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetCommitResponseTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(OffsetCommitResponsePartition)
-            #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
-            o2.partition_index, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode, _tagged_fields
+            o2.partition_index, o2.error_code, t2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: OffsetCommitResponsePartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         o1.topic_id = _ZERO_UUID
@@ -1314,45 +1563,39 @@ def _d_OffsetCommitResponse_v8(buf, pos):
     return o, pos
 
 
-def _e_OffsetCommitResponsePartition_v8(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_OffsetCommitResponseTopic_v8(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitResponseTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetCommitResponsePartition_v8(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_OffsetCommitResponse_v8(o, w):
-    #: ThrottleTimeMs
+    #: OffsetCommitResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Topics
+    #: OffsetCommitResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetCommitResponseTopic_v8(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OffsetCommitResponseTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitResponseTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: OffsetCommitResponseTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: OffsetCommitResponsePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: OffsetCommitResponseTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetCommitResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1361,41 +1604,35 @@ def _e_OffsetCommitResponse_v8(o, w):
 def _d_OffsetCommitResponse_v10(buf, pos):
     blen = len(buf)
     o = _new(OffsetCommitResponse)
-    #: OffsetCommitResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: OffsetCommitResponse.ThrottleTimeMs, Topics
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: OffsetCommitResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(OffsetCommitResponseTopic)
-        #: OffsetCommitResponseTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: OffsetCommitResponseTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: OffsetCommitResponseTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(OffsetCommitResponsePartition)
-            #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
-            o2.partition_index, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode, _tagged_fields
+            o2.partition_index, o2.error_code, t2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: OffsetCommitResponsePartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         o1.name = ''
@@ -1414,31 +1651,32 @@ def _d_OffsetCommitResponse_v10(buf, pos):
     return o, pos
 
 
-def _e_OffsetCommitResponseTopic_v10(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetCommitResponsePartition_v8(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_OffsetCommitResponse_v10(o, w):
-    #: ThrottleTimeMs
+    #: OffsetCommitResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Topics
+    #: OffsetCommitResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetCommitResponseTopic_v10(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OffsetCommitResponseTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: OffsetCommitResponseTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: OffsetCommitResponsePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: OffsetCommitResponseTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetCommitResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1453,13 +1691,13 @@ def _d_OffsetCommitResponseTopic_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitResponseTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1475,6 +1713,24 @@ def _d_OffsetCommitResponseTopic_v2(buf, pos):
     return o, pos
 
 
+def _e_OffsetCommitResponseTopic_v2(o, w):
+    #: OffsetCommitResponseTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: OffsetCommitResponseTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: OffsetCommitResponsePartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitResponsePartition', '_tagged_fields')
+    #: OffsetCommitResponseTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitResponseTopic', '_tagged_fields')
+
+
 def _d_OffsetCommitResponseTopic_v8(buf, pos):
     blen = len(buf)
     o = _new(OffsetCommitResponseTopic)
@@ -1485,26 +1741,24 @@ def _d_OffsetCommitResponseTopic_v8(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetCommitResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetCommitResponseTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(OffsetCommitResponsePartition)
-        #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
-        o1.partition_index, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode, _tagged_fields
+        o1.partition_index, o1.error_code, t1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: OffsetCommitResponsePartition._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     o.topic_id = _ZERO_UUID
@@ -1516,31 +1770,54 @@ def _d_OffsetCommitResponseTopic_v8(buf, pos):
     return o, pos
 
 
+def _e_OffsetCommitResponseTopic_v8(o, w):
+    #: OffsetCommitResponseTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetCommitResponseTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OffsetCommitResponseTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: OffsetCommitResponsePartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetCommitResponseTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_OffsetCommitResponseTopic_v10(buf, pos):
     blen = len(buf)
     o = _new(OffsetCommitResponseTopic)
-    #: OffsetCommitResponseTopic.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: OffsetCommitResponseTopic.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: OffsetCommitResponseTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetCommitResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(OffsetCommitResponsePartition)
-        #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
-        o1.partition_index, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode, _tagged_fields
+        o1.partition_index, o1.error_code, t1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: OffsetCommitResponsePartition._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     o.name = ''
@@ -1552,6 +1829,26 @@ def _d_OffsetCommitResponseTopic_v10(buf, pos):
     return o, pos
 
 
+def _e_OffsetCommitResponseTopic_v10(o, w):
+    #: OffsetCommitResponseTopic.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: OffsetCommitResponseTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: OffsetCommitResponsePartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetCommitResponseTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_OffsetCommitResponsePartition_v2(buf, pos):
     o = _new(OffsetCommitResponsePartition)
     #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
@@ -1561,17 +1858,31 @@ def _d_OffsetCommitResponsePartition_v2(buf, pos):
     return o, pos
 
 
+def _e_OffsetCommitResponsePartition_v2(o, w):
+    #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: OffsetCommitResponsePartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetCommitResponsePartition', '_tagged_fields')
+
+
 def _d_OffsetCommitResponsePartition_v8(buf, pos):
     o = _new(OffsetCommitResponsePartition)
-    #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
-    o.partition_index, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode, _tagged_fields
+    o.partition_index, o.error_code, t = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: OffsetCommitResponsePartition._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_OffsetCommitResponsePartition_v8(o, w):
+    #: OffsetCommitResponsePartition.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: OffsetCommitResponsePartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -141,13 +142,13 @@ def _d_OffsetDeleteRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetDeleteRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetDeleteRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetDeleteRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetDeleteRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetDeleteRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetDeleteRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -158,13 +159,13 @@ def _d_OffsetDeleteRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetDeleteRequestTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetDeleteRequestTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetDeleteRequestTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetDeleteRequestTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetDeleteRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetDeleteRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -182,38 +183,32 @@ def _d_OffsetDeleteRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_OffsetDeleteRequestPartition_v0(o, w):
-    #: PartitionIndex
-    w(_S_i.pack(o.partition_index))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteRequestPartition', '_tagged_fields')
-
-
-def _e_OffsetDeleteRequestTopic_v0(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetDeleteRequestPartition_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteRequestTopic', '_tagged_fields')
-
-
 def _e_OffsetDeleteRequest_v0(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: OffsetDeleteRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: Topics
+    #: OffsetDeleteRequest.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetDeleteRequestTopic_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OffsetDeleteRequestTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetDeleteRequestTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OffsetDeleteRequestPartition.PartitionIndex
+            w(_S_i.pack(o2.partition_index))
+            #: OffsetDeleteRequestPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteRequestPartition', '_tagged_fields')
+        #: OffsetDeleteRequestTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteRequestTopic', '_tagged_fields')
+    #: OffsetDeleteRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteRequest', '_tagged_fields')
 
 
@@ -226,13 +221,13 @@ def _d_OffsetDeleteRequestTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetDeleteRequestTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetDeleteRequestTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetDeleteRequestTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetDeleteRequestTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetDeleteRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetDeleteRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -247,6 +242,24 @@ def _d_OffsetDeleteRequestTopic_v0(buf, pos):
     return o, pos
 
 
+def _e_OffsetDeleteRequestTopic_v0(o, w):
+    #: OffsetDeleteRequestTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: OffsetDeleteRequestTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: OffsetDeleteRequestPartition.PartitionIndex
+        w(_S_i.pack(o1.partition_index))
+        #: OffsetDeleteRequestPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteRequestPartition', '_tagged_fields')
+    #: OffsetDeleteRequestTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteRequestTopic', '_tagged_fields')
+
+
 def _d_OffsetDeleteRequestPartition_v0(buf, pos):
     o = _new(OffsetDeleteRequestPartition)
     #: OffsetDeleteRequestPartition.PartitionIndex
@@ -256,14 +269,20 @@ def _d_OffsetDeleteRequestPartition_v0(buf, pos):
     return o, pos
 
 
+def _e_OffsetDeleteRequestPartition_v0(o, w):
+    #: OffsetDeleteRequestPartition.PartitionIndex
+    w(_S_i.pack(o.partition_index))
+    #: OffsetDeleteRequestPartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteRequestPartition', '_tagged_fields')
+
+
 def _d_OffsetDeleteResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(OffsetDeleteResponse)
     #: OffsetDeleteResponse.ErrorCode, ThrottleTimeMs, Topics
     o.error_code, o.throttle_time_ms, n = _S_hii.unpack_from(buf, pos)
     pos += 10
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetDeleteResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetDeleteResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetDeleteResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -274,13 +293,13 @@ def _d_OffsetDeleteResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetDeleteResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetDeleteResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetDeleteResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetDeleteResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetDeleteResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetDeleteResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -298,34 +317,27 @@ def _d_OffsetDeleteResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_OffsetDeleteResponsePartition_v0(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteResponsePartition', '_tagged_fields')
-
-
-def _e_OffsetDeleteResponseTopic_v0(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetDeleteResponsePartition_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteResponseTopic', '_tagged_fields')
-
-
 def _e_OffsetDeleteResponse_v0(o, w):
-    #: ErrorCode, ThrottleTimeMs, Topics
+    #: OffsetDeleteResponse.ErrorCode, ThrottleTimeMs, Topics
     x = o.topics
     w(_S_hii.pack(o.error_code, o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_OffsetDeleteResponseTopic_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OffsetDeleteResponseTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetDeleteResponseTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OffsetDeleteResponsePartition.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: OffsetDeleteResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteResponsePartition', '_tagged_fields')
+        #: OffsetDeleteResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteResponseTopic', '_tagged_fields')
+    #: OffsetDeleteResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteResponse', '_tagged_fields')
 
 
@@ -338,13 +350,13 @@ def _d_OffsetDeleteResponseTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetDeleteResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetDeleteResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetDeleteResponseTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetDeleteResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetDeleteResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetDeleteResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -359,6 +371,24 @@ def _d_OffsetDeleteResponseTopic_v0(buf, pos):
     return o, pos
 
 
+def _e_OffsetDeleteResponseTopic_v0(o, w):
+    #: OffsetDeleteResponseTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: OffsetDeleteResponseTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: OffsetDeleteResponsePartition.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: OffsetDeleteResponsePartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteResponsePartition', '_tagged_fields')
+    #: OffsetDeleteResponseTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteResponseTopic', '_tagged_fields')
+
+
 def _d_OffsetDeleteResponsePartition_v0(buf, pos):
     o = _new(OffsetDeleteResponsePartition)
     #: OffsetDeleteResponsePartition.PartitionIndex, ErrorCode
@@ -366,6 +396,13 @@ def _d_OffsetDeleteResponsePartition_v0(buf, pos):
     pos += 6
     o._utf = None
     return o, pos
+
+
+def _e_OffsetDeleteResponsePartition_v0(o, w):
+    #: OffsetDeleteResponsePartition.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: OffsetDeleteResponsePartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetDeleteResponsePartition', '_tagged_fields')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,15 +18,22 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ii = _Sc('>ii')
 _S_iq = _Sc('>iq')
 _S_iqh = _Sc('>iqh')
 _S_iqi = _Sc('>iqi')
+_S_iqiB = _Sc('>iqiB')
 _S_iqih = _Sc('>iqih')
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
+_PN32 = _packers('i', False)
 
 
 class OffsetFetchRequest(_Struct):
@@ -241,13 +249,13 @@ def _d_OffsetFetchRequest_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -258,15 +266,17 @@ def _d_OffsetFetchRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchRequestTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetFetchRequestTopic.PartitionIndexes
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopic', 'PartitionIndexes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
-        o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
+        if n1 == 0: o1.partition_indexes = []
+        else:
+            o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         o1._utf = None
         ap(o1)
     o.topics = x
@@ -276,34 +286,32 @@ def _d_OffsetFetchRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_OffsetFetchRequestTopic_v1(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: PartitionIndexes
-    x = o.partition_indexes
-    w(_S_i.pack(len(x)))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchRequestTopic', '_tagged_fields')
-
-
 def _e_OffsetFetchRequest_v1(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: OffsetFetchRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: Topics
+    #: OffsetFetchRequest.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetFetchRequestTopic_v1(v, w)
-    #: Groups
+    for o1 in x:
+        #: OffsetFetchRequestTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetFetchRequestTopic.PartitionIndexes
+        x1 = o1.partition_indexes
+        n1 = len(x1)
+        w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+        #: OffsetFetchRequestTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchRequestTopic', '_tagged_fields')
+    #: OffsetFetchRequest.Groups
     if (o.groups is None or len(o.groups) != 0): raise _absent('OffsetFetchRequest', 'Groups')
-    #: RequireStable
+    #: OffsetFetchRequest.RequireStable
     if o.require_stable != False: raise _absent('OffsetFetchRequest', 'RequireStable')
-    #: _tagged_fields
+    #: OffsetFetchRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchRequest', '_tagged_fields')
 
 
@@ -316,7 +324,8 @@ def _d_OffsetFetchRequest_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
@@ -334,15 +343,17 @@ def _d_OffsetFetchRequest_v2(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopic', 'Name', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchRequestTopic', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: OffsetFetchRequestTopic.PartitionIndexes
             n1, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopic', 'PartitionIndexes', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
-            o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
+            if n1 == 0: o1.partition_indexes = []
+            else:
+                o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             o1._utf = None
             ap(o1)
         o.topics = x
@@ -353,22 +364,33 @@ def _d_OffsetFetchRequest_v2(buf, pos):
 
 
 def _e_OffsetFetchRequest_v2(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: OffsetFetchRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: Topics
+    #: OffsetFetchRequest.Topics
     x = o.topics
     if x is None: w(b'\xff\xff\xff\xff')
     else:
         w(_S_i.pack(len(x)))
-        for v in x:
-            _e_OffsetFetchRequestTopic_v1(v, w)
-    #: Groups
+        for o1 in x:
+            #: OffsetFetchRequestTopic.Name
+            try: x1 = o1.name.encode()
+            except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+            #: OffsetFetchRequestTopic.PartitionIndexes
+            x1 = o1.partition_indexes
+            n1 = len(x1)
+            w(_PN32[n1](n1, *x1) if n1 < 256 else _pack('>i%di' % n1, n1, *x1))
+            #: OffsetFetchRequestTopic._tagged_fields
+            if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchRequestTopic', '_tagged_fields')
+    #: OffsetFetchRequest.Groups
     if (o.groups is None or len(o.groups) != 0): raise _absent('OffsetFetchRequest', 'Groups')
-    #: RequireStable
+    #: OffsetFetchRequest.RequireStable
     if o.require_stable != False: raise _absent('OffsetFetchRequest', 'RequireStable')
-    #: _tagged_fields
+    #: OffsetFetchRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchRequest', '_tagged_fields')
 
 
@@ -382,7 +404,8 @@ def _d_OffsetFetchRequest_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchRequest.Topics
     n = buf[pos] - 1
@@ -402,16 +425,18 @@ def _d_OffsetFetchRequest_v6(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopic', 'Name', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchRequestTopic', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: OffsetFetchRequestTopic.PartitionIndexes
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopic', 'PartitionIndexes', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
-            o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
+            if n1 == 0: o1.partition_indexes = []
+            else:
+                o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: OffsetFetchRequestTopic._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -429,46 +454,48 @@ def _d_OffsetFetchRequest_v6(buf, pos):
     return o, pos
 
 
-def _e_OffsetFetchRequestTopic_v6(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PartitionIndexes
-    x = o.partition_indexes
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_OffsetFetchRequest_v6(o, w):
-    #: GroupId
+    #: OffsetFetchRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Topics
+    #: OffsetFetchRequest.Topics
     x = o.topics
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_OffsetFetchRequestTopic_v6(v, w)
-    #: Groups
+        for o1 in x:
+            #: OffsetFetchRequestTopic.Name
+            x1 = o1.name
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestTopic', 'Name')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: OffsetFetchRequestTopic.PartitionIndexes
+            x1 = o1.partition_indexes
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: OffsetFetchRequestTopic._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: OffsetFetchRequest.Groups
     if (o.groups is None or len(o.groups) != 0): raise _absent('OffsetFetchRequest', 'Groups')
-    #: RequireStable
+    #: OffsetFetchRequest.RequireStable
     if o.require_stable != False: raise _absent('OffsetFetchRequest', 'RequireStable')
-    #: _tagged_fields
+    #: OffsetFetchRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -484,7 +511,8 @@ def _d_OffsetFetchRequest_v7(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchRequest.Topics
     n = buf[pos] - 1
@@ -504,16 +532,18 @@ def _d_OffsetFetchRequest_v7(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopic', 'Name', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchRequestTopic', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: OffsetFetchRequestTopic.PartitionIndexes
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopic', 'PartitionIndexes', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
-            o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
+            if n1 == 0: o1.partition_indexes = []
+            else:
+                o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: OffsetFetchRequestTopic._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -521,39 +551,58 @@ def _d_OffsetFetchRequest_v7(buf, pos):
                 pos += 1
             ap(o1)
         o.topics = x
-    #: OffsetFetchRequest.RequireStable
-    o.require_stable, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: OffsetFetchRequest.RequireStable, _tagged_fields
+    o.require_stable, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     o.groups = []
     #: OffsetFetchRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_OffsetFetchRequest_v7(o, w):
-    #: GroupId
+    #: OffsetFetchRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Topics
+    #: OffsetFetchRequest.Topics
     x = o.topics
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_OffsetFetchRequestTopic_v6(v, w)
-    #: RequireStable
+        for o1 in x:
+            #: OffsetFetchRequestTopic.Name
+            x1 = o1.name
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestTopic', 'Name')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: OffsetFetchRequestTopic.PartitionIndexes
+            x1 = o1.partition_indexes
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: OffsetFetchRequestTopic._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: OffsetFetchRequest.RequireStable
     w(_S_o.pack(o.require_stable))
-    #: Groups
+    #: OffsetFetchRequest.Groups
     if (o.groups is None or len(o.groups) != 0): raise _absent('OffsetFetchRequest', 'Groups')
-    #: _tagged_fields
+    #: OffsetFetchRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -566,8 +615,7 @@ def _d_OffsetFetchRequest_v8(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequest', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequest', 'Groups')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -579,7 +627,8 @@ def _d_OffsetFetchRequest_v8(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchRequestGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetFetchRequestGroup.Topics
         n1 = buf[pos] - 1
@@ -599,16 +648,18 @@ def _d_OffsetFetchRequest_v8(buf, pos):
                 if n2 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopics', 'Name', pos)
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetFetchRequestTopics', 'Name', True)
-                o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.name = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
                 #: OffsetFetchRequestTopics.PartitionIndexes
                 n2 = buf[pos] - 1
                 if n2 < 127: pos += 1
                 else: n2, pos = _uvm1(buf, pos)
-                if n2 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopics', 'PartitionIndexes', pos)
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
-                o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-                pos += 4 * n2
+                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+                if n2 == 0: o2.partition_indexes = []
+                else:
+                    o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                    pos += 4 * n2
                 o2.topic_id = _ZERO_UUID
                 #: OffsetFetchRequestTopics._tagged_fields
                 if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -626,74 +677,70 @@ def _d_OffsetFetchRequest_v8(buf, pos):
             pos += 1
         ap(o1)
     o.groups = x
-    #: OffsetFetchRequest.RequireStable
-    o.require_stable, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: OffsetFetchRequest.RequireStable, _tagged_fields
+    o.require_stable, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     o.group_id = ''
     o.topics = []
     #: OffsetFetchRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_OffsetFetchRequestTopics_v8(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestTopics', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PartitionIndexes
-    x = o.partition_indexes
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_OffsetFetchRequestGroup_v8(o, w):
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Topics
-    x = o.topics
-    if x is None: w(b'\x00')
-    else:
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_OffsetFetchRequestTopics_v8(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_OffsetFetchRequest_v8(o, w):
-    #: Groups
+    #: OffsetFetchRequest.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetFetchRequestGroup_v8(v, w)
-    #: RequireStable
+    for o1 in x:
+        #: OffsetFetchRequestGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: OffsetFetchRequestGroup.Topics
+        x1 = o1.topics
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: OffsetFetchRequestTopics.Name
+                x2 = o2.name
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestTopics', 'Name')
+                else: w(_uve(n2 + 1))
+                w(x2)
+                #: OffsetFetchRequestTopics.PartitionIndexes
+                x2 = o2.partition_indexes
+                n2 = len(x2)
+                if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+                else:
+                    w(_uve(n2 + 1))
+                    w(_pack('>%di' % n2, *x2))
+                #: OffsetFetchRequestTopics._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+        #: OffsetFetchRequestGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetFetchRequest.RequireStable
     w(_S_o.pack(o.require_stable))
-    #: GroupId
+    #: OffsetFetchRequest.GroupId
     if o.group_id != '': raise _absent('OffsetFetchRequest', 'GroupId')
-    #: Topics
+    #: OffsetFetchRequest.Topics
     if (o.topics is None or len(o.topics) != 0): raise _absent('OffsetFetchRequest', 'Topics')
-    #: _tagged_fields
+    #: OffsetFetchRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -706,8 +753,7 @@ def _d_OffsetFetchRequest_v9(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequest', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequest', 'Groups')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -719,7 +765,8 @@ def _d_OffsetFetchRequest_v9(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchRequestGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetFetchRequestGroup.MemberId
         n1 = buf[pos] - 1
@@ -729,15 +776,15 @@ def _d_OffsetFetchRequest_v9(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchRequestGroup', 'MemberId', True)
-            o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.member_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: OffsetFetchRequestGroup.MemberEpoch
-        o1.member_epoch, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: OffsetFetchRequestGroup.MemberEpoch, Topics
+        o1.member_epoch, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: OffsetFetchRequestGroup.Topics
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.topics = None
         else:
             if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
@@ -752,16 +799,18 @@ def _d_OffsetFetchRequest_v9(buf, pos):
                 if n2 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopics', 'Name', pos)
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetFetchRequestTopics', 'Name', True)
-                o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.name = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
                 #: OffsetFetchRequestTopics.PartitionIndexes
                 n2 = buf[pos] - 1
                 if n2 < 127: pos += 1
                 else: n2, pos = _uvm1(buf, pos)
-                if n2 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopics', 'PartitionIndexes', pos)
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
-                o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-                pos += 4 * n2
+                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+                if n2 == 0: o2.partition_indexes = []
+                else:
+                    o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                    pos += 4 * n2
                 o2.topic_id = _ZERO_UUID
                 #: OffsetFetchRequestTopics._tagged_fields
                 if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -777,66 +826,83 @@ def _d_OffsetFetchRequest_v9(buf, pos):
             pos += 1
         ap(o1)
     o.groups = x
-    #: OffsetFetchRequest.RequireStable
-    o.require_stable, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: OffsetFetchRequest.RequireStable, _tagged_fields
+    o.require_stable, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     o.group_id = ''
     o.topics = []
     #: OffsetFetchRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_OffsetFetchRequestGroup_v9(o, w):
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: MemberId
-    x = o.member_id
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'MemberId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: MemberEpoch
-    w(_S_i.pack(o.member_epoch))
-    #: Topics
-    x = o.topics
-    if x is None: w(b'\x00')
-    else:
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_OffsetFetchRequestTopics_v8(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_OffsetFetchRequest_v9(o, w):
-    #: Groups
+    #: OffsetFetchRequest.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetFetchRequestGroup_v9(v, w)
-    #: RequireStable
+    for o1 in x:
+        #: OffsetFetchRequestGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: OffsetFetchRequestGroup.MemberId
+        x1 = o1.member_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'MemberId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: OffsetFetchRequestGroup.MemberEpoch
+        w(_S_i.pack(o1.member_epoch))
+        #: OffsetFetchRequestGroup.Topics
+        x1 = o1.topics
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: OffsetFetchRequestTopics.Name
+                x2 = o2.name
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestTopics', 'Name')
+                else: w(_uve(n2 + 1))
+                w(x2)
+                #: OffsetFetchRequestTopics.PartitionIndexes
+                x2 = o2.partition_indexes
+                n2 = len(x2)
+                if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+                else:
+                    w(_uve(n2 + 1))
+                    w(_pack('>%di' % n2, *x2))
+                #: OffsetFetchRequestTopics._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+        #: OffsetFetchRequestGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetFetchRequest.RequireStable
     w(_S_o.pack(o.require_stable))
-    #: GroupId
+    #: OffsetFetchRequest.GroupId
     if o.group_id != '': raise _absent('OffsetFetchRequest', 'GroupId')
-    #: Topics
+    #: OffsetFetchRequest.Topics
     if (o.topics is None or len(o.topics) != 0): raise _absent('OffsetFetchRequest', 'Topics')
-    #: _tagged_fields
+    #: OffsetFetchRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -849,8 +915,7 @@ def _d_OffsetFetchRequest_v10(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequest', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequest', 'Groups')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -862,7 +927,8 @@ def _d_OffsetFetchRequest_v10(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchRequestGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetFetchRequestGroup.MemberId
         n1 = buf[pos] - 1
@@ -872,15 +938,15 @@ def _d_OffsetFetchRequest_v10(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchRequestGroup', 'MemberId', True)
-            o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.member_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: OffsetFetchRequestGroup.MemberEpoch
-        o1.member_epoch, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: OffsetFetchRequestGroup.MemberEpoch, Topics
+        o1.member_epoch, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: OffsetFetchRequestGroup.Topics
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.topics = None
         else:
             if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
@@ -888,18 +954,18 @@ def _d_OffsetFetchRequest_v10(buf, pos):
             ap1 = x1.append
             for _ in range(n1):
                 o2 = _new(OffsetFetchRequestTopics)
-                #: OffsetFetchRequestTopics.TopicId
-                o2.topic_id, = _S_U.unpack_from(buf, pos)
-                pos += 16
-                o2.topic_id = _UC.get(o2.topic_id) or _mkuuid(o2.topic_id)
+                #: OffsetFetchRequestTopics.TopicId, PartitionIndexes
+                u2_0, n2 = _S_UB.unpack_from(buf, pos)
+                pos += 17
+                o2.topic_id = _UC.get(u2_0) or _mkuuid(u2_0)
                 #: OffsetFetchRequestTopics.PartitionIndexes
-                n2 = buf[pos] - 1
-                if n2 < 127: pos += 1
-                else: n2, pos = _uvm1(buf, pos)
-                if n2 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopics', 'PartitionIndexes', pos)
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
-                o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-                pos += 4 * n2
+                if n2 < 128: n2 -= 1
+                else: n2, pos = _uvm1(buf, pos - 1)
+                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+                if n2 == 0: o2.partition_indexes = []
+                else:
+                    o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                    pos += 4 * n2
                 o2.name = ''
                 #: OffsetFetchRequestTopics._tagged_fields
                 if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -915,80 +981,76 @@ def _d_OffsetFetchRequest_v10(buf, pos):
             pos += 1
         ap(o1)
     o.groups = x
-    #: OffsetFetchRequest.RequireStable
-    o.require_stable, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: OffsetFetchRequest.RequireStable, _tagged_fields
+    o.require_stable, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     o.group_id = ''
     o.topics = []
     #: OffsetFetchRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_OffsetFetchRequestTopics_v10(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: PartitionIndexes
-    x = o.partition_indexes
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_OffsetFetchRequestGroup_v10(o, w):
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: MemberId
-    x = o.member_id
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'MemberId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: MemberEpoch
-    w(_S_i.pack(o.member_epoch))
-    #: Topics
-    x = o.topics
-    if x is None: w(b'\x00')
-    else:
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_OffsetFetchRequestTopics_v10(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_OffsetFetchRequest_v10(o, w):
-    #: Groups
+    #: OffsetFetchRequest.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetFetchRequestGroup_v10(v, w)
-    #: RequireStable
+    for o1 in x:
+        #: OffsetFetchRequestGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: OffsetFetchRequestGroup.MemberId
+        x1 = o1.member_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'MemberId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: OffsetFetchRequestGroup.MemberEpoch
+        w(_S_i.pack(o1.member_epoch))
+        #: OffsetFetchRequestGroup.Topics
+        x1 = o1.topics
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: OffsetFetchRequestTopics.TopicId
+                w(_S_U.pack(o2.topic_id.bytes))
+                #: OffsetFetchRequestTopics.PartitionIndexes
+                x2 = o2.partition_indexes
+                n2 = len(x2)
+                if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+                else:
+                    w(_uve(n2 + 1))
+                    w(_pack('>%di' % n2, *x2))
+                #: OffsetFetchRequestTopics._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+        #: OffsetFetchRequestGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetFetchRequest.RequireStable
     w(_S_o.pack(o.require_stable))
-    #: GroupId
+    #: OffsetFetchRequest.GroupId
     if o.group_id != '': raise _absent('OffsetFetchRequest', 'GroupId')
-    #: Topics
+    #: OffsetFetchRequest.Topics
     if (o.topics is None or len(o.topics) != 0): raise _absent('OffsetFetchRequest', 'Topics')
-    #: _tagged_fields
+    #: OffsetFetchRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1003,17 +1065,33 @@ def _d_OffsetFetchRequestTopic_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchRequestTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchRequestTopic.PartitionIndexes
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopic', 'PartitionIndexes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
-    o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
+    if n == 0: o.partition_indexes = []
+    else:
+        o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o._utf = None
     return o, pos
+
+
+def _e_OffsetFetchRequestTopic_v1(o, w):
+    #: OffsetFetchRequestTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: OffsetFetchRequestTopic.PartitionIndexes
+    x = o.partition_indexes
+    n = len(x)
+    w(_PN32[n](n, *x) if n < 256 else _pack('>i%di' % n, n, *x))
+    #: OffsetFetchRequestTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchRequestTopic', '_tagged_fields')
 
 
 def _d_OffsetFetchRequestTopic_v6(buf, pos):
@@ -1026,22 +1104,47 @@ def _d_OffsetFetchRequestTopic_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchRequestTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchRequestTopic.PartitionIndexes
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopic', 'PartitionIndexes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
-    o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
+    if n == 0: o.partition_indexes = []
+    else:
+        o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: OffsetFetchRequestTopic._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_OffsetFetchRequestTopic_v6(o, w):
+    #: OffsetFetchRequestTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OffsetFetchRequestTopic.PartitionIndexes
+    x = o.partition_indexes
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: OffsetFetchRequestTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_OffsetFetchRequestGroup_v8(buf, pos):
@@ -1054,7 +1157,8 @@ def _d_OffsetFetchRequestGroup_v8(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchRequestGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchRequestGroup.Topics
     n = buf[pos] - 1
@@ -1074,16 +1178,18 @@ def _d_OffsetFetchRequestGroup_v8(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopics', 'Name', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchRequestTopics', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: OffsetFetchRequestTopics.PartitionIndexes
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopics', 'PartitionIndexes', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
-            o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+            if n1 == 0: o1.partition_indexes = []
+            else:
+                o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             o1.topic_id = _ZERO_UUID
             #: OffsetFetchRequestTopics._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1102,6 +1208,49 @@ def _d_OffsetFetchRequestGroup_v8(buf, pos):
     return o, pos
 
 
+def _e_OffsetFetchRequestGroup_v8(o, w):
+    #: OffsetFetchRequestGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OffsetFetchRequestGroup.Topics
+    x = o.topics
+    if x is None: w(b'\x00')
+    else:
+        n = len(x) + 1
+        w(_UV[n] if n < 128 else _uve(n))
+        for o1 in x:
+            #: OffsetFetchRequestTopics.Name
+            x1 = o1.name
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestTopics', 'Name')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: OffsetFetchRequestTopics.PartitionIndexes
+            x1 = o1.partition_indexes
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: OffsetFetchRequestTopics._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: OffsetFetchRequestGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_OffsetFetchRequestGroup_v9(buf, pos):
     blen = len(buf)
     o = _new(OffsetFetchRequestGroup)
@@ -1112,7 +1261,8 @@ def _d_OffsetFetchRequestGroup_v9(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchRequestGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchRequestGroup.MemberId
     n = buf[pos] - 1
@@ -1122,15 +1272,15 @@ def _d_OffsetFetchRequestGroup_v9(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchRequestGroup', 'MemberId', True)
-        o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.member_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: OffsetFetchRequestGroup.MemberEpoch
-    o.member_epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: OffsetFetchRequestGroup.MemberEpoch, Topics
+    o.member_epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: OffsetFetchRequestGroup.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.topics = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
@@ -1145,16 +1295,18 @@ def _d_OffsetFetchRequestGroup_v9(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopics', 'Name', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchRequestTopics', 'Name', True)
-            o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.name = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: OffsetFetchRequestTopics.PartitionIndexes
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopics', 'PartitionIndexes', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
-            o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+            if n1 == 0: o1.partition_indexes = []
+            else:
+                o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             o1.topic_id = _ZERO_UUID
             #: OffsetFetchRequestTopics._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1171,6 +1323,62 @@ def _d_OffsetFetchRequestGroup_v9(buf, pos):
     return o, pos
 
 
+def _e_OffsetFetchRequestGroup_v9(o, w):
+    #: OffsetFetchRequestGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OffsetFetchRequestGroup.MemberId
+    x = o.member_id
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'MemberId')
+        else: w(_uve(n + 1))
+        w(x)
+    #: OffsetFetchRequestGroup.MemberEpoch
+    w(_S_i.pack(o.member_epoch))
+    #: OffsetFetchRequestGroup.Topics
+    x = o.topics
+    if x is None: w(b'\x00')
+    else:
+        n = len(x) + 1
+        w(_UV[n] if n < 128 else _uve(n))
+        for o1 in x:
+            #: OffsetFetchRequestTopics.Name
+            x1 = o1.name
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestTopics', 'Name')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: OffsetFetchRequestTopics.PartitionIndexes
+            x1 = o1.partition_indexes
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: OffsetFetchRequestTopics._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: OffsetFetchRequestGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_OffsetFetchRequestGroup_v10(buf, pos):
     blen = len(buf)
     o = _new(OffsetFetchRequestGroup)
@@ -1181,7 +1389,8 @@ def _d_OffsetFetchRequestGroup_v10(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchRequestGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchRequestGroup.MemberId
     n = buf[pos] - 1
@@ -1191,15 +1400,15 @@ def _d_OffsetFetchRequestGroup_v10(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchRequestGroup', 'MemberId', True)
-        o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.member_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: OffsetFetchRequestGroup.MemberEpoch
-    o.member_epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: OffsetFetchRequestGroup.MemberEpoch, Topics
+    o.member_epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: OffsetFetchRequestGroup.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.topics = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
@@ -1207,18 +1416,18 @@ def _d_OffsetFetchRequestGroup_v10(buf, pos):
         ap = x.append
         for _ in range(n):
             o1 = _new(OffsetFetchRequestTopics)
-            #: OffsetFetchRequestTopics.TopicId
-            o1.topic_id, = _S_U.unpack_from(buf, pos)
-            pos += 16
-            o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+            #: OffsetFetchRequestTopics.TopicId, PartitionIndexes
+            u1_0, n1 = _S_UB.unpack_from(buf, pos)
+            pos += 17
+            o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
             #: OffsetFetchRequestTopics.PartitionIndexes
-            n1 = buf[pos] - 1
-            if n1 < 127: pos += 1
-            else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopics', 'PartitionIndexes', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
-            o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if n1 < 128: n1 -= 1
+            else: n1, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+            if n1 == 0: o1.partition_indexes = []
+            else:
+                o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             o1.name = ''
             #: OffsetFetchRequestTopics._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1235,6 +1444,55 @@ def _d_OffsetFetchRequestGroup_v10(buf, pos):
     return o, pos
 
 
+def _e_OffsetFetchRequestGroup_v10(o, w):
+    #: OffsetFetchRequestGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OffsetFetchRequestGroup.MemberId
+    x = o.member_id
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestGroup', 'MemberId')
+        else: w(_uve(n + 1))
+        w(x)
+    #: OffsetFetchRequestGroup.MemberEpoch
+    w(_S_i.pack(o.member_epoch))
+    #: OffsetFetchRequestGroup.Topics
+    x = o.topics
+    if x is None: w(b'\x00')
+    else:
+        n = len(x) + 1
+        w(_UV[n] if n < 128 else _uve(n))
+        for o1 in x:
+            #: OffsetFetchRequestTopics.TopicId
+            w(_S_U.pack(o1.topic_id.bytes))
+            #: OffsetFetchRequestTopics.PartitionIndexes
+            x1 = o1.partition_indexes
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: OffsetFetchRequestTopics._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: OffsetFetchRequestGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_OffsetFetchRequestTopics_v8(buf, pos):
     blen = len(buf)
     o = _new(OffsetFetchRequestTopics)
@@ -1245,16 +1503,18 @@ def _d_OffsetFetchRequestTopics_v8(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopics', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchRequestTopics', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchRequestTopics.PartitionIndexes
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopics', 'PartitionIndexes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
-    o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+    if n == 0: o.partition_indexes = []
+    else:
+        o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o.topic_id = _ZERO_UUID
     #: OffsetFetchRequestTopics._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -1264,21 +1524,44 @@ def _d_OffsetFetchRequestTopics_v8(buf, pos):
     return o, pos
 
 
+def _e_OffsetFetchRequestTopics_v8(o, w):
+    #: OffsetFetchRequestTopics.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchRequestTopics', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OffsetFetchRequestTopics.PartitionIndexes
+    x = o.partition_indexes
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: OffsetFetchRequestTopics._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_OffsetFetchRequestTopics_v10(buf, pos):
     blen = len(buf)
     o = _new(OffsetFetchRequestTopics)
-    #: OffsetFetchRequestTopics.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: OffsetFetchRequestTopics.TopicId, PartitionIndexes
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: OffsetFetchRequestTopics.PartitionIndexes
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchRequestTopics', 'PartitionIndexes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
-    o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+    if n == 0: o.partition_indexes = []
+    else:
+        o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     o.name = ''
     #: OffsetFetchRequestTopics._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -1288,14 +1571,29 @@ def _d_OffsetFetchRequestTopics_v10(buf, pos):
     return o, pos
 
 
+def _e_OffsetFetchRequestTopics_v10(o, w):
+    #: OffsetFetchRequestTopics.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: OffsetFetchRequestTopics.PartitionIndexes
+    x = o.partition_indexes
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: OffsetFetchRequestTopics._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_OffsetFetchResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(OffsetFetchResponse)
     #: OffsetFetchResponse.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1306,13 +1604,13 @@ def _d_OffsetFetchResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetFetchResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1324,7 +1622,8 @@ def _d_OffsetFetchResponse_v1(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetFetchResponsePartition', 'Metadata', True)
-                o2.metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: OffsetFetchResponsePartition.ErrorCode
             o2.error_code, = _S_h.unpack_from(buf, pos)
@@ -1343,45 +1642,39 @@ def _d_OffsetFetchResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_OffsetFetchResponsePartition_v1(o, w):
-    #: PartitionIndex, CommittedOffset
-    w(_S_iq.pack(o.partition_index, o.committed_offset))
-    #: Metadata
-    x = o.metadata
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponsePartition', '_tagged_fields')
-
-
-def _e_OffsetFetchResponseTopic_v1(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetFetchResponsePartition_v1(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponseTopic', '_tagged_fields')
-
-
 def _e_OffsetFetchResponse_v1(o, w):
-    #: Topics
+    #: OffsetFetchResponse.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetFetchResponseTopic_v1(v, w)
-    #: Groups
+    for o1 in x:
+        #: OffsetFetchResponseTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetFetchResponseTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset
+            w(_S_iq.pack(o2.partition_index, o2.committed_offset))
+            #: OffsetFetchResponsePartition.Metadata
+            x2 = o2.metadata
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: OffsetFetchResponsePartition.ErrorCode
+            w(_S_h.pack(o2.error_code))
+            #: OffsetFetchResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponsePartition', '_tagged_fields')
+        #: OffsetFetchResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponseTopic', '_tagged_fields')
+    #: OffsetFetchResponse.Groups
     if (o.groups is None or len(o.groups) != 0): raise _absent('OffsetFetchResponse', 'Groups')
-    #: _tagged_fields
+    #: OffsetFetchResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponse', '_tagged_fields')
 
 
@@ -1391,8 +1684,7 @@ def _d_OffsetFetchResponse_v2(buf, pos):
     #: OffsetFetchResponse.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1403,13 +1695,13 @@ def _d_OffsetFetchResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetFetchResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1421,7 +1713,8 @@ def _d_OffsetFetchResponse_v2(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetFetchResponsePartition', 'Metadata', True)
-                o2.metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: OffsetFetchResponsePartition.ErrorCode
             o2.error_code, = _S_h.unpack_from(buf, pos)
@@ -1443,16 +1736,40 @@ def _d_OffsetFetchResponse_v2(buf, pos):
 
 
 def _e_OffsetFetchResponse_v2(o, w):
-    #: Topics
+    #: OffsetFetchResponse.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetFetchResponseTopic_v1(v, w)
-    #: ErrorCode
+    for o1 in x:
+        #: OffsetFetchResponseTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetFetchResponseTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset
+            w(_S_iq.pack(o2.partition_index, o2.committed_offset))
+            #: OffsetFetchResponsePartition.Metadata
+            x2 = o2.metadata
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: OffsetFetchResponsePartition.ErrorCode
+            w(_S_h.pack(o2.error_code))
+            #: OffsetFetchResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponsePartition', '_tagged_fields')
+        #: OffsetFetchResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponseTopic', '_tagged_fields')
+    #: OffsetFetchResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: Groups
+    #: OffsetFetchResponse.Groups
     if (o.groups is None or len(o.groups) != 0): raise _absent('OffsetFetchResponse', 'Groups')
-    #: _tagged_fields
+    #: OffsetFetchResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponse', '_tagged_fields')
 
 
@@ -1462,8 +1779,7 @@ def _d_OffsetFetchResponse_v3(buf, pos):
     #: OffsetFetchResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1474,13 +1790,13 @@ def _d_OffsetFetchResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetFetchResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1492,7 +1808,8 @@ def _d_OffsetFetchResponse_v3(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetFetchResponsePartition', 'Metadata', True)
-                o2.metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: OffsetFetchResponsePartition.ErrorCode
             o2.error_code, = _S_h.unpack_from(buf, pos)
@@ -1513,16 +1830,40 @@ def _d_OffsetFetchResponse_v3(buf, pos):
 
 
 def _e_OffsetFetchResponse_v3(o, w):
-    #: ThrottleTimeMs, Topics
+    #: OffsetFetchResponse.ThrottleTimeMs, Topics
     x = o.topics
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_OffsetFetchResponseTopic_v1(v, w)
-    #: ErrorCode
+    for o1 in x:
+        #: OffsetFetchResponseTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetFetchResponseTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset
+            w(_S_iq.pack(o2.partition_index, o2.committed_offset))
+            #: OffsetFetchResponsePartition.Metadata
+            x2 = o2.metadata
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: OffsetFetchResponsePartition.ErrorCode
+            w(_S_h.pack(o2.error_code))
+            #: OffsetFetchResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponsePartition', '_tagged_fields')
+        #: OffsetFetchResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponseTopic', '_tagged_fields')
+    #: OffsetFetchResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: Groups
+    #: OffsetFetchResponse.Groups
     if (o.groups is None or len(o.groups) != 0): raise _absent('OffsetFetchResponse', 'Groups')
-    #: _tagged_fields
+    #: OffsetFetchResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponse', '_tagged_fields')
 
 
@@ -1532,8 +1873,7 @@ def _d_OffsetFetchResponse_v5(buf, pos):
     #: OffsetFetchResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1544,13 +1884,13 @@ def _d_OffsetFetchResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetFetchResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1562,7 +1902,8 @@ def _d_OffsetFetchResponse_v5(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetFetchResponsePartition', 'Metadata', True)
-                o2.metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: OffsetFetchResponsePartition.ErrorCode
             o2.error_code, = _S_h.unpack_from(buf, pos)
@@ -1581,62 +1922,54 @@ def _d_OffsetFetchResponse_v5(buf, pos):
     return o, pos
 
 
-def _e_OffsetFetchResponsePartition_v5(o, w):
-    #: PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-    w(_S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch))
-    #: Metadata
-    x = o.metadata
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponsePartition', '_tagged_fields')
-
-
-def _e_OffsetFetchResponseTopic_v5(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetFetchResponsePartition_v5(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponseTopic', '_tagged_fields')
-
-
 def _e_OffsetFetchResponse_v5(o, w):
-    #: ThrottleTimeMs, Topics
+    #: OffsetFetchResponse.ThrottleTimeMs, Topics
     x = o.topics
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_OffsetFetchResponseTopic_v5(v, w)
-    #: ErrorCode
+    for o1 in x:
+        #: OffsetFetchResponseTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetFetchResponseTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+            w(_S_iqi.pack(o2.partition_index, o2.committed_offset, o2.committed_leader_epoch))
+            #: OffsetFetchResponsePartition.Metadata
+            x2 = o2.metadata
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: OffsetFetchResponsePartition.ErrorCode
+            w(_S_h.pack(o2.error_code))
+            #: OffsetFetchResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponsePartition', '_tagged_fields')
+        #: OffsetFetchResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponseTopic', '_tagged_fields')
+    #: OffsetFetchResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: Groups
+    #: OffsetFetchResponse.Groups
     if (o.groups is None or len(o.groups) != 0): raise _absent('OffsetFetchResponse', 'Groups')
-    #: _tagged_fields
+    #: OffsetFetchResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponse', '_tagged_fields')
 
 
 def _d_OffsetFetchResponse_v6(buf, pos):
     blen = len(buf)
     o = _new(OffsetFetchResponse)
-    #: OffsetFetchResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: OffsetFetchResponse.ThrottleTimeMs, Topics
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: OffsetFetchResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1648,39 +1981,37 @@ def _d_OffsetFetchResponse_v6(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetFetchResponseTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(OffsetFetchResponsePartition)
-            #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-            pos += 16
+            #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, Metadata
+            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n2 = _S_iqiB.unpack_from(buf, pos)
+            pos += 17
             #: OffsetFetchResponsePartition.Metadata
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.metadata = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetFetchResponsePartition', 'Metadata', True)
-                o2.metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
-            #: OffsetFetchResponsePartition.ErrorCode
-            o2.error_code, = _S_h.unpack_from(buf, pos)
-            pos += 2
+            #: OffsetFetchResponsePartition.ErrorCode, _tagged_fields
+            o2.error_code, t2 = _S_hB.unpack_from(buf, pos)
+            pos += 3
             #: OffsetFetchResponsePartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: OffsetFetchResponseTopic._tagged_fields
@@ -1690,72 +2021,66 @@ def _d_OffsetFetchResponse_v6(buf, pos):
             pos += 1
         ap(o1)
     o.topics = x
-    #: OffsetFetchResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: OffsetFetchResponse.ErrorCode, _tagged_fields
+    o.error_code, t = _S_hB.unpack_from(buf, pos)
+    pos += 3
     o.groups = []
     #: OffsetFetchResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_OffsetFetchResponsePartition_v6(o, w):
-    #: PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-    w(_S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch))
-    #: Metadata
-    x = o.metadata
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponsePartition', 'Metadata')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_OffsetFetchResponseTopic_v6(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponseTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetFetchResponsePartition_v6(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_OffsetFetchResponse_v6(o, w):
-    #: ThrottleTimeMs
+    #: OffsetFetchResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Topics
+    #: OffsetFetchResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetFetchResponseTopic_v6(v, w)
-    #: ErrorCode
+    for o1 in x:
+        #: OffsetFetchResponseTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponseTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: OffsetFetchResponseTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+            w(_S_iqi.pack(o2.partition_index, o2.committed_offset, o2.committed_leader_epoch))
+            #: OffsetFetchResponsePartition.Metadata
+            x2 = o2.metadata
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponsePartition', 'Metadata')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: OffsetFetchResponsePartition.ErrorCode
+            w(_S_h.pack(o2.error_code))
+            #: OffsetFetchResponsePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: OffsetFetchResponseTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetFetchResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: Groups
+    #: OffsetFetchResponse.Groups
     if (o.groups is None or len(o.groups) != 0): raise _absent('OffsetFetchResponse', 'Groups')
-    #: _tagged_fields
+    #: OffsetFetchResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1764,15 +2089,13 @@ def _e_OffsetFetchResponse_v6(o, w):
 def _d_OffsetFetchResponse_v8(buf, pos):
     blen = len(buf)
     o = _new(OffsetFetchResponse)
-    #: OffsetFetchResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: OffsetFetchResponse.ThrottleTimeMs, Groups
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: OffsetFetchResponse.Groups
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchResponse', 'Groups')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1784,14 +2107,14 @@ def _d_OffsetFetchResponse_v8(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchResponseGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetFetchResponseGroup.Topics
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseGroup', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1803,39 +2126,37 @@ def _d_OffsetFetchResponse_v8(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopics', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetFetchResponseTopics', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: OffsetFetchResponseTopics.Partitions
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopics', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(OffsetFetchResponsePartitions)
-                #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-                o3.partition_index, o3.committed_offset, o3.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-                pos += 16
+                #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, Metadata
+                o3.partition_index, o3.committed_offset, o3.committed_leader_epoch, n3 = _S_iqiB.unpack_from(buf, pos)
+                pos += 17
                 #: OffsetFetchResponsePartitions.Metadata
-                n3 = buf[pos] - 1
-                if n3 < 127: pos += 1
-                else: n3, pos = _uvm1s(buf, pos)
+                if n3 < 128: n3 -= 1
+                else: n3, pos = _uvm1s(buf, pos - 1)
                 if n3 < 0: o3.metadata = None
                 else:
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'OffsetFetchResponsePartitions', 'Metadata', True)
-                    o3.metadata = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.metadata = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.metadata = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
-                #: OffsetFetchResponsePartitions.ErrorCode
-                o3.error_code, = _S_h.unpack_from(buf, pos)
-                pos += 2
+                #: OffsetFetchResponsePartitions.ErrorCode, _tagged_fields
+                o3.error_code, t3 = _S_hB.unpack_from(buf, pos)
+                pos += 3
                 #: OffsetFetchResponsePartitions._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.partitions = x2
             o2.topic_id = _ZERO_UUID
@@ -1846,14 +2167,12 @@ def _d_OffsetFetchResponse_v8(buf, pos):
                 pos += 1
             ap1(o2)
         o1.topics = x1
-        #: OffsetFetchResponseGroup.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: OffsetFetchResponseGroup.ErrorCode, _tagged_fields
+        o1.error_code, t1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: OffsetFetchResponseGroup._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.groups = x
     o.topics = []
@@ -1866,80 +2185,74 @@ def _d_OffsetFetchResponse_v8(buf, pos):
     return o, pos
 
 
-def _e_OffsetFetchResponsePartitions_v8(o, w):
-    #: PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-    w(_S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch))
-    #: Metadata
-    x = o.metadata
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponsePartitions', 'Metadata')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_OffsetFetchResponseTopics_v8(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponseTopics', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetFetchResponsePartitions_v8(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_OffsetFetchResponseGroup_v8(o, w):
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponseGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetFetchResponseTopics_v8(v, w)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_OffsetFetchResponse_v8(o, w):
-    #: ThrottleTimeMs
+    #: OffsetFetchResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Groups
+    #: OffsetFetchResponse.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetFetchResponseGroup_v8(v, w)
-    #: Topics
+    for o1 in x:
+        #: OffsetFetchResponseGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponseGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: OffsetFetchResponseGroup.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: OffsetFetchResponseTopics.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponseTopics', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: OffsetFetchResponseTopics.Partitions
+            x2 = o2.partitions
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+                w(_S_iqi.pack(o3.partition_index, o3.committed_offset, o3.committed_leader_epoch))
+                #: OffsetFetchResponsePartitions.Metadata
+                x3 = o3.metadata
+                if x3 is None: w(b'\x00')
+                else:
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    n3 = len(x3)
+                    if n3 < 127: w(_UV[n3 + 1])
+                    elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponsePartitions', 'Metadata')
+                    else: w(_uve(n3 + 1))
+                    w(x3)
+                #: OffsetFetchResponsePartitions.ErrorCode
+                w(_S_h.pack(o3.error_code))
+                #: OffsetFetchResponsePartitions._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: OffsetFetchResponseTopics._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: OffsetFetchResponseGroup.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: OffsetFetchResponseGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetFetchResponse.Topics
     if (o.topics is None or len(o.topics) != 0): raise _absent('OffsetFetchResponse', 'Topics')
-    #: _tagged_fields
+    #: OffsetFetchResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1948,15 +2261,13 @@ def _e_OffsetFetchResponse_v8(o, w):
 def _d_OffsetFetchResponse_v10(buf, pos):
     blen = len(buf)
     o = _new(OffsetFetchResponse)
-    #: OffsetFetchResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: OffsetFetchResponse.ThrottleTimeMs, Groups
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: OffsetFetchResponse.Groups
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchResponse', 'Groups')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1968,53 +2279,49 @@ def _d_OffsetFetchResponse_v10(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchResponseGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetFetchResponseGroup.Topics
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseGroup', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(OffsetFetchResponseTopics)
-            #: OffsetFetchResponseTopics.TopicId
-            o2.topic_id, = _S_U.unpack_from(buf, pos)
-            pos += 16
-            o2.topic_id = _UC.get(o2.topic_id) or _mkuuid(o2.topic_id)
+            #: OffsetFetchResponseTopics.TopicId, Partitions
+            u2_0, n2 = _S_UB.unpack_from(buf, pos)
+            pos += 17
+            o2.topic_id = _UC.get(u2_0) or _mkuuid(u2_0)
             #: OffsetFetchResponseTopics.Partitions
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopics', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(OffsetFetchResponsePartitions)
-                #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-                o3.partition_index, o3.committed_offset, o3.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-                pos += 16
+                #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, Metadata
+                o3.partition_index, o3.committed_offset, o3.committed_leader_epoch, n3 = _S_iqiB.unpack_from(buf, pos)
+                pos += 17
                 #: OffsetFetchResponsePartitions.Metadata
-                n3 = buf[pos] - 1
-                if n3 < 127: pos += 1
-                else: n3, pos = _uvm1s(buf, pos)
+                if n3 < 128: n3 -= 1
+                else: n3, pos = _uvm1s(buf, pos - 1)
                 if n3 < 0: o3.metadata = None
                 else:
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'OffsetFetchResponsePartitions', 'Metadata', True)
-                    o3.metadata = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.metadata = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.metadata = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
-                #: OffsetFetchResponsePartitions.ErrorCode
-                o3.error_code, = _S_h.unpack_from(buf, pos)
-                pos += 2
+                #: OffsetFetchResponsePartitions.ErrorCode, _tagged_fields
+                o3.error_code, t3 = _S_hB.unpack_from(buf, pos)
+                pos += 3
                 #: OffsetFetchResponsePartitions._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.partitions = x2
             o2.name = ''
@@ -2025,14 +2332,12 @@ def _d_OffsetFetchResponse_v10(buf, pos):
                 pos += 1
             ap1(o2)
         o1.topics = x1
-        #: OffsetFetchResponseGroup.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: OffsetFetchResponseGroup.ErrorCode, _tagged_fields
+        o1.error_code, t1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: OffsetFetchResponseGroup._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.groups = x
     o.topics = []
@@ -2045,55 +2350,67 @@ def _d_OffsetFetchResponse_v10(buf, pos):
     return o, pos
 
 
-def _e_OffsetFetchResponseTopics_v10(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetFetchResponsePartitions_v8(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_OffsetFetchResponseGroup_v10(o, w):
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponseGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetFetchResponseTopics_v10(v, w)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_OffsetFetchResponse_v10(o, w):
-    #: ThrottleTimeMs
+    #: OffsetFetchResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Groups
+    #: OffsetFetchResponse.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetFetchResponseGroup_v10(v, w)
-    #: Topics
+    for o1 in x:
+        #: OffsetFetchResponseGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponseGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: OffsetFetchResponseGroup.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: OffsetFetchResponseTopics.TopicId
+            w(_S_U.pack(o2.topic_id.bytes))
+            #: OffsetFetchResponseTopics.Partitions
+            x2 = o2.partitions
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+                w(_S_iqi.pack(o3.partition_index, o3.committed_offset, o3.committed_leader_epoch))
+                #: OffsetFetchResponsePartitions.Metadata
+                x3 = o3.metadata
+                if x3 is None: w(b'\x00')
+                else:
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    n3 = len(x3)
+                    if n3 < 127: w(_UV[n3 + 1])
+                    elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponsePartitions', 'Metadata')
+                    else: w(_uve(n3 + 1))
+                    w(x3)
+                #: OffsetFetchResponsePartitions.ErrorCode
+                w(_S_h.pack(o3.error_code))
+                #: OffsetFetchResponsePartitions._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: OffsetFetchResponseTopics._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: OffsetFetchResponseGroup.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: OffsetFetchResponseGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetFetchResponse.Topics
     if (o.topics is None or len(o.topics) != 0): raise _absent('OffsetFetchResponse', 'Topics')
-    #: _tagged_fields
+    #: OffsetFetchResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -2108,13 +2425,13 @@ def _d_OffsetFetchResponseTopic_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchResponseTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2126,7 +2443,8 @@ def _d_OffsetFetchResponseTopic_v1(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchResponsePartition', 'Metadata', True)
-            o1.metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.metadata = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: OffsetFetchResponsePartition.ErrorCode
         o1.error_code, = _S_h.unpack_from(buf, pos)
@@ -2139,6 +2457,34 @@ def _d_OffsetFetchResponseTopic_v1(buf, pos):
     return o, pos
 
 
+def _e_OffsetFetchResponseTopic_v1(o, w):
+    #: OffsetFetchResponseTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: OffsetFetchResponseTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset
+        w(_S_iq.pack(o1.partition_index, o1.committed_offset))
+        #: OffsetFetchResponsePartition.Metadata
+        x1 = o1.metadata
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: OffsetFetchResponsePartition.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: OffsetFetchResponsePartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponsePartition', '_tagged_fields')
+    #: OffsetFetchResponseTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponseTopic', '_tagged_fields')
+
+
 def _d_OffsetFetchResponseTopic_v5(buf, pos):
     blen = len(buf)
     o = _new(OffsetFetchResponseTopic)
@@ -2148,13 +2494,13 @@ def _d_OffsetFetchResponseTopic_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchResponseTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2166,7 +2512,8 @@ def _d_OffsetFetchResponseTopic_v5(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchResponsePartition', 'Metadata', True)
-            o1.metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.metadata = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: OffsetFetchResponsePartition.ErrorCode
         o1.error_code, = _S_h.unpack_from(buf, pos)
@@ -2176,6 +2523,34 @@ def _d_OffsetFetchResponseTopic_v5(buf, pos):
     o.partitions = x
     o._utf = None
     return o, pos
+
+
+def _e_OffsetFetchResponseTopic_v5(o, w):
+    #: OffsetFetchResponseTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: OffsetFetchResponseTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+        w(_S_iqi.pack(o1.partition_index, o1.committed_offset, o1.committed_leader_epoch))
+        #: OffsetFetchResponsePartition.Metadata
+        x1 = o1.metadata
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: OffsetFetchResponsePartition.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: OffsetFetchResponsePartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponsePartition', '_tagged_fields')
+    #: OffsetFetchResponseTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponseTopic', '_tagged_fields')
 
 
 def _d_OffsetFetchResponseTopic_v6(buf, pos):
@@ -2188,39 +2563,37 @@ def _d_OffsetFetchResponseTopic_v6(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchResponseTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(OffsetFetchResponsePartition)
-        #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-        o1.partition_index, o1.committed_offset, o1.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-        pos += 16
+        #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, Metadata
+        o1.partition_index, o1.committed_offset, o1.committed_leader_epoch, n1 = _S_iqiB.unpack_from(buf, pos)
+        pos += 17
         #: OffsetFetchResponsePartition.Metadata
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.metadata = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchResponsePartition', 'Metadata', True)
-            o1.metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.metadata = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: OffsetFetchResponsePartition.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: OffsetFetchResponsePartition.ErrorCode, _tagged_fields
+        o1.error_code, t1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: OffsetFetchResponsePartition._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: OffsetFetchResponseTopic._tagged_fields
@@ -2229,6 +2602,46 @@ def _d_OffsetFetchResponseTopic_v6(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_OffsetFetchResponseTopic_v6(o, w):
+    #: OffsetFetchResponseTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponseTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OffsetFetchResponseTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+        w(_S_iqi.pack(o1.partition_index, o1.committed_offset, o1.committed_leader_epoch))
+        #: OffsetFetchResponsePartition.Metadata
+        x1 = o1.metadata
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponsePartition', 'Metadata')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: OffsetFetchResponsePartition.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: OffsetFetchResponsePartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetFetchResponseTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_OffsetFetchResponsePartition_v1(buf, pos):
@@ -2241,7 +2654,8 @@ def _d_OffsetFetchResponsePartition_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchResponsePartition', 'Metadata', True)
-        o.metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.metadata = buf[pos:e].decode()
+        except UnicodeDecodeError: o.metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: OffsetFetchResponsePartition.ErrorCode
     o.error_code, = _S_h.unpack_from(buf, pos)
@@ -2249,6 +2663,23 @@ def _d_OffsetFetchResponsePartition_v1(buf, pos):
     o.committed_leader_epoch = -1
     o._utf = None
     return o, pos
+
+
+def _e_OffsetFetchResponsePartition_v1(o, w):
+    #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset
+    w(_S_iq.pack(o.partition_index, o.committed_offset))
+    #: OffsetFetchResponsePartition.Metadata
+    x = o.metadata
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: OffsetFetchResponsePartition.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: OffsetFetchResponsePartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponsePartition', '_tagged_fields')
 
 
 def _d_OffsetFetchResponsePartition_v5(buf, pos):
@@ -2261,7 +2692,8 @@ def _d_OffsetFetchResponsePartition_v5(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchResponsePartition', 'Metadata', True)
-        o.metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.metadata = buf[pos:e].decode()
+        except UnicodeDecodeError: o.metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: OffsetFetchResponsePartition.ErrorCode
     o.error_code, = _S_h.unpack_from(buf, pos)
@@ -2270,31 +2702,68 @@ def _d_OffsetFetchResponsePartition_v5(buf, pos):
     return o, pos
 
 
+def _e_OffsetFetchResponsePartition_v5(o, w):
+    #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+    w(_S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch))
+    #: OffsetFetchResponsePartition.Metadata
+    x = o.metadata
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: OffsetFetchResponsePartition.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: OffsetFetchResponsePartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetFetchResponsePartition', '_tagged_fields')
+
+
 def _d_OffsetFetchResponsePartition_v6(buf, pos):
     blen = len(buf)
     o = _new(OffsetFetchResponsePartition)
-    #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-    o.partition_index, o.committed_offset, o.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-    pos += 16
+    #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, Metadata
+    o.partition_index, o.committed_offset, o.committed_leader_epoch, n = _S_iqiB.unpack_from(buf, pos)
+    pos += 17
     #: OffsetFetchResponsePartition.Metadata
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.metadata = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchResponsePartition', 'Metadata', True)
-        o.metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.metadata = buf[pos:e].decode()
+        except UnicodeDecodeError: o.metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: OffsetFetchResponsePartition.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: OffsetFetchResponsePartition.ErrorCode, _tagged_fields
+    o.error_code, t = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: OffsetFetchResponsePartition._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_OffsetFetchResponsePartition_v6(o, w):
+    #: OffsetFetchResponsePartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+    w(_S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch))
+    #: OffsetFetchResponsePartition.Metadata
+    x = o.metadata
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponsePartition', 'Metadata')
+        else: w(_uve(n + 1))
+        w(x)
+    #: OffsetFetchResponsePartition.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: OffsetFetchResponsePartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_OffsetFetchResponseGroup_v8(buf, pos):
@@ -2307,14 +2776,14 @@ def _d_OffsetFetchResponseGroup_v8(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchResponseGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchResponseGroup.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseGroup', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2326,39 +2795,37 @@ def _d_OffsetFetchResponseGroup_v8(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopics', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchResponseTopics', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetFetchResponseTopics.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopics', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(OffsetFetchResponsePartitions)
-            #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-            pos += 16
+            #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, Metadata
+            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n2 = _S_iqiB.unpack_from(buf, pos)
+            pos += 17
             #: OffsetFetchResponsePartitions.Metadata
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.metadata = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetFetchResponsePartitions', 'Metadata', True)
-                o2.metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
-            #: OffsetFetchResponsePartitions.ErrorCode
-            o2.error_code, = _S_h.unpack_from(buf, pos)
-            pos += 2
+            #: OffsetFetchResponsePartitions.ErrorCode, _tagged_fields
+            o2.error_code, t2 = _S_hB.unpack_from(buf, pos)
+            pos += 3
             #: OffsetFetchResponsePartitions._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         o1.topic_id = _ZERO_UUID
@@ -2369,15 +2836,73 @@ def _d_OffsetFetchResponseGroup_v8(buf, pos):
             pos += 1
         ap(o1)
     o.topics = x
-    #: OffsetFetchResponseGroup.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: OffsetFetchResponseGroup.ErrorCode, _tagged_fields
+    o.error_code, t = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: OffsetFetchResponseGroup._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_OffsetFetchResponseGroup_v8(o, w):
+    #: OffsetFetchResponseGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponseGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OffsetFetchResponseGroup.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: OffsetFetchResponseTopics.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponseTopics', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: OffsetFetchResponseTopics.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+            w(_S_iqi.pack(o2.partition_index, o2.committed_offset, o2.committed_leader_epoch))
+            #: OffsetFetchResponsePartitions.Metadata
+            x2 = o2.metadata
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponsePartitions', 'Metadata')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: OffsetFetchResponsePartitions.ErrorCode
+            w(_S_h.pack(o2.error_code))
+            #: OffsetFetchResponsePartitions._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: OffsetFetchResponseTopics._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetFetchResponseGroup.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: OffsetFetchResponseGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_OffsetFetchResponseGroup_v10(buf, pos):
@@ -2390,53 +2915,49 @@ def _d_OffsetFetchResponseGroup_v10(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchResponseGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchResponseGroup.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseGroup', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(OffsetFetchResponseTopics)
-        #: OffsetFetchResponseTopics.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: OffsetFetchResponseTopics.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: OffsetFetchResponseTopics.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopics', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(OffsetFetchResponsePartitions)
-            #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-            pos += 16
+            #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, Metadata
+            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n2 = _S_iqiB.unpack_from(buf, pos)
+            pos += 17
             #: OffsetFetchResponsePartitions.Metadata
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.metadata = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'OffsetFetchResponsePartitions', 'Metadata', True)
-                o2.metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
-            #: OffsetFetchResponsePartitions.ErrorCode
-            o2.error_code, = _S_h.unpack_from(buf, pos)
-            pos += 2
+            #: OffsetFetchResponsePartitions.ErrorCode, _tagged_fields
+            o2.error_code, t2 = _S_hB.unpack_from(buf, pos)
+            pos += 3
             #: OffsetFetchResponsePartitions._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         o1.name = ''
@@ -2447,15 +2968,66 @@ def _d_OffsetFetchResponseGroup_v10(buf, pos):
             pos += 1
         ap(o1)
     o.topics = x
-    #: OffsetFetchResponseGroup.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: OffsetFetchResponseGroup.ErrorCode, _tagged_fields
+    o.error_code, t = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: OffsetFetchResponseGroup._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_OffsetFetchResponseGroup_v10(o, w):
+    #: OffsetFetchResponseGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponseGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OffsetFetchResponseGroup.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: OffsetFetchResponseTopics.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: OffsetFetchResponseTopics.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+            w(_S_iqi.pack(o2.partition_index, o2.committed_offset, o2.committed_leader_epoch))
+            #: OffsetFetchResponsePartitions.Metadata
+            x2 = o2.metadata
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponsePartitions', 'Metadata')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: OffsetFetchResponsePartitions.ErrorCode
+            w(_S_h.pack(o2.error_code))
+            #: OffsetFetchResponsePartitions._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: OffsetFetchResponseTopics._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetFetchResponseGroup.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: OffsetFetchResponseGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_OffsetFetchResponseTopics_v8(buf, pos):
@@ -2468,39 +3040,37 @@ def _d_OffsetFetchResponseTopics_v8(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopics', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchResponseTopics', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetFetchResponseTopics.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopics', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(OffsetFetchResponsePartitions)
-        #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-        o1.partition_index, o1.committed_offset, o1.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-        pos += 16
+        #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, Metadata
+        o1.partition_index, o1.committed_offset, o1.committed_leader_epoch, n1 = _S_iqiB.unpack_from(buf, pos)
+        pos += 17
         #: OffsetFetchResponsePartitions.Metadata
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.metadata = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchResponsePartitions', 'Metadata', True)
-            o1.metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.metadata = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: OffsetFetchResponsePartitions.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: OffsetFetchResponsePartitions.ErrorCode, _tagged_fields
+        o1.error_code, t1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: OffsetFetchResponsePartitions._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     o.topic_id = _ZERO_UUID
@@ -2512,44 +3082,80 @@ def _d_OffsetFetchResponseTopics_v8(buf, pos):
     return o, pos
 
 
+def _e_OffsetFetchResponseTopics_v8(o, w):
+    #: OffsetFetchResponseTopics.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponseTopics', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OffsetFetchResponseTopics.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+        w(_S_iqi.pack(o1.partition_index, o1.committed_offset, o1.committed_leader_epoch))
+        #: OffsetFetchResponsePartitions.Metadata
+        x1 = o1.metadata
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponsePartitions', 'Metadata')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: OffsetFetchResponsePartitions.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: OffsetFetchResponsePartitions._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetFetchResponseTopics._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_OffsetFetchResponseTopics_v10(buf, pos):
     blen = len(buf)
     o = _new(OffsetFetchResponseTopics)
-    #: OffsetFetchResponseTopics.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: OffsetFetchResponseTopics.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: OffsetFetchResponseTopics.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetFetchResponseTopics', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(OffsetFetchResponsePartitions)
-        #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-        o1.partition_index, o1.committed_offset, o1.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-        pos += 16
+        #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, Metadata
+        o1.partition_index, o1.committed_offset, o1.committed_leader_epoch, n1 = _S_iqiB.unpack_from(buf, pos)
+        pos += 17
         #: OffsetFetchResponsePartitions.Metadata
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.metadata = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetFetchResponsePartitions', 'Metadata', True)
-            o1.metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.metadata = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: OffsetFetchResponsePartitions.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: OffsetFetchResponsePartitions.ErrorCode, _tagged_fields
+        o1.error_code, t1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: OffsetFetchResponsePartitions._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     o.name = ''
@@ -2561,31 +3167,84 @@ def _d_OffsetFetchResponseTopics_v10(buf, pos):
     return o, pos
 
 
+def _e_OffsetFetchResponseTopics_v10(o, w):
+    #: OffsetFetchResponseTopics.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: OffsetFetchResponseTopics.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+        w(_S_iqi.pack(o1.partition_index, o1.committed_offset, o1.committed_leader_epoch))
+        #: OffsetFetchResponsePartitions.Metadata
+        x1 = o1.metadata
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponsePartitions', 'Metadata')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: OffsetFetchResponsePartitions.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: OffsetFetchResponsePartitions._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetFetchResponseTopics._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_OffsetFetchResponsePartitions_v8(buf, pos):
     blen = len(buf)
     o = _new(OffsetFetchResponsePartitions)
-    #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-    o.partition_index, o.committed_offset, o.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-    pos += 16
+    #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, Metadata
+    o.partition_index, o.committed_offset, o.committed_leader_epoch, n = _S_iqiB.unpack_from(buf, pos)
+    pos += 17
     #: OffsetFetchResponsePartitions.Metadata
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.metadata = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'OffsetFetchResponsePartitions', 'Metadata', True)
-        o.metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.metadata = buf[pos:e].decode()
+        except UnicodeDecodeError: o.metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: OffsetFetchResponsePartitions.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: OffsetFetchResponsePartitions.ErrorCode, _tagged_fields
+    o.error_code, t = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: OffsetFetchResponsePartitions._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_OffsetFetchResponsePartitions_v8(o, w):
+    #: OffsetFetchResponsePartitions.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+    w(_S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch))
+    #: OffsetFetchResponsePartitions.Metadata
+    x = o.metadata
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetFetchResponsePartitions', 'Metadata')
+        else: w(_uve(n + 1))
+        w(x)
+    #: OffsetFetchResponsePartitions.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: OffsetFetchResponsePartitions._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -18,9 +19,12 @@ _str = str
 
 _S_h = _Sc('>h')
 _S_hiiq = _Sc('>hiiq')
+_S_hiiqB = _Sc('>hiiqB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ii = _Sc('>ii')
 _S_iii = _Sc('>iii')
+_S_iiiB = _Sc('>iiiB')
 
 
 class OffsetForLeaderEpochRequest(_Struct):
@@ -145,8 +149,7 @@ def _d_OffsetForLeaderEpochRequest_v2(buf, pos):
     #: OffsetForLeaderEpochRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderEpochRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetForLeaderEpochRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderEpochRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -157,13 +160,13 @@ def _d_OffsetForLeaderEpochRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopic', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetForLeaderTopic', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetForLeaderTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -182,34 +185,27 @@ def _d_OffsetForLeaderEpochRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_OffsetForLeaderPartition_v2(o, w):
-    #: Partition, CurrentLeaderEpoch, LeaderEpoch
-    w(_S_iii.pack(o.partition, o.current_leader_epoch, o.leader_epoch))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderPartition', '_tagged_fields')
-
-
-def _e_OffsetForLeaderTopic_v2(o, w):
-    #: Topic
-    x = o.topic.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetForLeaderPartition_v2(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderTopic', '_tagged_fields')
-
-
 def _e_OffsetForLeaderEpochRequest_v2(o, w):
-    #: Topics
+    #: OffsetForLeaderEpochRequest.Topics
     x = o.topics
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_OffsetForLeaderTopic_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OffsetForLeaderTopic.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetForLeaderTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OffsetForLeaderPartition.Partition, CurrentLeaderEpoch, LeaderEpoch
+            w(_S_iii.pack(o2.partition, o2.current_leader_epoch, o2.leader_epoch))
+            #: OffsetForLeaderPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderPartition', '_tagged_fields')
+        #: OffsetForLeaderTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderTopic', '_tagged_fields')
+    #: OffsetForLeaderEpochRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderEpochRequest', '_tagged_fields')
 
 
@@ -219,8 +215,7 @@ def _d_OffsetForLeaderEpochRequest_v3(buf, pos):
     #: OffsetForLeaderEpochRequest.ReplicaId, Topics
     o.replica_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderEpochRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetForLeaderEpochRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderEpochRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -231,13 +226,13 @@ def _d_OffsetForLeaderEpochRequest_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopic', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetForLeaderTopic', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetForLeaderTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -256,27 +251,39 @@ def _d_OffsetForLeaderEpochRequest_v3(buf, pos):
 
 
 def _e_OffsetForLeaderEpochRequest_v3(o, w):
-    #: ReplicaId, Topics
+    #: OffsetForLeaderEpochRequest.ReplicaId, Topics
     x = o.topics
     w(_S_ii.pack(o.replica_id, len(x)))
-    for v in x:
-        _e_OffsetForLeaderTopic_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OffsetForLeaderTopic.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetForLeaderTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: OffsetForLeaderPartition.Partition, CurrentLeaderEpoch, LeaderEpoch
+            w(_S_iii.pack(o2.partition, o2.current_leader_epoch, o2.leader_epoch))
+            #: OffsetForLeaderPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderPartition', '_tagged_fields')
+        #: OffsetForLeaderTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderTopic', '_tagged_fields')
+    #: OffsetForLeaderEpochRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderEpochRequest', '_tagged_fields')
 
 
 def _d_OffsetForLeaderEpochRequest_v4(buf, pos):
     blen = len(buf)
     o = _new(OffsetForLeaderEpochRequest)
-    #: OffsetForLeaderEpochRequest.ReplicaId
-    o.replica_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: OffsetForLeaderEpochRequest.ReplicaId, Topics
+    o.replica_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: OffsetForLeaderEpochRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderEpochRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetForLeaderEpochRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderEpochRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -288,26 +295,24 @@ def _d_OffsetForLeaderEpochRequest_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopic', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetForLeaderTopic', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetForLeaderTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(OffsetForLeaderPartition)
-            #: OffsetForLeaderPartition.Partition, CurrentLeaderEpoch, LeaderEpoch
-            o2.partition, o2.current_leader_epoch, o2.leader_epoch = _S_iii.unpack_from(buf, pos)
-            pos += 12
+            #: OffsetForLeaderPartition.Partition, CurrentLeaderEpoch, LeaderEpoch, _tagged_fields
+            o2.partition, o2.current_leader_epoch, o2.leader_epoch, t2 = _S_iiiB.unpack_from(buf, pos)
+            pos += 13
             #: OffsetForLeaderPartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: OffsetForLeaderTopic._tagged_fields
@@ -325,45 +330,39 @@ def _d_OffsetForLeaderEpochRequest_v4(buf, pos):
     return o, pos
 
 
-def _e_OffsetForLeaderPartition_v4(o, w):
-    #: Partition, CurrentLeaderEpoch, LeaderEpoch
-    w(_S_iii.pack(o.partition, o.current_leader_epoch, o.leader_epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_OffsetForLeaderTopic_v4(o, w):
-    #: Topic
-    x = o.topic
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetForLeaderTopic', 'Topic')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetForLeaderPartition_v4(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_OffsetForLeaderEpochRequest_v4(o, w):
-    #: ReplicaId
+    #: OffsetForLeaderEpochRequest.ReplicaId
     w(_S_i.pack(o.replica_id))
-    #: Topics
+    #: OffsetForLeaderEpochRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetForLeaderTopic_v4(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OffsetForLeaderTopic.Topic
+        x1 = o1.topic
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetForLeaderTopic', 'Topic')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: OffsetForLeaderTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: OffsetForLeaderPartition.Partition, CurrentLeaderEpoch, LeaderEpoch
+            w(_S_iii.pack(o2.partition, o2.current_leader_epoch, o2.leader_epoch))
+            #: OffsetForLeaderPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: OffsetForLeaderTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetForLeaderEpochRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -378,13 +377,13 @@ def _d_OffsetForLeaderTopic_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopic', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetForLeaderTopic', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetForLeaderTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -399,6 +398,24 @@ def _d_OffsetForLeaderTopic_v2(buf, pos):
     return o, pos
 
 
+def _e_OffsetForLeaderTopic_v2(o, w):
+    #: OffsetForLeaderTopic.Topic
+    try: x = o.topic.encode()
+    except UnicodeEncodeError: x = o.topic.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: OffsetForLeaderTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: OffsetForLeaderPartition.Partition, CurrentLeaderEpoch, LeaderEpoch
+        w(_S_iii.pack(o1.partition, o1.current_leader_epoch, o1.leader_epoch))
+        #: OffsetForLeaderPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderPartition', '_tagged_fields')
+    #: OffsetForLeaderTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderTopic', '_tagged_fields')
+
+
 def _d_OffsetForLeaderTopic_v4(buf, pos):
     blen = len(buf)
     o = _new(OffsetForLeaderTopic)
@@ -409,26 +426,24 @@ def _d_OffsetForLeaderTopic_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopic', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetForLeaderTopic', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetForLeaderTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(OffsetForLeaderPartition)
-        #: OffsetForLeaderPartition.Partition, CurrentLeaderEpoch, LeaderEpoch
-        o1.partition, o1.current_leader_epoch, o1.leader_epoch = _S_iii.unpack_from(buf, pos)
-        pos += 12
+        #: OffsetForLeaderPartition.Partition, CurrentLeaderEpoch, LeaderEpoch, _tagged_fields
+        o1.partition, o1.current_leader_epoch, o1.leader_epoch, t1 = _S_iiiB.unpack_from(buf, pos)
+        pos += 13
         #: OffsetForLeaderPartition._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: OffsetForLeaderTopic._tagged_fields
@@ -437,6 +452,33 @@ def _d_OffsetForLeaderTopic_v4(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_OffsetForLeaderTopic_v4(o, w):
+    #: OffsetForLeaderTopic.Topic
+    x = o.topic
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetForLeaderTopic', 'Topic')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OffsetForLeaderTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: OffsetForLeaderPartition.Partition, CurrentLeaderEpoch, LeaderEpoch
+        w(_S_iii.pack(o1.partition, o1.current_leader_epoch, o1.leader_epoch))
+        #: OffsetForLeaderPartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetForLeaderTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_OffsetForLeaderPartition_v2(buf, pos):
@@ -448,17 +490,31 @@ def _d_OffsetForLeaderPartition_v2(buf, pos):
     return o, pos
 
 
+def _e_OffsetForLeaderPartition_v2(o, w):
+    #: OffsetForLeaderPartition.Partition, CurrentLeaderEpoch, LeaderEpoch
+    w(_S_iii.pack(o.partition, o.current_leader_epoch, o.leader_epoch))
+    #: OffsetForLeaderPartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderPartition', '_tagged_fields')
+
+
 def _d_OffsetForLeaderPartition_v4(buf, pos):
     o = _new(OffsetForLeaderPartition)
-    #: OffsetForLeaderPartition.Partition, CurrentLeaderEpoch, LeaderEpoch
-    o.partition, o.current_leader_epoch, o.leader_epoch = _S_iii.unpack_from(buf, pos)
-    pos += 12
+    #: OffsetForLeaderPartition.Partition, CurrentLeaderEpoch, LeaderEpoch, _tagged_fields
+    o.partition, o.current_leader_epoch, o.leader_epoch, t = _S_iiiB.unpack_from(buf, pos)
+    pos += 13
     #: OffsetForLeaderPartition._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_OffsetForLeaderPartition_v4(o, w):
+    #: OffsetForLeaderPartition.Partition, CurrentLeaderEpoch, LeaderEpoch
+    w(_S_iii.pack(o.partition, o.current_leader_epoch, o.leader_epoch))
+    #: OffsetForLeaderPartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_OffsetForLeaderEpochResponse_v2(buf, pos):
@@ -467,8 +523,7 @@ def _d_OffsetForLeaderEpochResponse_v2(buf, pos):
     #: OffsetForLeaderEpochResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderEpochResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetForLeaderEpochResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderEpochResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -479,13 +534,13 @@ def _d_OffsetForLeaderEpochResponse_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopicResult', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetForLeaderTopicResult', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetForLeaderTopicResult.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopicResult', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -503,49 +558,40 @@ def _d_OffsetForLeaderEpochResponse_v2(buf, pos):
     return o, pos
 
 
-def _e_EpochEndOffset_v2(o, w):
-    #: ErrorCode, Partition, LeaderEpoch, EndOffset
-    w(_S_hiiq.pack(o.error_code, o.partition, o.leader_epoch, o.end_offset))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'EpochEndOffset', '_tagged_fields')
-
-
-def _e_OffsetForLeaderTopicResult_v2(o, w):
-    #: Topic
-    x = o.topic.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_EpochEndOffset_v2(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderTopicResult', '_tagged_fields')
-
-
 def _e_OffsetForLeaderEpochResponse_v2(o, w):
-    #: ThrottleTimeMs, Topics
+    #: OffsetForLeaderEpochResponse.ThrottleTimeMs, Topics
     x = o.topics
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_OffsetForLeaderTopicResult_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OffsetForLeaderTopicResult.Topic
+        try: x1 = o1.topic.encode()
+        except UnicodeEncodeError: x1 = o1.topic.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: OffsetForLeaderTopicResult.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: EpochEndOffset.ErrorCode, Partition, LeaderEpoch, EndOffset
+            w(_S_hiiq.pack(o2.error_code, o2.partition, o2.leader_epoch, o2.end_offset))
+            #: EpochEndOffset._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'EpochEndOffset', '_tagged_fields')
+        #: OffsetForLeaderTopicResult._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderTopicResult', '_tagged_fields')
+    #: OffsetForLeaderEpochResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderEpochResponse', '_tagged_fields')
 
 
 def _d_OffsetForLeaderEpochResponse_v4(buf, pos):
     blen = len(buf)
     o = _new(OffsetForLeaderEpochResponse)
-    #: OffsetForLeaderEpochResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: OffsetForLeaderEpochResponse.ThrottleTimeMs, Topics
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: OffsetForLeaderEpochResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderEpochResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetForLeaderEpochResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderEpochResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -557,26 +603,24 @@ def _d_OffsetForLeaderEpochResponse_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopicResult', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'OffsetForLeaderTopicResult', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: OffsetForLeaderTopicResult.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopicResult', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(EpochEndOffset)
-            #: EpochEndOffset.ErrorCode, Partition, LeaderEpoch, EndOffset
-            o2.error_code, o2.partition, o2.leader_epoch, o2.end_offset = _S_hiiq.unpack_from(buf, pos)
-            pos += 18
+            #: EpochEndOffset.ErrorCode, Partition, LeaderEpoch, EndOffset, _tagged_fields
+            o2.error_code, o2.partition, o2.leader_epoch, o2.end_offset, t2 = _S_hiiqB.unpack_from(buf, pos)
+            pos += 19
             #: EpochEndOffset._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: OffsetForLeaderTopicResult._tagged_fields
@@ -594,45 +638,39 @@ def _d_OffsetForLeaderEpochResponse_v4(buf, pos):
     return o, pos
 
 
-def _e_EpochEndOffset_v4(o, w):
-    #: ErrorCode, Partition, LeaderEpoch, EndOffset
-    w(_S_hiiq.pack(o.error_code, o.partition, o.leader_epoch, o.end_offset))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_OffsetForLeaderTopicResult_v4(o, w):
-    #: Topic
-    x = o.topic
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetForLeaderTopicResult', 'Topic')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_EpochEndOffset_v4(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_OffsetForLeaderEpochResponse_v4(o, w):
-    #: ThrottleTimeMs
+    #: OffsetForLeaderEpochResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Topics
+    #: OffsetForLeaderEpochResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_OffsetForLeaderTopicResult_v4(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: OffsetForLeaderTopicResult.Topic
+        x1 = o1.topic
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetForLeaderTopicResult', 'Topic')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: OffsetForLeaderTopicResult.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: EpochEndOffset.ErrorCode, Partition, LeaderEpoch, EndOffset
+            w(_S_hiiq.pack(o2.error_code, o2.partition, o2.leader_epoch, o2.end_offset))
+            #: EpochEndOffset._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: OffsetForLeaderTopicResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetForLeaderEpochResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -647,13 +685,13 @@ def _d_OffsetForLeaderTopicResult_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopicResult', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetForLeaderTopicResult', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetForLeaderTopicResult.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopicResult', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -668,6 +706,24 @@ def _d_OffsetForLeaderTopicResult_v2(buf, pos):
     return o, pos
 
 
+def _e_OffsetForLeaderTopicResult_v2(o, w):
+    #: OffsetForLeaderTopicResult.Topic
+    try: x = o.topic.encode()
+    except UnicodeEncodeError: x = o.topic.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: OffsetForLeaderTopicResult.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: EpochEndOffset.ErrorCode, Partition, LeaderEpoch, EndOffset
+        w(_S_hiiq.pack(o1.error_code, o1.partition, o1.leader_epoch, o1.end_offset))
+        #: EpochEndOffset._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'EpochEndOffset', '_tagged_fields')
+    #: OffsetForLeaderTopicResult._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'OffsetForLeaderTopicResult', '_tagged_fields')
+
+
 def _d_OffsetForLeaderTopicResult_v4(buf, pos):
     blen = len(buf)
     o = _new(OffsetForLeaderTopicResult)
@@ -678,26 +734,24 @@ def _d_OffsetForLeaderTopicResult_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopicResult', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'OffsetForLeaderTopicResult', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: OffsetForLeaderTopicResult.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'OffsetForLeaderTopicResult', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(EpochEndOffset)
-        #: EpochEndOffset.ErrorCode, Partition, LeaderEpoch, EndOffset
-        o1.error_code, o1.partition, o1.leader_epoch, o1.end_offset = _S_hiiq.unpack_from(buf, pos)
-        pos += 18
+        #: EpochEndOffset.ErrorCode, Partition, LeaderEpoch, EndOffset, _tagged_fields
+        o1.error_code, o1.partition, o1.leader_epoch, o1.end_offset, t1 = _S_hiiqB.unpack_from(buf, pos)
+        pos += 19
         #: EpochEndOffset._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: OffsetForLeaderTopicResult._tagged_fields
@@ -706,6 +760,33 @@ def _d_OffsetForLeaderTopicResult_v4(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_OffsetForLeaderTopicResult_v4(o, w):
+    #: OffsetForLeaderTopicResult.Topic
+    x = o.topic
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'OffsetForLeaderTopicResult', 'Topic')
+    else: w(_uve(n + 1))
+    w(x)
+    #: OffsetForLeaderTopicResult.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: EpochEndOffset.ErrorCode, Partition, LeaderEpoch, EndOffset
+        w(_S_hiiq.pack(o1.error_code, o1.partition, o1.leader_epoch, o1.end_offset))
+        #: EpochEndOffset._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: OffsetForLeaderTopicResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_EpochEndOffset_v2(buf, pos):
@@ -717,17 +798,31 @@ def _d_EpochEndOffset_v2(buf, pos):
     return o, pos
 
 
+def _e_EpochEndOffset_v2(o, w):
+    #: EpochEndOffset.ErrorCode, Partition, LeaderEpoch, EndOffset
+    w(_S_hiiq.pack(o.error_code, o.partition, o.leader_epoch, o.end_offset))
+    #: EpochEndOffset._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'EpochEndOffset', '_tagged_fields')
+
+
 def _d_EpochEndOffset_v4(buf, pos):
     o = _new(EpochEndOffset)
-    #: EpochEndOffset.ErrorCode, Partition, LeaderEpoch, EndOffset
-    o.error_code, o.partition, o.leader_epoch, o.end_offset = _S_hiiq.unpack_from(buf, pos)
-    pos += 18
+    #: EpochEndOffset.ErrorCode, Partition, LeaderEpoch, EndOffset, _tagged_fields
+    o.error_code, o.partition, o.leader_epoch, o.end_offset, t = _S_hiiqB.unpack_from(buf, pos)
+    pos += 19
     #: EpochEndOffset._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_EpochEndOffset_v4(o, w):
+    #: EpochEndOffset.ErrorCode, Partition, LeaderEpoch, EndOffset
+    w(_S_hiiq.pack(o.error_code, o.partition, o.leader_epoch, o.end_offset))
+    #: EpochEndOffset._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,15 +18,20 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_h = _Sc('>h')
 _S_hi = _Sc('>hi')
+_S_hiB = _Sc('>hiB')
 _S_hii = _Sc('>hii')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
 _S_ihqq = _Sc('>ihqq')
 _S_ihqqq = _Sc('>ihqqq')
+_S_ihqqqB = _Sc('>ihqqqB')
 _S_ihqqqi = _Sc('>ihqqqi')
 _S_ii = _Sc('>ii')
+_S_iiB = _Sc('>iiB')
 
 
 class ProduceRequest(_Struct):
@@ -222,13 +228,13 @@ def _d_ProduceRequest_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ProduceRequest', 'TransactionalId', True)
-        o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.transactional_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ProduceRequest.Acks, TimeoutMs, TopicData
     o.acks, o.timeout_ms, n = _S_hii.unpack_from(buf, pos)
     pos += 10
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ProduceRequest', 'TopicData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ProduceRequest', 'TopicData')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceRequest', 'TopicData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -239,13 +245,13 @@ def _d_ProduceRequest_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceData', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicProduceData', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicProduceData.PartitionData
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceData', 'PartitionData', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicProduceData', 'PartitionData')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceData', 'PartitionData')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -270,47 +276,41 @@ def _d_ProduceRequest_v3(buf, pos):
     return o, pos
 
 
-def _e_PartitionProduceData_v3(o, w):
-    #: Index
-    w(_S_i.pack(o.index))
-    #: Records
-    x = o.records
-    if x is None: w(b'\xff\xff\xff\xff')
-    else:
-        w(_S_i.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceData', '_tagged_fields')
-
-
-def _e_TopicProduceData_v3(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: PartitionData
-    x = o.partition_data
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_PartitionProduceData_v3(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TopicProduceData', '_tagged_fields')
-
-
 def _e_ProduceRequest_v3(o, w):
-    #: TransactionalId
+    #: ProduceRequest.TransactionalId
     x = o.transactional_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: Acks, TimeoutMs, TopicData
+    #: ProduceRequest.Acks, TimeoutMs, TopicData
     x = o.topic_data
     w(_S_hii.pack(o.acks, o.timeout_ms, len(x)))
-    for v in x:
-        _e_TopicProduceData_v3(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: TopicProduceData.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: TopicProduceData.PartitionData
+        x1 = o1.partition_data
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: PartitionProduceData.Index
+            w(_S_i.pack(o2.index))
+            #: PartitionProduceData.Records
+            x2 = o2.records
+            if x2 is None: w(b'\xff\xff\xff\xff')
+            else:
+                w(_S_i.pack(len(x2)))
+                w(x2)
+            #: PartitionProduceData._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceData', '_tagged_fields')
+        #: TopicProduceData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TopicProduceData', '_tagged_fields')
+    #: ProduceRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ProduceRequest', '_tagged_fields')
 
 
@@ -325,17 +325,16 @@ def _d_ProduceRequest_v9(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ProduceRequest', 'TransactionalId', True)
-        o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.transactional_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: ProduceRequest.Acks, TimeoutMs
-    o.acks, o.timeout_ms = _S_hi.unpack_from(buf, pos)
-    pos += 6
+    #: ProduceRequest.Acks, TimeoutMs, TopicData
+    o.acks, o.timeout_ms, n = _S_hiB.unpack_from(buf, pos)
+    pos += 7
     #: ProduceRequest.TopicData
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ProduceRequest', 'TopicData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ProduceRequest', 'TopicData')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceRequest', 'TopicData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -347,25 +346,24 @@ def _d_ProduceRequest_v9(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceData', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicProduceData', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicProduceData.PartitionData
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceData', 'PartitionData', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicProduceData', 'PartitionData')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceData', 'PartitionData')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionProduceData)
-            #: PartitionProduceData.Index
-            o2.index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: PartitionProduceData.Index, Records
+            o2.index, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: PartitionProduceData.Records
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.records = None
             else:
                 e2 = pos + n2
@@ -395,61 +393,57 @@ def _d_ProduceRequest_v9(buf, pos):
     return o, pos
 
 
-def _e_PartitionProduceData_v9(o, w):
-    #: Index
-    w(_S_i.pack(o.index))
-    #: Records
-    x = o.records
-    if x is None: w(b'\x00')
-    else:
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_TopicProduceData_v9(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TopicProduceData', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PartitionData
-    x = o.partition_data
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionProduceData_v9(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ProduceRequest_v9(o, w):
-    #: TransactionalId
+    #: ProduceRequest.TransactionalId
     x = o.transactional_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ProduceRequest', 'TransactionalId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ProduceRequest', 'TransactionalId')
+        else: w(_uve(n + 1))
         w(x)
-    #: Acks, TimeoutMs
+    #: ProduceRequest.Acks, TimeoutMs
     w(_S_hi.pack(o.acks, o.timeout_ms))
-    #: TopicData
+    #: ProduceRequest.TopicData
     x = o.topic_data
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicProduceData_v9(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: TopicProduceData.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicProduceData', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TopicProduceData.PartitionData
+        x1 = o1.partition_data
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionProduceData.Index
+            w(_S_i.pack(o2.index))
+            #: PartitionProduceData.Records
+            x2 = o2.records
+            if x2 is None: w(b'\x00')
+            else:
+                n2 = len(x2) + 1
+                w(_UV[n2] if n2 < 128 else _uve(n2))
+                w(x2)
+            #: PartitionProduceData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: TopicProduceData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ProduceRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -466,42 +460,38 @@ def _d_ProduceRequest_v13(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ProduceRequest', 'TransactionalId', True)
-        o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.transactional_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: ProduceRequest.Acks, TimeoutMs
-    o.acks, o.timeout_ms = _S_hi.unpack_from(buf, pos)
-    pos += 6
+    #: ProduceRequest.Acks, TimeoutMs, TopicData
+    o.acks, o.timeout_ms, n = _S_hiB.unpack_from(buf, pos)
+    pos += 7
     #: ProduceRequest.TopicData
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ProduceRequest', 'TopicData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ProduceRequest', 'TopicData')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceRequest', 'TopicData')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(TopicProduceData)
-        #: TopicProduceData.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: TopicProduceData.TopicId, PartitionData
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: TopicProduceData.PartitionData
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceData', 'PartitionData', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicProduceData', 'PartitionData')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceData', 'PartitionData')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionProduceData)
-            #: PartitionProduceData.Index
-            o2.index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: PartitionProduceData.Index, Records
+            o2.index, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: PartitionProduceData.Records
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.records = None
             else:
                 e2 = pos + n2
@@ -531,40 +521,50 @@ def _d_ProduceRequest_v13(buf, pos):
     return o, pos
 
 
-def _e_TopicProduceData_v13(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: PartitionData
-    x = o.partition_data
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionProduceData_v9(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ProduceRequest_v13(o, w):
-    #: TransactionalId
+    #: ProduceRequest.TransactionalId
     x = o.transactional_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ProduceRequest', 'TransactionalId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ProduceRequest', 'TransactionalId')
+        else: w(_uve(n + 1))
         w(x)
-    #: Acks, TimeoutMs
+    #: ProduceRequest.Acks, TimeoutMs
     w(_S_hi.pack(o.acks, o.timeout_ms))
-    #: TopicData
+    #: ProduceRequest.TopicData
     x = o.topic_data
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicProduceData_v13(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: TopicProduceData.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: TopicProduceData.PartitionData
+        x1 = o1.partition_data
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionProduceData.Index
+            w(_S_i.pack(o2.index))
+            #: PartitionProduceData.Records
+            x2 = o2.records
+            if x2 is None: w(b'\x00')
+            else:
+                n2 = len(x2) + 1
+                w(_UV[n2] if n2 < 128 else _uve(n2))
+                w(x2)
+            #: PartitionProduceData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: TopicProduceData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ProduceRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -579,13 +579,13 @@ def _d_TopicProduceData_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceData', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicProduceData', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicProduceData.PartitionData
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceData', 'PartitionData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicProduceData', 'PartitionData')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceData', 'PartitionData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -607,6 +607,30 @@ def _d_TopicProduceData_v3(buf, pos):
     return o, pos
 
 
+def _e_TopicProduceData_v3(o, w):
+    #: TopicProduceData.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: TopicProduceData.PartitionData
+    x = o.partition_data
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: PartitionProduceData.Index
+        w(_S_i.pack(o1.index))
+        #: PartitionProduceData.Records
+        x1 = o1.records
+        if x1 is None: w(b'\xff\xff\xff\xff')
+        else:
+            w(_S_i.pack(len(x1)))
+            w(x1)
+        #: PartitionProduceData._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceData', '_tagged_fields')
+    #: TopicProduceData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TopicProduceData', '_tagged_fields')
+
+
 def _d_TopicProduceData_v9(buf, pos):
     blen = len(buf)
     o = _new(TopicProduceData)
@@ -617,25 +641,24 @@ def _d_TopicProduceData_v9(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceData', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicProduceData', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicProduceData.PartitionData
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceData', 'PartitionData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicProduceData', 'PartitionData')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceData', 'PartitionData')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionProduceData)
-        #: PartitionProduceData.Index
-        o1.index, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: PartitionProduceData.Index, Records
+        o1.index, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: PartitionProduceData.Records
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.records = None
         else:
             e1 = pos + n1
@@ -658,30 +681,61 @@ def _d_TopicProduceData_v9(buf, pos):
     return o, pos
 
 
+def _e_TopicProduceData_v9(o, w):
+    #: TopicProduceData.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TopicProduceData', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TopicProduceData.PartitionData
+    x = o.partition_data
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionProduceData.Index
+        w(_S_i.pack(o1.index))
+        #: PartitionProduceData.Records
+        x1 = o1.records
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            w(x1)
+        #: PartitionProduceData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: TopicProduceData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_TopicProduceData_v13(buf, pos):
     blen = len(buf)
     o = _new(TopicProduceData)
-    #: TopicProduceData.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: TopicProduceData.TopicId, PartitionData
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: TopicProduceData.PartitionData
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceData', 'PartitionData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicProduceData', 'PartitionData')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceData', 'PartitionData')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionProduceData)
-        #: PartitionProduceData.Index
-        o1.index, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: PartitionProduceData.Index, Records
+        o1.index, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: PartitionProduceData.Records
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.records = None
         else:
             e1 = pos + n1
@@ -704,6 +758,33 @@ def _d_TopicProduceData_v13(buf, pos):
     return o, pos
 
 
+def _e_TopicProduceData_v13(o, w):
+    #: TopicProduceData.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: TopicProduceData.PartitionData
+    x = o.partition_data
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionProduceData.Index
+        w(_S_i.pack(o1.index))
+        #: PartitionProduceData.Records
+        x1 = o1.records
+        if x1 is None: w(b'\x00')
+        else:
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            w(x1)
+        #: PartitionProduceData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: TopicProduceData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionProduceData_v3(buf, pos):
     blen = len(buf)
     o = _new(PartitionProduceData)
@@ -720,16 +801,28 @@ def _d_PartitionProduceData_v3(buf, pos):
     return o, pos
 
 
+def _e_PartitionProduceData_v3(o, w):
+    #: PartitionProduceData.Index
+    w(_S_i.pack(o.index))
+    #: PartitionProduceData.Records
+    x = o.records
+    if x is None: w(b'\xff\xff\xff\xff')
+    else:
+        w(_S_i.pack(len(x)))
+        w(x)
+    #: PartitionProduceData._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceData', '_tagged_fields')
+
+
 def _d_PartitionProduceData_v9(buf, pos):
     blen = len(buf)
     o = _new(PartitionProduceData)
-    #: PartitionProduceData.Index
-    o.index, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: PartitionProduceData.Index, Records
+    o.index, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: PartitionProduceData.Records
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.records = None
     else:
         e = pos + n
@@ -744,14 +837,29 @@ def _d_PartitionProduceData_v9(buf, pos):
     return o, pos
 
 
+def _e_PartitionProduceData_v9(o, w):
+    #: PartitionProduceData.Index
+    w(_S_i.pack(o.index))
+    #: PartitionProduceData.Records
+    x = o.records
+    if x is None: w(b'\x00')
+    else:
+        n = len(x) + 1
+        w(_UV[n] if n < 128 else _uve(n))
+        w(x)
+    #: PartitionProduceData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_ProduceResponse_v3(buf, pos):
     blen = len(buf)
     o = _new(ProduceResponse)
     #: ProduceResponse.Responses
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ProduceResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ProduceResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -762,13 +870,13 @@ def _d_ProduceResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicProduceResponse', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicProduceResponse.PartitionResponses
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'PartitionResponses', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -795,40 +903,33 @@ def _d_ProduceResponse_v3(buf, pos):
     return o, pos
 
 
-def _e_PartitionProduceResponse_v3(o, w):
-    #: Index, ErrorCode, BaseOffset, LogAppendTimeMs
-    w(_S_ihqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms))
-    #: CurrentLeader
-    if o.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceResponse', '_tagged_fields')
-
-
-def _e_TopicProduceResponse_v3(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: PartitionResponses
-    x = o.partition_responses
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_PartitionProduceResponse_v3(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TopicProduceResponse', '_tagged_fields')
-
-
 def _e_ProduceResponse_v3(o, w):
-    #: Responses
+    #: ProduceResponse.Responses
     x = o.responses
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_TopicProduceResponse_v3(v, w)
-    #: ThrottleTimeMs
+    for o1 in x:
+        #: TopicProduceResponse.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: TopicProduceResponse.PartitionResponses
+        x1 = o1.partition_responses
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs
+            w(_S_ihqq.pack(o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms))
+            #: PartitionProduceResponse.CurrentLeader
+            if o2.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
+            #: PartitionProduceResponse._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceResponse', '_tagged_fields')
+        #: TopicProduceResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TopicProduceResponse', '_tagged_fields')
+    #: ProduceResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: NodeEndpoints
+    #: ProduceResponse.NodeEndpoints
     if (o.node_endpoints is None or len(o.node_endpoints) != 0): raise _absent('ProduceResponse', 'NodeEndpoints')
-    #: _tagged_fields
+    #: ProduceResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ProduceResponse', '_tagged_fields')
 
 
@@ -838,8 +939,7 @@ def _d_ProduceResponse_v5(buf, pos):
     #: ProduceResponse.Responses
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ProduceResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ProduceResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -850,13 +950,13 @@ def _d_ProduceResponse_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicProduceResponse', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicProduceResponse.PartitionResponses
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'PartitionResponses', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -882,40 +982,33 @@ def _d_ProduceResponse_v5(buf, pos):
     return o, pos
 
 
-def _e_PartitionProduceResponse_v5(o, w):
-    #: Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
-    w(_S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset))
-    #: CurrentLeader
-    if o.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceResponse', '_tagged_fields')
-
-
-def _e_TopicProduceResponse_v5(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: PartitionResponses
-    x = o.partition_responses
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_PartitionProduceResponse_v5(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TopicProduceResponse', '_tagged_fields')
-
-
 def _e_ProduceResponse_v5(o, w):
-    #: Responses
+    #: ProduceResponse.Responses
     x = o.responses
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_TopicProduceResponse_v5(v, w)
-    #: ThrottleTimeMs
+    for o1 in x:
+        #: TopicProduceResponse.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: TopicProduceResponse.PartitionResponses
+        x1 = o1.partition_responses
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
+            w(_S_ihqqq.pack(o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset))
+            #: PartitionProduceResponse.CurrentLeader
+            if o2.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
+            #: PartitionProduceResponse._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceResponse', '_tagged_fields')
+        #: TopicProduceResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TopicProduceResponse', '_tagged_fields')
+    #: ProduceResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: NodeEndpoints
+    #: ProduceResponse.NodeEndpoints
     if (o.node_endpoints is None or len(o.node_endpoints) != 0): raise _absent('ProduceResponse', 'NodeEndpoints')
-    #: _tagged_fields
+    #: ProduceResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ProduceResponse', '_tagged_fields')
 
 
@@ -925,8 +1018,7 @@ def _d_ProduceResponse_v8(buf, pos):
     #: ProduceResponse.Responses
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ProduceResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ProduceResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -937,13 +1029,13 @@ def _d_ProduceResponse_v8(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicProduceResponse', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicProduceResponse.PartitionResponses
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'PartitionResponses', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -951,8 +1043,7 @@ def _d_ProduceResponse_v8(buf, pos):
             #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
             o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset, n2 = _S_ihqqqi.unpack_from(buf, pos)
             pos += 34
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionProduceResponse', 'RecordErrors', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -964,7 +1055,8 @@ def _d_ProduceResponse_v8(buf, pos):
                 else:
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage', True)
-                    o3.batch_index_error_message = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.batch_index_error_message = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.batch_index_error_message = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
                 o3._utf = None
                 ap2(o3)
@@ -976,7 +1068,8 @@ def _d_ProduceResponse_v8(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionProduceResponse', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2.current_leader = LeaderIdAndEpoch()
             o2._utf = None
@@ -994,64 +1087,55 @@ def _d_ProduceResponse_v8(buf, pos):
     return o, pos
 
 
-def _e_BatchIndexAndErrorMessage_v8(o, w):
-    #: BatchIndex
-    w(_S_i.pack(o.batch_index))
-    #: BatchIndexErrorMessage
-    x = o.batch_index_error_message
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'BatchIndexAndErrorMessage', '_tagged_fields')
-
-
-def _e_PartitionProduceResponse_v8(o, w):
-    #: Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
-    x = o.record_errors
-    w(_S_ihqqqi.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, len(x)))
-    for v in x:
-        _e_BatchIndexAndErrorMessage_v8(v, w)
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: CurrentLeader
-    if o.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceResponse', '_tagged_fields')
-
-
-def _e_TopicProduceResponse_v8(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: PartitionResponses
-    x = o.partition_responses
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_PartitionProduceResponse_v8(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TopicProduceResponse', '_tagged_fields')
-
-
 def _e_ProduceResponse_v8(o, w):
-    #: Responses
+    #: ProduceResponse.Responses
     x = o.responses
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_TopicProduceResponse_v8(v, w)
-    #: ThrottleTimeMs
+    for o1 in x:
+        #: TopicProduceResponse.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: TopicProduceResponse.PartitionResponses
+        x1 = o1.partition_responses
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
+            x2 = o2.record_errors
+            w(_S_ihqqqi.pack(o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset, len(x2)))
+            for o3 in x2:
+                #: BatchIndexAndErrorMessage.BatchIndex
+                w(_S_i.pack(o3.batch_index))
+                #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
+                x3 = o3.batch_index_error_message
+                if x3 is None: w(b'\xff\xff')
+                else:
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    w(_S_h.pack(len(x3)))
+                    w(x3)
+                #: BatchIndexAndErrorMessage._tagged_fields
+                if o3._utf: raise _eerr('tagged fields are not supported at this version', 'BatchIndexAndErrorMessage', '_tagged_fields')
+            #: PartitionProduceResponse.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: PartitionProduceResponse.CurrentLeader
+            if o2.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
+            #: PartitionProduceResponse._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceResponse', '_tagged_fields')
+        #: TopicProduceResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TopicProduceResponse', '_tagged_fields')
+    #: ProduceResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: NodeEndpoints
+    #: ProduceResponse.NodeEndpoints
     if (o.node_endpoints is None or len(o.node_endpoints) != 0): raise _absent('ProduceResponse', 'NodeEndpoints')
-    #: _tagged_fields
+    #: ProduceResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ProduceResponse', '_tagged_fields')
 
 
@@ -1062,8 +1146,7 @@ def _d_ProduceResponse_v9(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ProduceResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ProduceResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1075,43 +1158,41 @@ def _d_ProduceResponse_v9(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicProduceResponse', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicProduceResponse.PartitionResponses
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'PartitionResponses', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionProduceResponse)
-            #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
-            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset = _S_ihqqq.unpack_from(buf, pos)
-            pos += 30
+            #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
+            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset, n2 = _S_ihqqqB.unpack_from(buf, pos)
+            pos += 31
             #: PartitionProduceResponse.RecordErrors
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionProduceResponse', 'RecordErrors', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(BatchIndexAndErrorMessage)
-                #: BatchIndexAndErrorMessage.BatchIndex
-                o3.batch_index, = _S_i.unpack_from(buf, pos)
-                pos += 4
+                #: BatchIndexAndErrorMessage.BatchIndex, BatchIndexErrorMessage
+                o3.batch_index, n3 = _S_iB.unpack_from(buf, pos)
+                pos += 5
                 #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
-                n3 = buf[pos] - 1
-                if n3 < 127: pos += 1
-                else: n3, pos = _uvm1s(buf, pos)
+                if n3 < 128: n3 -= 1
+                else: n3, pos = _uvm1s(buf, pos - 1)
                 if n3 < 0: o3.batch_index_error_message = None
                 else:
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage', True)
-                    o3.batch_index_error_message = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.batch_index_error_message = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.batch_index_error_message = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
                 #: BatchIndexAndErrorMessage._tagged_fields
                 if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
@@ -1128,7 +1209,8 @@ def _d_ProduceResponse_v9(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionProduceResponse', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2.current_leader = LeaderIdAndEpoch()
             #: PartitionProduceResponse._tagged_fields
@@ -1146,94 +1228,86 @@ def _d_ProduceResponse_v9(buf, pos):
             pos += 1
         ap(o1)
     o.responses = x
-    #: ProduceResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ProduceResponse.ThrottleTimeMs, _tagged_fields
+    o.throttle_time_ms, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     o.node_endpoints = []
     #: ProduceResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, (0,))
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, (0,))
+    else: o._utf = None
     return o, pos
 
 
-def _e_BatchIndexAndErrorMessage_v9(o, w):
-    #: BatchIndex
-    w(_S_i.pack(o.batch_index))
-    #: BatchIndexErrorMessage
-    x = o.batch_index_error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_PartitionProduceResponse_v9(o, w):
-    #: Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
-    w(_S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset))
-    #: RecordErrors
-    x = o.record_errors
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_BatchIndexAndErrorMessage_v9(v, w)
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionProduceResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: CurrentLeader
-    if o.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_TopicProduceResponse_v9(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TopicProduceResponse', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PartitionResponses
-    x = o.partition_responses
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionProduceResponse_v9(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ProduceResponse_v9(o, w):
-    #: Responses
+    #: ProduceResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicProduceResponse_v9(v, w)
-    #: ThrottleTimeMs
+    for o1 in x:
+        #: TopicProduceResponse.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicProduceResponse', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TopicProduceResponse.PartitionResponses
+        x1 = o1.partition_responses
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
+            w(_S_ihqqq.pack(o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset))
+            #: PartitionProduceResponse.RecordErrors
+            x2 = o2.record_errors
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: BatchIndexAndErrorMessage.BatchIndex
+                w(_S_i.pack(o3.batch_index))
+                #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
+                x3 = o3.batch_index_error_message
+                if x3 is None: w(b'\x00')
+                else:
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    n3 = len(x3)
+                    if n3 < 127: w(_UV[n3 + 1])
+                    elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage')
+                    else: w(_uve(n3 + 1))
+                    w(x3)
+                #: BatchIndexAndErrorMessage._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: PartitionProduceResponse.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionProduceResponse', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: PartitionProduceResponse.CurrentLeader
+            if o2.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
+            #: PartitionProduceResponse._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: TopicProduceResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ProduceResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: NodeEndpoints
+    #: ProduceResponse.NodeEndpoints
     if (o.node_endpoints is None or len(o.node_endpoints) != 0): raise _absent('ProduceResponse', 'NodeEndpoints')
-    #: _tagged_fields
+    #: ProduceResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1241,14 +1315,12 @@ def _e_ProduceResponse_v9(o, w):
 
 def _d_LeaderIdAndEpoch_v10(buf, pos):
     o = _new(LeaderIdAndEpoch)
-    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch
-    o.leader_id, o.leader_epoch = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch, _tagged_fields
+    o.leader_id, o.leader_epoch, t = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: LeaderIdAndEpoch._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
@@ -1259,8 +1331,7 @@ def _d_ProduceResponse_v10(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ProduceResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ProduceResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1272,43 +1343,41 @@ def _d_ProduceResponse_v10(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicProduceResponse', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicProduceResponse.PartitionResponses
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'PartitionResponses', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionProduceResponse)
-            #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
-            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset = _S_ihqqq.unpack_from(buf, pos)
-            pos += 30
+            #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
+            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset, n2 = _S_ihqqqB.unpack_from(buf, pos)
+            pos += 31
             #: PartitionProduceResponse.RecordErrors
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionProduceResponse', 'RecordErrors', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(BatchIndexAndErrorMessage)
-                #: BatchIndexAndErrorMessage.BatchIndex
-                o3.batch_index, = _S_i.unpack_from(buf, pos)
-                pos += 4
+                #: BatchIndexAndErrorMessage.BatchIndex, BatchIndexErrorMessage
+                o3.batch_index, n3 = _S_iB.unpack_from(buf, pos)
+                pos += 5
                 #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
-                n3 = buf[pos] - 1
-                if n3 < 127: pos += 1
-                else: n3, pos = _uvm1s(buf, pos)
+                if n3 < 128: n3 -= 1
+                else: n3, pos = _uvm1s(buf, pos - 1)
                 if n3 < 0: o3.batch_index_error_message = None
                 else:
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage', True)
-                    o3.batch_index_error_message = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.batch_index_error_message = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.batch_index_error_message = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
                 #: BatchIndexAndErrorMessage._tagged_fields
                 if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
@@ -1325,7 +1394,8 @@ def _d_ProduceResponse_v10(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionProduceResponse', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2.current_leader = LeaderIdAndEpoch()
             #: PartitionProduceResponse._tagged_fields
@@ -1372,36 +1442,35 @@ def _d_ProduceResponse_v10(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if n < 0: raise _derr('non-nullable field was serialized as null', 'ProduceResponse', 'NodeEndpoints', pos)
-            if n > blen - pos: raise _dalloc(n, pos, blen, 'ProduceResponse', 'NodeEndpoints')
+            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'NodeEndpoints')
             x = []
             ap = x.append
             for _ in range(n):
                 o1 = _new(NodeEndpoint)
-                #: NodeEndpoint.NodeId
-                o1.node_id, = _S_i.unpack_from(buf, pos)
-                pos += 4
+                #: NodeEndpoint.NodeId, Host
+                o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+                pos += 5
                 #: NodeEndpoint.Host
-                n1 = buf[pos] - 1
-                if n1 < 127: pos += 1
-                else: n1, pos = _uvm1s(buf, pos)
+                if n1 < 128: n1 -= 1
+                else: n1, pos = _uvm1s(buf, pos - 1)
                 if n1 < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
                 e1 = pos + n1
                 if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Host', True)
-                o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                try: o1.host = buf[pos:e1].decode()
+                except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
                 pos = e1
-                #: NodeEndpoint.Port
-                o1.port, = _S_i.unpack_from(buf, pos)
-                pos += 4
+                #: NodeEndpoint.Port, Rack
+                o1.port, n1 = _S_iB.unpack_from(buf, pos)
+                pos += 5
                 #: NodeEndpoint.Rack
-                n1 = buf[pos] - 1
-                if n1 < 127: pos += 1
-                else: n1, pos = _uvm1s(buf, pos)
+                if n1 < 128: n1 -= 1
+                else: n1, pos = _uvm1s(buf, pos - 1)
                 if n1 < 0: o1.rack = None
                 else:
                     e1 = pos + n1
                     if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Rack', True)
-                    o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                    try: o1.rack = buf[pos:e1].decode()
+                    except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
                     pos = e1
                 #: NodeEndpoint._tagged_fields
                 if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1420,106 +1489,122 @@ def _d_ProduceResponse_v10(buf, pos):
 
 
 def _e_LeaderIdAndEpoch_v10(o, w):
-    #: LeaderId, LeaderEpoch
+    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch
     w(_S_ii.pack(o.leader_id, o.leader_epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_PartitionProduceResponse_v10(o, w):
-    #: Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
-    w(_S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset))
-    #: RecordErrors
-    x = o.record_errors
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_BatchIndexAndErrorMessage_v9(v, w)
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionProduceResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    tg = []
-    #: CurrentLeader
-    x = o.current_leader
-    if x != LeaderIdAndEpoch():
-        sub = []
-        s = sub.append
-        _e_LeaderIdAndEpoch_v10(x, s)
-        tg.append((0, b''.join(sub)))
-    #: _tagged_fields
-    u = o._utf
-    if tg or u: _wr_tags(w, tg, u)
-    else: w(b'\x00')
-
-
-def _e_TopicProduceResponse_v10(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TopicProduceResponse', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PartitionResponses
-    x = o.partition_responses
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionProduceResponse_v10(v, w)
-    #: _tagged_fields
+    #: LeaderIdAndEpoch._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_NodeEndpoint_v10(o, w):
-    #: NodeId
+    #: NodeEndpoint.NodeId
     w(_S_i.pack(o.node_id))
-    #: Host
+    #: NodeEndpoint.Host
     x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
+    else: w(_uve(n + 1))
     w(x)
-    #: Port
+    #: NodeEndpoint.Port
     w(_S_i.pack(o.port))
-    #: Rack
+    #: NodeEndpoint.Rack
     x = o.rack
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Rack')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Rack')
+        else: w(_uve(n + 1))
         w(x)
-    #: _tagged_fields
+    #: NodeEndpoint._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_ProduceResponse_v10(o, w):
-    #: Responses
+    #: ProduceResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicProduceResponse_v10(v, w)
-    #: ThrottleTimeMs
+    for o1 in x:
+        #: TopicProduceResponse.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicProduceResponse', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TopicProduceResponse.PartitionResponses
+        x1 = o1.partition_responses
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
+            w(_S_ihqqq.pack(o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset))
+            #: PartitionProduceResponse.RecordErrors
+            x2 = o2.record_errors
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: BatchIndexAndErrorMessage.BatchIndex
+                w(_S_i.pack(o3.batch_index))
+                #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
+                x3 = o3.batch_index_error_message
+                if x3 is None: w(b'\x00')
+                else:
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    n3 = len(x3)
+                    if n3 < 127: w(_UV[n3 + 1])
+                    elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage')
+                    else: w(_uve(n3 + 1))
+                    w(x3)
+                #: BatchIndexAndErrorMessage._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: PartitionProduceResponse.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionProduceResponse', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: PartitionProduceResponse._tagged_fields
+            tg2 = []
+            #: PartitionProduceResponse.CurrentLeader
+            x2 = o2.current_leader
+            if x2 != LeaderIdAndEpoch():
+                sub = []
+                s = sub.append
+                _e_LeaderIdAndEpoch_v10(x2, s)
+                tg2.append((0, b''.join(sub)))
+            #: PartitionProduceResponse._tagged_fields
+            u2 = o2._utf
+            if tg2 or u2: _wr_tags(w, tg2, u2)
+            else: w(b'\x00')
+        #: TopicProduceResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ProduceResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: _tagged_fields
+    #: ProduceResponse._tagged_fields
     tg = []
-    #: NodeEndpoints
+    #: ProduceResponse.NodeEndpoints
     x = o.node_endpoints
     if (x is None or len(x) != 0):
         sub = []
@@ -1529,7 +1614,7 @@ def _e_ProduceResponse_v10(o, w):
         for v in x:
             _e_NodeEndpoint_v10(v, s)
         tg.append((0, b''.join(sub)))
-    #: _tagged_fields
+    #: ProduceResponse._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -1542,51 +1627,46 @@ def _d_ProduceResponse_v13(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ProduceResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ProduceResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(TopicProduceResponse)
-        #: TopicProduceResponse.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: TopicProduceResponse.TopicId, PartitionResponses
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: TopicProduceResponse.PartitionResponses
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'PartitionResponses', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionProduceResponse)
-            #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
-            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset = _S_ihqqq.unpack_from(buf, pos)
-            pos += 30
+            #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
+            o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset, n2 = _S_ihqqqB.unpack_from(buf, pos)
+            pos += 31
             #: PartitionProduceResponse.RecordErrors
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionProduceResponse', 'RecordErrors', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(BatchIndexAndErrorMessage)
-                #: BatchIndexAndErrorMessage.BatchIndex
-                o3.batch_index, = _S_i.unpack_from(buf, pos)
-                pos += 4
+                #: BatchIndexAndErrorMessage.BatchIndex, BatchIndexErrorMessage
+                o3.batch_index, n3 = _S_iB.unpack_from(buf, pos)
+                pos += 5
                 #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
-                n3 = buf[pos] - 1
-                if n3 < 127: pos += 1
-                else: n3, pos = _uvm1s(buf, pos)
+                if n3 < 128: n3 -= 1
+                else: n3, pos = _uvm1s(buf, pos - 1)
                 if n3 < 0: o3.batch_index_error_message = None
                 else:
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage', True)
-                    o3.batch_index_error_message = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.batch_index_error_message = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.batch_index_error_message = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
                 #: BatchIndexAndErrorMessage._tagged_fields
                 if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
@@ -1603,7 +1683,8 @@ def _d_ProduceResponse_v13(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionProduceResponse', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2.current_leader = LeaderIdAndEpoch()
             #: PartitionProduceResponse._tagged_fields
@@ -1650,36 +1731,35 @@ def _d_ProduceResponse_v13(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if n < 0: raise _derr('non-nullable field was serialized as null', 'ProduceResponse', 'NodeEndpoints', pos)
-            if n > blen - pos: raise _dalloc(n, pos, blen, 'ProduceResponse', 'NodeEndpoints')
+            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'NodeEndpoints')
             x = []
             ap = x.append
             for _ in range(n):
                 o1 = _new(NodeEndpoint)
-                #: NodeEndpoint.NodeId
-                o1.node_id, = _S_i.unpack_from(buf, pos)
-                pos += 4
+                #: NodeEndpoint.NodeId, Host
+                o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+                pos += 5
                 #: NodeEndpoint.Host
-                n1 = buf[pos] - 1
-                if n1 < 127: pos += 1
-                else: n1, pos = _uvm1s(buf, pos)
+                if n1 < 128: n1 -= 1
+                else: n1, pos = _uvm1s(buf, pos - 1)
                 if n1 < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
                 e1 = pos + n1
                 if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Host', True)
-                o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                try: o1.host = buf[pos:e1].decode()
+                except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
                 pos = e1
-                #: NodeEndpoint.Port
-                o1.port, = _S_i.unpack_from(buf, pos)
-                pos += 4
+                #: NodeEndpoint.Port, Rack
+                o1.port, n1 = _S_iB.unpack_from(buf, pos)
+                pos += 5
                 #: NodeEndpoint.Rack
-                n1 = buf[pos] - 1
-                if n1 < 127: pos += 1
-                else: n1, pos = _uvm1s(buf, pos)
+                if n1 < 128: n1 -= 1
+                else: n1, pos = _uvm1s(buf, pos - 1)
                 if n1 < 0: o1.rack = None
                 else:
                     e1 = pos + n1
                     if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Rack', True)
-                    o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                    try: o1.rack = buf[pos:e1].decode()
+                    except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
                     pos = e1
                 #: NodeEndpoint._tagged_fields
                 if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1697,33 +1777,76 @@ def _d_ProduceResponse_v13(buf, pos):
     return o, pos
 
 
-def _e_TopicProduceResponse_v13(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: PartitionResponses
-    x = o.partition_responses
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionProduceResponse_v10(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ProduceResponse_v13(o, w):
-    #: Responses
+    #: ProduceResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicProduceResponse_v13(v, w)
-    #: ThrottleTimeMs
+    for o1 in x:
+        #: TopicProduceResponse.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: TopicProduceResponse.PartitionResponses
+        x1 = o1.partition_responses
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
+            w(_S_ihqqq.pack(o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset))
+            #: PartitionProduceResponse.RecordErrors
+            x2 = o2.record_errors
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: BatchIndexAndErrorMessage.BatchIndex
+                w(_S_i.pack(o3.batch_index))
+                #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
+                x3 = o3.batch_index_error_message
+                if x3 is None: w(b'\x00')
+                else:
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    n3 = len(x3)
+                    if n3 < 127: w(_UV[n3 + 1])
+                    elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage')
+                    else: w(_uve(n3 + 1))
+                    w(x3)
+                #: BatchIndexAndErrorMessage._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: PartitionProduceResponse.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionProduceResponse', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: PartitionProduceResponse._tagged_fields
+            tg2 = []
+            #: PartitionProduceResponse.CurrentLeader
+            x2 = o2.current_leader
+            if x2 != LeaderIdAndEpoch():
+                sub = []
+                s = sub.append
+                _e_LeaderIdAndEpoch_v10(x2, s)
+                tg2.append((0, b''.join(sub)))
+            #: PartitionProduceResponse._tagged_fields
+            u2 = o2._utf
+            if tg2 or u2: _wr_tags(w, tg2, u2)
+            else: w(b'\x00')
+        #: TopicProduceResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ProduceResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: _tagged_fields
+    #: ProduceResponse._tagged_fields
     tg = []
-    #: NodeEndpoints
+    #: ProduceResponse.NodeEndpoints
     x = o.node_endpoints
     if (x is None or len(x) != 0):
         sub = []
@@ -1733,7 +1856,7 @@ def _e_ProduceResponse_v13(o, w):
         for v in x:
             _e_NodeEndpoint_v10(v, s)
         tg.append((0, b''.join(sub)))
-    #: _tagged_fields
+    #: ProduceResponse._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -1748,13 +1871,13 @@ def _d_TopicProduceResponse_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicProduceResponse', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicProduceResponse.PartitionResponses
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'PartitionResponses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1774,6 +1897,26 @@ def _d_TopicProduceResponse_v3(buf, pos):
     return o, pos
 
 
+def _e_TopicProduceResponse_v3(o, w):
+    #: TopicProduceResponse.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: TopicProduceResponse.PartitionResponses
+    x = o.partition_responses
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs
+        w(_S_ihqq.pack(o1.index, o1.error_code, o1.base_offset, o1.log_append_time_ms))
+        #: PartitionProduceResponse.CurrentLeader
+        if o1.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
+        #: PartitionProduceResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceResponse', '_tagged_fields')
+    #: TopicProduceResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TopicProduceResponse', '_tagged_fields')
+
+
 def _d_TopicProduceResponse_v5(buf, pos):
     blen = len(buf)
     o = _new(TopicProduceResponse)
@@ -1783,13 +1926,13 @@ def _d_TopicProduceResponse_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicProduceResponse', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicProduceResponse.PartitionResponses
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'PartitionResponses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1808,6 +1951,26 @@ def _d_TopicProduceResponse_v5(buf, pos):
     return o, pos
 
 
+def _e_TopicProduceResponse_v5(o, w):
+    #: TopicProduceResponse.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: TopicProduceResponse.PartitionResponses
+    x = o.partition_responses
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
+        w(_S_ihqqq.pack(o1.index, o1.error_code, o1.base_offset, o1.log_append_time_ms, o1.log_start_offset))
+        #: PartitionProduceResponse.CurrentLeader
+        if o1.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
+        #: PartitionProduceResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceResponse', '_tagged_fields')
+    #: TopicProduceResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TopicProduceResponse', '_tagged_fields')
+
+
 def _d_TopicProduceResponse_v8(buf, pos):
     blen = len(buf)
     o = _new(TopicProduceResponse)
@@ -1817,13 +1980,13 @@ def _d_TopicProduceResponse_v8(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicProduceResponse', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicProduceResponse.PartitionResponses
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'PartitionResponses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1831,8 +1994,7 @@ def _d_TopicProduceResponse_v8(buf, pos):
         #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
         o1.index, o1.error_code, o1.base_offset, o1.log_append_time_ms, o1.log_start_offset, n1 = _S_ihqqqi.unpack_from(buf, pos)
         pos += 34
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionProduceResponse', 'RecordErrors', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1844,7 +2006,8 @@ def _d_TopicProduceResponse_v8(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage', True)
-                o2.batch_index_error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.batch_index_error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.batch_index_error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2._utf = None
             ap1(o2)
@@ -1856,7 +2019,8 @@ def _d_TopicProduceResponse_v8(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'PartitionProduceResponse', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1.current_leader = LeaderIdAndEpoch()
         o1._utf = None
@@ -1865,6 +2029,48 @@ def _d_TopicProduceResponse_v8(buf, pos):
     o.topic_id = _ZERO_UUID
     o._utf = None
     return o, pos
+
+
+def _e_TopicProduceResponse_v8(o, w):
+    #: TopicProduceResponse.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: TopicProduceResponse.PartitionResponses
+    x = o.partition_responses
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
+        x1 = o1.record_errors
+        w(_S_ihqqqi.pack(o1.index, o1.error_code, o1.base_offset, o1.log_append_time_ms, o1.log_start_offset, len(x1)))
+        for o2 in x1:
+            #: BatchIndexAndErrorMessage.BatchIndex
+            w(_S_i.pack(o2.batch_index))
+            #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
+            x2 = o2.batch_index_error_message
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: BatchIndexAndErrorMessage._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'BatchIndexAndErrorMessage', '_tagged_fields')
+        #: PartitionProduceResponse.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: PartitionProduceResponse.CurrentLeader
+        if o1.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
+        #: PartitionProduceResponse._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceResponse', '_tagged_fields')
+    #: TopicProduceResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TopicProduceResponse', '_tagged_fields')
 
 
 def _d_TopicProduceResponse_v9(buf, pos):
@@ -1877,43 +2083,41 @@ def _d_TopicProduceResponse_v9(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicProduceResponse', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicProduceResponse.PartitionResponses
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'PartitionResponses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionProduceResponse)
-        #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
-        o1.index, o1.error_code, o1.base_offset, o1.log_append_time_ms, o1.log_start_offset = _S_ihqqq.unpack_from(buf, pos)
-        pos += 30
+        #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
+        o1.index, o1.error_code, o1.base_offset, o1.log_append_time_ms, o1.log_start_offset, n1 = _S_ihqqqB.unpack_from(buf, pos)
+        pos += 31
         #: PartitionProduceResponse.RecordErrors
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionProduceResponse', 'RecordErrors', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(BatchIndexAndErrorMessage)
-            #: BatchIndexAndErrorMessage.BatchIndex
-            o2.batch_index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: BatchIndexAndErrorMessage.BatchIndex, BatchIndexErrorMessage
+            o2.batch_index, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.batch_index_error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage', True)
-                o2.batch_index_error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.batch_index_error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.batch_index_error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: BatchIndexAndErrorMessage._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -1930,7 +2134,8 @@ def _d_TopicProduceResponse_v9(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'PartitionProduceResponse', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1.current_leader = LeaderIdAndEpoch()
         #: PartitionProduceResponse._tagged_fields
@@ -1949,6 +2154,68 @@ def _d_TopicProduceResponse_v9(buf, pos):
     return o, pos
 
 
+def _e_TopicProduceResponse_v9(o, w):
+    #: TopicProduceResponse.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TopicProduceResponse', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TopicProduceResponse.PartitionResponses
+    x = o.partition_responses
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
+        w(_S_ihqqq.pack(o1.index, o1.error_code, o1.base_offset, o1.log_append_time_ms, o1.log_start_offset))
+        #: PartitionProduceResponse.RecordErrors
+        x1 = o1.record_errors
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: BatchIndexAndErrorMessage.BatchIndex
+            w(_S_i.pack(o2.batch_index))
+            #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
+            x2 = o2.batch_index_error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: BatchIndexAndErrorMessage._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: PartitionProduceResponse.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionProduceResponse', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: PartitionProduceResponse.CurrentLeader
+        if o1.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
+        #: PartitionProduceResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: TopicProduceResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_TopicProduceResponse_v10(buf, pos):
     blen = len(buf)
     o = _new(TopicProduceResponse)
@@ -1959,43 +2226,41 @@ def _d_TopicProduceResponse_v10(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicProduceResponse', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicProduceResponse.PartitionResponses
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'PartitionResponses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionProduceResponse)
-        #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
-        o1.index, o1.error_code, o1.base_offset, o1.log_append_time_ms, o1.log_start_offset = _S_ihqqq.unpack_from(buf, pos)
-        pos += 30
+        #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
+        o1.index, o1.error_code, o1.base_offset, o1.log_append_time_ms, o1.log_start_offset, n1 = _S_ihqqqB.unpack_from(buf, pos)
+        pos += 31
         #: PartitionProduceResponse.RecordErrors
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionProduceResponse', 'RecordErrors', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(BatchIndexAndErrorMessage)
-            #: BatchIndexAndErrorMessage.BatchIndex
-            o2.batch_index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: BatchIndexAndErrorMessage.BatchIndex, BatchIndexErrorMessage
+            o2.batch_index, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.batch_index_error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage', True)
-                o2.batch_index_error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.batch_index_error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.batch_index_error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: BatchIndexAndErrorMessage._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -2012,7 +2277,8 @@ def _d_TopicProduceResponse_v10(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'PartitionProduceResponse', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1.current_leader = LeaderIdAndEpoch()
         #: PartitionProduceResponse._tagged_fields
@@ -2043,48 +2309,113 @@ def _d_TopicProduceResponse_v10(buf, pos):
     return o, pos
 
 
+def _e_TopicProduceResponse_v10(o, w):
+    #: TopicProduceResponse.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TopicProduceResponse', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TopicProduceResponse.PartitionResponses
+    x = o.partition_responses
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
+        w(_S_ihqqq.pack(o1.index, o1.error_code, o1.base_offset, o1.log_append_time_ms, o1.log_start_offset))
+        #: PartitionProduceResponse.RecordErrors
+        x1 = o1.record_errors
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: BatchIndexAndErrorMessage.BatchIndex
+            w(_S_i.pack(o2.batch_index))
+            #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
+            x2 = o2.batch_index_error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: BatchIndexAndErrorMessage._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: PartitionProduceResponse.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionProduceResponse', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: PartitionProduceResponse._tagged_fields
+        tg1 = []
+        #: PartitionProduceResponse.CurrentLeader
+        x1 = o1.current_leader
+        if x1 != LeaderIdAndEpoch():
+            sub = []
+            s = sub.append
+            _e_LeaderIdAndEpoch_v10(x1, s)
+            tg1.append((0, b''.join(sub)))
+        #: PartitionProduceResponse._tagged_fields
+        u1 = o1._utf
+        if tg1 or u1: _wr_tags(w, tg1, u1)
+        else: w(b'\x00')
+    #: TopicProduceResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_TopicProduceResponse_v13(buf, pos):
     blen = len(buf)
     o = _new(TopicProduceResponse)
-    #: TopicProduceResponse.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: TopicProduceResponse.TopicId, PartitionResponses
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: TopicProduceResponse.PartitionResponses
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicProduceResponse', 'PartitionResponses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionProduceResponse)
-        #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
-        o1.index, o1.error_code, o1.base_offset, o1.log_append_time_ms, o1.log_start_offset = _S_ihqqq.unpack_from(buf, pos)
-        pos += 30
+        #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
+        o1.index, o1.error_code, o1.base_offset, o1.log_append_time_ms, o1.log_start_offset, n1 = _S_ihqqqB.unpack_from(buf, pos)
+        pos += 31
         #: PartitionProduceResponse.RecordErrors
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionProduceResponse', 'RecordErrors', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(BatchIndexAndErrorMessage)
-            #: BatchIndexAndErrorMessage.BatchIndex
-            o2.batch_index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: BatchIndexAndErrorMessage.BatchIndex, BatchIndexErrorMessage
+            o2.batch_index, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.batch_index_error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage', True)
-                o2.batch_index_error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.batch_index_error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.batch_index_error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: BatchIndexAndErrorMessage._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -2101,7 +2432,8 @@ def _d_TopicProduceResponse_v13(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'PartitionProduceResponse', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1.current_leader = LeaderIdAndEpoch()
         #: PartitionProduceResponse._tagged_fields
@@ -2132,6 +2464,68 @@ def _d_TopicProduceResponse_v13(buf, pos):
     return o, pos
 
 
+def _e_TopicProduceResponse_v13(o, w):
+    #: TopicProduceResponse.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: TopicProduceResponse.PartitionResponses
+    x = o.partition_responses
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
+        w(_S_ihqqq.pack(o1.index, o1.error_code, o1.base_offset, o1.log_append_time_ms, o1.log_start_offset))
+        #: PartitionProduceResponse.RecordErrors
+        x1 = o1.record_errors
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: BatchIndexAndErrorMessage.BatchIndex
+            w(_S_i.pack(o2.batch_index))
+            #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
+            x2 = o2.batch_index_error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: BatchIndexAndErrorMessage._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: PartitionProduceResponse.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionProduceResponse', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: PartitionProduceResponse._tagged_fields
+        tg1 = []
+        #: PartitionProduceResponse.CurrentLeader
+        x1 = o1.current_leader
+        if x1 != LeaderIdAndEpoch():
+            sub = []
+            s = sub.append
+            _e_LeaderIdAndEpoch_v10(x1, s)
+            tg1.append((0, b''.join(sub)))
+        #: PartitionProduceResponse._tagged_fields
+        u1 = o1._utf
+        if tg1 or u1: _wr_tags(w, tg1, u1)
+        else: w(b'\x00')
+    #: TopicProduceResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionProduceResponse_v3(buf, pos):
     o = _new(PartitionProduceResponse)
     #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs
@@ -2143,6 +2537,15 @@ def _d_PartitionProduceResponse_v3(buf, pos):
     o.current_leader = LeaderIdAndEpoch()
     o._utf = None
     return o, pos
+
+
+def _e_PartitionProduceResponse_v3(o, w):
+    #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs
+    w(_S_ihqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms))
+    #: PartitionProduceResponse.CurrentLeader
+    if o.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
+    #: PartitionProduceResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceResponse', '_tagged_fields')
 
 
 def _d_PartitionProduceResponse_v5(buf, pos):
@@ -2157,14 +2560,22 @@ def _d_PartitionProduceResponse_v5(buf, pos):
     return o, pos
 
 
+def _e_PartitionProduceResponse_v5(o, w):
+    #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
+    w(_S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset))
+    #: PartitionProduceResponse.CurrentLeader
+    if o.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
+    #: PartitionProduceResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceResponse', '_tagged_fields')
+
+
 def _d_PartitionProduceResponse_v8(buf, pos):
     blen = len(buf)
     o = _new(PartitionProduceResponse)
     #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
     o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, n = _S_ihqqqi.unpack_from(buf, pos)
     pos += 34
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'PartitionProduceResponse', 'RecordErrors', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2176,7 +2587,8 @@ def _d_PartitionProduceResponse_v8(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage', True)
-            o1.batch_index_error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.batch_index_error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.batch_index_error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
@@ -2188,41 +2600,71 @@ def _d_PartitionProduceResponse_v8(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'PartitionProduceResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o.current_leader = LeaderIdAndEpoch()
     o._utf = None
     return o, pos
 
 
+def _e_PartitionProduceResponse_v8(o, w):
+    #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
+    x = o.record_errors
+    w(_S_ihqqqi.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, len(x)))
+    for o1 in x:
+        #: BatchIndexAndErrorMessage.BatchIndex
+        w(_S_i.pack(o1.batch_index))
+        #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
+        x1 = o1.batch_index_error_message
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: BatchIndexAndErrorMessage._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'BatchIndexAndErrorMessage', '_tagged_fields')
+    #: PartitionProduceResponse.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: PartitionProduceResponse.CurrentLeader
+    if o.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
+    #: PartitionProduceResponse._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'PartitionProduceResponse', '_tagged_fields')
+
+
 def _d_PartitionProduceResponse_v9(buf, pos):
     blen = len(buf)
     o = _new(PartitionProduceResponse)
-    #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
-    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset = _S_ihqqq.unpack_from(buf, pos)
-    pos += 30
+    #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
+    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, n = _S_ihqqqB.unpack_from(buf, pos)
+    pos += 31
     #: PartitionProduceResponse.RecordErrors
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'PartitionProduceResponse', 'RecordErrors', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(BatchIndexAndErrorMessage)
-        #: BatchIndexAndErrorMessage.BatchIndex
-        o1.batch_index, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: BatchIndexAndErrorMessage.BatchIndex, BatchIndexErrorMessage
+        o1.batch_index, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.batch_index_error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage', True)
-            o1.batch_index_error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.batch_index_error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.batch_index_error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: BatchIndexAndErrorMessage._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -2239,7 +2681,8 @@ def _d_PartitionProduceResponse_v9(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'PartitionProduceResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o.current_leader = LeaderIdAndEpoch()
     #: PartitionProduceResponse._tagged_fields
@@ -2250,34 +2693,76 @@ def _d_PartitionProduceResponse_v9(buf, pos):
     return o, pos
 
 
+def _e_PartitionProduceResponse_v9(o, w):
+    #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
+    w(_S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset))
+    #: PartitionProduceResponse.RecordErrors
+    x = o.record_errors
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: BatchIndexAndErrorMessage.BatchIndex
+        w(_S_i.pack(o1.batch_index))
+        #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
+        x1 = o1.batch_index_error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: BatchIndexAndErrorMessage._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: PartitionProduceResponse.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionProduceResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: PartitionProduceResponse.CurrentLeader
+    if o.current_leader != LeaderIdAndEpoch(): raise _absent('PartitionProduceResponse', 'CurrentLeader')
+    #: PartitionProduceResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionProduceResponse_v10(buf, pos):
     blen = len(buf)
     o = _new(PartitionProduceResponse)
-    #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
-    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset = _S_ihqqq.unpack_from(buf, pos)
-    pos += 30
+    #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
+    o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, n = _S_ihqqqB.unpack_from(buf, pos)
+    pos += 31
     #: PartitionProduceResponse.RecordErrors
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'PartitionProduceResponse', 'RecordErrors', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(BatchIndexAndErrorMessage)
-        #: BatchIndexAndErrorMessage.BatchIndex
-        o1.batch_index, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: BatchIndexAndErrorMessage.BatchIndex, BatchIndexErrorMessage
+        o1.batch_index, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.batch_index_error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage', True)
-            o1.batch_index_error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.batch_index_error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.batch_index_error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: BatchIndexAndErrorMessage._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -2294,7 +2779,8 @@ def _d_PartitionProduceResponse_v10(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'PartitionProduceResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o.current_leader = LeaderIdAndEpoch()
     #: PartitionProduceResponse._tagged_fields
@@ -2317,6 +2803,57 @@ def _d_PartitionProduceResponse_v10(buf, pos):
     return o, pos
 
 
+def _e_PartitionProduceResponse_v10(o, w):
+    #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset
+    w(_S_ihqqq.pack(o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset))
+    #: PartitionProduceResponse.RecordErrors
+    x = o.record_errors
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: BatchIndexAndErrorMessage.BatchIndex
+        w(_S_i.pack(o1.batch_index))
+        #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
+        x1 = o1.batch_index_error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: BatchIndexAndErrorMessage._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: PartitionProduceResponse.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionProduceResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: PartitionProduceResponse._tagged_fields
+    tg = []
+    #: PartitionProduceResponse.CurrentLeader
+    x = o.current_leader
+    if x != LeaderIdAndEpoch():
+        sub = []
+        s = sub.append
+        _e_LeaderIdAndEpoch_v10(x, s)
+        tg.append((0, b''.join(sub)))
+    #: PartitionProduceResponse._tagged_fields
+    u = o._utf
+    if tg or u: _wr_tags(w, tg, u)
+    else: w(b'\x00')
+
+
 def _d_BatchIndexAndErrorMessage_v8(buf, pos):
     blen = len(buf)
     o = _new(BatchIndexAndErrorMessage)
@@ -2327,27 +2864,43 @@ def _d_BatchIndexAndErrorMessage_v8(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage', True)
-        o.batch_index_error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.batch_index_error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.batch_index_error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
 
 
+def _e_BatchIndexAndErrorMessage_v8(o, w):
+    #: BatchIndexAndErrorMessage.BatchIndex
+    w(_S_i.pack(o.batch_index))
+    #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
+    x = o.batch_index_error_message
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: BatchIndexAndErrorMessage._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'BatchIndexAndErrorMessage', '_tagged_fields')
+
+
 def _d_BatchIndexAndErrorMessage_v9(buf, pos):
     blen = len(buf)
     o = _new(BatchIndexAndErrorMessage)
-    #: BatchIndexAndErrorMessage.BatchIndex
-    o.batch_index, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: BatchIndexAndErrorMessage.BatchIndex, BatchIndexErrorMessage
+    o.batch_index, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.batch_index_error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage', True)
-        o.batch_index_error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.batch_index_error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.batch_index_error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: BatchIndexAndErrorMessage._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -2357,33 +2910,53 @@ def _d_BatchIndexAndErrorMessage_v9(buf, pos):
     return o, pos
 
 
+def _e_BatchIndexAndErrorMessage_v9(o, w):
+    #: BatchIndexAndErrorMessage.BatchIndex
+    w(_S_i.pack(o.batch_index))
+    #: BatchIndexAndErrorMessage.BatchIndexErrorMessage
+    x = o.batch_index_error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'BatchIndexAndErrorMessage', 'BatchIndexErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: BatchIndexAndErrorMessage._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_NodeEndpoint_v10(buf, pos):
     blen = len(buf)
     o = _new(NodeEndpoint)
-    #: NodeEndpoint.NodeId
-    o.node_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: NodeEndpoint.NodeId, Host
+    o.node_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: NodeEndpoint.Host
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'NodeEndpoint', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: NodeEndpoint.Port
-    o.port, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: NodeEndpoint.Port, Rack
+    o.port, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: NodeEndpoint.Rack
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.rack = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'NodeEndpoint', 'Rack', True)
-        o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: NodeEndpoint._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,7 +18,9 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_Uiob = _Sc('>16si?b')
+_S_UiobB = _Sc('>16si?bB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 
 
 class PushTelemetryRequest(_Struct):
@@ -75,14 +78,13 @@ class PushTelemetryResponse(_Struct):
 def _d_PushTelemetryRequest_v0(buf, pos):
     blen = len(buf)
     o = _new(PushTelemetryRequest)
-    #: PushTelemetryRequest.ClientInstanceId, SubscriptionId, Terminating, CompressionType
-    o.client_instance_id, o.subscription_id, o.terminating, o.compression_type = _S_Uiob.unpack_from(buf, pos)
-    pos += 22
-    o.client_instance_id = _UC.get(o.client_instance_id) or _mkuuid(o.client_instance_id)
+    #: PushTelemetryRequest.ClientInstanceId, SubscriptionId, Terminating, CompressionType, Metrics
+    u_0, o.subscription_id, o.terminating, o.compression_type, n = _S_UiobB.unpack_from(buf, pos)
+    pos += 23
+    o.client_instance_id = _UC.get(u_0) or _mkuuid(u_0)
     #: PushTelemetryRequest.Metrics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'PushTelemetryRequest', 'Metrics', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'PushTelemetryRequest', 'Metrics', False)
@@ -97,14 +99,14 @@ def _d_PushTelemetryRequest_v0(buf, pos):
 
 
 def _e_PushTelemetryRequest_v0(o, w):
-    #: ClientInstanceId, SubscriptionId, Terminating, CompressionType
+    #: PushTelemetryRequest.ClientInstanceId, SubscriptionId, Terminating, CompressionType
     w(_S_Uiob.pack(o.client_instance_id.bytes, o.subscription_id, o.terminating, o.compression_type))
-    #: Metrics
+    #: PushTelemetryRequest.Metrics
     x = o.metrics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     w(x)
-    #: _tagged_fields
+    #: PushTelemetryRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -112,21 +114,19 @@ def _e_PushTelemetryRequest_v0(o, w):
 
 def _d_PushTelemetryResponse_v0(buf, pos):
     o = _new(PushTelemetryResponse)
-    #: PushTelemetryResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: PushTelemetryResponse.ThrottleTimeMs, ErrorCode, _tagged_fields
+    o.throttle_time_ms, o.error_code, t = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: PushTelemetryResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_PushTelemetryResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: PushTelemetryResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: _tagged_fields
+    #: PushTelemetryResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

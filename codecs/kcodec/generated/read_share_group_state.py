@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,10 +18,15 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ii = _Sc('>ii')
+_S_iiB = _Sc('>iiB')
 _S_iq = _Sc('>iq')
+_S_iqB = _Sc('>iqB')
 _S_qqbh = _Sc('>qqbh')
+_S_qqbhB = _Sc('>qqbhB')
 
 
 class ReadShareGroupStateRequest(_Struct):
@@ -169,40 +175,36 @@ def _d_ReadShareGroupStateRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ReadShareGroupStateRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ReadShareGroupStateRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ReadShareGroupStateRequest.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ReadShareGroupStateRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ReadShareGroupStateRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReadShareGroupStateRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ReadStateData)
-        #: ReadStateData.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: ReadStateData.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ReadStateData.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReadStateData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ReadStateData', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReadStateData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionData)
-            #: PartitionData.Partition, LeaderEpoch
-            o2.partition, o2.leader_epoch = _S_ii.unpack_from(buf, pos)
-            pos += 8
+            #: PartitionData.Partition, LeaderEpoch, _tagged_fields
+            o2.partition, o2.leader_epoch, t2 = _S_iiB.unpack_from(buf, pos)
+            pos += 9
             #: PartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: ReadStateData._tagged_fields
@@ -220,45 +222,39 @@ def _d_ReadShareGroupStateRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_PartitionData_v0(o, w):
-    #: Partition, LeaderEpoch
-    w(_S_ii.pack(o.partition, o.leader_epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_ReadStateData_v0(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionData_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ReadShareGroupStateRequest_v0(o, w):
-    #: GroupId
+    #: ReadShareGroupStateRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ReadShareGroupStateRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ReadShareGroupStateRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Topics
+    #: ReadShareGroupStateRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReadStateData_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ReadStateData.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: ReadStateData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionData.Partition, LeaderEpoch
+            w(_S_ii.pack(o2.partition, o2.leader_epoch))
+            #: PartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: ReadStateData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ReadShareGroupStateRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -267,28 +263,24 @@ def _e_ReadShareGroupStateRequest_v0(o, w):
 def _d_ReadStateData_v0(buf, pos):
     blen = len(buf)
     o = _new(ReadStateData)
-    #: ReadStateData.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: ReadStateData.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: ReadStateData.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ReadStateData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ReadStateData', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReadStateData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionData)
-        #: PartitionData.Partition, LeaderEpoch
-        o1.partition, o1.leader_epoch = _S_ii.unpack_from(buf, pos)
-        pos += 8
+        #: PartitionData.Partition, LeaderEpoch, _tagged_fields
+        o1.partition, o1.leader_epoch, t1 = _S_iiB.unpack_from(buf, pos)
+        pos += 9
         #: PartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: ReadStateData._tagged_fields
@@ -299,17 +291,44 @@ def _d_ReadStateData_v0(buf, pos):
     return o, pos
 
 
+def _e_ReadStateData_v0(o, w):
+    #: ReadStateData.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: ReadStateData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionData.Partition, LeaderEpoch
+        w(_S_ii.pack(o1.partition, o1.leader_epoch))
+        #: PartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ReadStateData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionData_v0(buf, pos):
     o = _new(PartitionData)
-    #: PartitionData.Partition, LeaderEpoch
-    o.partition, o.leader_epoch = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: PartitionData.Partition, LeaderEpoch, _tagged_fields
+    o.partition, o.leader_epoch, t = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: PartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_PartitionData_v0(o, w):
+    #: PartitionData.Partition, LeaderEpoch
+    w(_S_ii.pack(o.partition, o.leader_epoch))
+    #: PartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_ReadShareGroupStateResponse_v0(buf, pos):
@@ -319,60 +338,53 @@ def _d_ReadShareGroupStateResponse_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ReadShareGroupStateResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ReadShareGroupStateResponse', 'Results')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReadShareGroupStateResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ReadStateResult)
-        #: ReadStateResult.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: ReadStateResult.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ReadStateResult.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ReadStateResult', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ReadStateResult', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReadStateResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionResult)
-            #: PartitionResult.Partition, ErrorCode
-            o2.partition, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: PartitionResult.Partition, ErrorCode, ErrorMessage
+            o2.partition, o2.error_code, n2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: PartitionResult.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
-            #: PartitionResult.StateEpoch, StartOffset
-            o2.state_epoch, o2.start_offset = _S_iq.unpack_from(buf, pos)
-            pos += 12
+            #: PartitionResult.StateEpoch, StartOffset, StateBatches
+            o2.state_epoch, o2.start_offset, n2 = _S_iqB.unpack_from(buf, pos)
+            pos += 13
             #: PartitionResult.StateBatches
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionResult', 'StateBatches', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionResult', 'StateBatches')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionResult', 'StateBatches')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(StateBatch)
-                #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
-                o3.first_offset, o3.last_offset, o3.delivery_state, o3.delivery_count = _S_qqbh.unpack_from(buf, pos)
-                pos += 19
+                #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount, _tagged_fields
+                o3.first_offset, o3.last_offset, o3.delivery_state, o3.delivery_count, t3 = _S_qqbhB.unpack_from(buf, pos)
+                pos += 20
                 #: StateBatch._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.state_batches = x2
             #: PartitionResult._tagged_fields
@@ -397,64 +409,54 @@ def _d_ReadShareGroupStateResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_StateBatch_v0(o, w):
-    #: FirstOffset, LastOffset, DeliveryState, DeliveryCount
-    w(_S_qqbh.pack(o.first_offset, o.last_offset, o.delivery_state, o.delivery_count))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_PartitionResult_v0(o, w):
-    #: Partition, ErrorCode
-    w(_S_ih.pack(o.partition, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: StateEpoch, StartOffset
-    w(_S_iq.pack(o.state_epoch, o.start_offset))
-    #: StateBatches
-    x = o.state_batches
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_StateBatch_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_ReadStateResult_v0(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionResult_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ReadShareGroupStateResponse_v0(o, w):
-    #: Results
+    #: ReadShareGroupStateResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ReadStateResult_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ReadStateResult.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: ReadStateResult.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionResult.Partition, ErrorCode
+            w(_S_ih.pack(o2.partition, o2.error_code))
+            #: PartitionResult.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: PartitionResult.StateEpoch, StartOffset
+            w(_S_iq.pack(o2.state_epoch, o2.start_offset))
+            #: PartitionResult.StateBatches
+            x2 = o2.state_batches
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
+                w(_S_qqbh.pack(o3.first_offset, o3.last_offset, o3.delivery_state, o3.delivery_count))
+                #: StateBatch._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: PartitionResult._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: ReadStateResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ReadShareGroupStateResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -463,54 +465,48 @@ def _e_ReadShareGroupStateResponse_v0(o, w):
 def _d_ReadStateResult_v0(buf, pos):
     blen = len(buf)
     o = _new(ReadStateResult)
-    #: ReadStateResult.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: ReadStateResult.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: ReadStateResult.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ReadStateResult', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ReadStateResult', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReadStateResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionResult)
-        #: PartitionResult.Partition, ErrorCode
-        o1.partition, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: PartitionResult.Partition, ErrorCode, ErrorMessage
+        o1.partition, o1.error_code, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: PartitionResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: PartitionResult.StateEpoch, StartOffset
-        o1.state_epoch, o1.start_offset = _S_iq.unpack_from(buf, pos)
-        pos += 12
+        #: PartitionResult.StateEpoch, StartOffset, StateBatches
+        o1.state_epoch, o1.start_offset, n1 = _S_iqB.unpack_from(buf, pos)
+        pos += 13
         #: PartitionResult.StateBatches
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionResult', 'StateBatches', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionResult', 'StateBatches')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionResult', 'StateBatches')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(StateBatch)
-            #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
-            o2.first_offset, o2.last_offset, o2.delivery_state, o2.delivery_count = _S_qqbh.unpack_from(buf, pos)
-            pos += 19
+            #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount, _tagged_fields
+            o2.first_offset, o2.last_offset, o2.delivery_state, o2.delivery_count, t2 = _S_qqbhB.unpack_from(buf, pos)
+            pos += 20
             #: StateBatch._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.state_batches = x1
         #: PartitionResult._tagged_fields
@@ -528,43 +524,83 @@ def _d_ReadStateResult_v0(buf, pos):
     return o, pos
 
 
+def _e_ReadStateResult_v0(o, w):
+    #: ReadStateResult.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: ReadStateResult.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionResult.Partition, ErrorCode
+        w(_S_ih.pack(o1.partition, o1.error_code))
+        #: PartitionResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: PartitionResult.StateEpoch, StartOffset
+        w(_S_iq.pack(o1.state_epoch, o1.start_offset))
+        #: PartitionResult.StateBatches
+        x1 = o1.state_batches
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
+            w(_S_qqbh.pack(o2.first_offset, o2.last_offset, o2.delivery_state, o2.delivery_count))
+            #: StateBatch._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: PartitionResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ReadStateResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionResult_v0(buf, pos):
     blen = len(buf)
     o = _new(PartitionResult)
-    #: PartitionResult.Partition, ErrorCode
-    o.partition, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: PartitionResult.Partition, ErrorCode, ErrorMessage
+    o.partition, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: PartitionResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: PartitionResult.StateEpoch, StartOffset
-    o.state_epoch, o.start_offset = _S_iq.unpack_from(buf, pos)
-    pos += 12
+    #: PartitionResult.StateEpoch, StartOffset, StateBatches
+    o.state_epoch, o.start_offset, n = _S_iqB.unpack_from(buf, pos)
+    pos += 13
     #: PartitionResult.StateBatches
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'PartitionResult', 'StateBatches', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'PartitionResult', 'StateBatches')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionResult', 'StateBatches')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(StateBatch)
-        #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
-        o1.first_offset, o1.last_offset, o1.delivery_state, o1.delivery_count = _S_qqbh.unpack_from(buf, pos)
-        pos += 19
+        #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount, _tagged_fields
+        o1.first_offset, o1.last_offset, o1.delivery_state, o1.delivery_count, t1 = _S_qqbhB.unpack_from(buf, pos)
+        pos += 20
         #: StateBatch._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.state_batches = x
     #: PartitionResult._tagged_fields
@@ -575,17 +611,57 @@ def _d_PartitionResult_v0(buf, pos):
     return o, pos
 
 
+def _e_PartitionResult_v0(o, w):
+    #: PartitionResult.Partition, ErrorCode
+    w(_S_ih.pack(o.partition, o.error_code))
+    #: PartitionResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: PartitionResult.StateEpoch, StartOffset
+    w(_S_iq.pack(o.state_epoch, o.start_offset))
+    #: PartitionResult.StateBatches
+    x = o.state_batches
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
+        w(_S_qqbh.pack(o1.first_offset, o1.last_offset, o1.delivery_state, o1.delivery_count))
+        #: StateBatch._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: PartitionResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_StateBatch_v0(buf, pos):
     o = _new(StateBatch)
-    #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
-    o.first_offset, o.last_offset, o.delivery_state, o.delivery_count = _S_qqbh.unpack_from(buf, pos)
-    pos += 19
+    #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount, _tagged_fields
+    o.first_offset, o.last_offset, o.delivery_state, o.delivery_count, t = _S_qqbhB.unpack_from(buf, pos)
+    pos += 20
     #: StateBatch._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_StateBatch_v0(o, w):
+    #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
+    w(_S_qqbh.pack(o.first_offset, o.last_offset, o.delivery_state, o.delivery_count))
+    #: StateBatch._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

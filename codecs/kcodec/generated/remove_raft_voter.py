@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,7 +18,9 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_iU = _Sc('>i16s')
+_S_iUB = _Sc('>i16sB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 
 
 class RemoveRaftVoterRequest(_Struct):
@@ -81,33 +84,34 @@ def _d_RemoveRaftVoterRequest_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'RemoveRaftVoterRequest', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: RemoveRaftVoterRequest.VoterId, VoterDirectoryId
-    o.voter_id, o.voter_directory_id = _S_iU.unpack_from(buf, pos)
-    pos += 20
-    o.voter_directory_id = _UC.get(o.voter_directory_id) or _mkuuid(o.voter_directory_id)
+    #: RemoveRaftVoterRequest.VoterId, VoterDirectoryId, _tagged_fields
+    o.voter_id, u_0, t = _S_iUB.unpack_from(buf, pos)
+    pos += 21
+    o.voter_directory_id = _UC.get(u_0) or _mkuuid(u_0)
     #: RemoveRaftVoterRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_RemoveRaftVoterRequest_v0(o, w):
-    #: ClusterId
+    #: RemoveRaftVoterRequest.ClusterId
     x = o.cluster_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'RemoveRaftVoterRequest', 'ClusterId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'RemoveRaftVoterRequest', 'ClusterId')
+        else: w(_uve(n + 1))
         w(x)
-    #: VoterId, VoterDirectoryId
+    #: RemoveRaftVoterRequest.VoterId, VoterDirectoryId
     w(_S_iU.pack(o.voter_id, o.voter_directory_id.bytes))
-    #: _tagged_fields
+    #: RemoveRaftVoterRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -116,18 +120,18 @@ def _e_RemoveRaftVoterRequest_v0(o, w):
 def _d_RemoveRaftVoterResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(RemoveRaftVoterResponse)
-    #: RemoveRaftVoterResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: RemoveRaftVoterResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: RemoveRaftVoterResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'RemoveRaftVoterResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: RemoveRaftVoterResponse._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -138,18 +142,20 @@ def _d_RemoveRaftVoterResponse_v0(buf, pos):
 
 
 def _e_RemoveRaftVoterResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: RemoveRaftVoterResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: RemoveRaftVoterResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'RemoveRaftVoterResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'RemoveRaftVoterResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: _tagged_fields
+    #: RemoveRaftVoterResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

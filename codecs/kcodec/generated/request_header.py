@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -59,23 +60,25 @@ def _d_RequestHeader_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'RequestHeader', 'ClientId', True)
-        o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.client_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
 
 
 def _e_RequestHeader_v1(o, w):
-    #: RequestApiKey, RequestApiVersion, CorrelationId
+    #: RequestHeader.RequestApiKey, RequestApiVersion, CorrelationId
     w(_S_hhi.pack(o.request_api_key, o.request_api_version, o.correlation_id))
-    #: ClientId
+    #: RequestHeader.ClientId
     x = o.client_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: _tagged_fields
+    #: RequestHeader._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'RequestHeader', '_tagged_fields')
 
 
@@ -89,7 +92,8 @@ def _d_RequestHeader_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'RequestHeader', 'ClientId', True)
-        o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.client_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: RequestHeader._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -100,16 +104,17 @@ def _d_RequestHeader_v2(buf, pos):
 
 
 def _e_RequestHeader_v2(o, w):
-    #: RequestApiKey, RequestApiVersion, CorrelationId
+    #: RequestHeader.RequestApiKey, RequestApiVersion, CorrelationId
     w(_S_hhi.pack(o.request_api_key, o.request_api_version, o.correlation_id))
-    #: ClientId
+    #: RequestHeader.ClientId
     x = o.client_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: _tagged_fields
+    #: RequestHeader._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,6 +18,7 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 
 
 class ResponseHeader(_Struct):
@@ -51,29 +53,27 @@ def _d_ResponseHeader_v0(buf, pos):
 
 
 def _e_ResponseHeader_v0(o, w):
-    #: CorrelationId
+    #: ResponseHeader.CorrelationId
     w(_S_i.pack(o.correlation_id))
-    #: _tagged_fields
+    #: ResponseHeader._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'ResponseHeader', '_tagged_fields')
 
 
 def _d_ResponseHeader_v1(buf, pos):
     o = _new(ResponseHeader)
-    #: ResponseHeader.CorrelationId
-    o.correlation_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ResponseHeader.CorrelationId, _tagged_fields
+    o.correlation_id, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ResponseHeader._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_ResponseHeader_v1(o, w):
-    #: CorrelationId
+    #: ResponseHeader.CorrelationId
     w(_S_i.pack(o.correlation_id))
-    #: _tagged_fields
+    #: ResponseHeader._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

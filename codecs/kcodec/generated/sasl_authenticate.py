@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,9 +18,11 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hh = _Sc('>hh')
 _S_i = _Sc('>i')
 _S_q = _Sc('>q')
+_S_qB = _Sc('>qB')
 
 
 class SaslAuthenticateRequest(_Struct):
@@ -86,11 +89,11 @@ def _d_SaslAuthenticateRequest_v0(buf, pos):
 
 
 def _e_SaslAuthenticateRequest_v0(o, w):
-    #: AuthBytes
+    #: SaslAuthenticateRequest.AuthBytes
     x = o.auth_bytes
     w(_S_i.pack(len(x)))
     w(x)
-    #: _tagged_fields
+    #: SaslAuthenticateRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'SaslAuthenticateRequest', '_tagged_fields')
 
 
@@ -115,12 +118,12 @@ def _d_SaslAuthenticateRequest_v2(buf, pos):
 
 
 def _e_SaslAuthenticateRequest_v2(o, w):
-    #: AuthBytes
+    #: SaslAuthenticateRequest.AuthBytes
     x = o.auth_bytes
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     w(x)
-    #: _tagged_fields
+    #: SaslAuthenticateRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -136,7 +139,8 @@ def _d_SaslAuthenticateResponse_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'SaslAuthenticateResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: SaslAuthenticateResponse.AuthBytes
     n, = _S_i.unpack_from(buf, pos)
@@ -152,20 +156,21 @@ def _d_SaslAuthenticateResponse_v0(buf, pos):
 
 
 def _e_SaslAuthenticateResponse_v0(o, w):
-    #: ErrorCode
+    #: SaslAuthenticateResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: ErrorMessage
+    #: SaslAuthenticateResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: AuthBytes
+    #: SaslAuthenticateResponse.AuthBytes
     x = o.auth_bytes
     w(_S_i.pack(len(x)))
     w(x)
-    #: _tagged_fields
+    #: SaslAuthenticateResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'SaslAuthenticateResponse', '_tagged_fields')
 
 
@@ -179,7 +184,8 @@ def _d_SaslAuthenticateResponse_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'SaslAuthenticateResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: SaslAuthenticateResponse.AuthBytes
     n, = _S_i.unpack_from(buf, pos)
@@ -197,40 +203,41 @@ def _d_SaslAuthenticateResponse_v1(buf, pos):
 
 
 def _e_SaslAuthenticateResponse_v1(o, w):
-    #: ErrorCode
+    #: SaslAuthenticateResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: ErrorMessage
+    #: SaslAuthenticateResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: AuthBytes
+    #: SaslAuthenticateResponse.AuthBytes
     x = o.auth_bytes
     w(_S_i.pack(len(x)))
     w(x)
-    #: SessionLifetimeMs
+    #: SaslAuthenticateResponse.SessionLifetimeMs
     w(_S_q.pack(o.session_lifetime_ms))
-    #: _tagged_fields
+    #: SaslAuthenticateResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'SaslAuthenticateResponse', '_tagged_fields')
 
 
 def _d_SaslAuthenticateResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(SaslAuthenticateResponse)
-    #: SaslAuthenticateResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: SaslAuthenticateResponse.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: SaslAuthenticateResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'SaslAuthenticateResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: SaslAuthenticateResponse.AuthBytes
     n = buf[pos] - 1
@@ -241,37 +248,37 @@ def _d_SaslAuthenticateResponse_v2(buf, pos):
     if e > blen: raise _dlen(n, pos, blen, 'SaslAuthenticateResponse', 'AuthBytes', False)
     o.auth_bytes = buf[pos:e]
     pos = e
-    #: SaslAuthenticateResponse.SessionLifetimeMs
-    o.session_lifetime_ms, = _S_q.unpack_from(buf, pos)
-    pos += 8
+    #: SaslAuthenticateResponse.SessionLifetimeMs, _tagged_fields
+    o.session_lifetime_ms, t = _S_qB.unpack_from(buf, pos)
+    pos += 9
     #: SaslAuthenticateResponse._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_SaslAuthenticateResponse_v2(o, w):
-    #: ErrorCode
+    #: SaslAuthenticateResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: ErrorMessage
+    #: SaslAuthenticateResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'SaslAuthenticateResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'SaslAuthenticateResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: AuthBytes
+    #: SaslAuthenticateResponse.AuthBytes
     x = o.auth_bytes
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     w(x)
-    #: SessionLifetimeMs
+    #: SaslAuthenticateResponse.SessionLifetimeMs
     w(_S_q.pack(o.session_lifetime_ms))
-    #: _tagged_fields
+    #: SaslAuthenticateResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

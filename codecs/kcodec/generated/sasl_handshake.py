@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -73,18 +74,20 @@ def _d_SaslHandshakeRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'SaslHandshakeRequest', 'Mechanism', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'SaslHandshakeRequest', 'Mechanism', True)
-    o.mechanism = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.mechanism = buf[pos:e].decode()
+    except UnicodeDecodeError: o.mechanism = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     o._utf = None
     return o, pos
 
 
 def _e_SaslHandshakeRequest_v0(o, w):
-    #: Mechanism
-    x = o.mechanism.encode('utf-8', 'surrogateescape')
+    #: SaslHandshakeRequest.Mechanism
+    try: x = o.mechanism.encode()
+    except UnicodeEncodeError: x = o.mechanism.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: _tagged_fields
+    #: SaslHandshakeRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'SaslHandshakeRequest', '_tagged_fields')
 
 
@@ -94,8 +97,7 @@ def _d_SaslHandshakeResponse_v0(buf, pos):
     #: SaslHandshakeResponse.ErrorCode, Mechanisms
     o.error_code, n = _S_hi.unpack_from(buf, pos)
     pos += 6
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'SaslHandshakeResponse', 'Mechanisms', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'SaslHandshakeResponse', 'Mechanisms')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'SaslHandshakeResponse', 'Mechanisms')
     x = []
     ap = x.append
     for _ in range(n):
@@ -104,7 +106,8 @@ def _d_SaslHandshakeResponse_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'SaslHandshakeResponse', 'Mechanisms', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'SaslHandshakeResponse', 'Mechanisms', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.mechanisms = x
     o._utf = None
@@ -112,14 +115,15 @@ def _d_SaslHandshakeResponse_v0(buf, pos):
 
 
 def _e_SaslHandshakeResponse_v0(o, w):
-    #: ErrorCode, Mechanisms
+    #: SaslHandshakeResponse.ErrorCode, Mechanisms
     x = o.mechanisms
     w(_S_hi.pack(o.error_code, len(x)))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(v)))
         w(v)
-    #: _tagged_fields
+    #: SaslHandshakeResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'SaslHandshakeResponse', '_tagged_fields')
 
 

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,12 +18,19 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ii = _Sc('>ii')
+_S_iiB = _Sc('>iiB')
 _S_io = _Sc('>i?')
+_S_ioB = _Sc('>i?B')
 _S_qq = _Sc('>qq')
+_S_qqB = _Sc('>qqB')
 _A8 = _arrays('b')
+_PC8 = _packers('b', True)
 
 
 class ShareAcknowledgeRequest(_Struct):
@@ -218,7 +226,8 @@ def _d_ShareAcknowledgeRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ShareAcknowledgeRequest', 'GroupId', True)
-        o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ShareAcknowledgeRequest.MemberId
     n = buf[pos] - 1
@@ -228,59 +237,54 @@ def _d_ShareAcknowledgeRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ShareAcknowledgeRequest', 'MemberId', True)
-        o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.member_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: ShareAcknowledgeRequest.ShareSessionEpoch
-    o.share_session_epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ShareAcknowledgeRequest.ShareSessionEpoch, Topics
+    o.share_session_epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ShareAcknowledgeRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareAcknowledgeRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ShareAcknowledgeRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareAcknowledgeRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AcknowledgeTopic)
-        #: AcknowledgeTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: AcknowledgeTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: AcknowledgeTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgeTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AcknowledgeTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AcknowledgeTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AcknowledgePartition)
-            #: AcknowledgePartition.PartitionIndex
-            o2.partition_index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: AcknowledgePartition.PartitionIndex, AcknowledgementBatches
+            o2.partition_index, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: AcknowledgePartition.AcknowledgementBatches
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgePartition', 'AcknowledgementBatches', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(AcknowledgementBatch)
-                #: AcknowledgementBatch.FirstOffset, LastOffset
-                o3.first_offset, o3.last_offset = _S_qq.unpack_from(buf, pos)
-                pos += 16
+                #: AcknowledgementBatch.FirstOffset, LastOffset, AcknowledgeTypes
+                o3.first_offset, o3.last_offset, n3 = _S_qqB.unpack_from(buf, pos)
+                pos += 17
                 #: AcknowledgementBatch.AcknowledgeTypes
-                n3 = buf[pos] - 1
-                if n3 < 127: pos += 1
-                else: n3, pos = _uvm1(buf, pos)
-                if n3 < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgementBatch', 'AcknowledgeTypes', pos)
-                if n3 > blen - pos: raise _dalloc(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
-                o3.acknowledge_types = [*_A8[n3](buf, pos)] if n3 < 256 else list(_unpack_from('>%db' % n3, buf, pos))
-                pos += n3
+                if n3 < 128: n3 -= 1
+                else: n3, pos = _uvm1(buf, pos - 1)
+                if not 0 <= n3 <= blen - pos: raise _darr(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+                if n3 == 0: o3.acknowledge_types = []
+                else:
+                    o3.acknowledge_types = [*_A8[n3](buf, pos)] if n3 < 256 else list(_unpack_from('>%db' % n3, buf, pos))
+                    pos += n3
                 #: AcknowledgementBatch._tagged_fields
                 if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
                 else:
@@ -311,80 +315,74 @@ def _d_ShareAcknowledgeRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_AcknowledgementBatch_v1(o, w):
-    #: FirstOffset, LastOffset
-    w(_S_qq.pack(o.first_offset, o.last_offset))
-    #: AcknowledgeTypes
-    x = o.acknowledge_types
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%db' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AcknowledgePartition_v1(o, w):
-    #: PartitionIndex
-    w(_S_i.pack(o.partition_index))
-    #: AcknowledgementBatches
-    x = o.acknowledgement_batches
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AcknowledgementBatch_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AcknowledgeTopic_v1(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AcknowledgePartition_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ShareAcknowledgeRequest_v1(o, w):
-    #: GroupId
+    #: ShareAcknowledgeRequest.GroupId
     x = o.group_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareAcknowledgeRequest', 'GroupId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareAcknowledgeRequest', 'GroupId')
+        else: w(_uve(n + 1))
         w(x)
-    #: MemberId
+    #: ShareAcknowledgeRequest.MemberId
     x = o.member_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareAcknowledgeRequest', 'MemberId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareAcknowledgeRequest', 'MemberId')
+        else: w(_uve(n + 1))
         w(x)
-    #: ShareSessionEpoch
+    #: ShareAcknowledgeRequest.ShareSessionEpoch
     w(_S_i.pack(o.share_session_epoch))
-    #: Topics
+    #: ShareAcknowledgeRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AcknowledgeTopic_v1(v, w)
-    #: IsRenewAck
+    for o1 in x:
+        #: AcknowledgeTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: AcknowledgeTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AcknowledgePartition.PartitionIndex
+            w(_S_i.pack(o2.partition_index))
+            #: AcknowledgePartition.AcknowledgementBatches
+            x2 = o2.acknowledgement_batches
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: AcknowledgementBatch.FirstOffset, LastOffset
+                w(_S_qq.pack(o3.first_offset, o3.last_offset))
+                #: AcknowledgementBatch.AcknowledgeTypes
+                x3 = o3.acknowledge_types
+                n3 = len(x3)
+                if n3 < 127: w(_PC8[n3](n3 + 1, *x3))
+                else:
+                    w(_uve(n3 + 1))
+                    w(_pack('>%db' % n3, *x3))
+                #: AcknowledgementBatch._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: AcknowledgePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AcknowledgeTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ShareAcknowledgeRequest.IsRenewAck
     if o.is_renew_ack != False: raise _absent('ShareAcknowledgeRequest', 'IsRenewAck')
-    #: _tagged_fields
+    #: ShareAcknowledgeRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -401,7 +399,8 @@ def _d_ShareAcknowledgeRequest_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ShareAcknowledgeRequest', 'GroupId', True)
-        o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ShareAcknowledgeRequest.MemberId
     n = buf[pos] - 1
@@ -411,59 +410,54 @@ def _d_ShareAcknowledgeRequest_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ShareAcknowledgeRequest', 'MemberId', True)
-        o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.member_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: ShareAcknowledgeRequest.ShareSessionEpoch, IsRenewAck
-    o.share_session_epoch, o.is_renew_ack = _S_io.unpack_from(buf, pos)
-    pos += 5
+    #: ShareAcknowledgeRequest.ShareSessionEpoch, IsRenewAck, Topics
+    o.share_session_epoch, o.is_renew_ack, n = _S_ioB.unpack_from(buf, pos)
+    pos += 6
     #: ShareAcknowledgeRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareAcknowledgeRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ShareAcknowledgeRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareAcknowledgeRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AcknowledgeTopic)
-        #: AcknowledgeTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: AcknowledgeTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: AcknowledgeTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgeTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AcknowledgeTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AcknowledgeTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AcknowledgePartition)
-            #: AcknowledgePartition.PartitionIndex
-            o2.partition_index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: AcknowledgePartition.PartitionIndex, AcknowledgementBatches
+            o2.partition_index, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: AcknowledgePartition.AcknowledgementBatches
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgePartition', 'AcknowledgementBatches', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(AcknowledgementBatch)
-                #: AcknowledgementBatch.FirstOffset, LastOffset
-                o3.first_offset, o3.last_offset = _S_qq.unpack_from(buf, pos)
-                pos += 16
+                #: AcknowledgementBatch.FirstOffset, LastOffset, AcknowledgeTypes
+                o3.first_offset, o3.last_offset, n3 = _S_qqB.unpack_from(buf, pos)
+                pos += 17
                 #: AcknowledgementBatch.AcknowledgeTypes
-                n3 = buf[pos] - 1
-                if n3 < 127: pos += 1
-                else: n3, pos = _uvm1(buf, pos)
-                if n3 < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgementBatch', 'AcknowledgeTypes', pos)
-                if n3 > blen - pos: raise _dalloc(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
-                o3.acknowledge_types = [*_A8[n3](buf, pos)] if n3 < 256 else list(_unpack_from('>%db' % n3, buf, pos))
-                pos += n3
+                if n3 < 128: n3 -= 1
+                else: n3, pos = _uvm1(buf, pos - 1)
+                if not 0 <= n3 <= blen - pos: raise _darr(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+                if n3 == 0: o3.acknowledge_types = []
+                else:
+                    o3.acknowledge_types = [*_A8[n3](buf, pos)] if n3 < 256 else list(_unpack_from('>%db' % n3, buf, pos))
+                    pos += n3
                 #: AcknowledgementBatch._tagged_fields
                 if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
                 else:
@@ -494,33 +488,71 @@ def _d_ShareAcknowledgeRequest_v2(buf, pos):
 
 
 def _e_ShareAcknowledgeRequest_v2(o, w):
-    #: GroupId
+    #: ShareAcknowledgeRequest.GroupId
     x = o.group_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareAcknowledgeRequest', 'GroupId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareAcknowledgeRequest', 'GroupId')
+        else: w(_uve(n + 1))
         w(x)
-    #: MemberId
+    #: ShareAcknowledgeRequest.MemberId
     x = o.member_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareAcknowledgeRequest', 'MemberId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareAcknowledgeRequest', 'MemberId')
+        else: w(_uve(n + 1))
         w(x)
-    #: ShareSessionEpoch, IsRenewAck
+    #: ShareAcknowledgeRequest.ShareSessionEpoch, IsRenewAck
     w(_S_io.pack(o.share_session_epoch, o.is_renew_ack))
-    #: Topics
+    #: ShareAcknowledgeRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AcknowledgeTopic_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: AcknowledgeTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: AcknowledgeTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AcknowledgePartition.PartitionIndex
+            w(_S_i.pack(o2.partition_index))
+            #: AcknowledgePartition.AcknowledgementBatches
+            x2 = o2.acknowledgement_batches
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: AcknowledgementBatch.FirstOffset, LastOffset
+                w(_S_qq.pack(o3.first_offset, o3.last_offset))
+                #: AcknowledgementBatch.AcknowledgeTypes
+                x3 = o3.acknowledge_types
+                n3 = len(x3)
+                if n3 < 127: w(_PC8[n3](n3 + 1, *x3))
+                else:
+                    w(_uve(n3 + 1))
+                    w(_pack('>%db' % n3, *x3))
+                #: AcknowledgementBatch._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: AcknowledgePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AcknowledgeTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ShareAcknowledgeRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -529,44 +561,40 @@ def _e_ShareAcknowledgeRequest_v2(o, w):
 def _d_AcknowledgeTopic_v1(buf, pos):
     blen = len(buf)
     o = _new(AcknowledgeTopic)
-    #: AcknowledgeTopic.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: AcknowledgeTopic.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: AcknowledgeTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgeTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AcknowledgeTopic', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AcknowledgeTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AcknowledgePartition)
-        #: AcknowledgePartition.PartitionIndex
-        o1.partition_index, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: AcknowledgePartition.PartitionIndex, AcknowledgementBatches
+        o1.partition_index, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: AcknowledgePartition.AcknowledgementBatches
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgePartition', 'AcknowledgementBatches', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AcknowledgementBatch)
-            #: AcknowledgementBatch.FirstOffset, LastOffset
-            o2.first_offset, o2.last_offset = _S_qq.unpack_from(buf, pos)
-            pos += 16
+            #: AcknowledgementBatch.FirstOffset, LastOffset, AcknowledgeTypes
+            o2.first_offset, o2.last_offset, n2 = _S_qqB.unpack_from(buf, pos)
+            pos += 17
             #: AcknowledgementBatch.AcknowledgeTypes
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgementBatch', 'AcknowledgeTypes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
-            o2.acknowledge_types = [*_A8[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%db' % n2, buf, pos))
-            pos += n2
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+            if n2 == 0: o2.acknowledge_types = []
+            else:
+                o2.acknowledge_types = [*_A8[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%db' % n2, buf, pos))
+                pos += n2
             #: AcknowledgementBatch._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -589,33 +617,69 @@ def _d_AcknowledgeTopic_v1(buf, pos):
     return o, pos
 
 
+def _e_AcknowledgeTopic_v1(o, w):
+    #: AcknowledgeTopic.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: AcknowledgeTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AcknowledgePartition.PartitionIndex
+        w(_S_i.pack(o1.partition_index))
+        #: AcknowledgePartition.AcknowledgementBatches
+        x1 = o1.acknowledgement_batches
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AcknowledgementBatch.FirstOffset, LastOffset
+            w(_S_qq.pack(o2.first_offset, o2.last_offset))
+            #: AcknowledgementBatch.AcknowledgeTypes
+            x2 = o2.acknowledge_types
+            n2 = len(x2)
+            if n2 < 127: w(_PC8[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%db' % n2, *x2))
+            #: AcknowledgementBatch._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: AcknowledgePartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AcknowledgeTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AcknowledgePartition_v1(buf, pos):
     blen = len(buf)
     o = _new(AcknowledgePartition)
-    #: AcknowledgePartition.PartitionIndex
-    o.partition_index, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: AcknowledgePartition.PartitionIndex, AcknowledgementBatches
+    o.partition_index, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: AcknowledgePartition.AcknowledgementBatches
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgePartition', 'AcknowledgementBatches', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AcknowledgementBatch)
-        #: AcknowledgementBatch.FirstOffset, LastOffset
-        o1.first_offset, o1.last_offset = _S_qq.unpack_from(buf, pos)
-        pos += 16
+        #: AcknowledgementBatch.FirstOffset, LastOffset, AcknowledgeTypes
+        o1.first_offset, o1.last_offset, n1 = _S_qqB.unpack_from(buf, pos)
+        pos += 17
         #: AcknowledgementBatch.AcknowledgeTypes
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgementBatch', 'AcknowledgeTypes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
-        o1.acknowledge_types = [*_A8[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%db' % n1, buf, pos))
-        pos += n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+        if n1 == 0: o1.acknowledge_types = []
+        else:
+            o1.acknowledge_types = [*_A8[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%db' % n1, buf, pos))
+            pos += n1
         #: AcknowledgementBatch._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -631,20 +695,47 @@ def _d_AcknowledgePartition_v1(buf, pos):
     return o, pos
 
 
+def _e_AcknowledgePartition_v1(o, w):
+    #: AcknowledgePartition.PartitionIndex
+    w(_S_i.pack(o.partition_index))
+    #: AcknowledgePartition.AcknowledgementBatches
+    x = o.acknowledgement_batches
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AcknowledgementBatch.FirstOffset, LastOffset
+        w(_S_qq.pack(o1.first_offset, o1.last_offset))
+        #: AcknowledgementBatch.AcknowledgeTypes
+        x1 = o1.acknowledge_types
+        n1 = len(x1)
+        if n1 < 127: w(_PC8[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%db' % n1, *x1))
+        #: AcknowledgementBatch._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: AcknowledgePartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AcknowledgementBatch_v1(buf, pos):
     blen = len(buf)
     o = _new(AcknowledgementBatch)
-    #: AcknowledgementBatch.FirstOffset, LastOffset
-    o.first_offset, o.last_offset = _S_qq.unpack_from(buf, pos)
-    pos += 16
+    #: AcknowledgementBatch.FirstOffset, LastOffset, AcknowledgeTypes
+    o.first_offset, o.last_offset, n = _S_qqB.unpack_from(buf, pos)
+    pos += 17
     #: AcknowledgementBatch.AcknowledgeTypes
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgementBatch', 'AcknowledgeTypes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
-    o.acknowledge_types = [*_A8[n](buf, pos)] if n < 256 else list(_unpack_from('>%db' % n, buf, pos))
-    pos += n
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+    if n == 0: o.acknowledge_types = []
+    else:
+        o.acknowledge_types = [*_A8[n](buf, pos)] if n < 256 else list(_unpack_from('>%db' % n, buf, pos))
+        pos += n
     #: AcknowledgementBatch._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
@@ -653,71 +744,82 @@ def _d_AcknowledgementBatch_v1(buf, pos):
     return o, pos
 
 
+def _e_AcknowledgementBatch_v1(o, w):
+    #: AcknowledgementBatch.FirstOffset, LastOffset
+    w(_S_qq.pack(o.first_offset, o.last_offset))
+    #: AcknowledgementBatch.AcknowledgeTypes
+    x = o.acknowledge_types
+    n = len(x)
+    if n < 127: w(_PC8[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%db' % n, *x))
+    #: AcknowledgementBatch._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_LeaderIdAndEpoch_v1(buf, pos):
     o = _new(LeaderIdAndEpoch)
-    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch
-    o.leader_id, o.leader_epoch = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch, _tagged_fields
+    o.leader_id, o.leader_epoch, t = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: LeaderIdAndEpoch._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _d_ShareAcknowledgeResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(ShareAcknowledgeResponse)
-    #: ShareAcknowledgeResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ShareAcknowledgeResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ShareAcknowledgeResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ShareAcknowledgeResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ShareAcknowledgeResponse.Responses
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareAcknowledgeResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ShareAcknowledgeResponse', 'Responses')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareAcknowledgeResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ShareAcknowledgeTopicResponse)
-        #: ShareAcknowledgeTopicResponse.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: ShareAcknowledgeTopicResponse.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ShareAcknowledgeTopicResponse.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ShareAcknowledgeTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ShareAcknowledgeTopicResponse', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ShareAcknowledgeTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionData)
-            #: PartitionData.PartitionIndex, ErrorCode
-            o2.partition_index, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: PartitionData.PartitionIndex, ErrorCode, ErrorMessage
+            o2.partition_index, o2.error_code, n2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: PartitionData.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionData', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: PartitionData.CurrentLeader
             o2.current_leader, pos = _d_LeaderIdAndEpoch_v1(buf, pos)
@@ -739,36 +841,35 @@ def _d_ShareAcknowledgeResponse_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareAcknowledgeResponse', 'NodeEndpoints', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ShareAcknowledgeResponse', 'NodeEndpoints')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareAcknowledgeResponse', 'NodeEndpoints')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(NodeEndpoint)
-        #: NodeEndpoint.NodeId
-        o1.node_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: NodeEndpoint.NodeId, Host
+        o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: NodeEndpoint.Host
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: NodeEndpoint.Port
-        o1.port, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: NodeEndpoint.Port, Rack
+        o1.port, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: NodeEndpoint.Rack
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.rack = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: NodeEndpoint._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -787,101 +888,97 @@ def _d_ShareAcknowledgeResponse_v1(buf, pos):
 
 
 def _e_LeaderIdAndEpoch_v1(o, w):
-    #: LeaderId, LeaderEpoch
+    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch
     w(_S_ii.pack(o.leader_id, o.leader_epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_PartitionData_v1(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionData', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: CurrentLeader
-    _e_LeaderIdAndEpoch_v1(o.current_leader, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_ShareAcknowledgeTopicResponse_v1(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionData_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_NodeEndpoint_v1(o, w):
-    #: NodeId
-    w(_S_i.pack(o.node_id))
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Port
-    w(_S_i.pack(o.port))
-    #: Rack
-    x = o.rack
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Rack')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
+    #: LeaderIdAndEpoch._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_ShareAcknowledgeResponse_v1(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: ShareAcknowledgeResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: ShareAcknowledgeResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareAcknowledgeResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareAcknowledgeResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: Responses
+    #: ShareAcknowledgeResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ShareAcknowledgeTopicResponse_v1(v, w)
-    #: NodeEndpoints
+    for o1 in x:
+        #: ShareAcknowledgeTopicResponse.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: ShareAcknowledgeTopicResponse.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionData.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: PartitionData.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionData', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: PartitionData.CurrentLeader
+            _e_LeaderIdAndEpoch_v1(o2.current_leader, w)
+            #: PartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: ShareAcknowledgeTopicResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ShareAcknowledgeResponse.NodeEndpoints
     x = o.node_endpoints
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_NodeEndpoint_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: NodeEndpoint.NodeId
+        w(_S_i.pack(o1.node_id))
+        #: NodeEndpoint.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: NodeEndpoint.Port
+        w(_S_i.pack(o1.port))
+        #: NodeEndpoint.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Rack')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: NodeEndpoint._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ShareAcknowledgeResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -890,58 +987,54 @@ def _e_ShareAcknowledgeResponse_v1(o, w):
 def _d_ShareAcknowledgeResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(ShareAcknowledgeResponse)
-    #: ShareAcknowledgeResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ShareAcknowledgeResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ShareAcknowledgeResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ShareAcknowledgeResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: ShareAcknowledgeResponse.AcquisitionLockTimeoutMs
-    o.acquisition_lock_timeout_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ShareAcknowledgeResponse.AcquisitionLockTimeoutMs, Responses
+    o.acquisition_lock_timeout_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ShareAcknowledgeResponse.Responses
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareAcknowledgeResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ShareAcknowledgeResponse', 'Responses')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareAcknowledgeResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ShareAcknowledgeTopicResponse)
-        #: ShareAcknowledgeTopicResponse.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: ShareAcknowledgeTopicResponse.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ShareAcknowledgeTopicResponse.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ShareAcknowledgeTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ShareAcknowledgeTopicResponse', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ShareAcknowledgeTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionData)
-            #: PartitionData.PartitionIndex, ErrorCode
-            o2.partition_index, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: PartitionData.PartitionIndex, ErrorCode, ErrorMessage
+            o2.partition_index, o2.error_code, n2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: PartitionData.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionData', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: PartitionData.CurrentLeader
             o2.current_leader, pos = _d_LeaderIdAndEpoch_v1(buf, pos)
@@ -963,36 +1056,35 @@ def _d_ShareAcknowledgeResponse_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareAcknowledgeResponse', 'NodeEndpoints', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ShareAcknowledgeResponse', 'NodeEndpoints')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareAcknowledgeResponse', 'NodeEndpoints')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(NodeEndpoint)
-        #: NodeEndpoint.NodeId
-        o1.node_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: NodeEndpoint.NodeId, Host
+        o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: NodeEndpoint.Host
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: NodeEndpoint.Port
-        o1.port, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: NodeEndpoint.Port, Rack
+        o1.port, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: NodeEndpoint.Rack
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.rack = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: NodeEndpoint._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1010,32 +1102,90 @@ def _d_ShareAcknowledgeResponse_v2(buf, pos):
 
 
 def _e_ShareAcknowledgeResponse_v2(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: ShareAcknowledgeResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: ShareAcknowledgeResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareAcknowledgeResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareAcknowledgeResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: AcquisitionLockTimeoutMs
+    #: ShareAcknowledgeResponse.AcquisitionLockTimeoutMs
     w(_S_i.pack(o.acquisition_lock_timeout_ms))
-    #: Responses
+    #: ShareAcknowledgeResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ShareAcknowledgeTopicResponse_v1(v, w)
-    #: NodeEndpoints
+    for o1 in x:
+        #: ShareAcknowledgeTopicResponse.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: ShareAcknowledgeTopicResponse.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionData.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: PartitionData.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionData', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: PartitionData.CurrentLeader
+            _e_LeaderIdAndEpoch_v1(o2.current_leader, w)
+            #: PartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: ShareAcknowledgeTopicResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ShareAcknowledgeResponse.NodeEndpoints
     x = o.node_endpoints
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_NodeEndpoint_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: NodeEndpoint.NodeId
+        w(_S_i.pack(o1.node_id))
+        #: NodeEndpoint.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: NodeEndpoint.Port
+        w(_S_i.pack(o1.port))
+        #: NodeEndpoint.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Rack')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: NodeEndpoint._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ShareAcknowledgeResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1044,32 +1194,30 @@ def _e_ShareAcknowledgeResponse_v2(o, w):
 def _d_ShareAcknowledgeTopicResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(ShareAcknowledgeTopicResponse)
-    #: ShareAcknowledgeTopicResponse.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: ShareAcknowledgeTopicResponse.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: ShareAcknowledgeTopicResponse.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareAcknowledgeTopicResponse', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ShareAcknowledgeTopicResponse', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareAcknowledgeTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionData)
-        #: PartitionData.PartitionIndex, ErrorCode
-        o1.partition_index, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: PartitionData.PartitionIndex, ErrorCode, ErrorMessage
+        o1.partition_index, o1.error_code, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: PartitionData.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'PartitionData', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: PartitionData.CurrentLeader
         o1.current_leader, pos = _d_LeaderIdAndEpoch_v1(buf, pos)
@@ -1088,21 +1236,54 @@ def _d_ShareAcknowledgeTopicResponse_v1(buf, pos):
     return o, pos
 
 
+def _e_ShareAcknowledgeTopicResponse_v1(o, w):
+    #: ShareAcknowledgeTopicResponse.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: ShareAcknowledgeTopicResponse.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionData.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: PartitionData.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionData', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: PartitionData.CurrentLeader
+        _e_LeaderIdAndEpoch_v1(o1.current_leader, w)
+        #: PartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ShareAcknowledgeTopicResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionData_v1(buf, pos):
     blen = len(buf)
     o = _new(PartitionData)
-    #: PartitionData.PartitionIndex, ErrorCode
-    o.partition_index, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: PartitionData.PartitionIndex, ErrorCode, ErrorMessage
+    o.partition_index, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: PartitionData.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'PartitionData', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: PartitionData.CurrentLeader
     o.current_leader, pos = _d_LeaderIdAndEpoch_v1(buf, pos)
@@ -1114,33 +1295,55 @@ def _d_PartitionData_v1(buf, pos):
     return o, pos
 
 
+def _e_PartitionData_v1(o, w):
+    #: PartitionData.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: PartitionData.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionData', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: PartitionData.CurrentLeader
+    _e_LeaderIdAndEpoch_v1(o.current_leader, w)
+    #: PartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_NodeEndpoint_v1(buf, pos):
     blen = len(buf)
     o = _new(NodeEndpoint)
-    #: NodeEndpoint.NodeId
-    o.node_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: NodeEndpoint.NodeId, Host
+    o.node_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: NodeEndpoint.Host
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'NodeEndpoint', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: NodeEndpoint.Port
-    o.port, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: NodeEndpoint.Port, Rack
+    o.port, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: NodeEndpoint.Rack
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.rack = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'NodeEndpoint', 'Rack', True)
-        o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: NodeEndpoint._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -1148,6 +1351,37 @@ def _d_NodeEndpoint_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_NodeEndpoint_v1(o, w):
+    #: NodeEndpoint.NodeId
+    w(_S_i.pack(o.node_id))
+    #: NodeEndpoint.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: NodeEndpoint.Port
+    w(_S_i.pack(o.port))
+    #: NodeEndpoint.Rack
+    x = o.rack
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Rack')
+        else: w(_uve(n + 1))
+        w(x)
+    #: NodeEndpoint._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,16 +18,27 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ii = _Sc('>ii')
+_S_iiB = _Sc('>iiB')
 _S_iiiiii = _Sc('>iiiiii')
+_S_iiiiiiB = _Sc('>iiiiiiB')
 _S_iiiiiibo = _Sc('>iiiiiib?')
+_S_iiiiiiboB = _Sc('>iiiiiib?B')
 _S_qq = _Sc('>qq')
+_S_qqB = _Sc('>qqB')
 _S_qqh = _Sc('>qqh')
+_S_qqhB = _Sc('>qqhB')
 _A32 = _arrays('i')
 _A8 = _arrays('b')
+_PC32 = _packers('i', True)
+_PC8 = _packers('b', True)
 
 
 class ShareFetchRequest(_Struct):
@@ -280,7 +292,8 @@ def _d_ShareFetchRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ShareFetchRequest', 'GroupId', True)
-        o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ShareFetchRequest.MemberId
     n = buf[pos] - 1
@@ -290,59 +303,54 @@ def _d_ShareFetchRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ShareFetchRequest', 'MemberId', True)
-        o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.member_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: ShareFetchRequest.ShareSessionEpoch, MaxWaitMs, MinBytes, MaxBytes, MaxRecords, BatchSize
-    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size = _S_iiiiii.unpack_from(buf, pos)
-    pos += 24
+    #: ShareFetchRequest.ShareSessionEpoch, MaxWaitMs, MinBytes, MaxBytes, MaxRecords, BatchSize, Topics
+    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, n = _S_iiiiiiB.unpack_from(buf, pos)
+    pos += 25
     #: ShareFetchRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareFetchRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ShareFetchRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareFetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(FetchTopic)
-        #: FetchTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: FetchTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: FetchTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(FetchPartition)
-            #: FetchPartition.PartitionIndex
-            o2.partition_index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: FetchPartition.PartitionIndex, AcknowledgementBatches
+            o2.partition_index, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: FetchPartition.AcknowledgementBatches
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'FetchPartition', 'AcknowledgementBatches', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(AcknowledgementBatch)
-                #: AcknowledgementBatch.FirstOffset, LastOffset
-                o3.first_offset, o3.last_offset = _S_qq.unpack_from(buf, pos)
-                pos += 16
+                #: AcknowledgementBatch.FirstOffset, LastOffset, AcknowledgeTypes
+                o3.first_offset, o3.last_offset, n3 = _S_qqB.unpack_from(buf, pos)
+                pos += 17
                 #: AcknowledgementBatch.AcknowledgeTypes
-                n3 = buf[pos] - 1
-                if n3 < 127: pos += 1
-                else: n3, pos = _uvm1(buf, pos)
-                if n3 < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgementBatch', 'AcknowledgeTypes', pos)
-                if n3 > blen - pos: raise _dalloc(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
-                o3.acknowledge_types = [*_A8[n3](buf, pos)] if n3 < 256 else list(_unpack_from('>%db' % n3, buf, pos))
-                pos += n3
+                if n3 < 128: n3 -= 1
+                else: n3, pos = _uvm1(buf, pos - 1)
+                if not 0 <= n3 <= blen - pos: raise _darr(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+                if n3 == 0: o3.acknowledge_types = []
+                else:
+                    o3.acknowledge_types = [*_A8[n3](buf, pos)] if n3 < 256 else list(_unpack_from('>%db' % n3, buf, pos))
+                    pos += n3
                 #: AcknowledgementBatch._tagged_fields
                 if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
                 else:
@@ -369,24 +377,23 @@ def _d_ShareFetchRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareFetchRequest', 'ForgottenTopicsData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ShareFetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareFetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ForgottenTopic)
-        #: ForgottenTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: ForgottenTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ForgottenTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ForgottenTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: ForgottenTopic._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -404,102 +411,94 @@ def _d_ShareFetchRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_AcknowledgementBatch_v1(o, w):
-    #: FirstOffset, LastOffset
-    w(_S_qq.pack(o.first_offset, o.last_offset))
-    #: AcknowledgeTypes
-    x = o.acknowledge_types
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%db' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_FetchPartition_v1(o, w):
-    #: PartitionIndex
-    w(_S_i.pack(o.partition_index))
-    #: AcknowledgementBatches
-    x = o.acknowledgement_batches
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AcknowledgementBatch_v1(v, w)
-    #: PartitionMaxBytes
-    if o.partition_max_bytes != 0: raise _absent('FetchPartition', 'PartitionMaxBytes')
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_FetchTopic_v1(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchPartition_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_ForgottenTopic_v1(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_ShareFetchRequest_v1(o, w):
-    #: GroupId
+    #: ShareFetchRequest.GroupId
     x = o.group_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareFetchRequest', 'GroupId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareFetchRequest', 'GroupId')
+        else: w(_uve(n + 1))
         w(x)
-    #: MemberId
+    #: ShareFetchRequest.MemberId
     x = o.member_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareFetchRequest', 'MemberId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareFetchRequest', 'MemberId')
+        else: w(_uve(n + 1))
         w(x)
-    #: ShareSessionEpoch, MaxWaitMs, MinBytes, MaxBytes, MaxRecords, BatchSize
+    #: ShareFetchRequest.ShareSessionEpoch, MaxWaitMs, MinBytes, MaxBytes, MaxRecords, BatchSize
     w(_S_iiiiii.pack(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size))
-    #: Topics
+    #: ShareFetchRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchTopic_v1(v, w)
-    #: ForgottenTopicsData
+    for o1 in x:
+        #: FetchTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: FetchTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: FetchPartition.PartitionIndex
+            w(_S_i.pack(o2.partition_index))
+            #: FetchPartition.AcknowledgementBatches
+            x2 = o2.acknowledgement_batches
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: AcknowledgementBatch.FirstOffset, LastOffset
+                w(_S_qq.pack(o3.first_offset, o3.last_offset))
+                #: AcknowledgementBatch.AcknowledgeTypes
+                x3 = o3.acknowledge_types
+                n3 = len(x3)
+                if n3 < 127: w(_PC8[n3](n3 + 1, *x3))
+                else:
+                    w(_uve(n3 + 1))
+                    w(_pack('>%db' % n3, *x3))
+                #: AcknowledgementBatch._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: FetchPartition.PartitionMaxBytes
+            if o2.partition_max_bytes != 0: raise _absent('FetchPartition', 'PartitionMaxBytes')
+            #: FetchPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: FetchTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ShareFetchRequest.ForgottenTopicsData
     x = o.forgotten_topics_data
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ForgottenTopic_v1(v, w)
-    #: IsRenewAck
+    for o1 in x:
+        #: ForgottenTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: ForgottenTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: ForgottenTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ShareFetchRequest.IsRenewAck
     if o.is_renew_ack != False: raise _absent('ShareFetchRequest', 'IsRenewAck')
-    #: _tagged_fields
+    #: ShareFetchRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -516,7 +515,8 @@ def _d_ShareFetchRequest_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ShareFetchRequest', 'GroupId', True)
-        o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ShareFetchRequest.MemberId
     n = buf[pos] - 1
@@ -526,59 +526,54 @@ def _d_ShareFetchRequest_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ShareFetchRequest', 'MemberId', True)
-        o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.member_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: ShareFetchRequest.ShareSessionEpoch, MaxWaitMs, MinBytes, MaxBytes, MaxRecords, BatchSize, ShareAcquireMode, IsRenewAck
-    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack = _S_iiiiiibo.unpack_from(buf, pos)
-    pos += 26
+    #: ShareFetchRequest.ShareSessionEpoch, MaxWaitMs, MinBytes, MaxBytes, MaxRecords, BatchSize, ShareAcquireMode, IsRenewAck, Topics
+    o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack, n = _S_iiiiiiboB.unpack_from(buf, pos)
+    pos += 27
     #: ShareFetchRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareFetchRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ShareFetchRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareFetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(FetchTopic)
-        #: FetchTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: FetchTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: FetchTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(FetchPartition)
-            #: FetchPartition.PartitionIndex
-            o2.partition_index, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: FetchPartition.PartitionIndex, AcknowledgementBatches
+            o2.partition_index, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: FetchPartition.AcknowledgementBatches
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'FetchPartition', 'AcknowledgementBatches', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(AcknowledgementBatch)
-                #: AcknowledgementBatch.FirstOffset, LastOffset
-                o3.first_offset, o3.last_offset = _S_qq.unpack_from(buf, pos)
-                pos += 16
+                #: AcknowledgementBatch.FirstOffset, LastOffset, AcknowledgeTypes
+                o3.first_offset, o3.last_offset, n3 = _S_qqB.unpack_from(buf, pos)
+                pos += 17
                 #: AcknowledgementBatch.AcknowledgeTypes
-                n3 = buf[pos] - 1
-                if n3 < 127: pos += 1
-                else: n3, pos = _uvm1(buf, pos)
-                if n3 < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgementBatch', 'AcknowledgeTypes', pos)
-                if n3 > blen - pos: raise _dalloc(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
-                o3.acknowledge_types = [*_A8[n3](buf, pos)] if n3 < 256 else list(_unpack_from('>%db' % n3, buf, pos))
-                pos += n3
+                if n3 < 128: n3 -= 1
+                else: n3, pos = _uvm1(buf, pos - 1)
+                if not 0 <= n3 <= blen - pos: raise _darr(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+                if n3 == 0: o3.acknowledge_types = []
+                else:
+                    o3.acknowledge_types = [*_A8[n3](buf, pos)] if n3 < 256 else list(_unpack_from('>%db' % n3, buf, pos))
+                    pos += n3
                 #: AcknowledgementBatch._tagged_fields
                 if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
                 else:
@@ -605,24 +600,23 @@ def _d_ShareFetchRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareFetchRequest', 'ForgottenTopicsData', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ShareFetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareFetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ForgottenTopic)
-        #: ForgottenTopic.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: ForgottenTopic.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ForgottenTopic.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ForgottenTopic', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: ForgottenTopic._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -639,39 +633,91 @@ def _d_ShareFetchRequest_v2(buf, pos):
 
 
 def _e_ShareFetchRequest_v2(o, w):
-    #: GroupId
+    #: ShareFetchRequest.GroupId
     x = o.group_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareFetchRequest', 'GroupId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareFetchRequest', 'GroupId')
+        else: w(_uve(n + 1))
         w(x)
-    #: MemberId
+    #: ShareFetchRequest.MemberId
     x = o.member_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareFetchRequest', 'MemberId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareFetchRequest', 'MemberId')
+        else: w(_uve(n + 1))
         w(x)
-    #: ShareSessionEpoch, MaxWaitMs, MinBytes, MaxBytes, MaxRecords, BatchSize, ShareAcquireMode, IsRenewAck
+    #: ShareFetchRequest.ShareSessionEpoch, MaxWaitMs, MinBytes, MaxBytes, MaxRecords, BatchSize, ShareAcquireMode, IsRenewAck
     w(_S_iiiiiibo.pack(o.share_session_epoch, o.max_wait_ms, o.min_bytes, o.max_bytes, o.max_records, o.batch_size, o.share_acquire_mode, o.is_renew_ack))
-    #: Topics
+    #: ShareFetchRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FetchTopic_v1(v, w)
-    #: ForgottenTopicsData
+    for o1 in x:
+        #: FetchTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: FetchTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: FetchPartition.PartitionIndex
+            w(_S_i.pack(o2.partition_index))
+            #: FetchPartition.AcknowledgementBatches
+            x2 = o2.acknowledgement_batches
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: AcknowledgementBatch.FirstOffset, LastOffset
+                w(_S_qq.pack(o3.first_offset, o3.last_offset))
+                #: AcknowledgementBatch.AcknowledgeTypes
+                x3 = o3.acknowledge_types
+                n3 = len(x3)
+                if n3 < 127: w(_PC8[n3](n3 + 1, *x3))
+                else:
+                    w(_uve(n3 + 1))
+                    w(_pack('>%db' % n3, *x3))
+                #: AcknowledgementBatch._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: FetchPartition.PartitionMaxBytes
+            if o2.partition_max_bytes != 0: raise _absent('FetchPartition', 'PartitionMaxBytes')
+            #: FetchPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: FetchTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ShareFetchRequest.ForgottenTopicsData
     x = o.forgotten_topics_data
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ForgottenTopic_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: ForgottenTopic.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: ForgottenTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: ForgottenTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ShareFetchRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -680,44 +726,40 @@ def _e_ShareFetchRequest_v2(o, w):
 def _d_FetchTopic_v1(buf, pos):
     blen = len(buf)
     o = _new(FetchTopic)
-    #: FetchTopic.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: FetchTopic.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: FetchTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchTopic', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(FetchPartition)
-        #: FetchPartition.PartitionIndex
-        o1.partition_index, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: FetchPartition.PartitionIndex, AcknowledgementBatches
+        o1.partition_index, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: FetchPartition.AcknowledgementBatches
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FetchPartition', 'AcknowledgementBatches', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AcknowledgementBatch)
-            #: AcknowledgementBatch.FirstOffset, LastOffset
-            o2.first_offset, o2.last_offset = _S_qq.unpack_from(buf, pos)
-            pos += 16
+            #: AcknowledgementBatch.FirstOffset, LastOffset, AcknowledgeTypes
+            o2.first_offset, o2.last_offset, n2 = _S_qqB.unpack_from(buf, pos)
+            pos += 17
             #: AcknowledgementBatch.AcknowledgeTypes
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgementBatch', 'AcknowledgeTypes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
-            o2.acknowledge_types = [*_A8[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%db' % n2, buf, pos))
-            pos += n2
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+            if n2 == 0: o2.acknowledge_types = []
+            else:
+                o2.acknowledge_types = [*_A8[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%db' % n2, buf, pos))
+                pos += n2
             #: AcknowledgementBatch._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -741,33 +783,71 @@ def _d_FetchTopic_v1(buf, pos):
     return o, pos
 
 
+def _e_FetchTopic_v1(o, w):
+    #: FetchTopic.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: FetchTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: FetchPartition.PartitionIndex
+        w(_S_i.pack(o1.partition_index))
+        #: FetchPartition.AcknowledgementBatches
+        x1 = o1.acknowledgement_batches
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AcknowledgementBatch.FirstOffset, LastOffset
+            w(_S_qq.pack(o2.first_offset, o2.last_offset))
+            #: AcknowledgementBatch.AcknowledgeTypes
+            x2 = o2.acknowledge_types
+            n2 = len(x2)
+            if n2 < 127: w(_PC8[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%db' % n2, *x2))
+            #: AcknowledgementBatch._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: FetchPartition.PartitionMaxBytes
+        if o1.partition_max_bytes != 0: raise _absent('FetchPartition', 'PartitionMaxBytes')
+        #: FetchPartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_FetchPartition_v1(buf, pos):
     blen = len(buf)
     o = _new(FetchPartition)
-    #: FetchPartition.PartitionIndex
-    o.partition_index, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: FetchPartition.PartitionIndex, AcknowledgementBatches
+    o.partition_index, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: FetchPartition.AcknowledgementBatches
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'FetchPartition', 'AcknowledgementBatches', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AcknowledgementBatch)
-        #: AcknowledgementBatch.FirstOffset, LastOffset
-        o1.first_offset, o1.last_offset = _S_qq.unpack_from(buf, pos)
-        pos += 16
+        #: AcknowledgementBatch.FirstOffset, LastOffset, AcknowledgeTypes
+        o1.first_offset, o1.last_offset, n1 = _S_qqB.unpack_from(buf, pos)
+        pos += 17
         #: AcknowledgementBatch.AcknowledgeTypes
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgementBatch', 'AcknowledgeTypes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
-        o1.acknowledge_types = [*_A8[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%db' % n1, buf, pos))
-        pos += n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+        if n1 == 0: o1.acknowledge_types = []
+        else:
+            o1.acknowledge_types = [*_A8[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%db' % n1, buf, pos))
+            pos += n1
         #: AcknowledgementBatch._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -784,20 +864,49 @@ def _d_FetchPartition_v1(buf, pos):
     return o, pos
 
 
+def _e_FetchPartition_v1(o, w):
+    #: FetchPartition.PartitionIndex
+    w(_S_i.pack(o.partition_index))
+    #: FetchPartition.AcknowledgementBatches
+    x = o.acknowledgement_batches
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AcknowledgementBatch.FirstOffset, LastOffset
+        w(_S_qq.pack(o1.first_offset, o1.last_offset))
+        #: AcknowledgementBatch.AcknowledgeTypes
+        x1 = o1.acknowledge_types
+        n1 = len(x1)
+        if n1 < 127: w(_PC8[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%db' % n1, *x1))
+        #: AcknowledgementBatch._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: FetchPartition.PartitionMaxBytes
+    if o.partition_max_bytes != 0: raise _absent('FetchPartition', 'PartitionMaxBytes')
+    #: FetchPartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AcknowledgementBatch_v1(buf, pos):
     blen = len(buf)
     o = _new(AcknowledgementBatch)
-    #: AcknowledgementBatch.FirstOffset, LastOffset
-    o.first_offset, o.last_offset = _S_qq.unpack_from(buf, pos)
-    pos += 16
+    #: AcknowledgementBatch.FirstOffset, LastOffset, AcknowledgeTypes
+    o.first_offset, o.last_offset, n = _S_qqB.unpack_from(buf, pos)
+    pos += 17
     #: AcknowledgementBatch.AcknowledgeTypes
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'AcknowledgementBatch', 'AcknowledgeTypes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
-    o.acknowledge_types = [*_A8[n](buf, pos)] if n < 256 else list(_unpack_from('>%db' % n, buf, pos))
-    pos += n
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+    if n == 0: o.acknowledge_types = []
+    else:
+        o.acknowledge_types = [*_A8[n](buf, pos)] if n < 256 else list(_unpack_from('>%db' % n, buf, pos))
+        pos += n
     #: AcknowledgementBatch._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
@@ -806,21 +915,37 @@ def _d_AcknowledgementBatch_v1(buf, pos):
     return o, pos
 
 
+def _e_AcknowledgementBatch_v1(o, w):
+    #: AcknowledgementBatch.FirstOffset, LastOffset
+    w(_S_qq.pack(o.first_offset, o.last_offset))
+    #: AcknowledgementBatch.AcknowledgeTypes
+    x = o.acknowledge_types
+    n = len(x)
+    if n < 127: w(_PC8[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%db' % n, *x))
+    #: AcknowledgementBatch._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_ForgottenTopic_v1(buf, pos):
     blen = len(buf)
     o = _new(ForgottenTopic)
-    #: ForgottenTopic.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: ForgottenTopic.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: ForgottenTopic.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ForgottenTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ForgottenTopic', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ForgottenTopic', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: ForgottenTopic._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
@@ -829,87 +954,97 @@ def _d_ForgottenTopic_v1(buf, pos):
     return o, pos
 
 
+def _e_ForgottenTopic_v1(o, w):
+    #: ForgottenTopic.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: ForgottenTopic.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: ForgottenTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_LeaderIdAndEpoch_v1(buf, pos):
     o = _new(LeaderIdAndEpoch)
-    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch
-    o.leader_id, o.leader_epoch = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch, _tagged_fields
+    o.leader_id, o.leader_epoch, t = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: LeaderIdAndEpoch._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _d_ShareFetchResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(ShareFetchResponse)
-    #: ShareFetchResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ShareFetchResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ShareFetchResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ShareFetchResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: ShareFetchResponse.AcquisitionLockTimeoutMs
-    o.acquisition_lock_timeout_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ShareFetchResponse.AcquisitionLockTimeoutMs, Responses
+    o.acquisition_lock_timeout_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ShareFetchResponse.Responses
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareFetchResponse', 'Responses', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ShareFetchResponse', 'Responses')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareFetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(ShareFetchableTopicResponse)
-        #: ShareFetchableTopicResponse.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: ShareFetchableTopicResponse.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: ShareFetchableTopicResponse.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'ShareFetchableTopicResponse', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ShareFetchableTopicResponse', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ShareFetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionData)
-            #: PartitionData.PartitionIndex, ErrorCode
-            o2.partition_index, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: PartitionData.PartitionIndex, ErrorCode, ErrorMessage
+            o2.partition_index, o2.error_code, n2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: PartitionData.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionData', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
-            #: PartitionData.AcknowledgeErrorCode
-            o2.acknowledge_error_code, = _S_h.unpack_from(buf, pos)
-            pos += 2
+            #: PartitionData.AcknowledgeErrorCode, AcknowledgeErrorMessage
+            o2.acknowledge_error_code, n2 = _S_hB.unpack_from(buf, pos)
+            pos += 3
             #: PartitionData.AcknowledgeErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.acknowledge_error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionData', 'AcknowledgeErrorMessage', True)
-                o2.acknowledge_error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.acknowledge_error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.acknowledge_error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: PartitionData.CurrentLeader
             o2.current_leader, pos = _d_LeaderIdAndEpoch_v1(buf, pos)
@@ -926,20 +1061,17 @@ def _d_ShareFetchResponse_v1(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionData', 'AcquiredRecords', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionData', 'AcquiredRecords')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionData', 'AcquiredRecords')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(AcquiredRecords)
-                #: AcquiredRecords.FirstOffset, LastOffset, DeliveryCount
-                o3.first_offset, o3.last_offset, o3.delivery_count = _S_qqh.unpack_from(buf, pos)
-                pos += 18
+                #: AcquiredRecords.FirstOffset, LastOffset, DeliveryCount, _tagged_fields
+                o3.first_offset, o3.last_offset, o3.delivery_count, t3 = _S_qqhB.unpack_from(buf, pos)
+                pos += 19
                 #: AcquiredRecords._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.acquired_records = x2
             #: PartitionData._tagged_fields
@@ -960,36 +1092,35 @@ def _d_ShareFetchResponse_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareFetchResponse', 'NodeEndpoints', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ShareFetchResponse', 'NodeEndpoints')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareFetchResponse', 'NodeEndpoints')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(NodeEndpoint)
-        #: NodeEndpoint.NodeId
-        o1.node_id, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: NodeEndpoint.NodeId, Host
+        o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: NodeEndpoint.Host
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: NodeEndpoint.Port
-        o1.port, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: NodeEndpoint.Port, Rack
+        o1.port, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: NodeEndpoint.Rack
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.rack = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Rack', True)
-            o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: NodeEndpoint._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1007,134 +1138,128 @@ def _d_ShareFetchResponse_v1(buf, pos):
 
 
 def _e_LeaderIdAndEpoch_v1(o, w):
-    #: LeaderId, LeaderEpoch
+    #: LeaderIdAndEpoch.LeaderId, LeaderEpoch
     w(_S_ii.pack(o.leader_id, o.leader_epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_AcquiredRecords_v1(o, w):
-    #: FirstOffset, LastOffset, DeliveryCount
-    w(_S_qqh.pack(o.first_offset, o.last_offset, o.delivery_count))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_PartitionData_v1(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionData', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: AcknowledgeErrorCode
-    w(_S_h.pack(o.acknowledge_error_code))
-    #: AcknowledgeErrorMessage
-    x = o.acknowledge_error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionData', 'AcknowledgeErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: CurrentLeader
-    _e_LeaderIdAndEpoch_v1(o.current_leader, w)
-    #: Records
-    x = o.records
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: AcquiredRecords
-    x = o.acquired_records
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_AcquiredRecords_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_ShareFetchableTopicResponse_v1(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionData_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_NodeEndpoint_v1(o, w):
-    #: NodeId
-    w(_S_i.pack(o.node_id))
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Port
-    w(_S_i.pack(o.port))
-    #: Rack
-    x = o.rack
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Rack')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
+    #: LeaderIdAndEpoch._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_ShareFetchResponse_v1(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: ShareFetchResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: ShareFetchResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareFetchResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareFetchResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: AcquisitionLockTimeoutMs
+    #: ShareFetchResponse.AcquisitionLockTimeoutMs
     w(_S_i.pack(o.acquisition_lock_timeout_ms))
-    #: Responses
+    #: ShareFetchResponse.Responses
     x = o.responses
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_ShareFetchableTopicResponse_v1(v, w)
-    #: NodeEndpoints
+    for o1 in x:
+        #: ShareFetchableTopicResponse.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: ShareFetchableTopicResponse.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionData.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: PartitionData.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionData', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: PartitionData.AcknowledgeErrorCode
+            w(_S_h.pack(o2.acknowledge_error_code))
+            #: PartitionData.AcknowledgeErrorMessage
+            x2 = o2.acknowledge_error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionData', 'AcknowledgeErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: PartitionData.CurrentLeader
+            _e_LeaderIdAndEpoch_v1(o2.current_leader, w)
+            #: PartitionData.Records
+            x2 = o2.records
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            w(x2)
+            #: PartitionData.AcquiredRecords
+            x2 = o2.acquired_records
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: AcquiredRecords.FirstOffset, LastOffset, DeliveryCount
+                w(_S_qqh.pack(o3.first_offset, o3.last_offset, o3.delivery_count))
+                #: AcquiredRecords._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: PartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: ShareFetchableTopicResponse._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ShareFetchResponse.NodeEndpoints
     x = o.node_endpoints
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_NodeEndpoint_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: NodeEndpoint.NodeId
+        w(_S_i.pack(o1.node_id))
+        #: NodeEndpoint.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: NodeEndpoint.Port
+        w(_S_i.pack(o1.port))
+        #: NodeEndpoint.Rack
+        x1 = o1.rack
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Rack')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: NodeEndpoint._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ShareFetchResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1143,45 +1268,43 @@ def _e_ShareFetchResponse_v1(o, w):
 def _d_ShareFetchableTopicResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(ShareFetchableTopicResponse)
-    #: ShareFetchableTopicResponse.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: ShareFetchableTopicResponse.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: ShareFetchableTopicResponse.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareFetchableTopicResponse', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'ShareFetchableTopicResponse', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareFetchableTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionData)
-        #: PartitionData.PartitionIndex, ErrorCode
-        o1.partition_index, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: PartitionData.PartitionIndex, ErrorCode, ErrorMessage
+        o1.partition_index, o1.error_code, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: PartitionData.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'PartitionData', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-        #: PartitionData.AcknowledgeErrorCode
-        o1.acknowledge_error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: PartitionData.AcknowledgeErrorCode, AcknowledgeErrorMessage
+        o1.acknowledge_error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: PartitionData.AcknowledgeErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.acknowledge_error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'PartitionData', 'AcknowledgeErrorMessage', True)
-            o1.acknowledge_error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.acknowledge_error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.acknowledge_error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: PartitionData.CurrentLeader
         o1.current_leader, pos = _d_LeaderIdAndEpoch_v1(buf, pos)
@@ -1198,20 +1321,17 @@ def _d_ShareFetchableTopicResponse_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionData', 'AcquiredRecords', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionData', 'AcquiredRecords')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionData', 'AcquiredRecords')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(AcquiredRecords)
-            #: AcquiredRecords.FirstOffset, LastOffset, DeliveryCount
-            o2.first_offset, o2.last_offset, o2.delivery_count = _S_qqh.unpack_from(buf, pos)
-            pos += 18
+            #: AcquiredRecords.FirstOffset, LastOffset, DeliveryCount, _tagged_fields
+            o2.first_offset, o2.last_offset, o2.delivery_count, t2 = _S_qqhB.unpack_from(buf, pos)
+            pos += 19
             #: AcquiredRecords._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.acquired_records = x1
         #: PartitionData._tagged_fields
@@ -1229,34 +1349,96 @@ def _d_ShareFetchableTopicResponse_v1(buf, pos):
     return o, pos
 
 
+def _e_ShareFetchableTopicResponse_v1(o, w):
+    #: ShareFetchableTopicResponse.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: ShareFetchableTopicResponse.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionData.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: PartitionData.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionData', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: PartitionData.AcknowledgeErrorCode
+        w(_S_h.pack(o1.acknowledge_error_code))
+        #: PartitionData.AcknowledgeErrorMessage
+        x1 = o1.acknowledge_error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionData', 'AcknowledgeErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: PartitionData.CurrentLeader
+        _e_LeaderIdAndEpoch_v1(o1.current_leader, w)
+        #: PartitionData.Records
+        x1 = o1.records
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: PartitionData.AcquiredRecords
+        x1 = o1.acquired_records
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: AcquiredRecords.FirstOffset, LastOffset, DeliveryCount
+            w(_S_qqh.pack(o2.first_offset, o2.last_offset, o2.delivery_count))
+            #: AcquiredRecords._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: PartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: ShareFetchableTopicResponse._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionData_v1(buf, pos):
     blen = len(buf)
     o = _new(PartitionData)
-    #: PartitionData.PartitionIndex, ErrorCode
-    o.partition_index, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: PartitionData.PartitionIndex, ErrorCode, ErrorMessage
+    o.partition_index, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: PartitionData.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'PartitionData', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: PartitionData.AcknowledgeErrorCode
-    o.acknowledge_error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: PartitionData.AcknowledgeErrorCode, AcknowledgeErrorMessage
+    o.acknowledge_error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: PartitionData.AcknowledgeErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.acknowledge_error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'PartitionData', 'AcknowledgeErrorMessage', True)
-        o.acknowledge_error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.acknowledge_error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.acknowledge_error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: PartitionData.CurrentLeader
     o.current_leader, pos = _d_LeaderIdAndEpoch_v1(buf, pos)
@@ -1273,20 +1455,17 @@ def _d_PartitionData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'PartitionData', 'AcquiredRecords', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'PartitionData', 'AcquiredRecords')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionData', 'AcquiredRecords')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(AcquiredRecords)
-        #: AcquiredRecords.FirstOffset, LastOffset, DeliveryCount
-        o1.first_offset, o1.last_offset, o1.delivery_count = _S_qqh.unpack_from(buf, pos)
-        pos += 18
+        #: AcquiredRecords.FirstOffset, LastOffset, DeliveryCount, _tagged_fields
+        o1.first_offset, o1.last_offset, o1.delivery_count, t1 = _S_qqhB.unpack_from(buf, pos)
+        pos += 19
         #: AcquiredRecords._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.acquired_records = x
     #: PartitionData._tagged_fields
@@ -1297,46 +1476,104 @@ def _d_PartitionData_v1(buf, pos):
     return o, pos
 
 
+def _e_PartitionData_v1(o, w):
+    #: PartitionData.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: PartitionData.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionData', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: PartitionData.AcknowledgeErrorCode
+    w(_S_h.pack(o.acknowledge_error_code))
+    #: PartitionData.AcknowledgeErrorMessage
+    x = o.acknowledge_error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionData', 'AcknowledgeErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: PartitionData.CurrentLeader
+    _e_LeaderIdAndEpoch_v1(o.current_leader, w)
+    #: PartitionData.Records
+    x = o.records
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    w(x)
+    #: PartitionData.AcquiredRecords
+    x = o.acquired_records
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: AcquiredRecords.FirstOffset, LastOffset, DeliveryCount
+        w(_S_qqh.pack(o1.first_offset, o1.last_offset, o1.delivery_count))
+        #: AcquiredRecords._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: PartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_AcquiredRecords_v1(buf, pos):
     o = _new(AcquiredRecords)
-    #: AcquiredRecords.FirstOffset, LastOffset, DeliveryCount
-    o.first_offset, o.last_offset, o.delivery_count = _S_qqh.unpack_from(buf, pos)
-    pos += 18
+    #: AcquiredRecords.FirstOffset, LastOffset, DeliveryCount, _tagged_fields
+    o.first_offset, o.last_offset, o.delivery_count, t = _S_qqhB.unpack_from(buf, pos)
+    pos += 19
     #: AcquiredRecords._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_AcquiredRecords_v1(o, w):
+    #: AcquiredRecords.FirstOffset, LastOffset, DeliveryCount
+    w(_S_qqh.pack(o.first_offset, o.last_offset, o.delivery_count))
+    #: AcquiredRecords._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_NodeEndpoint_v1(buf, pos):
     blen = len(buf)
     o = _new(NodeEndpoint)
-    #: NodeEndpoint.NodeId
-    o.node_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: NodeEndpoint.NodeId, Host
+    o.node_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: NodeEndpoint.Host
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'NodeEndpoint', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: NodeEndpoint.Port
-    o.port, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: NodeEndpoint.Port, Rack
+    o.port, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: NodeEndpoint.Rack
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.rack = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'NodeEndpoint', 'Rack', True)
-        o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: NodeEndpoint._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -1344,6 +1581,37 @@ def _d_NodeEndpoint_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_NodeEndpoint_v1(o, w):
+    #: NodeEndpoint.NodeId
+    w(_S_i.pack(o.node_id))
+    #: NodeEndpoint.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: NodeEndpoint.Port
+    w(_S_i.pack(o.port))
+    #: NodeEndpoint.Rack
+    x = o.rack
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Rack')
+        else: w(_uve(n + 1))
+        w(x)
+    #: NodeEndpoint._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

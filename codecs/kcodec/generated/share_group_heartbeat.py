@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,11 +18,15 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ii = _Sc('>ii')
 _S_iib = _Sc('>iib')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
 
 
 class ShareGroupHeartbeatRequest(_Struct):
@@ -126,7 +131,8 @@ def _d_ShareGroupHeartbeatRequest_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareGroupHeartbeatRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ShareGroupHeartbeatRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: ShareGroupHeartbeatRequest.MemberId
     n = buf[pos] - 1
@@ -135,20 +141,21 @@ def _d_ShareGroupHeartbeatRequest_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'ShareGroupHeartbeatRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'ShareGroupHeartbeatRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: ShareGroupHeartbeatRequest.MemberEpoch
-    o.member_epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: ShareGroupHeartbeatRequest.MemberEpoch, RackId
+    o.member_epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: ShareGroupHeartbeatRequest.RackId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.rack_id = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ShareGroupHeartbeatRequest', 'RackId', True)
-        o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ShareGroupHeartbeatRequest.SubscribedTopicNames
     n = buf[pos] - 1
@@ -166,7 +173,8 @@ def _d_ShareGroupHeartbeatRequest_v1(buf, pos):
             if m < 0: raise _derr('null array element', 'ShareGroupHeartbeatRequest', 'SubscribedTopicNames', pos)
             e = pos + m
             if e > blen: raise _dlen(m, pos, blen, 'ShareGroupHeartbeatRequest', 'SubscribedTopicNames', True)
-            ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+            try: ap(buf[pos:e].decode())
+            except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
             pos = e
         o.subscribed_topic_names = x
     #: ShareGroupHeartbeatRequest._tagged_fields
@@ -178,43 +186,50 @@ def _d_ShareGroupHeartbeatRequest_v1(buf, pos):
 
 
 def _e_ShareGroupHeartbeatRequest_v1(o, w):
-    #: GroupId
+    #: ShareGroupHeartbeatRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareGroupHeartbeatRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareGroupHeartbeatRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: MemberId
+    #: ShareGroupHeartbeatRequest.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareGroupHeartbeatRequest', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareGroupHeartbeatRequest', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: MemberEpoch
+    #: ShareGroupHeartbeatRequest.MemberEpoch
     w(_S_i.pack(o.member_epoch))
-    #: RackId
+    #: ShareGroupHeartbeatRequest.RackId
     x = o.rack_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareGroupHeartbeatRequest', 'RackId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareGroupHeartbeatRequest', 'RackId')
+        else: w(_uve(n + 1))
         w(x)
-    #: SubscribedTopicNames
+    #: ShareGroupHeartbeatRequest.SubscribedTopicNames
     x = o.subscribed_topic_names
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
         for v in x:
-            v = v.encode('utf-8', 'surrogateescape')
-            n = len(v) + 1
-            w(_UV[n] if n < 128 else _uve(n))
+            try: v = v.encode()
+            except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+            m = len(v) + 1
+            w(_UV[m] if m < 128 else _uve(m))
             w(v)
-    #: _tagged_fields
+    #: ShareGroupHeartbeatRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -227,24 +242,23 @@ def _d_Assignment_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Assignment', 'TopicPartitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Assignment', 'TopicPartitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Assignment', 'TopicPartitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(TopicPartitions)
-        #: TopicPartitions.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: TopicPartitions.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: TopicPartitions.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicPartitions', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartitions', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: TopicPartitions._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -263,18 +277,18 @@ def _d_Assignment_v1(buf, pos):
 def _d_ShareGroupHeartbeatResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(ShareGroupHeartbeatResponse)
-    #: ShareGroupHeartbeatResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: ShareGroupHeartbeatResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: ShareGroupHeartbeatResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ShareGroupHeartbeatResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ShareGroupHeartbeatResponse.MemberId
     n = buf[pos] - 1
@@ -284,7 +298,8 @@ def _d_ShareGroupHeartbeatResponse_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'ShareGroupHeartbeatResponse', 'MemberId', True)
-        o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.member_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: ShareGroupHeartbeatResponse.MemberEpoch, HeartbeatIntervalMs, Assignment
     o.member_epoch, o.heartbeat_interval_ms, n = _S_iib.unpack_from(buf, pos)
@@ -299,63 +314,65 @@ def _d_ShareGroupHeartbeatResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_TopicPartitions_v1(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_Assignment_v1(o, w):
-    #: TopicPartitions
+    #: Assignment.TopicPartitions
     x = o.topic_partitions
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicPartitions_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: TopicPartitions.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: TopicPartitions.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: TopicPartitions._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Assignment._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_ShareGroupHeartbeatResponse_v1(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: ShareGroupHeartbeatResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: ShareGroupHeartbeatResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareGroupHeartbeatResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareGroupHeartbeatResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: MemberId
+    #: ShareGroupHeartbeatResponse.MemberId
     x = o.member_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'ShareGroupHeartbeatResponse', 'MemberId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'ShareGroupHeartbeatResponse', 'MemberId')
+        else: w(_uve(n + 1))
         w(x)
-    #: MemberEpoch, HeartbeatIntervalMs
+    #: ShareGroupHeartbeatResponse.MemberEpoch, HeartbeatIntervalMs
     w(_S_ii.pack(o.member_epoch, o.heartbeat_interval_ms))
-    #: Assignment
+    #: ShareGroupHeartbeatResponse.Assignment
     x = o.assignment
     if x is None: w(b'\xff')
     else:
         w(b'\x01')
         _e_Assignment_v1(x, w)
-    #: _tagged_fields
+    #: ShareGroupHeartbeatResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -364,24 +381,40 @@ def _e_ShareGroupHeartbeatResponse_v1(o, w):
 def _d_TopicPartitions_v1(buf, pos):
     blen = len(buf)
     o = _new(TopicPartitions)
-    #: TopicPartitions.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: TopicPartitions.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: TopicPartitions.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartitions', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicPartitions', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicPartitions', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: TopicPartitions._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_TopicPartitions_v1(o, w):
+    #: TopicPartitions.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: TopicPartitions.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: TopicPartitions._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

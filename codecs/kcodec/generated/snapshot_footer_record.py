@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,6 +18,7 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 
 
 class SnapshotFooterRecord(_Struct):
@@ -43,21 +45,19 @@ class SnapshotFooterRecord(_Struct):
 
 def _d_SnapshotFooterRecord_v0(buf, pos):
     o = _new(SnapshotFooterRecord)
-    #: SnapshotFooterRecord.Version
-    o.version, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: SnapshotFooterRecord.Version, _tagged_fields
+    o.version, t = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: SnapshotFooterRecord._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_SnapshotFooterRecord_v0(o, w):
-    #: Version
+    #: SnapshotFooterRecord.Version
     w(_S_h.pack(o.version))
-    #: _tagged_fields
+    #: SnapshotFooterRecord._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,6 +18,7 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_hq = _Sc('>hq')
+_S_hqB = _Sc('>hqB')
 
 
 class SnapshotHeaderRecord(_Struct):
@@ -45,21 +47,19 @@ class SnapshotHeaderRecord(_Struct):
 
 def _d_SnapshotHeaderRecord_v0(buf, pos):
     o = _new(SnapshotHeaderRecord)
-    #: SnapshotHeaderRecord.Version, LastContainedLogTimestamp
-    o.version, o.last_contained_log_timestamp = _S_hq.unpack_from(buf, pos)
-    pos += 10
+    #: SnapshotHeaderRecord.Version, LastContainedLogTimestamp, _tagged_fields
+    o.version, o.last_contained_log_timestamp, t = _S_hqB.unpack_from(buf, pos)
+    pos += 11
     #: SnapshotHeaderRecord._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_SnapshotHeaderRecord_v0(o, w):
-    #: Version, LastContainedLogTimestamp
+    #: SnapshotHeaderRecord.Version, LastContainedLogTimestamp
     w(_S_hq.pack(o.version, o.last_contained_log_timestamp))
-    #: _tagged_fields
+    #: SnapshotHeaderRecord._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

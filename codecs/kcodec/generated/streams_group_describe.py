@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,15 +18,22 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_H = _Sc('>H')
+_S_HB = _Sc('>HB')
 _S_b = _Sc('>b')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ii = _Sc('>ii')
 _S_iib = _Sc('>iib')
 _S_iq = _Sc('>iq')
+_S_iqB = _Sc('>iqB')
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
 
 
 class StreamsGroupDescribeRequest(_Struct):
@@ -295,8 +303,7 @@ def _d_StreamsGroupDescribeRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupDescribeRequest', 'GroupIds', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupDescribeRequest', 'GroupIds')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'StreamsGroupDescribeRequest', 'GroupIds')
     x = []
     ap = x.append
     for _ in range(n):
@@ -306,33 +313,33 @@ def _d_StreamsGroupDescribeRequest_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'StreamsGroupDescribeRequest', 'GroupIds', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'StreamsGroupDescribeRequest', 'GroupIds', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.group_ids = x
-    #: StreamsGroupDescribeRequest.IncludeAuthorizedOperations
-    o.include_authorized_operations, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: StreamsGroupDescribeRequest.IncludeAuthorizedOperations, _tagged_fields
+    o.include_authorized_operations, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: StreamsGroupDescribeRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _e_StreamsGroupDescribeRequest_v0(o, w):
-    #: GroupIds
+    #: StreamsGroupDescribeRequest.GroupIds
     x = o.group_ids
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
         w(v)
-    #: IncludeAuthorizedOperations
+    #: StreamsGroupDescribeRequest.IncludeAuthorizedOperations
     w(_S_o.pack(o.include_authorized_operations))
-    #: _tagged_fields
+    #: StreamsGroupDescribeRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -341,13 +348,12 @@ def _e_StreamsGroupDescribeRequest_v0(o, w):
 def _d_Topology_v0(buf, pos):
     blen = len(buf)
     o = _new(Topology)
-    #: Topology.Epoch
-    o.epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: Topology.Epoch, Subtopologies
+    o.epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: Topology.Subtopologies
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.subtopologies = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'Topology', 'Subtopologies')
@@ -362,14 +368,14 @@ def _d_Topology_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'SubtopologyId', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'Subtopology', 'SubtopologyId', True)
-            o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.subtopology_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: Subtopology.SourceTopics
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'SourceTopics', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Subtopology', 'SourceTopics')
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'SourceTopics')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -379,15 +385,15 @@ def _d_Topology_v0(buf, pos):
                 if m1 < 0: raise _derr('null array element', 'Subtopology', 'SourceTopics', pos)
                 e1 = pos + m1
                 if e1 > blen: raise _dlen(m1, pos, blen, 'Subtopology', 'SourceTopics', True)
-                ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
+                try: ap1(buf[pos:e1].decode())
+                except UnicodeDecodeError: ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
                 pos = e1
             o1.source_topics = x1
             #: Subtopology.RepartitionSinkTopics
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'RepartitionSinkTopics', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -397,15 +403,15 @@ def _d_Topology_v0(buf, pos):
                 if m1 < 0: raise _derr('null array element', 'Subtopology', 'RepartitionSinkTopics', pos)
                 e1 = pos + m1
                 if e1 > blen: raise _dlen(m1, pos, blen, 'Subtopology', 'RepartitionSinkTopics', True)
-                ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
+                try: ap1(buf[pos:e1].decode())
+                except UnicodeDecodeError: ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
                 pos = e1
             o1.repartition_sink_topics = x1
             #: Subtopology.StateChangelogTopics
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'StateChangelogTopics', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Subtopology', 'StateChangelogTopics')
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'StateChangelogTopics')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -417,17 +423,16 @@ def _d_Topology_v0(buf, pos):
                 if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'Name', pos)
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'TopicInfo', 'Name', True)
-                o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.name = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
-                #: TopicInfo.Partitions, ReplicationFactor
-                o2.partitions, o2.replication_factor = _S_ih.unpack_from(buf, pos)
-                pos += 6
+                #: TopicInfo.Partitions, ReplicationFactor, TopicConfigs
+                o2.partitions, o2.replication_factor, n2 = _S_ihB.unpack_from(buf, pos)
+                pos += 7
                 #: TopicInfo.TopicConfigs
-                n2 = buf[pos] - 1
-                if n2 < 127: pos += 1
-                else: n2, pos = _uvm1(buf, pos)
-                if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'TopicConfigs', pos)
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
+                if n2 < 128: n2 -= 1
+                else: n2, pos = _uvm1(buf, pos - 1)
+                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
                 x2 = []
                 ap2 = x2.append
                 for _ in range(n2):
@@ -439,7 +444,8 @@ def _d_Topology_v0(buf, pos):
                     if n3 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'KeyValue', 'Key', True)
-                    o3.key = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.key = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.key = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
                     #: KeyValue.Value
                     n3 = buf[pos] - 1
@@ -448,7 +454,8 @@ def _d_Topology_v0(buf, pos):
                     if n3 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'KeyValue', 'Value', True)
-                    o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.value = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
                     #: KeyValue._tagged_fields
                     if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
@@ -468,8 +475,7 @@ def _d_Topology_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'RepartitionSourceTopics', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -481,17 +487,16 @@ def _d_Topology_v0(buf, pos):
                 if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'Name', pos)
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'TopicInfo', 'Name', True)
-                o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.name = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
-                #: TopicInfo.Partitions, ReplicationFactor
-                o2.partitions, o2.replication_factor = _S_ih.unpack_from(buf, pos)
-                pos += 6
+                #: TopicInfo.Partitions, ReplicationFactor, TopicConfigs
+                o2.partitions, o2.replication_factor, n2 = _S_ihB.unpack_from(buf, pos)
+                pos += 7
                 #: TopicInfo.TopicConfigs
-                n2 = buf[pos] - 1
-                if n2 < 127: pos += 1
-                else: n2, pos = _uvm1(buf, pos)
-                if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'TopicConfigs', pos)
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
+                if n2 < 128: n2 -= 1
+                else: n2, pos = _uvm1(buf, pos - 1)
+                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
                 x2 = []
                 ap2 = x2.append
                 for _ in range(n2):
@@ -503,7 +508,8 @@ def _d_Topology_v0(buf, pos):
                     if n3 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'KeyValue', 'Key', True)
-                    o3.key = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.key = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.key = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
                     #: KeyValue.Value
                     n3 = buf[pos] - 1
@@ -512,7 +518,8 @@ def _d_Topology_v0(buf, pos):
                     if n3 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
                     e3 = pos + n3
                     if e3 > blen: raise _dlen(n3, pos, blen, 'KeyValue', 'Value', True)
-                    o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                    try: o3.value = buf[pos:e3].decode()
+                    except UnicodeDecodeError: o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
                     pos = e3
                     #: KeyValue._tagged_fields
                     if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
@@ -553,16 +560,15 @@ def _d_Endpoint_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Endpoint', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Endpoint', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: Endpoint.Port
-    o.port, = _S_H.unpack_from(buf, pos)
-    pos += 2
+    #: Endpoint.Port, _tagged_fields
+    o.port, t = _S_HB.unpack_from(buf, pos)
+    pos += 3
     #: Endpoint._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
@@ -573,8 +579,7 @@ def _d_Assignment_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Assignment', 'ActiveTasks', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Assignment', 'ActiveTasks')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Assignment', 'ActiveTasks')
     x = []
     ap = x.append
     for _ in range(n):
@@ -586,16 +591,18 @@ def _d_Assignment_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TaskIds', 'SubtopologyId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TaskIds', 'SubtopologyId', True)
-        o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.subtopology_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TaskIds.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TaskIds', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TaskIds', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TaskIds', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: TaskIds._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -607,8 +614,7 @@ def _d_Assignment_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Assignment', 'StandbyTasks', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Assignment', 'StandbyTasks')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Assignment', 'StandbyTasks')
     x = []
     ap = x.append
     for _ in range(n):
@@ -620,16 +626,18 @@ def _d_Assignment_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TaskIds', 'SubtopologyId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TaskIds', 'SubtopologyId', True)
-        o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.subtopology_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TaskIds.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TaskIds', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TaskIds', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TaskIds', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: TaskIds._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -641,8 +649,7 @@ def _d_Assignment_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Assignment', 'WarmupTasks', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Assignment', 'WarmupTasks')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Assignment', 'WarmupTasks')
     x = []
     ap = x.append
     for _ in range(n):
@@ -654,16 +661,18 @@ def _d_Assignment_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TaskIds', 'SubtopologyId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TaskIds', 'SubtopologyId', True)
-        o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.subtopology_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TaskIds.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TaskIds', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TaskIds', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TaskIds', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: TaskIds._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -682,31 +691,29 @@ def _d_Assignment_v0(buf, pos):
 def _d_StreamsGroupDescribeResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(StreamsGroupDescribeResponse)
-    #: StreamsGroupDescribeResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: StreamsGroupDescribeResponse.ThrottleTimeMs, Groups
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: StreamsGroupDescribeResponse.Groups
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupDescribeResponse', 'Groups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupDescribeResponse', 'Groups')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'StreamsGroupDescribeResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(DescribedGroup)
-        #: DescribedGroup.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: DescribedGroup.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: DescribedGroup.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: DescribedGroup.GroupId
         n1 = buf[pos] - 1
@@ -715,7 +722,8 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupId', True)
-        o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.GroupState
         n1 = buf[pos] - 1
@@ -724,7 +732,8 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'DescribedGroup', 'GroupState', True)
-        o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.group_state = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.group_state = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: DescribedGroup.GroupEpoch, AssignmentEpoch, Topology
         o1.group_epoch, o1.assignment_epoch, n1 = _S_iib.unpack_from(buf, pos)
@@ -735,8 +744,7 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -748,20 +756,21 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'MemberId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'MemberId', True)
-            o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.member_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.member_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: Member.MemberEpoch
-            o2.member_epoch, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: Member.MemberEpoch, InstanceId
+            o2.member_epoch, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: Member.InstanceId
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.instance_id = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'InstanceId', True)
-                o2.instance_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.instance_id = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.instance_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: Member.RackId
             n2 = buf[pos] - 1
@@ -771,7 +780,8 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'RackId', True)
-                o2.rack_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.rack_id = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.rack_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: Member.ClientId
             n2 = buf[pos] - 1
@@ -780,7 +790,8 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'ClientId', True)
-            o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: Member.ClientHost
             n2 = buf[pos] - 1
@@ -789,19 +800,20 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientHost', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'ClientHost', True)
-            o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.client_host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.client_host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: Member.TopologyEpoch
-            o2.topology_epoch, = _S_i.unpack_from(buf, pos)
-            pos += 4
+            #: Member.TopologyEpoch, ProcessId
+            o2.topology_epoch, n2 = _S_iB.unpack_from(buf, pos)
+            pos += 5
             #: Member.ProcessId
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ProcessId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'Member', 'ProcessId', True)
-            o2.process_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.process_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.process_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: Member.UserEndpoint
             n2, = _S_b.unpack_from(buf, pos)
@@ -812,8 +824,7 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientTags', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'Member', 'ClientTags')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'Member', 'ClientTags')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -825,7 +836,8 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
                 if n3 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
                 e3 = pos + n3
                 if e3 > blen: raise _dlen(n3, pos, blen, 'KeyValue', 'Key', True)
-                o3.key = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                try: o3.key = buf[pos:e3].decode()
+                except UnicodeDecodeError: o3.key = buf[pos:e3].decode('utf-8', 'surrogateescape')
                 pos = e3
                 #: KeyValue.Value
                 n3 = buf[pos] - 1
@@ -834,7 +846,8 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
                 if n3 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
                 e3 = pos + n3
                 if e3 > blen: raise _dlen(n3, pos, blen, 'KeyValue', 'Value', True)
-                o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                try: o3.value = buf[pos:e3].decode()
+                except UnicodeDecodeError: o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
                 pos = e3
                 #: KeyValue._tagged_fields
                 if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
@@ -847,8 +860,7 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'TaskOffsets', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'Member', 'TaskOffsets')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'Member', 'TaskOffsets')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -860,24 +872,22 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
                 if n3 < 0: raise _derr('non-nullable field was serialized as null', 'TaskOffset', 'SubtopologyId', pos)
                 e3 = pos + n3
                 if e3 > blen: raise _dlen(n3, pos, blen, 'TaskOffset', 'SubtopologyId', True)
-                o3.subtopology_id = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                try: o3.subtopology_id = buf[pos:e3].decode()
+                except UnicodeDecodeError: o3.subtopology_id = buf[pos:e3].decode('utf-8', 'surrogateescape')
                 pos = e3
-                #: TaskOffset.Partition, Offset
-                o3.partition, o3.offset = _S_iq.unpack_from(buf, pos)
-                pos += 12
+                #: TaskOffset.Partition, Offset, _tagged_fields
+                o3.partition, o3.offset, t3 = _S_iqB.unpack_from(buf, pos)
+                pos += 13
                 #: TaskOffset._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.task_offsets = x2
             #: Member.TaskEndOffsets
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'TaskEndOffsets', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'Member', 'TaskEndOffsets')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'Member', 'TaskEndOffsets')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -889,40 +899,35 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
                 if n3 < 0: raise _derr('non-nullable field was serialized as null', 'TaskOffset', 'SubtopologyId', pos)
                 e3 = pos + n3
                 if e3 > blen: raise _dlen(n3, pos, blen, 'TaskOffset', 'SubtopologyId', True)
-                o3.subtopology_id = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                try: o3.subtopology_id = buf[pos:e3].decode()
+                except UnicodeDecodeError: o3.subtopology_id = buf[pos:e3].decode('utf-8', 'surrogateescape')
                 pos = e3
-                #: TaskOffset.Partition, Offset
-                o3.partition, o3.offset = _S_iq.unpack_from(buf, pos)
-                pos += 12
+                #: TaskOffset.Partition, Offset, _tagged_fields
+                o3.partition, o3.offset, t3 = _S_iqB.unpack_from(buf, pos)
+                pos += 13
                 #: TaskOffset._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.task_end_offsets = x2
             #: Member.Assignment
             o2.assignment, pos = _d_Assignment_v0(buf, pos)
             #: Member.TargetAssignment
             o2.target_assignment, pos = _d_Assignment_v0(buf, pos)
-            #: Member.IsClassic
-            o2.is_classic, = _S_o.unpack_from(buf, pos)
-            pos += 1
+            #: Member.IsClassic, _tagged_fields
+            o2.is_classic, t2 = _S_oB.unpack_from(buf, pos)
+            pos += 2
             #: Member._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.members = x1
-        #: DescribedGroup.AuthorizedOperations
-        o1.authorized_operations, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: DescribedGroup.AuthorizedOperations, _tagged_fields
+        o1.authorized_operations, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: DescribedGroup._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.groups = x
     #: StreamsGroupDescribeResponse._tagged_fields
@@ -933,331 +938,453 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_KeyValue_v0(o, w):
-    #: Key
-    x = o.key
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Value
-    x = o.value
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_TopicInfo_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TopicInfo', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions, ReplicationFactor
-    w(_S_ih.pack(o.partitions, o.replication_factor))
-    #: TopicConfigs
-    x = o.topic_configs
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_KeyValue_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_Subtopology_v0(o, w):
-    #: SubtopologyId
-    x = o.subtopology_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Subtopology', 'SubtopologyId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: SourceTopics
-    x = o.source_topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(v)
-    #: RepartitionSinkTopics
-    x = o.repartition_sink_topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(v)
-    #: StateChangelogTopics
-    x = o.state_changelog_topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicInfo_v0(v, w)
-    #: RepartitionSourceTopics
-    x = o.repartition_source_topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicInfo_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_Topology_v0(o, w):
-    #: Epoch
+    #: Topology.Epoch
     w(_S_i.pack(o.epoch))
-    #: Subtopologies
+    #: Topology.Subtopologies
     x = o.subtopologies
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_Subtopology_v0(v, w)
-    #: _tagged_fields
+        for o1 in x:
+            #: Subtopology.SubtopologyId
+            x1 = o1.subtopology_id
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Subtopology', 'SubtopologyId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: Subtopology.SourceTopics
+            x1 = o1.source_topics
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for v1 in x1:
+                try: v1 = v1.encode()
+                except UnicodeEncodeError: v1 = v1.encode('utf-8', 'surrogateescape')
+                m1 = len(v1) + 1
+                w(_UV[m1] if m1 < 128 else _uve(m1))
+                w(v1)
+            #: Subtopology.RepartitionSinkTopics
+            x1 = o1.repartition_sink_topics
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for v1 in x1:
+                try: v1 = v1.encode()
+                except UnicodeEncodeError: v1 = v1.encode('utf-8', 'surrogateescape')
+                m1 = len(v1) + 1
+                w(_UV[m1] if m1 < 128 else _uve(m1))
+                w(v1)
+            #: Subtopology.StateChangelogTopics
+            x1 = o1.state_changelog_topics
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: TopicInfo.Name
+                x2 = o2.name
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicInfo', 'Name')
+                else: w(_uve(n2 + 1))
+                w(x2)
+                #: TopicInfo.Partitions, ReplicationFactor
+                w(_S_ih.pack(o2.partitions, o2.replication_factor))
+                #: TopicInfo.TopicConfigs
+                x2 = o2.topic_configs
+                n2 = len(x2) + 1
+                w(_UV[n2] if n2 < 128 else _uve(n2))
+                for o3 in x2:
+                    #: KeyValue.Key
+                    x3 = o3.key
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    n3 = len(x3)
+                    if n3 < 127: w(_UV[n3 + 1])
+                    elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+                    else: w(_uve(n3 + 1))
+                    w(x3)
+                    #: KeyValue.Value
+                    x3 = o3.value
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    n3 = len(x3)
+                    if n3 < 127: w(_UV[n3 + 1])
+                    elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+                    else: w(_uve(n3 + 1))
+                    w(x3)
+                    #: KeyValue._tagged_fields
+                    u3 = o3._utf
+                    if u3: _wr_tags(w, (), u3)
+                    else: w(b'\x00')
+                #: TopicInfo._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+            #: Subtopology.RepartitionSourceTopics
+            x1 = o1.repartition_source_topics
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: TopicInfo.Name
+                x2 = o2.name
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicInfo', 'Name')
+                else: w(_uve(n2 + 1))
+                w(x2)
+                #: TopicInfo.Partitions, ReplicationFactor
+                w(_S_ih.pack(o2.partitions, o2.replication_factor))
+                #: TopicInfo.TopicConfigs
+                x2 = o2.topic_configs
+                n2 = len(x2) + 1
+                w(_UV[n2] if n2 < 128 else _uve(n2))
+                for o3 in x2:
+                    #: KeyValue.Key
+                    x3 = o3.key
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    n3 = len(x3)
+                    if n3 < 127: w(_UV[n3 + 1])
+                    elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+                    else: w(_uve(n3 + 1))
+                    w(x3)
+                    #: KeyValue.Value
+                    x3 = o3.value
+                    try: x3 = x3.encode()
+                    except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                    n3 = len(x3)
+                    if n3 < 127: w(_UV[n3 + 1])
+                    elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+                    else: w(_uve(n3 + 1))
+                    w(x3)
+                    #: KeyValue._tagged_fields
+                    u3 = o3._utf
+                    if u3: _wr_tags(w, (), u3)
+                    else: w(b'\x00')
+                #: TopicInfo._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+            #: Subtopology._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: Topology._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_Endpoint_v0(o, w):
-    #: Host
+    #: Endpoint.Host
     x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Endpoint', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Endpoint', 'Host')
+    else: w(_uve(n + 1))
     w(x)
-    #: Port
+    #: Endpoint.Port
     w(_S_H.pack(o.port))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_TaskOffset_v0(o, w):
-    #: SubtopologyId
-    x = o.subtopology_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TaskOffset', 'SubtopologyId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partition, Offset
-    w(_S_iq.pack(o.partition, o.offset))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_TaskIds_v0(o, w):
-    #: SubtopologyId
-    x = o.subtopology_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TaskIds', 'SubtopologyId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
+    #: Endpoint._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_Assignment_v0(o, w):
-    #: ActiveTasks
+    #: Assignment.ActiveTasks
     x = o.active_tasks
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TaskIds_v0(v, w)
-    #: StandbyTasks
+    for o1 in x:
+        #: TaskIds.SubtopologyId
+        x1 = o1.subtopology_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TaskIds', 'SubtopologyId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TaskIds.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: TaskIds._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Assignment.StandbyTasks
     x = o.standby_tasks
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TaskIds_v0(v, w)
-    #: WarmupTasks
+    for o1 in x:
+        #: TaskIds.SubtopologyId
+        x1 = o1.subtopology_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TaskIds', 'SubtopologyId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TaskIds.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: TaskIds._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Assignment.WarmupTasks
     x = o.warmup_tasks
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TaskIds_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_Member_v0(o, w):
-    #: MemberId
-    x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: MemberEpoch
-    w(_S_i.pack(o.member_epoch))
-    #: InstanceId
-    x = o.instance_id
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'InstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: RackId
-    x = o.rack_id
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'RackId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: ClientId
-    x = o.client_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ClientHost
-    x = o.client_host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientHost')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: TopologyEpoch
-    w(_S_i.pack(o.topology_epoch))
-    #: ProcessId
-    x = o.process_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ProcessId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: UserEndpoint
-    x = o.user_endpoint
-    if x is None: w(b'\xff')
-    else:
-        w(b'\x01')
-        _e_Endpoint_v0(x, w)
-    #: ClientTags
-    x = o.client_tags
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_KeyValue_v0(v, w)
-    #: TaskOffsets
-    x = o.task_offsets
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TaskOffset_v0(v, w)
-    #: TaskEndOffsets
-    x = o.task_end_offsets
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TaskOffset_v0(v, w)
-    #: Assignment
-    _e_Assignment_v0(o.assignment, w)
-    #: TargetAssignment
-    _e_Assignment_v0(o.target_assignment, w)
-    #: IsClassic
-    w(_S_o.pack(o.is_classic))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_DescribedGroup_v0(o, w):
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: GroupId
-    x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupState
-    x = o.group_state
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: GroupEpoch, AssignmentEpoch
-    w(_S_ii.pack(o.group_epoch, o.assignment_epoch))
-    #: Topology
-    x = o.topology
-    if x is None: w(b'\xff')
-    else:
-        w(b'\x01')
-        _e_Topology_v0(x, w)
-    #: Members
-    x = o.members
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Member_v0(v, w)
-    #: AuthorizedOperations
-    w(_S_i.pack(o.authorized_operations))
-    #: _tagged_fields
+    for o1 in x:
+        #: TaskIds.SubtopologyId
+        x1 = o1.subtopology_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TaskIds', 'SubtopologyId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TaskIds.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: TaskIds._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Assignment._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_StreamsGroupDescribeResponse_v0(o, w):
-    #: ThrottleTimeMs
+    #: StreamsGroupDescribeResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Groups
+    #: StreamsGroupDescribeResponse.Groups
     x = o.groups
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_DescribedGroup_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: DescribedGroup.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: DescribedGroup.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: DescribedGroup.GroupId
+        x1 = o1.group_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.GroupState
+        x1 = o1.group_state
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: DescribedGroup.GroupEpoch, AssignmentEpoch
+        w(_S_ii.pack(o1.group_epoch, o1.assignment_epoch))
+        #: DescribedGroup.Topology
+        x1 = o1.topology
+        if x1 is None: w(b'\xff')
+        else:
+            w(b'\x01')
+            _e_Topology_v0(x1, w)
+        #: DescribedGroup.Members
+        x1 = o1.members
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: Member.MemberId
+            x2 = o2.member_id
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'MemberId')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: Member.MemberEpoch
+            w(_S_i.pack(o2.member_epoch))
+            #: Member.InstanceId
+            x2 = o2.instance_id
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'InstanceId')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: Member.RackId
+            x2 = o2.rack_id
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'RackId')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: Member.ClientId
+            x2 = o2.client_id
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientId')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: Member.ClientHost
+            x2 = o2.client_host
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientHost')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: Member.TopologyEpoch
+            w(_S_i.pack(o2.topology_epoch))
+            #: Member.ProcessId
+            x2 = o2.process_id
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ProcessId')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: Member.UserEndpoint
+            x2 = o2.user_endpoint
+            if x2 is None: w(b'\xff')
+            else:
+                w(b'\x01')
+                _e_Endpoint_v0(x2, w)
+            #: Member.ClientTags
+            x2 = o2.client_tags
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: KeyValue.Key
+                x3 = o3.key
+                try: x3 = x3.encode()
+                except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                n3 = len(x3)
+                if n3 < 127: w(_UV[n3 + 1])
+                elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+                else: w(_uve(n3 + 1))
+                w(x3)
+                #: KeyValue.Value
+                x3 = o3.value
+                try: x3 = x3.encode()
+                except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                n3 = len(x3)
+                if n3 < 127: w(_UV[n3 + 1])
+                elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+                else: w(_uve(n3 + 1))
+                w(x3)
+                #: KeyValue._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: Member.TaskOffsets
+            x2 = o2.task_offsets
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: TaskOffset.SubtopologyId
+                x3 = o3.subtopology_id
+                try: x3 = x3.encode()
+                except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                n3 = len(x3)
+                if n3 < 127: w(_UV[n3 + 1])
+                elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'TaskOffset', 'SubtopologyId')
+                else: w(_uve(n3 + 1))
+                w(x3)
+                #: TaskOffset.Partition, Offset
+                w(_S_iq.pack(o3.partition, o3.offset))
+                #: TaskOffset._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: Member.TaskEndOffsets
+            x2 = o2.task_end_offsets
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: TaskOffset.SubtopologyId
+                x3 = o3.subtopology_id
+                try: x3 = x3.encode()
+                except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                n3 = len(x3)
+                if n3 < 127: w(_UV[n3 + 1])
+                elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'TaskOffset', 'SubtopologyId')
+                else: w(_uve(n3 + 1))
+                w(x3)
+                #: TaskOffset.Partition, Offset
+                w(_S_iq.pack(o3.partition, o3.offset))
+                #: TaskOffset._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: Member.Assignment
+            _e_Assignment_v0(o2.assignment, w)
+            #: Member.TargetAssignment
+            _e_Assignment_v0(o2.target_assignment, w)
+            #: Member.IsClassic
+            w(_S_o.pack(o2.is_classic))
+            #: Member._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: DescribedGroup.AuthorizedOperations
+        w(_S_i.pack(o1.authorized_operations))
+        #: DescribedGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: StreamsGroupDescribeResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1266,18 +1393,18 @@ def _e_StreamsGroupDescribeResponse_v0(o, w):
 def _d_DescribedGroup_v0(buf, pos):
     blen = len(buf)
     o = _new(DescribedGroup)
-    #: DescribedGroup.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: DescribedGroup.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: DescribedGroup.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: DescribedGroup.GroupId
     n = buf[pos] - 1
@@ -1286,7 +1413,8 @@ def _d_DescribedGroup_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.GroupState
     n = buf[pos] - 1
@@ -1295,7 +1423,8 @@ def _d_DescribedGroup_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'GroupState', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'DescribedGroup', 'GroupState', True)
-    o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_state = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_state = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: DescribedGroup.GroupEpoch, AssignmentEpoch, Topology
     o.group_epoch, o.assignment_epoch, n = _S_iib.unpack_from(buf, pos)
@@ -1306,8 +1435,7 @@ def _d_DescribedGroup_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'DescribedGroup', 'Members', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1319,20 +1447,21 @@ def _d_DescribedGroup_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Member.MemberEpoch
-        o1.member_epoch, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: Member.MemberEpoch, InstanceId
+        o1.member_epoch, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: Member.InstanceId
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.instance_id = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'InstanceId', True)
-            o1.instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.instance_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.instance_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: Member.RackId
         n1 = buf[pos] - 1
@@ -1342,7 +1471,8 @@ def _d_DescribedGroup_v0(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'RackId', True)
-            o1.rack_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.rack_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.rack_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: Member.ClientId
         n1 = buf[pos] - 1
@@ -1351,7 +1481,8 @@ def _d_DescribedGroup_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'ClientId', True)
-        o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Member.ClientHost
         n1 = buf[pos] - 1
@@ -1360,19 +1491,20 @@ def _d_DescribedGroup_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientHost', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'ClientHost', True)
-        o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.client_host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.client_host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Member.TopologyEpoch
-        o1.topology_epoch, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: Member.TopologyEpoch, ProcessId
+        o1.topology_epoch, n1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         #: Member.ProcessId
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ProcessId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Member', 'ProcessId', True)
-        o1.process_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.process_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.process_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Member.UserEndpoint
         n1, = _S_b.unpack_from(buf, pos)
@@ -1383,8 +1515,7 @@ def _d_DescribedGroup_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientTags', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Member', 'ClientTags')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Member', 'ClientTags')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1396,7 +1527,8 @@ def _d_DescribedGroup_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'KeyValue', 'Key', True)
-            o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.key = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: KeyValue.Value
             n2 = buf[pos] - 1
@@ -1405,7 +1537,8 @@ def _d_DescribedGroup_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'KeyValue', 'Value', True)
-            o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.value = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: KeyValue._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -1418,8 +1551,7 @@ def _d_DescribedGroup_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'TaskOffsets', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Member', 'TaskOffsets')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Member', 'TaskOffsets')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1431,24 +1563,22 @@ def _d_DescribedGroup_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TaskOffset', 'SubtopologyId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'TaskOffset', 'SubtopologyId', True)
-            o2.subtopology_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.subtopology_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.subtopology_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: TaskOffset.Partition, Offset
-            o2.partition, o2.offset = _S_iq.unpack_from(buf, pos)
-            pos += 12
+            #: TaskOffset.Partition, Offset, _tagged_fields
+            o2.partition, o2.offset, t2 = _S_iqB.unpack_from(buf, pos)
+            pos += 13
             #: TaskOffset._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.task_offsets = x1
         #: Member.TaskEndOffsets
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'TaskEndOffsets', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Member', 'TaskEndOffsets')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Member', 'TaskEndOffsets')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1460,41 +1590,234 @@ def _d_DescribedGroup_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TaskOffset', 'SubtopologyId', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'TaskOffset', 'SubtopologyId', True)
-            o2.subtopology_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.subtopology_id = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.subtopology_id = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: TaskOffset.Partition, Offset
-            o2.partition, o2.offset = _S_iq.unpack_from(buf, pos)
-            pos += 12
+            #: TaskOffset.Partition, Offset, _tagged_fields
+            o2.partition, o2.offset, t2 = _S_iqB.unpack_from(buf, pos)
+            pos += 13
             #: TaskOffset._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.task_end_offsets = x1
         #: Member.Assignment
         o1.assignment, pos = _d_Assignment_v0(buf, pos)
         #: Member.TargetAssignment
         o1.target_assignment, pos = _d_Assignment_v0(buf, pos)
-        #: Member.IsClassic
-        o1.is_classic, = _S_o.unpack_from(buf, pos)
-        pos += 1
+        #: Member.IsClassic, _tagged_fields
+        o1.is_classic, t1 = _S_oB.unpack_from(buf, pos)
+        pos += 2
         #: Member._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.members = x
-    #: DescribedGroup.AuthorizedOperations
-    o.authorized_operations, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: DescribedGroup.AuthorizedOperations, _tagged_fields
+    o.authorized_operations, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: DescribedGroup._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_DescribedGroup_v0(o, w):
+    #: DescribedGroup.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: DescribedGroup.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: DescribedGroup.GroupId
+    x = o.group_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.GroupState
+    x = o.group_state
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'DescribedGroup', 'GroupState')
+    else: w(_uve(n + 1))
+    w(x)
+    #: DescribedGroup.GroupEpoch, AssignmentEpoch
+    w(_S_ii.pack(o.group_epoch, o.assignment_epoch))
+    #: DescribedGroup.Topology
+    x = o.topology
+    if x is None: w(b'\xff')
+    else:
+        w(b'\x01')
+        _e_Topology_v0(x, w)
+    #: DescribedGroup.Members
+    x = o.members
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: Member.MemberId
+        x1 = o1.member_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'MemberId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Member.MemberEpoch
+        w(_S_i.pack(o1.member_epoch))
+        #: Member.InstanceId
+        x1 = o1.instance_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'InstanceId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: Member.RackId
+        x1 = o1.rack_id
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'RackId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: Member.ClientId
+        x1 = o1.client_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Member.ClientHost
+        x1 = o1.client_host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientHost')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Member.TopologyEpoch
+        w(_S_i.pack(o1.topology_epoch))
+        #: Member.ProcessId
+        x1 = o1.process_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ProcessId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Member.UserEndpoint
+        x1 = o1.user_endpoint
+        if x1 is None: w(b'\xff')
+        else:
+            w(b'\x01')
+            _e_Endpoint_v0(x1, w)
+        #: Member.ClientTags
+        x1 = o1.client_tags
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: KeyValue.Key
+            x2 = o2.key
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: KeyValue.Value
+            x2 = o2.value
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: KeyValue._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: Member.TaskOffsets
+        x1 = o1.task_offsets
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: TaskOffset.SubtopologyId
+            x2 = o2.subtopology_id
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'TaskOffset', 'SubtopologyId')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: TaskOffset.Partition, Offset
+            w(_S_iq.pack(o2.partition, o2.offset))
+            #: TaskOffset._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: Member.TaskEndOffsets
+        x1 = o1.task_end_offsets
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: TaskOffset.SubtopologyId
+            x2 = o2.subtopology_id
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'TaskOffset', 'SubtopologyId')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: TaskOffset.Partition, Offset
+            w(_S_iq.pack(o2.partition, o2.offset))
+            #: TaskOffset._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: Member.Assignment
+        _e_Assignment_v0(o1.assignment, w)
+        #: Member.TargetAssignment
+        _e_Assignment_v0(o1.target_assignment, w)
+        #: Member.IsClassic
+        w(_S_o.pack(o1.is_classic))
+        #: Member._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: DescribedGroup.AuthorizedOperations
+    w(_S_i.pack(o.authorized_operations))
+    #: DescribedGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_Subtopology_v0(buf, pos):
@@ -1507,14 +1830,14 @@ def _d_Subtopology_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'SubtopologyId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Subtopology', 'SubtopologyId', True)
-    o.subtopology_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.subtopology_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.subtopology_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Subtopology.SourceTopics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'SourceTopics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Subtopology', 'SourceTopics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'SourceTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1524,15 +1847,15 @@ def _d_Subtopology_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'Subtopology', 'SourceTopics', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'Subtopology', 'SourceTopics', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.source_topics = x
     #: Subtopology.RepartitionSinkTopics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'RepartitionSinkTopics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1542,15 +1865,15 @@ def _d_Subtopology_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'Subtopology', 'RepartitionSinkTopics', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'Subtopology', 'RepartitionSinkTopics', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.repartition_sink_topics = x
     #: Subtopology.StateChangelogTopics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'StateChangelogTopics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Subtopology', 'StateChangelogTopics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'StateChangelogTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1562,17 +1885,16 @@ def _d_Subtopology_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicInfo', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: TopicInfo.Partitions, ReplicationFactor
-        o1.partitions, o1.replication_factor = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: TopicInfo.Partitions, ReplicationFactor, TopicConfigs
+        o1.partitions, o1.replication_factor, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: TopicInfo.TopicConfigs
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'TopicConfigs', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1584,7 +1906,8 @@ def _d_Subtopology_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'KeyValue', 'Key', True)
-            o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.key = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: KeyValue.Value
             n2 = buf[pos] - 1
@@ -1593,7 +1916,8 @@ def _d_Subtopology_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'KeyValue', 'Value', True)
-            o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.value = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: KeyValue._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -1613,8 +1937,7 @@ def _d_Subtopology_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'RepartitionSourceTopics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1626,17 +1949,16 @@ def _d_Subtopology_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicInfo', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: TopicInfo.Partitions, ReplicationFactor
-        o1.partitions, o1.replication_factor = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: TopicInfo.Partitions, ReplicationFactor, TopicConfigs
+        o1.partitions, o1.replication_factor, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: TopicInfo.TopicConfigs
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'TopicConfigs', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1648,7 +1970,8 @@ def _d_Subtopology_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'KeyValue', 'Key', True)
-            o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.key = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: KeyValue.Value
             n2 = buf[pos] - 1
@@ -1657,7 +1980,8 @@ def _d_Subtopology_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'KeyValue', 'Value', True)
-            o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.value = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: KeyValue._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -1681,6 +2005,136 @@ def _d_Subtopology_v0(buf, pos):
     return o, pos
 
 
+def _e_Subtopology_v0(o, w):
+    #: Subtopology.SubtopologyId
+    x = o.subtopology_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Subtopology', 'SubtopologyId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Subtopology.SourceTopics
+    x = o.source_topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for v in x:
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
+        w(v)
+    #: Subtopology.RepartitionSinkTopics
+    x = o.repartition_sink_topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for v in x:
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
+        w(v)
+    #: Subtopology.StateChangelogTopics
+    x = o.state_changelog_topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: TopicInfo.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicInfo', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TopicInfo.Partitions, ReplicationFactor
+        w(_S_ih.pack(o1.partitions, o1.replication_factor))
+        #: TopicInfo.TopicConfigs
+        x1 = o1.topic_configs
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: KeyValue.Key
+            x2 = o2.key
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: KeyValue.Value
+            x2 = o2.value
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: KeyValue._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: TopicInfo._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Subtopology.RepartitionSourceTopics
+    x = o.repartition_source_topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: TopicInfo.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicInfo', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TopicInfo.Partitions, ReplicationFactor
+        w(_S_ih.pack(o1.partitions, o1.replication_factor))
+        #: TopicInfo.TopicConfigs
+        x1 = o1.topic_configs
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: KeyValue.Key
+            x2 = o2.key
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: KeyValue.Value
+            x2 = o2.value
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: KeyValue._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: TopicInfo._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Subtopology._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_TopicInfo_v0(buf, pos):
     blen = len(buf)
     o = _new(TopicInfo)
@@ -1691,17 +2145,16 @@ def _d_TopicInfo_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicInfo', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: TopicInfo.Partitions, ReplicationFactor
-    o.partitions, o.replication_factor = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: TopicInfo.Partitions, ReplicationFactor, TopicConfigs
+    o.partitions, o.replication_factor, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: TopicInfo.TopicConfigs
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'TopicConfigs', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicInfo', 'TopicConfigs')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicInfo', 'TopicConfigs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1713,7 +2166,8 @@ def _d_TopicInfo_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'KeyValue', 'Key', True)
-        o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.key = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: KeyValue.Value
         n1 = buf[pos] - 1
@@ -1722,7 +2176,8 @@ def _d_TopicInfo_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'KeyValue', 'Value', True)
-        o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.value = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: KeyValue._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1739,6 +2194,51 @@ def _d_TopicInfo_v0(buf, pos):
     return o, pos
 
 
+def _e_TopicInfo_v0(o, w):
+    #: TopicInfo.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TopicInfo', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TopicInfo.Partitions, ReplicationFactor
+    w(_S_ih.pack(o.partitions, o.replication_factor))
+    #: TopicInfo.TopicConfigs
+    x = o.topic_configs
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: KeyValue.Key
+        x1 = o1.key
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: KeyValue.Value
+        x1 = o1.value
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: KeyValue._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: TopicInfo._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_KeyValue_v0(buf, pos):
     blen = len(buf)
     o = _new(KeyValue)
@@ -1749,7 +2249,8 @@ def _d_KeyValue_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'KeyValue', 'Key', True)
-    o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.key = buf[pos:e].decode()
+    except UnicodeDecodeError: o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: KeyValue.Value
     n = buf[pos] - 1
@@ -1758,7 +2259,8 @@ def _d_KeyValue_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'KeyValue', 'Value', True)
-    o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.value = buf[pos:e].decode()
+    except UnicodeDecodeError: o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: KeyValue._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -1766,6 +2268,31 @@ def _d_KeyValue_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_KeyValue_v0(o, w):
+    #: KeyValue.Key
+    x = o.key
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+    else: w(_uve(n + 1))
+    w(x)
+    #: KeyValue.Value
+    x = o.value
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+    else: w(_uve(n + 1))
+    w(x)
+    #: KeyValue._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_Member_v0(buf, pos):
@@ -1778,20 +2305,21 @@ def _d_Member_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Member', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: Member.MemberEpoch
-    o.member_epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: Member.MemberEpoch, InstanceId
+    o.member_epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: Member.InstanceId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.instance_id = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'Member', 'InstanceId', True)
-        o.instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: Member.RackId
     n = buf[pos] - 1
@@ -1801,7 +2329,8 @@ def _d_Member_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'Member', 'RackId', True)
-        o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: Member.ClientId
     n = buf[pos] - 1
@@ -1810,7 +2339,8 @@ def _d_Member_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Member', 'ClientId', True)
-    o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.client_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.client_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Member.ClientHost
     n = buf[pos] - 1
@@ -1819,19 +2349,20 @@ def _d_Member_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientHost', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Member', 'ClientHost', True)
-    o.client_host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.client_host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.client_host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: Member.TopologyEpoch
-    o.topology_epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: Member.TopologyEpoch, ProcessId
+    o.topology_epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: Member.ProcessId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ProcessId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Member', 'ProcessId', True)
-    o.process_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.process_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.process_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Member.UserEndpoint
     n, = _S_b.unpack_from(buf, pos)
@@ -1842,8 +2373,7 @@ def _d_Member_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'ClientTags', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Member', 'ClientTags')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Member', 'ClientTags')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1855,7 +2385,8 @@ def _d_Member_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'KeyValue', 'Key', True)
-        o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.key = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: KeyValue.Value
         n1 = buf[pos] - 1
@@ -1864,7 +2395,8 @@ def _d_Member_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'KeyValue', 'Value', True)
-        o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.value = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: KeyValue._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1877,8 +2409,7 @@ def _d_Member_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'TaskOffsets', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Member', 'TaskOffsets')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Member', 'TaskOffsets')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1890,24 +2421,22 @@ def _d_Member_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TaskOffset', 'SubtopologyId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TaskOffset', 'SubtopologyId', True)
-        o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.subtopology_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: TaskOffset.Partition, Offset
-        o1.partition, o1.offset = _S_iq.unpack_from(buf, pos)
-        pos += 12
+        #: TaskOffset.Partition, Offset, _tagged_fields
+        o1.partition, o1.offset, t1 = _S_iqB.unpack_from(buf, pos)
+        pos += 13
         #: TaskOffset._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.task_offsets = x
     #: Member.TaskEndOffsets
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Member', 'TaskEndOffsets', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Member', 'TaskEndOffsets')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Member', 'TaskEndOffsets')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1919,31 +2448,176 @@ def _d_Member_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TaskOffset', 'SubtopologyId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TaskOffset', 'SubtopologyId', True)
-        o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.subtopology_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: TaskOffset.Partition, Offset
-        o1.partition, o1.offset = _S_iq.unpack_from(buf, pos)
-        pos += 12
+        #: TaskOffset.Partition, Offset, _tagged_fields
+        o1.partition, o1.offset, t1 = _S_iqB.unpack_from(buf, pos)
+        pos += 13
         #: TaskOffset._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.task_end_offsets = x
     #: Member.Assignment
     o.assignment, pos = _d_Assignment_v0(buf, pos)
     #: Member.TargetAssignment
     o.target_assignment, pos = _d_Assignment_v0(buf, pos)
-    #: Member.IsClassic
-    o.is_classic, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: Member.IsClassic, _tagged_fields
+    o.is_classic, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: Member._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_Member_v0(o, w):
+    #: Member.MemberId
+    x = o.member_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'MemberId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Member.MemberEpoch
+    w(_S_i.pack(o.member_epoch))
+    #: Member.InstanceId
+    x = o.instance_id
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'InstanceId')
+        else: w(_uve(n + 1))
+        w(x)
+    #: Member.RackId
+    x = o.rack_id
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'RackId')
+        else: w(_uve(n + 1))
+        w(x)
+    #: Member.ClientId
+    x = o.client_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Member.ClientHost
+    x = o.client_host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ClientHost')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Member.TopologyEpoch
+    w(_S_i.pack(o.topology_epoch))
+    #: Member.ProcessId
+    x = o.process_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Member', 'ProcessId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Member.UserEndpoint
+    x = o.user_endpoint
+    if x is None: w(b'\xff')
+    else:
+        w(b'\x01')
+        _e_Endpoint_v0(x, w)
+    #: Member.ClientTags
+    x = o.client_tags
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: KeyValue.Key
+        x1 = o1.key
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: KeyValue.Value
+        x1 = o1.value
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: KeyValue._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Member.TaskOffsets
+    x = o.task_offsets
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: TaskOffset.SubtopologyId
+        x1 = o1.subtopology_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TaskOffset', 'SubtopologyId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TaskOffset.Partition, Offset
+        w(_S_iq.pack(o1.partition, o1.offset))
+        #: TaskOffset._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Member.TaskEndOffsets
+    x = o.task_end_offsets
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: TaskOffset.SubtopologyId
+        x1 = o1.subtopology_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TaskOffset', 'SubtopologyId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TaskOffset.Partition, Offset
+        w(_S_iq.pack(o1.partition, o1.offset))
+        #: TaskOffset._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Member.Assignment
+    _e_Assignment_v0(o.assignment, w)
+    #: Member.TargetAssignment
+    _e_Assignment_v0(o.target_assignment, w)
+    #: Member.IsClassic
+    w(_S_o.pack(o.is_classic))
+    #: Member._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_TaskOffset_v0(buf, pos):
@@ -1956,17 +2630,34 @@ def _d_TaskOffset_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TaskOffset', 'SubtopologyId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TaskOffset', 'SubtopologyId', True)
-    o.subtopology_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.subtopology_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.subtopology_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: TaskOffset.Partition, Offset
-    o.partition, o.offset = _S_iq.unpack_from(buf, pos)
-    pos += 12
+    #: TaskOffset.Partition, Offset, _tagged_fields
+    o.partition, o.offset, t = _S_iqB.unpack_from(buf, pos)
+    pos += 13
     #: TaskOffset._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_TaskOffset_v0(o, w):
+    #: TaskOffset.SubtopologyId
+    x = o.subtopology_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TaskOffset', 'SubtopologyId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TaskOffset.Partition, Offset
+    w(_S_iq.pack(o.partition, o.offset))
+    #: TaskOffset._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_TaskIds_v0(buf, pos):
@@ -1979,22 +2670,47 @@ def _d_TaskIds_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TaskIds', 'SubtopologyId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TaskIds', 'SubtopologyId', True)
-    o.subtopology_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.subtopology_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.subtopology_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TaskIds.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TaskIds', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TaskIds', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TaskIds', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: TaskIds._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_TaskIds_v0(o, w):
+    #: TaskIds.SubtopologyId
+    x = o.subtopology_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TaskIds', 'SubtopologyId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TaskIds.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: TaskIds._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,16 +18,26 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_H = _Sc('>H')
+_S_HB = _Sc('>HB')
 _S_b = _Sc('>b')
+_S_bB = _Sc('>bB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ib = _Sc('>ib')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ii = _Sc('>ii')
+_S_iiB = _Sc('>iiB')
 _S_iiii = _Sc('>iiii')
+_S_iiiiB = _Sc('>iiiiB')
 _S_iq = _Sc('>iq')
+_S_iqB = _Sc('>iqB')
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 _A16 = _arrays('h')
 _A32 = _arrays('i')
+_PC16 = _packers('h', True)
+_PC32 = _packers('i', True)
 
 
 class StreamsGroupHeartbeatRequest(_Struct):
@@ -360,15 +371,13 @@ class TopicPartition(_Struct):
 def _d_Topology_v0(buf, pos):
     blen = len(buf)
     o = _new(Topology)
-    #: Topology.Epoch
-    o.epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: Topology.Epoch, Subtopologies
+    o.epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: Topology.Subtopologies
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Topology', 'Subtopologies', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Topology', 'Subtopologies')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Topology', 'Subtopologies')
     x = []
     ap = x.append
     for _ in range(n):
@@ -380,14 +389,14 @@ def _d_Topology_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'SubtopologyId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Subtopology', 'SubtopologyId', True)
-        o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.subtopology_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Subtopology.SourceTopics
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'SourceTopics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Subtopology', 'SourceTopics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'SourceTopics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -397,15 +406,15 @@ def _d_Topology_v0(buf, pos):
             if m1 < 0: raise _derr('null array element', 'Subtopology', 'SourceTopics', pos)
             e1 = pos + m1
             if e1 > blen: raise _dlen(m1, pos, blen, 'Subtopology', 'SourceTopics', True)
-            ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
+            try: ap1(buf[pos:e1].decode())
+            except UnicodeDecodeError: ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
             pos = e1
         o1.source_topics = x1
         #: Subtopology.SourceTopicRegex
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'SourceTopicRegex', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Subtopology', 'SourceTopicRegex')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'SourceTopicRegex')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -415,15 +424,15 @@ def _d_Topology_v0(buf, pos):
             if m1 < 0: raise _derr('null array element', 'Subtopology', 'SourceTopicRegex', pos)
             e1 = pos + m1
             if e1 > blen: raise _dlen(m1, pos, blen, 'Subtopology', 'SourceTopicRegex', True)
-            ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
+            try: ap1(buf[pos:e1].decode())
+            except UnicodeDecodeError: ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
             pos = e1
         o1.source_topic_regex = x1
         #: Subtopology.StateChangelogTopics
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'StateChangelogTopics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Subtopology', 'StateChangelogTopics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'StateChangelogTopics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -435,17 +444,16 @@ def _d_Topology_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'TopicInfo', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: TopicInfo.Partitions, ReplicationFactor
-            o2.partitions, o2.replication_factor = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: TopicInfo.Partitions, ReplicationFactor, TopicConfigs
+            o2.partitions, o2.replication_factor, n2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: TopicInfo.TopicConfigs
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'TopicConfigs', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -457,7 +465,8 @@ def _d_Topology_v0(buf, pos):
                 if n3 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
                 e3 = pos + n3
                 if e3 > blen: raise _dlen(n3, pos, blen, 'KeyValue', 'Key', True)
-                o3.key = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                try: o3.key = buf[pos:e3].decode()
+                except UnicodeDecodeError: o3.key = buf[pos:e3].decode('utf-8', 'surrogateescape')
                 pos = e3
                 #: KeyValue.Value
                 n3 = buf[pos] - 1
@@ -466,7 +475,8 @@ def _d_Topology_v0(buf, pos):
                 if n3 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
                 e3 = pos + n3
                 if e3 > blen: raise _dlen(n3, pos, blen, 'KeyValue', 'Value', True)
-                o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                try: o3.value = buf[pos:e3].decode()
+                except UnicodeDecodeError: o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
                 pos = e3
                 #: KeyValue._tagged_fields
                 if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
@@ -486,8 +496,7 @@ def _d_Topology_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'RepartitionSinkTopics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -497,15 +506,15 @@ def _d_Topology_v0(buf, pos):
             if m1 < 0: raise _derr('null array element', 'Subtopology', 'RepartitionSinkTopics', pos)
             e1 = pos + m1
             if e1 > blen: raise _dlen(m1, pos, blen, 'Subtopology', 'RepartitionSinkTopics', True)
-            ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
+            try: ap1(buf[pos:e1].decode())
+            except UnicodeDecodeError: ap1(buf[pos:e1].decode('utf-8', 'surrogateescape'))
             pos = e1
         o1.repartition_sink_topics = x1
         #: Subtopology.RepartitionSourceTopics
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'RepartitionSourceTopics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -517,17 +526,16 @@ def _d_Topology_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'TopicInfo', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: TopicInfo.Partitions, ReplicationFactor
-            o2.partitions, o2.replication_factor = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: TopicInfo.Partitions, ReplicationFactor, TopicConfigs
+            o2.partitions, o2.replication_factor, n2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: TopicInfo.TopicConfigs
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'TopicConfigs', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -539,7 +547,8 @@ def _d_Topology_v0(buf, pos):
                 if n3 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
                 e3 = pos + n3
                 if e3 > blen: raise _dlen(n3, pos, blen, 'KeyValue', 'Key', True)
-                o3.key = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                try: o3.key = buf[pos:e3].decode()
+                except UnicodeDecodeError: o3.key = buf[pos:e3].decode('utf-8', 'surrogateescape')
                 pos = e3
                 #: KeyValue.Value
                 n3 = buf[pos] - 1
@@ -548,7 +557,8 @@ def _d_Topology_v0(buf, pos):
                 if n3 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
                 e3 = pos + n3
                 if e3 > blen: raise _dlen(n3, pos, blen, 'KeyValue', 'Value', True)
-                o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
+                try: o3.value = buf[pos:e3].decode()
+                except UnicodeDecodeError: o3.value = buf[pos:e3].decode('utf-8', 'surrogateescape')
                 pos = e3
                 #: KeyValue._tagged_fields
                 if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
@@ -568,8 +578,7 @@ def _d_Topology_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'CopartitionGroups', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Subtopology', 'CopartitionGroups')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'CopartitionGroups')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -578,26 +587,29 @@ def _d_Topology_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'CopartitionGroup', 'SourceTopics', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'CopartitionGroup', 'SourceTopics')
-            o2.source_topics = [*_A16[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%dh' % n2, buf, pos))
-            pos += 2 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'CopartitionGroup', 'SourceTopics')
+            if n2 == 0: o2.source_topics = []
+            else:
+                o2.source_topics = [*_A16[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%dh' % n2, buf, pos))
+                pos += 2 * n2
             #: CopartitionGroup.SourceTopicRegex
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'CopartitionGroup', 'SourceTopicRegex', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'CopartitionGroup', 'SourceTopicRegex')
-            o2.source_topic_regex = [*_A16[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%dh' % n2, buf, pos))
-            pos += 2 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'CopartitionGroup', 'SourceTopicRegex')
+            if n2 == 0: o2.source_topic_regex = []
+            else:
+                o2.source_topic_regex = [*_A16[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%dh' % n2, buf, pos))
+                pos += 2 * n2
             #: CopartitionGroup.RepartitionSourceTopics
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'CopartitionGroup', 'RepartitionSourceTopics', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'CopartitionGroup', 'RepartitionSourceTopics')
-            o2.repartition_source_topics = [*_A16[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%dh' % n2, buf, pos))
-            pos += 2 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'CopartitionGroup', 'RepartitionSourceTopics')
+            if n2 == 0: o2.repartition_source_topics = []
+            else:
+                o2.repartition_source_topics = [*_A16[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%dh' % n2, buf, pos))
+                pos += 2 * n2
             #: CopartitionGroup._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -630,16 +642,15 @@ def _d_StreamsGroupHeartbeatRequestEndpoint_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatRequestEndpoint', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'StreamsGroupHeartbeatRequestEndpoint', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: StreamsGroupHeartbeatRequestEndpoint.Port
-    o.port, = _S_H.unpack_from(buf, pos)
-    pos += 2
+    #: StreamsGroupHeartbeatRequestEndpoint.Port, _tagged_fields
+    o.port, t = _S_HB.unpack_from(buf, pos)
+    pos += 3
     #: StreamsGroupHeartbeatRequestEndpoint._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
@@ -653,7 +664,8 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: StreamsGroupHeartbeatRequest.MemberId
     n = buf[pos] - 1
@@ -662,20 +674,21 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: StreamsGroupHeartbeatRequest.MemberEpoch, EndpointInformationEpoch
-    o.member_epoch, o.endpoint_information_epoch = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: StreamsGroupHeartbeatRequest.MemberEpoch, EndpointInformationEpoch, InstanceId
+    o.member_epoch, o.endpoint_information_epoch, n = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: StreamsGroupHeartbeatRequest.InstanceId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.instance_id = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'InstanceId', True)
-        o.instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: StreamsGroupHeartbeatRequest.RackId
     n = buf[pos] - 1
@@ -685,7 +698,8 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'RackId', True)
-        o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.rack_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.rack_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: StreamsGroupHeartbeatRequest.RebalanceTimeoutMs, Topology
     o.rebalance_timeout_ms, n = _S_ib.unpack_from(buf, pos)
@@ -710,16 +724,18 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatRequestTaskIds', 'SubtopologyId', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'SubtopologyId', True)
-            o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.subtopology_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: StreamsGroupHeartbeatRequestTaskIds.Partitions
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
-            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
+            if n1 == 0: o1.partitions = []
+            else:
+                o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: StreamsGroupHeartbeatRequestTaskIds._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -745,16 +761,18 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatRequestTaskIds', 'SubtopologyId', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'SubtopologyId', True)
-            o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.subtopology_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: StreamsGroupHeartbeatRequestTaskIds.Partitions
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
-            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
+            if n1 == 0: o1.partitions = []
+            else:
+                o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: StreamsGroupHeartbeatRequestTaskIds._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -780,16 +798,18 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatRequestTaskIds', 'SubtopologyId', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'SubtopologyId', True)
-            o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.subtopology_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: StreamsGroupHeartbeatRequestTaskIds.Partitions
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
-            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
+            if n1 == 0: o1.partitions = []
+            else:
+                o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: StreamsGroupHeartbeatRequestTaskIds._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -805,7 +825,8 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'ProcessId', True)
-        o.process_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.process_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.process_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: StreamsGroupHeartbeatRequest.UserEndpoint
     n, = _S_b.unpack_from(buf, pos)
@@ -830,7 +851,8 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'KeyValue', 'Key', True)
-            o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.key = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: KeyValue.Value
             n1 = buf[pos] - 1
@@ -839,7 +861,8 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'KeyValue', 'Value', True)
-            o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.value = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: KeyValue._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -866,16 +889,15 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TaskOffset', 'SubtopologyId', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'TaskOffset', 'SubtopologyId', True)
-            o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.subtopology_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-            #: TaskOffset.Partition, Offset
-            o1.partition, o1.offset = _S_iq.unpack_from(buf, pos)
-            pos += 12
+            #: TaskOffset.Partition, Offset, _tagged_fields
+            o1.partition, o1.offset, t1 = _S_iqB.unpack_from(buf, pos)
+            pos += 13
             #: TaskOffset._tagged_fields
-            if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o1._utf = None
-                pos += 1
+            if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o1._utf = None
             ap(o1)
         o.task_offsets = x
     #: StreamsGroupHeartbeatRequest.TaskEndOffsets
@@ -896,328 +918,450 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TaskOffset', 'SubtopologyId', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'TaskOffset', 'SubtopologyId', True)
-            o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.subtopology_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
-            #: TaskOffset.Partition, Offset
-            o1.partition, o1.offset = _S_iq.unpack_from(buf, pos)
-            pos += 12
+            #: TaskOffset.Partition, Offset, _tagged_fields
+            o1.partition, o1.offset, t1 = _S_iqB.unpack_from(buf, pos)
+            pos += 13
             #: TaskOffset._tagged_fields
-            if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o1._utf = None
-                pos += 1
+            if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o1._utf = None
             ap(o1)
         o.task_end_offsets = x
-    #: StreamsGroupHeartbeatRequest.ShutdownApplication
-    o.shutdown_application, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: StreamsGroupHeartbeatRequest.ShutdownApplication, _tagged_fields
+    o.shutdown_application, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: StreamsGroupHeartbeatRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_KeyValue_v0(o, w):
-    #: Key
-    x = o.key
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Value
-    x = o.value
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_TopicInfo_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TopicInfo', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions, ReplicationFactor
-    w(_S_ih.pack(o.partitions, o.replication_factor))
-    #: TopicConfigs
-    x = o.topic_configs
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_KeyValue_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_CopartitionGroup_v0(o, w):
-    #: SourceTopics
-    x = o.source_topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%dh' % len(x), *x))
-    #: SourceTopicRegex
-    x = o.source_topic_regex
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%dh' % len(x), *x))
-    #: RepartitionSourceTopics
-    x = o.repartition_source_topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%dh' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_Subtopology_v0(o, w):
-    #: SubtopologyId
-    x = o.subtopology_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Subtopology', 'SubtopologyId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: SourceTopics
-    x = o.source_topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(v)
-    #: SourceTopicRegex
-    x = o.source_topic_regex
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(v)
-    #: StateChangelogTopics
-    x = o.state_changelog_topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicInfo_v0(v, w)
-    #: RepartitionSinkTopics
-    x = o.repartition_sink_topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        v = v.encode('utf-8', 'surrogateescape')
-        n = len(v) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(v)
-    #: RepartitionSourceTopics
-    x = o.repartition_source_topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicInfo_v0(v, w)
-    #: CopartitionGroups
-    x = o.copartition_groups
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_CopartitionGroup_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_Topology_v0(o, w):
-    #: Epoch
+    #: Topology.Epoch
     w(_S_i.pack(o.epoch))
-    #: Subtopologies
+    #: Topology.Subtopologies
     x = o.subtopologies
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Subtopology_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_StreamsGroupHeartbeatRequestTaskIds_v0(o, w):
-    #: SubtopologyId
-    x = o.subtopology_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequestTaskIds', 'SubtopologyId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
+    for o1 in x:
+        #: Subtopology.SubtopologyId
+        x1 = o1.subtopology_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Subtopology', 'SubtopologyId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Subtopology.SourceTopics
+        x1 = o1.source_topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for v1 in x1:
+            try: v1 = v1.encode()
+            except UnicodeEncodeError: v1 = v1.encode('utf-8', 'surrogateescape')
+            m1 = len(v1) + 1
+            w(_UV[m1] if m1 < 128 else _uve(m1))
+            w(v1)
+        #: Subtopology.SourceTopicRegex
+        x1 = o1.source_topic_regex
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for v1 in x1:
+            try: v1 = v1.encode()
+            except UnicodeEncodeError: v1 = v1.encode('utf-8', 'surrogateescape')
+            m1 = len(v1) + 1
+            w(_UV[m1] if m1 < 128 else _uve(m1))
+            w(v1)
+        #: Subtopology.StateChangelogTopics
+        x1 = o1.state_changelog_topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: TopicInfo.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicInfo', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: TopicInfo.Partitions, ReplicationFactor
+            w(_S_ih.pack(o2.partitions, o2.replication_factor))
+            #: TopicInfo.TopicConfigs
+            x2 = o2.topic_configs
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: KeyValue.Key
+                x3 = o3.key
+                try: x3 = x3.encode()
+                except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                n3 = len(x3)
+                if n3 < 127: w(_UV[n3 + 1])
+                elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+                else: w(_uve(n3 + 1))
+                w(x3)
+                #: KeyValue.Value
+                x3 = o3.value
+                try: x3 = x3.encode()
+                except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                n3 = len(x3)
+                if n3 < 127: w(_UV[n3 + 1])
+                elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+                else: w(_uve(n3 + 1))
+                w(x3)
+                #: KeyValue._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: TopicInfo._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: Subtopology.RepartitionSinkTopics
+        x1 = o1.repartition_sink_topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for v1 in x1:
+            try: v1 = v1.encode()
+            except UnicodeEncodeError: v1 = v1.encode('utf-8', 'surrogateescape')
+            m1 = len(v1) + 1
+            w(_UV[m1] if m1 < 128 else _uve(m1))
+            w(v1)
+        #: Subtopology.RepartitionSourceTopics
+        x1 = o1.repartition_source_topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: TopicInfo.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicInfo', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: TopicInfo.Partitions, ReplicationFactor
+            w(_S_ih.pack(o2.partitions, o2.replication_factor))
+            #: TopicInfo.TopicConfigs
+            x2 = o2.topic_configs
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: KeyValue.Key
+                x3 = o3.key
+                try: x3 = x3.encode()
+                except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                n3 = len(x3)
+                if n3 < 127: w(_UV[n3 + 1])
+                elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+                else: w(_uve(n3 + 1))
+                w(x3)
+                #: KeyValue.Value
+                x3 = o3.value
+                try: x3 = x3.encode()
+                except UnicodeEncodeError: x3 = x3.encode('utf-8', 'surrogateescape')
+                n3 = len(x3)
+                if n3 < 127: w(_UV[n3 + 1])
+                elif n3 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+                else: w(_uve(n3 + 1))
+                w(x3)
+                #: KeyValue._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: TopicInfo._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: Subtopology.CopartitionGroups
+        x1 = o1.copartition_groups
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: CopartitionGroup.SourceTopics
+            x2 = o2.source_topics
+            n2 = len(x2)
+            if n2 < 127: w(_PC16[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%dh' % n2, *x2))
+            #: CopartitionGroup.SourceTopicRegex
+            x2 = o2.source_topic_regex
+            n2 = len(x2)
+            if n2 < 127: w(_PC16[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%dh' % n2, *x2))
+            #: CopartitionGroup.RepartitionSourceTopics
+            x2 = o2.repartition_source_topics
+            n2 = len(x2)
+            if n2 < 127: w(_PC16[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%dh' % n2, *x2))
+            #: CopartitionGroup._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: Subtopology._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Topology._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_StreamsGroupHeartbeatRequestEndpoint_v0(o, w):
-    #: Host
+    #: StreamsGroupHeartbeatRequestEndpoint.Host
     x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequestEndpoint', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequestEndpoint', 'Host')
+    else: w(_uve(n + 1))
     w(x)
-    #: Port
+    #: StreamsGroupHeartbeatRequestEndpoint.Port
     w(_S_H.pack(o.port))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_TaskOffset_v0(o, w):
-    #: SubtopologyId
-    x = o.subtopology_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TaskOffset', 'SubtopologyId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partition, Offset
-    w(_S_iq.pack(o.partition, o.offset))
-    #: _tagged_fields
+    #: StreamsGroupHeartbeatRequestEndpoint._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_StreamsGroupHeartbeatRequest_v0(o, w):
-    #: GroupId
+    #: StreamsGroupHeartbeatRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: MemberId
+    #: StreamsGroupHeartbeatRequest.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequest', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequest', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: MemberEpoch, EndpointInformationEpoch
+    #: StreamsGroupHeartbeatRequest.MemberEpoch, EndpointInformationEpoch
     w(_S_ii.pack(o.member_epoch, o.endpoint_information_epoch))
-    #: InstanceId
+    #: StreamsGroupHeartbeatRequest.InstanceId
     x = o.instance_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequest', 'InstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequest', 'InstanceId')
+        else: w(_uve(n + 1))
         w(x)
-    #: RackId
+    #: StreamsGroupHeartbeatRequest.RackId
     x = o.rack_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequest', 'RackId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequest', 'RackId')
+        else: w(_uve(n + 1))
         w(x)
-    #: RebalanceTimeoutMs
+    #: StreamsGroupHeartbeatRequest.RebalanceTimeoutMs
     w(_S_i.pack(o.rebalance_timeout_ms))
-    #: Topology
+    #: StreamsGroupHeartbeatRequest.Topology
     x = o.topology
     if x is None: w(b'\xff')
     else:
         w(b'\x01')
         _e_Topology_v0(x, w)
-    #: ActiveTasks
+    #: StreamsGroupHeartbeatRequest.ActiveTasks
     x = o.active_tasks
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_StreamsGroupHeartbeatRequestTaskIds_v0(v, w)
-    #: StandbyTasks
+        for o1 in x:
+            #: StreamsGroupHeartbeatRequestTaskIds.SubtopologyId
+            x1 = o1.subtopology_id
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequestTaskIds', 'SubtopologyId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: StreamsGroupHeartbeatRequestTaskIds.Partitions
+            x1 = o1.partitions
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: StreamsGroupHeartbeatRequestTaskIds._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: StreamsGroupHeartbeatRequest.StandbyTasks
     x = o.standby_tasks
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_StreamsGroupHeartbeatRequestTaskIds_v0(v, w)
-    #: WarmupTasks
+        for o1 in x:
+            #: StreamsGroupHeartbeatRequestTaskIds.SubtopologyId
+            x1 = o1.subtopology_id
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequestTaskIds', 'SubtopologyId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: StreamsGroupHeartbeatRequestTaskIds.Partitions
+            x1 = o1.partitions
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: StreamsGroupHeartbeatRequestTaskIds._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: StreamsGroupHeartbeatRequest.WarmupTasks
     x = o.warmup_tasks
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_StreamsGroupHeartbeatRequestTaskIds_v0(v, w)
-    #: ProcessId
+        for o1 in x:
+            #: StreamsGroupHeartbeatRequestTaskIds.SubtopologyId
+            x1 = o1.subtopology_id
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequestTaskIds', 'SubtopologyId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: StreamsGroupHeartbeatRequestTaskIds.Partitions
+            x1 = o1.partitions
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: StreamsGroupHeartbeatRequestTaskIds._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: StreamsGroupHeartbeatRequest.ProcessId
     x = o.process_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequest', 'ProcessId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequest', 'ProcessId')
+        else: w(_uve(n + 1))
         w(x)
-    #: UserEndpoint
+    #: StreamsGroupHeartbeatRequest.UserEndpoint
     x = o.user_endpoint
     if x is None: w(b'\xff')
     else:
         w(b'\x01')
         _e_StreamsGroupHeartbeatRequestEndpoint_v0(x, w)
-    #: ClientTags
+    #: StreamsGroupHeartbeatRequest.ClientTags
     x = o.client_tags
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_KeyValue_v0(v, w)
-    #: TaskOffsets
+        for o1 in x:
+            #: KeyValue.Key
+            x1 = o1.key
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: KeyValue.Value
+            x1 = o1.value
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: KeyValue._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: StreamsGroupHeartbeatRequest.TaskOffsets
     x = o.task_offsets
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_TaskOffset_v0(v, w)
-    #: TaskEndOffsets
+        for o1 in x:
+            #: TaskOffset.SubtopologyId
+            x1 = o1.subtopology_id
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TaskOffset', 'SubtopologyId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: TaskOffset.Partition, Offset
+            w(_S_iq.pack(o1.partition, o1.offset))
+            #: TaskOffset._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: StreamsGroupHeartbeatRequest.TaskEndOffsets
     x = o.task_end_offsets
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_TaskOffset_v0(v, w)
-    #: ShutdownApplication
+        for o1 in x:
+            #: TaskOffset.SubtopologyId
+            x1 = o1.subtopology_id
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TaskOffset', 'SubtopologyId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: TaskOffset.Partition, Offset
+            w(_S_iq.pack(o1.partition, o1.offset))
+            #: TaskOffset._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: StreamsGroupHeartbeatRequest.ShutdownApplication
     w(_S_o.pack(o.shutdown_application))
-    #: _tagged_fields
+    #: StreamsGroupHeartbeatRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -1233,14 +1377,14 @@ def _d_Subtopology_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'SubtopologyId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Subtopology', 'SubtopologyId', True)
-    o.subtopology_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.subtopology_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.subtopology_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Subtopology.SourceTopics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'SourceTopics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Subtopology', 'SourceTopics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'SourceTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1250,15 +1394,15 @@ def _d_Subtopology_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'Subtopology', 'SourceTopics', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'Subtopology', 'SourceTopics', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.source_topics = x
     #: Subtopology.SourceTopicRegex
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'SourceTopicRegex', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Subtopology', 'SourceTopicRegex')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'SourceTopicRegex')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1268,15 +1412,15 @@ def _d_Subtopology_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'Subtopology', 'SourceTopicRegex', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'Subtopology', 'SourceTopicRegex', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.source_topic_regex = x
     #: Subtopology.StateChangelogTopics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'StateChangelogTopics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Subtopology', 'StateChangelogTopics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'StateChangelogTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1288,17 +1432,16 @@ def _d_Subtopology_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicInfo', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: TopicInfo.Partitions, ReplicationFactor
-        o1.partitions, o1.replication_factor = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: TopicInfo.Partitions, ReplicationFactor, TopicConfigs
+        o1.partitions, o1.replication_factor, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: TopicInfo.TopicConfigs
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'TopicConfigs', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1310,7 +1453,8 @@ def _d_Subtopology_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'KeyValue', 'Key', True)
-            o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.key = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: KeyValue.Value
             n2 = buf[pos] - 1
@@ -1319,7 +1463,8 @@ def _d_Subtopology_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'KeyValue', 'Value', True)
-            o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.value = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: KeyValue._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -1339,8 +1484,7 @@ def _d_Subtopology_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'RepartitionSinkTopics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1350,15 +1494,15 @@ def _d_Subtopology_v0(buf, pos):
         if m < 0: raise _derr('null array element', 'Subtopology', 'RepartitionSinkTopics', pos)
         e = pos + m
         if e > blen: raise _dlen(m, pos, blen, 'Subtopology', 'RepartitionSinkTopics', True)
-        ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
+        try: ap(buf[pos:e].decode())
+        except UnicodeDecodeError: ap(buf[pos:e].decode('utf-8', 'surrogateescape'))
         pos = e
     o.repartition_sink_topics = x
     #: Subtopology.RepartitionSourceTopics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'RepartitionSourceTopics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1370,17 +1514,16 @@ def _d_Subtopology_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicInfo', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: TopicInfo.Partitions, ReplicationFactor
-        o1.partitions, o1.replication_factor = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: TopicInfo.Partitions, ReplicationFactor, TopicConfigs
+        o1.partitions, o1.replication_factor, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: TopicInfo.TopicConfigs
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'TopicConfigs', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1392,7 +1535,8 @@ def _d_Subtopology_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'KeyValue', 'Key', True)
-            o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.key = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.key = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: KeyValue.Value
             n2 = buf[pos] - 1
@@ -1401,7 +1545,8 @@ def _d_Subtopology_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'KeyValue', 'Value', True)
-            o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.value = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.value = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: KeyValue._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -1421,8 +1566,7 @@ def _d_Subtopology_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Subtopology', 'CopartitionGroups', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Subtopology', 'CopartitionGroups')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'CopartitionGroups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1431,26 +1575,29 @@ def _d_Subtopology_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CopartitionGroup', 'SourceTopics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CopartitionGroup', 'SourceTopics')
-        o1.source_topics = [*_A16[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%dh' % n1, buf, pos))
-        pos += 2 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CopartitionGroup', 'SourceTopics')
+        if n1 == 0: o1.source_topics = []
+        else:
+            o1.source_topics = [*_A16[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%dh' % n1, buf, pos))
+            pos += 2 * n1
         #: CopartitionGroup.SourceTopicRegex
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CopartitionGroup', 'SourceTopicRegex', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CopartitionGroup', 'SourceTopicRegex')
-        o1.source_topic_regex = [*_A16[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%dh' % n1, buf, pos))
-        pos += 2 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CopartitionGroup', 'SourceTopicRegex')
+        if n1 == 0: o1.source_topic_regex = []
+        else:
+            o1.source_topic_regex = [*_A16[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%dh' % n1, buf, pos))
+            pos += 2 * n1
         #: CopartitionGroup.RepartitionSourceTopics
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'CopartitionGroup', 'RepartitionSourceTopics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CopartitionGroup', 'RepartitionSourceTopics')
-        o1.repartition_source_topics = [*_A16[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%dh' % n1, buf, pos))
-        pos += 2 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CopartitionGroup', 'RepartitionSourceTopics')
+        if n1 == 0: o1.repartition_source_topics = []
+        else:
+            o1.repartition_source_topics = [*_A16[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%dh' % n1, buf, pos))
+            pos += 2 * n1
         #: CopartitionGroup._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -1466,6 +1613,176 @@ def _d_Subtopology_v0(buf, pos):
     return o, pos
 
 
+def _e_Subtopology_v0(o, w):
+    #: Subtopology.SubtopologyId
+    x = o.subtopology_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Subtopology', 'SubtopologyId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Subtopology.SourceTopics
+    x = o.source_topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for v in x:
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
+        w(v)
+    #: Subtopology.SourceTopicRegex
+    x = o.source_topic_regex
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for v in x:
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
+        w(v)
+    #: Subtopology.StateChangelogTopics
+    x = o.state_changelog_topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: TopicInfo.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicInfo', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TopicInfo.Partitions, ReplicationFactor
+        w(_S_ih.pack(o1.partitions, o1.replication_factor))
+        #: TopicInfo.TopicConfigs
+        x1 = o1.topic_configs
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: KeyValue.Key
+            x2 = o2.key
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: KeyValue.Value
+            x2 = o2.value
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: KeyValue._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: TopicInfo._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Subtopology.RepartitionSinkTopics
+    x = o.repartition_sink_topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for v in x:
+        try: v = v.encode()
+        except UnicodeEncodeError: v = v.encode('utf-8', 'surrogateescape')
+        m = len(v) + 1
+        w(_UV[m] if m < 128 else _uve(m))
+        w(v)
+    #: Subtopology.RepartitionSourceTopics
+    x = o.repartition_source_topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: TopicInfo.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicInfo', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TopicInfo.Partitions, ReplicationFactor
+        w(_S_ih.pack(o1.partitions, o1.replication_factor))
+        #: TopicInfo.TopicConfigs
+        x1 = o1.topic_configs
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: KeyValue.Key
+            x2 = o2.key
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: KeyValue.Value
+            x2 = o2.value
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: KeyValue._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: TopicInfo._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Subtopology.CopartitionGroups
+    x = o.copartition_groups
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: CopartitionGroup.SourceTopics
+        x1 = o1.source_topics
+        n1 = len(x1)
+        if n1 < 127: w(_PC16[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%dh' % n1, *x1))
+        #: CopartitionGroup.SourceTopicRegex
+        x1 = o1.source_topic_regex
+        n1 = len(x1)
+        if n1 < 127: w(_PC16[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%dh' % n1, *x1))
+        #: CopartitionGroup.RepartitionSourceTopics
+        x1 = o1.repartition_source_topics
+        n1 = len(x1)
+        if n1 < 127: w(_PC16[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%dh' % n1, *x1))
+        #: CopartitionGroup._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Subtopology._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_TopicInfo_v0(buf, pos):
     blen = len(buf)
     o = _new(TopicInfo)
@@ -1476,17 +1793,16 @@ def _d_TopicInfo_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicInfo', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: TopicInfo.Partitions, ReplicationFactor
-    o.partitions, o.replication_factor = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: TopicInfo.Partitions, ReplicationFactor, TopicConfigs
+    o.partitions, o.replication_factor, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: TopicInfo.TopicConfigs
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicInfo', 'TopicConfigs', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicInfo', 'TopicConfigs')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicInfo', 'TopicConfigs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1498,7 +1814,8 @@ def _d_TopicInfo_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'KeyValue', 'Key', True)
-        o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.key = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.key = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: KeyValue.Value
         n1 = buf[pos] - 1
@@ -1507,7 +1824,8 @@ def _d_TopicInfo_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'KeyValue', 'Value', True)
-        o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.value = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.value = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: KeyValue._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1524,6 +1842,51 @@ def _d_TopicInfo_v0(buf, pos):
     return o, pos
 
 
+def _e_TopicInfo_v0(o, w):
+    #: TopicInfo.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TopicInfo', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TopicInfo.Partitions, ReplicationFactor
+    w(_S_ih.pack(o.partitions, o.replication_factor))
+    #: TopicInfo.TopicConfigs
+    x = o.topic_configs
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: KeyValue.Key
+        x1 = o1.key
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: KeyValue.Value
+        x1 = o1.value
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: KeyValue._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: TopicInfo._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_KeyValue_v0(buf, pos):
     blen = len(buf)
     o = _new(KeyValue)
@@ -1534,7 +1897,8 @@ def _d_KeyValue_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Key', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'KeyValue', 'Key', True)
-    o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.key = buf[pos:e].decode()
+    except UnicodeDecodeError: o.key = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: KeyValue.Value
     n = buf[pos] - 1
@@ -1543,7 +1907,8 @@ def _d_KeyValue_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'KeyValue', 'Value', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'KeyValue', 'Value', True)
-    o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.value = buf[pos:e].decode()
+    except UnicodeDecodeError: o.value = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: KeyValue._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -1553,6 +1918,31 @@ def _d_KeyValue_v0(buf, pos):
     return o, pos
 
 
+def _e_KeyValue_v0(o, w):
+    #: KeyValue.Key
+    x = o.key
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Key')
+    else: w(_uve(n + 1))
+    w(x)
+    #: KeyValue.Value
+    x = o.value
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'KeyValue', 'Value')
+    else: w(_uve(n + 1))
+    w(x)
+    #: KeyValue._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_CopartitionGroup_v0(buf, pos):
     blen = len(buf)
     o = _new(CopartitionGroup)
@@ -1560,32 +1950,63 @@ def _d_CopartitionGroup_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CopartitionGroup', 'SourceTopics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CopartitionGroup', 'SourceTopics')
-    o.source_topics = [*_A16[n](buf, pos)] if n < 256 else list(_unpack_from('>%dh' % n, buf, pos))
-    pos += 2 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CopartitionGroup', 'SourceTopics')
+    if n == 0: o.source_topics = []
+    else:
+        o.source_topics = [*_A16[n](buf, pos)] if n < 256 else list(_unpack_from('>%dh' % n, buf, pos))
+        pos += 2 * n
     #: CopartitionGroup.SourceTopicRegex
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CopartitionGroup', 'SourceTopicRegex', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CopartitionGroup', 'SourceTopicRegex')
-    o.source_topic_regex = [*_A16[n](buf, pos)] if n < 256 else list(_unpack_from('>%dh' % n, buf, pos))
-    pos += 2 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CopartitionGroup', 'SourceTopicRegex')
+    if n == 0: o.source_topic_regex = []
+    else:
+        o.source_topic_regex = [*_A16[n](buf, pos)] if n < 256 else list(_unpack_from('>%dh' % n, buf, pos))
+        pos += 2 * n
     #: CopartitionGroup.RepartitionSourceTopics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'CopartitionGroup', 'RepartitionSourceTopics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'CopartitionGroup', 'RepartitionSourceTopics')
-    o.repartition_source_topics = [*_A16[n](buf, pos)] if n < 256 else list(_unpack_from('>%dh' % n, buf, pos))
-    pos += 2 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CopartitionGroup', 'RepartitionSourceTopics')
+    if n == 0: o.repartition_source_topics = []
+    else:
+        o.repartition_source_topics = [*_A16[n](buf, pos)] if n < 256 else list(_unpack_from('>%dh' % n, buf, pos))
+        pos += 2 * n
     #: CopartitionGroup._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_CopartitionGroup_v0(o, w):
+    #: CopartitionGroup.SourceTopics
+    x = o.source_topics
+    n = len(x)
+    if n < 127: w(_PC16[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%dh' % n, *x))
+    #: CopartitionGroup.SourceTopicRegex
+    x = o.source_topic_regex
+    n = len(x)
+    if n < 127: w(_PC16[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%dh' % n, *x))
+    #: CopartitionGroup.RepartitionSourceTopics
+    x = o.repartition_source_topics
+    n = len(x)
+    if n < 127: w(_PC16[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%dh' % n, *x))
+    #: CopartitionGroup._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_StreamsGroupHeartbeatRequestTaskIds_v0(buf, pos):
@@ -1598,22 +2019,47 @@ def _d_StreamsGroupHeartbeatRequestTaskIds_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatRequestTaskIds', 'SubtopologyId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'SubtopologyId', True)
-    o.subtopology_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.subtopology_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.subtopology_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: StreamsGroupHeartbeatRequestTaskIds.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: StreamsGroupHeartbeatRequestTaskIds._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_StreamsGroupHeartbeatRequestTaskIds_v0(o, w):
+    #: StreamsGroupHeartbeatRequestTaskIds.SubtopologyId
+    x = o.subtopology_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatRequestTaskIds', 'SubtopologyId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: StreamsGroupHeartbeatRequestTaskIds.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: StreamsGroupHeartbeatRequestTaskIds._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_TaskOffset_v0(buf, pos):
@@ -1626,17 +2072,34 @@ def _d_TaskOffset_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TaskOffset', 'SubtopologyId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TaskOffset', 'SubtopologyId', True)
-    o.subtopology_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.subtopology_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.subtopology_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: TaskOffset.Partition, Offset
-    o.partition, o.offset = _S_iq.unpack_from(buf, pos)
-    pos += 12
+    #: TaskOffset.Partition, Offset, _tagged_fields
+    o.partition, o.offset, t = _S_iqB.unpack_from(buf, pos)
+    pos += 13
     #: TaskOffset._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_TaskOffset_v0(o, w):
+    #: TaskOffset.SubtopologyId
+    x = o.subtopology_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TaskOffset', 'SubtopologyId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TaskOffset.Partition, Offset
+    w(_S_iq.pack(o.partition, o.offset))
+    #: TaskOffset._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_StreamsGroupHeartbeatResponseEndpoint_v0(buf, pos):
@@ -1649,34 +2112,33 @@ def _d_StreamsGroupHeartbeatResponseEndpoint_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatResponseEndpoint', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'StreamsGroupHeartbeatResponseEndpoint', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: StreamsGroupHeartbeatResponseEndpoint.Port
-    o.port, = _S_H.unpack_from(buf, pos)
-    pos += 2
+    #: StreamsGroupHeartbeatResponseEndpoint.Port, _tagged_fields
+    o.port, t = _S_HB.unpack_from(buf, pos)
+    pos += 3
     #: StreamsGroupHeartbeatResponseEndpoint._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(StreamsGroupHeartbeatResponse)
-    #: StreamsGroupHeartbeatResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: StreamsGroupHeartbeatResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: StreamsGroupHeartbeatResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: StreamsGroupHeartbeatResponse.MemberId
     n = buf[pos] - 1
@@ -1685,15 +2147,15 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatResponse', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: StreamsGroupHeartbeatResponse.MemberEpoch, HeartbeatIntervalMs, AcceptableRecoveryLag, TaskOffsetIntervalMs
-    o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms = _S_iiii.unpack_from(buf, pos)
-    pos += 16
+    #: StreamsGroupHeartbeatResponse.MemberEpoch, HeartbeatIntervalMs, AcceptableRecoveryLag, TaskOffsetIntervalMs, Status
+    o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms, n = _S_iiiiB.unpack_from(buf, pos)
+    pos += 17
     #: StreamsGroupHeartbeatResponse.Status
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.status = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'Status')
@@ -1701,17 +2163,17 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
         ap = x.append
         for _ in range(n):
             o1 = _new(Status)
-            #: Status.StatusCode
-            o1.status_code, = _S_b.unpack_from(buf, pos)
-            pos += 1
+            #: Status.StatusCode, StatusDetail
+            o1.status_code, n1 = _S_bB.unpack_from(buf, pos)
+            pos += 2
             #: Status.StatusDetail
-            n1 = buf[pos] - 1
-            if n1 < 127: pos += 1
-            else: n1, pos = _uvm1s(buf, pos)
+            if n1 < 128: n1 -= 1
+            else: n1, pos = _uvm1s(buf, pos - 1)
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Status', 'StatusDetail', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'Status', 'StatusDetail', True)
-            o1.status_detail = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.status_detail = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.status_detail = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: Status._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -1738,16 +2200,18 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatResponseTaskIds', 'SubtopologyId', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'SubtopologyId', True)
-            o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.subtopology_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: StreamsGroupHeartbeatResponseTaskIds.Partitions
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
-            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
+            if n1 == 0: o1.partitions = []
+            else:
+                o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: StreamsGroupHeartbeatResponseTaskIds._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -1773,16 +2237,18 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatResponseTaskIds', 'SubtopologyId', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'SubtopologyId', True)
-            o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.subtopology_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: StreamsGroupHeartbeatResponseTaskIds.Partitions
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
-            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
+            if n1 == 0: o1.partitions = []
+            else:
+                o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: StreamsGroupHeartbeatResponseTaskIds._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -1808,16 +2274,18 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
             if n1 < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatResponseTaskIds', 'SubtopologyId', pos)
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'SubtopologyId', True)
-            o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.subtopology_id = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.subtopology_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
             #: StreamsGroupHeartbeatResponseTaskIds.Partitions
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
-            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-            pos += 4 * n1
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
+            if n1 == 0: o1.partitions = []
+            else:
+                o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+                pos += 4 * n1
             #: StreamsGroupHeartbeatResponseTaskIds._tagged_fields
             if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -1825,13 +2293,12 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
                 pos += 1
             ap(o1)
         o.warmup_tasks = x
-    #: StreamsGroupHeartbeatResponse.EndpointInformationEpoch
-    o.endpoint_information_epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: StreamsGroupHeartbeatResponse.EndpointInformationEpoch, PartitionsByUserEndpoint
+    o.endpoint_information_epoch, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: StreamsGroupHeartbeatResponse.PartitionsByUserEndpoint
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.partitions_by_user_endpoint = None
     else:
         if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'PartitionsByUserEndpoint')
@@ -1845,8 +2312,7 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EndpointToPartitions', 'ActivePartitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'EndpointToPartitions', 'ActivePartitions')
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndpointToPartitions', 'ActivePartitions')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -1858,16 +2324,18 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
                 if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Topic', pos)
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'TopicPartition', 'Topic', True)
-                o2.topic = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.topic = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.topic = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
                 #: TopicPartition.Partitions
                 n2 = buf[pos] - 1
                 if n2 < 127: pos += 1
                 else: n2, pos = _uvm1(buf, pos)
-                if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Partitions', pos)
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'TopicPartition', 'Partitions')
-                o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-                pos += 4 * n2
+                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicPartition', 'Partitions')
+                if n2 == 0: o2.partitions = []
+                else:
+                    o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                    pos += 4 * n2
                 #: TopicPartition._tagged_fields
                 if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
                 else:
@@ -1879,8 +2347,7 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if n1 < 0: raise _derr('non-nullable field was serialized as null', 'EndpointToPartitions', 'StandbyPartitions', pos)
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'EndpointToPartitions', 'StandbyPartitions')
+            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndpointToPartitions', 'StandbyPartitions')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -1892,16 +2359,18 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
                 if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Topic', pos)
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'TopicPartition', 'Topic', True)
-                o2.topic = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.topic = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.topic = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
                 #: TopicPartition.Partitions
                 n2 = buf[pos] - 1
                 if n2 < 127: pos += 1
                 else: n2, pos = _uvm1(buf, pos)
-                if n2 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Partitions', pos)
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'TopicPartition', 'Partitions')
-                o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-                pos += 4 * n2
+                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicPartition', 'Partitions')
+                if n2 == 0: o2.partitions = []
+                else:
+                    o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                    pos += 4 * n2
                 #: TopicPartition._tagged_fields
                 if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
                 else:
@@ -1924,161 +2393,218 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_Status_v0(o, w):
-    #: StatusCode
-    w(_S_b.pack(o.status_code))
-    #: StatusDetail
-    x = o.status_detail
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Status', 'StatusDetail')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_StreamsGroupHeartbeatResponseTaskIds_v0(o, w):
-    #: SubtopologyId
-    x = o.subtopology_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatResponseTaskIds', 'SubtopologyId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_StreamsGroupHeartbeatResponseEndpoint_v0(o, w):
-    #: Host
+    #: StreamsGroupHeartbeatResponseEndpoint.Host
     x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatResponseEndpoint', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatResponseEndpoint', 'Host')
+    else: w(_uve(n + 1))
     w(x)
-    #: Port
+    #: StreamsGroupHeartbeatResponseEndpoint.Port
     w(_S_H.pack(o.port))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_TopicPartition_v0(o, w):
-    #: Topic
-    x = o.topic
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TopicPartition', 'Topic')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_EndpointToPartitions_v0(o, w):
-    #: UserEndpoint
-    _e_StreamsGroupHeartbeatResponseEndpoint_v0(o.user_endpoint, w)
-    #: ActivePartitions
-    x = o.active_partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicPartition_v0(v, w)
-    #: StandbyPartitions
-    x = o.standby_partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TopicPartition_v0(v, w)
-    #: _tagged_fields
+    #: StreamsGroupHeartbeatResponseEndpoint._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_StreamsGroupHeartbeatResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: StreamsGroupHeartbeatResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: StreamsGroupHeartbeatResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: MemberId
+    #: StreamsGroupHeartbeatResponse.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatResponse', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatResponse', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: MemberEpoch, HeartbeatIntervalMs, AcceptableRecoveryLag, TaskOffsetIntervalMs
+    #: StreamsGroupHeartbeatResponse.MemberEpoch, HeartbeatIntervalMs, AcceptableRecoveryLag, TaskOffsetIntervalMs
     w(_S_iiii.pack(o.member_epoch, o.heartbeat_interval_ms, o.acceptable_recovery_lag, o.task_offset_interval_ms))
-    #: Status
+    #: StreamsGroupHeartbeatResponse.Status
     x = o.status
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_Status_v0(v, w)
-    #: ActiveTasks
+        for o1 in x:
+            #: Status.StatusCode
+            w(_S_b.pack(o1.status_code))
+            #: Status.StatusDetail
+            x1 = o1.status_detail
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Status', 'StatusDetail')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: Status._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: StreamsGroupHeartbeatResponse.ActiveTasks
     x = o.active_tasks
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_StreamsGroupHeartbeatResponseTaskIds_v0(v, w)
-    #: StandbyTasks
+        for o1 in x:
+            #: StreamsGroupHeartbeatResponseTaskIds.SubtopologyId
+            x1 = o1.subtopology_id
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatResponseTaskIds', 'SubtopologyId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: StreamsGroupHeartbeatResponseTaskIds.Partitions
+            x1 = o1.partitions
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: StreamsGroupHeartbeatResponseTaskIds._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: StreamsGroupHeartbeatResponse.StandbyTasks
     x = o.standby_tasks
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_StreamsGroupHeartbeatResponseTaskIds_v0(v, w)
-    #: WarmupTasks
+        for o1 in x:
+            #: StreamsGroupHeartbeatResponseTaskIds.SubtopologyId
+            x1 = o1.subtopology_id
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatResponseTaskIds', 'SubtopologyId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: StreamsGroupHeartbeatResponseTaskIds.Partitions
+            x1 = o1.partitions
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: StreamsGroupHeartbeatResponseTaskIds._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: StreamsGroupHeartbeatResponse.WarmupTasks
     x = o.warmup_tasks
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_StreamsGroupHeartbeatResponseTaskIds_v0(v, w)
-    #: EndpointInformationEpoch
+        for o1 in x:
+            #: StreamsGroupHeartbeatResponseTaskIds.SubtopologyId
+            x1 = o1.subtopology_id
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatResponseTaskIds', 'SubtopologyId')
+            else: w(_uve(n1 + 1))
+            w(x1)
+            #: StreamsGroupHeartbeatResponseTaskIds.Partitions
+            x1 = o1.partitions
+            n1 = len(x1)
+            if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+            else:
+                w(_uve(n1 + 1))
+                w(_pack('>%di' % n1, *x1))
+            #: StreamsGroupHeartbeatResponseTaskIds._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: StreamsGroupHeartbeatResponse.EndpointInformationEpoch
     w(_S_i.pack(o.endpoint_information_epoch))
-    #: PartitionsByUserEndpoint
+    #: StreamsGroupHeartbeatResponse.PartitionsByUserEndpoint
     x = o.partitions_by_user_endpoint
     if x is None: w(b'\x00')
     else:
         n = len(x) + 1
         w(_UV[n] if n < 128 else _uve(n))
-        for v in x:
-            _e_EndpointToPartitions_v0(v, w)
-    #: _tagged_fields
+        for o1 in x:
+            #: EndpointToPartitions.UserEndpoint
+            _e_StreamsGroupHeartbeatResponseEndpoint_v0(o1.user_endpoint, w)
+            #: EndpointToPartitions.ActivePartitions
+            x1 = o1.active_partitions
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: TopicPartition.Topic
+                x2 = o2.topic
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicPartition', 'Topic')
+                else: w(_uve(n2 + 1))
+                w(x2)
+                #: TopicPartition.Partitions
+                x2 = o2.partitions
+                n2 = len(x2)
+                if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+                else:
+                    w(_uve(n2 + 1))
+                    w(_pack('>%di' % n2, *x2))
+                #: TopicPartition._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+            #: EndpointToPartitions.StandbyPartitions
+            x1 = o1.standby_partitions
+            n1 = len(x1) + 1
+            w(_UV[n1] if n1 < 128 else _uve(n1))
+            for o2 in x1:
+                #: TopicPartition.Topic
+                x2 = o2.topic
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicPartition', 'Topic')
+                else: w(_uve(n2 + 1))
+                w(x2)
+                #: TopicPartition.Partitions
+                x2 = o2.partitions
+                n2 = len(x2)
+                if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+                else:
+                    w(_uve(n2 + 1))
+                    w(_pack('>%di' % n2, *x2))
+                #: TopicPartition._tagged_fields
+                u2 = o2._utf
+                if u2: _wr_tags(w, (), u2)
+                else: w(b'\x00')
+            #: EndpointToPartitions._tagged_fields
+            u1 = o1._utf
+            if u1: _wr_tags(w, (), u1)
+            else: w(b'\x00')
+    #: StreamsGroupHeartbeatResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -2087,17 +2613,17 @@ def _e_StreamsGroupHeartbeatResponse_v0(o, w):
 def _d_Status_v0(buf, pos):
     blen = len(buf)
     o = _new(Status)
-    #: Status.StatusCode
-    o.status_code, = _S_b.unpack_from(buf, pos)
-    pos += 1
+    #: Status.StatusCode, StatusDetail
+    o.status_code, n = _S_bB.unpack_from(buf, pos)
+    pos += 2
     #: Status.StatusDetail
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Status', 'StatusDetail', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Status', 'StatusDetail', True)
-    o.status_detail = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.status_detail = buf[pos:e].decode()
+    except UnicodeDecodeError: o.status_detail = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Status._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -2105,6 +2631,24 @@ def _d_Status_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_Status_v0(o, w):
+    #: Status.StatusCode
+    w(_S_b.pack(o.status_code))
+    #: Status.StatusDetail
+    x = o.status_detail
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Status', 'StatusDetail')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Status._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_StreamsGroupHeartbeatResponseTaskIds_v0(buf, pos):
@@ -2117,22 +2661,47 @@ def _d_StreamsGroupHeartbeatResponseTaskIds_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatResponseTaskIds', 'SubtopologyId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'SubtopologyId', True)
-    o.subtopology_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.subtopology_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.subtopology_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: StreamsGroupHeartbeatResponseTaskIds.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: StreamsGroupHeartbeatResponseTaskIds._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_StreamsGroupHeartbeatResponseTaskIds_v0(o, w):
+    #: StreamsGroupHeartbeatResponseTaskIds.SubtopologyId
+    x = o.subtopology_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'StreamsGroupHeartbeatResponseTaskIds', 'SubtopologyId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: StreamsGroupHeartbeatResponseTaskIds.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: StreamsGroupHeartbeatResponseTaskIds._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_EndpointToPartitions_v0(buf, pos):
@@ -2144,8 +2713,7 @@ def _d_EndpointToPartitions_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EndpointToPartitions', 'ActivePartitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EndpointToPartitions', 'ActivePartitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndpointToPartitions', 'ActivePartitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2157,16 +2725,18 @@ def _d_EndpointToPartitions_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicPartition', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicPartition.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicPartition', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartition', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: TopicPartition._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -2178,8 +2748,7 @@ def _d_EndpointToPartitions_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'EndpointToPartitions', 'StandbyPartitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'EndpointToPartitions', 'StandbyPartitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndpointToPartitions', 'StandbyPartitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2191,16 +2760,18 @@ def _d_EndpointToPartitions_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Topic', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TopicPartition', 'Topic', True)
-        o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TopicPartition.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TopicPartition', 'Partitions')
-        o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartition', 'Partitions')
+        if n1 == 0: o1.partitions = []
+        else:
+            o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: TopicPartition._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -2216,6 +2787,65 @@ def _d_EndpointToPartitions_v0(buf, pos):
     return o, pos
 
 
+def _e_EndpointToPartitions_v0(o, w):
+    #: EndpointToPartitions.UserEndpoint
+    _e_StreamsGroupHeartbeatResponseEndpoint_v0(o.user_endpoint, w)
+    #: EndpointToPartitions.ActivePartitions
+    x = o.active_partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: TopicPartition.Topic
+        x1 = o1.topic
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicPartition', 'Topic')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TopicPartition.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: TopicPartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: EndpointToPartitions.StandbyPartitions
+    x = o.standby_partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: TopicPartition.Topic
+        x1 = o1.topic
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TopicPartition', 'Topic')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TopicPartition.Partitions
+        x1 = o1.partitions
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: TopicPartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: EndpointToPartitions._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_TopicPartition_v0(buf, pos):
     blen = len(buf)
     o = _new(TopicPartition)
@@ -2226,22 +2856,47 @@ def _d_TopicPartition_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Topic', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TopicPartition', 'Topic', True)
-    o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TopicPartition.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TopicPartition', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TopicPartition', 'Partitions')
-    o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicPartition', 'Partitions')
+    if n == 0: o.partitions = []
+    else:
+        o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: TopicPartition._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_TopicPartition_v0(o, w):
+    #: TopicPartition.Topic
+    x = o.topic
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TopicPartition', 'Topic')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TopicPartition.Partitions
+    x = o.partitions
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: TopicPartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -19,7 +20,9 @@ _str = str
 _S_h = _Sc('>h')
 _S_hi = _Sc('>hi')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ihi = _Sc('>ihi')
 
 
@@ -110,7 +113,8 @@ def _d_SyncGroupRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: SyncGroupRequest.GenerationId, MemberId
     o.generation_id, n = _S_ih.unpack_from(buf, pos)
@@ -118,13 +122,13 @@ def _d_SyncGroupRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: SyncGroupRequest.Assignments
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequest', 'Assignments', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'SyncGroupRequest', 'Assignments')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'SyncGroupRequest', 'Assignments')
     x = []
     ap = x.append
     for _ in range(n):
@@ -135,7 +139,8 @@ def _d_SyncGroupRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequestAssignment', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'SyncGroupRequestAssignment', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: SyncGroupRequestAssignment.Assignment
         n1, = _S_i.unpack_from(buf, pos)
@@ -155,36 +160,35 @@ def _d_SyncGroupRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_SyncGroupRequestAssignment_v0(o, w):
-    #: MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Assignment
-    x = o.assignment
-    w(_S_i.pack(len(x)))
-    w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'SyncGroupRequestAssignment', '_tagged_fields')
-
-
 def _e_SyncGroupRequest_v0(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: SyncGroupRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: GenerationId, MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: SyncGroupRequest.GenerationId, MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_ih.pack(o.generation_id, len(x)))
     w(x)
-    #: Assignments
+    #: SyncGroupRequest.Assignments
     x = o.assignments
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_SyncGroupRequestAssignment_v0(v, w)
-    #: GroupInstanceId
+    for o1 in x:
+        #: SyncGroupRequestAssignment.MemberId
+        try: x1 = o1.member_id.encode()
+        except UnicodeEncodeError: x1 = o1.member_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: SyncGroupRequestAssignment.Assignment
+        x1 = o1.assignment
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: SyncGroupRequestAssignment._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'SyncGroupRequestAssignment', '_tagged_fields')
+    #: SyncGroupRequest.GroupInstanceId
     if o.group_instance_id is not None: raise _absent('SyncGroupRequest', 'GroupInstanceId')
-    #: _tagged_fields
+    #: SyncGroupRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'SyncGroupRequest', '_tagged_fields')
 
 
@@ -197,7 +201,8 @@ def _d_SyncGroupRequest_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: SyncGroupRequest.GenerationId, MemberId
     o.generation_id, n = _S_ih.unpack_from(buf, pos)
@@ -205,7 +210,8 @@ def _d_SyncGroupRequest_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: SyncGroupRequest.GroupInstanceId
     n, = _S_h.unpack_from(buf, pos)
@@ -214,13 +220,13 @@ def _d_SyncGroupRequest_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequest', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: SyncGroupRequest.Assignments
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequest', 'Assignments', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'SyncGroupRequest', 'Assignments')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'SyncGroupRequest', 'Assignments')
     x = []
     ap = x.append
     for _ in range(n):
@@ -231,7 +237,8 @@ def _d_SyncGroupRequest_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequestAssignment', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'SyncGroupRequestAssignment', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: SyncGroupRequestAssignment.Assignment
         n1, = _S_i.unpack_from(buf, pos)
@@ -251,27 +258,40 @@ def _d_SyncGroupRequest_v3(buf, pos):
 
 
 def _e_SyncGroupRequest_v3(o, w):
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: SyncGroupRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: GenerationId, MemberId
-    x = o.member_id.encode('utf-8', 'surrogateescape')
+    #: SyncGroupRequest.GenerationId, MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
     w(_S_ih.pack(o.generation_id, len(x)))
     w(x)
-    #: GroupInstanceId
+    #: SyncGroupRequest.GroupInstanceId
     x = o.group_instance_id
     if x is None: w(b'\xff\xff')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
         w(_S_h.pack(len(x)))
         w(x)
-    #: Assignments
+    #: SyncGroupRequest.Assignments
     x = o.assignments
     w(_S_i.pack(len(x)))
-    for v in x:
-        _e_SyncGroupRequestAssignment_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: SyncGroupRequestAssignment.MemberId
+        try: x1 = o1.member_id.encode()
+        except UnicodeEncodeError: x1 = o1.member_id.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: SyncGroupRequestAssignment.Assignment
+        x1 = o1.assignment
+        w(_S_i.pack(len(x1)))
+        w(x1)
+        #: SyncGroupRequestAssignment._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'SyncGroupRequestAssignment', '_tagged_fields')
+    #: SyncGroupRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'SyncGroupRequest', '_tagged_fields')
 
 
@@ -285,19 +305,20 @@ def _d_SyncGroupRequest_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: SyncGroupRequest.GenerationId
-    o.generation_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: SyncGroupRequest.GenerationId, MemberId
+    o.generation_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: SyncGroupRequest.MemberId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: SyncGroupRequest.GroupInstanceId
     n = buf[pos] - 1
@@ -307,14 +328,14 @@ def _d_SyncGroupRequest_v4(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequest', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: SyncGroupRequest.Assignments
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequest', 'Assignments', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'SyncGroupRequest', 'Assignments')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'SyncGroupRequest', 'Assignments')
     x = []
     ap = x.append
     for _ in range(n):
@@ -326,7 +347,8 @@ def _d_SyncGroupRequest_v4(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequestAssignment', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'SyncGroupRequestAssignment', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: SyncGroupRequestAssignment.Assignment
         n1 = buf[pos] - 1
@@ -354,58 +376,62 @@ def _d_SyncGroupRequest_v4(buf, pos):
     return o, pos
 
 
-def _e_SyncGroupRequestAssignment_v4(o, w):
-    #: MemberId
-    x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequestAssignment', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Assignment
-    x = o.assignment
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_SyncGroupRequest_v4(o, w):
-    #: GroupId
+    #: SyncGroupRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: GenerationId
+    #: SyncGroupRequest.GenerationId
     w(_S_i.pack(o.generation_id))
-    #: MemberId
+    #: SyncGroupRequest.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: GroupInstanceId
+    #: SyncGroupRequest.GroupInstanceId
     x = o.group_instance_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'GroupInstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'GroupInstanceId')
+        else: w(_uve(n + 1))
         w(x)
-    #: Assignments
+    #: SyncGroupRequest.Assignments
     x = o.assignments
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_SyncGroupRequestAssignment_v4(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: SyncGroupRequestAssignment.MemberId
+        x1 = o1.member_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequestAssignment', 'MemberId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: SyncGroupRequestAssignment.Assignment
+        x1 = o1.assignment
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: SyncGroupRequestAssignment._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: SyncGroupRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -421,19 +447,20 @@ def _d_SyncGroupRequest_v5(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: SyncGroupRequest.GenerationId
-    o.generation_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: SyncGroupRequest.GenerationId, MemberId
+    o.generation_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: SyncGroupRequest.MemberId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: SyncGroupRequest.GroupInstanceId
     n = buf[pos] - 1
@@ -443,7 +470,8 @@ def _d_SyncGroupRequest_v5(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequest', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: SyncGroupRequest.ProtocolType
     n = buf[pos] - 1
@@ -453,7 +481,8 @@ def _d_SyncGroupRequest_v5(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequest', 'ProtocolType', True)
-        o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.protocol_type = buf[pos:e].decode()
+        except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: SyncGroupRequest.ProtocolName
     n = buf[pos] - 1
@@ -463,14 +492,14 @@ def _d_SyncGroupRequest_v5(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequest', 'ProtocolName', True)
-        o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.protocol_name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: SyncGroupRequest.Assignments
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequest', 'Assignments', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'SyncGroupRequest', 'Assignments')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'SyncGroupRequest', 'Assignments')
     x = []
     ap = x.append
     for _ in range(n):
@@ -482,7 +511,8 @@ def _d_SyncGroupRequest_v5(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequestAssignment', 'MemberId', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'SyncGroupRequestAssignment', 'MemberId', True)
-        o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.member_id = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.member_id = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: SyncGroupRequestAssignment.Assignment
         n1 = buf[pos] - 1
@@ -509,56 +539,83 @@ def _d_SyncGroupRequest_v5(buf, pos):
 
 
 def _e_SyncGroupRequest_v5(o, w):
-    #: GroupId
+    #: SyncGroupRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: GenerationId
+    #: SyncGroupRequest.GenerationId
     w(_S_i.pack(o.generation_id))
-    #: MemberId
+    #: SyncGroupRequest.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: GroupInstanceId
+    #: SyncGroupRequest.GroupInstanceId
     x = o.group_instance_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'GroupInstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'GroupInstanceId')
+        else: w(_uve(n + 1))
         w(x)
-    #: ProtocolType
+    #: SyncGroupRequest.ProtocolType
     x = o.protocol_type
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'ProtocolType')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'ProtocolType')
+        else: w(_uve(n + 1))
         w(x)
-    #: ProtocolName
+    #: SyncGroupRequest.ProtocolName
     x = o.protocol_name
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'ProtocolName')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequest', 'ProtocolName')
+        else: w(_uve(n + 1))
         w(x)
-    #: Assignments
+    #: SyncGroupRequest.Assignments
     x = o.assignments
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_SyncGroupRequestAssignment_v4(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: SyncGroupRequestAssignment.MemberId
+        x1 = o1.member_id
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequestAssignment', 'MemberId')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: SyncGroupRequestAssignment.Assignment
+        x1 = o1.assignment
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        w(x1)
+        #: SyncGroupRequestAssignment._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: SyncGroupRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -573,7 +630,8 @@ def _d_SyncGroupRequestAssignment_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequestAssignment', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequestAssignment', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: SyncGroupRequestAssignment.Assignment
     n, = _S_i.unpack_from(buf, pos)
@@ -587,6 +645,20 @@ def _d_SyncGroupRequestAssignment_v0(buf, pos):
     return o, pos
 
 
+def _e_SyncGroupRequestAssignment_v0(o, w):
+    #: SyncGroupRequestAssignment.MemberId
+    try: x = o.member_id.encode()
+    except UnicodeEncodeError: x = o.member_id.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: SyncGroupRequestAssignment.Assignment
+    x = o.assignment
+    w(_S_i.pack(len(x)))
+    w(x)
+    #: SyncGroupRequestAssignment._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'SyncGroupRequestAssignment', '_tagged_fields')
+
+
 def _d_SyncGroupRequestAssignment_v4(buf, pos):
     blen = len(buf)
     o = _new(SyncGroupRequestAssignment)
@@ -597,7 +669,8 @@ def _d_SyncGroupRequestAssignment_v4(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupRequestAssignment', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'SyncGroupRequestAssignment', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: SyncGroupRequestAssignment.Assignment
     n = buf[pos] - 1
@@ -614,6 +687,27 @@ def _d_SyncGroupRequestAssignment_v4(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_SyncGroupRequestAssignment_v4(o, w):
+    #: SyncGroupRequestAssignment.MemberId
+    x = o.member_id
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupRequestAssignment', 'MemberId')
+    else: w(_uve(n + 1))
+    w(x)
+    #: SyncGroupRequestAssignment.Assignment
+    x = o.assignment
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    w(x)
+    #: SyncGroupRequestAssignment._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_SyncGroupResponse_v0(buf, pos):
@@ -635,11 +729,11 @@ def _d_SyncGroupResponse_v0(buf, pos):
 
 
 def _e_SyncGroupResponse_v0(o, w):
-    #: ErrorCode, Assignment
+    #: SyncGroupResponse.ErrorCode, Assignment
     x = o.assignment
     w(_S_hi.pack(o.error_code, len(x)))
     w(x)
-    #: _tagged_fields
+    #: SyncGroupResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'SyncGroupResponse', '_tagged_fields')
 
 
@@ -661,24 +755,23 @@ def _d_SyncGroupResponse_v1(buf, pos):
 
 
 def _e_SyncGroupResponse_v1(o, w):
-    #: ThrottleTimeMs, ErrorCode, Assignment
+    #: SyncGroupResponse.ThrottleTimeMs, ErrorCode, Assignment
     x = o.assignment
     w(_S_ihi.pack(o.throttle_time_ms, o.error_code, len(x)))
     w(x)
-    #: _tagged_fields
+    #: SyncGroupResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'SyncGroupResponse', '_tagged_fields')
 
 
 def _d_SyncGroupResponse_v4(buf, pos):
     blen = len(buf)
     o = _new(SyncGroupResponse)
-    #: SyncGroupResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: SyncGroupResponse.ThrottleTimeMs, ErrorCode, Assignment
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: SyncGroupResponse.Assignment
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'SyncGroupResponse', 'Assignment', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'SyncGroupResponse', 'Assignment', False)
@@ -695,14 +788,14 @@ def _d_SyncGroupResponse_v4(buf, pos):
 
 
 def _e_SyncGroupResponse_v4(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: SyncGroupResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: Assignment
+    #: SyncGroupResponse.Assignment
     x = o.assignment
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     w(x)
-    #: _tagged_fields
+    #: SyncGroupResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -711,18 +804,18 @@ def _e_SyncGroupResponse_v4(o, w):
 def _d_SyncGroupResponse_v5(buf, pos):
     blen = len(buf)
     o = _new(SyncGroupResponse)
-    #: SyncGroupResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: SyncGroupResponse.ThrottleTimeMs, ErrorCode, ProtocolType
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: SyncGroupResponse.ProtocolType
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.protocol_type = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'SyncGroupResponse', 'ProtocolType', True)
-        o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.protocol_type = buf[pos:e].decode()
+        except UnicodeDecodeError: o.protocol_type = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: SyncGroupResponse.ProtocolName
     n = buf[pos] - 1
@@ -732,7 +825,8 @@ def _d_SyncGroupResponse_v5(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'SyncGroupResponse', 'ProtocolName', True)
-        o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.protocol_name = buf[pos:e].decode()
+        except UnicodeDecodeError: o.protocol_name = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: SyncGroupResponse.Assignment
     n = buf[pos] - 1
@@ -752,32 +846,36 @@ def _d_SyncGroupResponse_v5(buf, pos):
 
 
 def _e_SyncGroupResponse_v5(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: SyncGroupResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ProtocolType
+    #: SyncGroupResponse.ProtocolType
     x = o.protocol_type
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupResponse', 'ProtocolType')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupResponse', 'ProtocolType')
+        else: w(_uve(n + 1))
         w(x)
-    #: ProtocolName
+    #: SyncGroupResponse.ProtocolName
     x = o.protocol_name
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupResponse', 'ProtocolName')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'SyncGroupResponse', 'ProtocolName')
+        else: w(_uve(n + 1))
         w(x)
-    #: Assignment
+    #: SyncGroupResponse.Assignment
     x = o.assignment
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
     w(x)
-    #: _tagged_fields
+    #: SyncGroupResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')

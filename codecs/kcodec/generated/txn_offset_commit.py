@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -18,13 +19,17 @@ _str = str
 
 _S_h = _Sc('>h')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_ii = _Sc('>ii')
 _S_iq = _Sc('>iq')
 _S_iqh = _Sc('>iqh')
 _S_iqi = _Sc('>iqi')
+_S_iqiB = _Sc('>iqiB')
 _S_iqih = _Sc('>iqih')
 _S_qhi = _Sc('>qhi')
+_S_qhiB = _Sc('>qhiB')
 
 
 class TxnOffsetCommitRequest(_Struct):
@@ -162,7 +167,8 @@ def _d_TxnOffsetCommitRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequest', 'TransactionalId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitRequest', 'TransactionalId', True)
-    o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.transactional_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TxnOffsetCommitRequest.GroupId
     n, = _S_h.unpack_from(buf, pos)
@@ -170,13 +176,13 @@ def _d_TxnOffsetCommitRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TxnOffsetCommitRequest.ProducerId, ProducerEpoch, Topics
     o.producer_id, o.producer_epoch, n = _S_qhi.unpack_from(buf, pos)
     pos += 14
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TxnOffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -187,13 +193,13 @@ def _d_TxnOffsetCommitRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequestTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TxnOffsetCommitRequestTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequestTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -205,7 +211,8 @@ def _d_TxnOffsetCommitRequest_v0(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'TxnOffsetCommitRequestPartition', 'CommittedMetadata', True)
-                o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.committed_metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2.committed_leader_epoch = -1
             o2._utf = None
@@ -221,55 +228,51 @@ def _d_TxnOffsetCommitRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_TxnOffsetCommitRequestPartition_v0(o, w):
-    #: PartitionIndex, CommittedOffset
-    w(_S_iq.pack(o.partition_index, o.committed_offset))
-    #: CommittedMetadata
-    x = o.committed_metadata
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequestPartition', '_tagged_fields')
-
-
-def _e_TxnOffsetCommitRequestTopic_v0(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_TxnOffsetCommitRequestPartition_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequestTopic', '_tagged_fields')
-
-
 def _e_TxnOffsetCommitRequest_v0(o, w):
-    #: TransactionalId
-    x = o.transactional_id.encode('utf-8', 'surrogateescape')
+    #: TxnOffsetCommitRequest.TransactionalId
+    try: x = o.transactional_id.encode()
+    except UnicodeEncodeError: x = o.transactional_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: TxnOffsetCommitRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: ProducerId, ProducerEpoch, Topics
+    #: TxnOffsetCommitRequest.ProducerId, ProducerEpoch, Topics
     x = o.topics
     w(_S_qhi.pack(o.producer_id, o.producer_epoch, len(x)))
-    for v in x:
-        _e_TxnOffsetCommitRequestTopic_v0(v, w)
-    #: GenerationId
+    for o1 in x:
+        #: TxnOffsetCommitRequestTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: TxnOffsetCommitRequestTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset
+            w(_S_iq.pack(o2.partition_index, o2.committed_offset))
+            #: TxnOffsetCommitRequestPartition.CommittedMetadata
+            x2 = o2.committed_metadata
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: TxnOffsetCommitRequestPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequestPartition', '_tagged_fields')
+        #: TxnOffsetCommitRequestTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequestTopic', '_tagged_fields')
+    #: TxnOffsetCommitRequest.GenerationId
     if o.generation_id != -1: raise _absent('TxnOffsetCommitRequest', 'GenerationId')
-    #: MemberId
+    #: TxnOffsetCommitRequest.MemberId
     if o.member_id != '': raise _absent('TxnOffsetCommitRequest', 'MemberId')
-    #: GroupInstanceId
+    #: TxnOffsetCommitRequest.GroupInstanceId
     if o.group_instance_id is not None: raise _absent('TxnOffsetCommitRequest', 'GroupInstanceId')
-    #: _tagged_fields
+    #: TxnOffsetCommitRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequest', '_tagged_fields')
 
 
@@ -282,7 +285,8 @@ def _d_TxnOffsetCommitRequest_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequest', 'TransactionalId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitRequest', 'TransactionalId', True)
-    o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.transactional_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TxnOffsetCommitRequest.GroupId
     n, = _S_h.unpack_from(buf, pos)
@@ -290,13 +294,13 @@ def _d_TxnOffsetCommitRequest_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TxnOffsetCommitRequest.ProducerId, ProducerEpoch, Topics
     o.producer_id, o.producer_epoch, n = _S_qhi.unpack_from(buf, pos)
     pos += 14
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TxnOffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -307,13 +311,13 @@ def _d_TxnOffsetCommitRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequestTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TxnOffsetCommitRequestTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequestTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -325,7 +329,8 @@ def _d_TxnOffsetCommitRequest_v2(buf, pos):
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'TxnOffsetCommitRequestPartition', 'CommittedMetadata', True)
-                o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.committed_metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             o2._utf = None
             ap1(o2)
@@ -340,55 +345,51 @@ def _d_TxnOffsetCommitRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_TxnOffsetCommitRequestPartition_v2(o, w):
-    #: PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-    w(_S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch))
-    #: CommittedMetadata
-    x = o.committed_metadata
-    if x is None: w(b'\xff\xff')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        w(_S_h.pack(len(x)))
-        w(x)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequestPartition', '_tagged_fields')
-
-
-def _e_TxnOffsetCommitRequestTopic_v2(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_TxnOffsetCommitRequestPartition_v2(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequestTopic', '_tagged_fields')
-
-
 def _e_TxnOffsetCommitRequest_v2(o, w):
-    #: TransactionalId
-    x = o.transactional_id.encode('utf-8', 'surrogateescape')
+    #: TxnOffsetCommitRequest.TransactionalId
+    try: x = o.transactional_id.encode()
+    except UnicodeEncodeError: x = o.transactional_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: GroupId
-    x = o.group_id.encode('utf-8', 'surrogateescape')
+    #: TxnOffsetCommitRequest.GroupId
+    try: x = o.group_id.encode()
+    except UnicodeEncodeError: x = o.group_id.encode('utf-8', 'surrogateescape')
     w(_S_h.pack(len(x)))
     w(x)
-    #: ProducerId, ProducerEpoch, Topics
+    #: TxnOffsetCommitRequest.ProducerId, ProducerEpoch, Topics
     x = o.topics
     w(_S_qhi.pack(o.producer_id, o.producer_epoch, len(x)))
-    for v in x:
-        _e_TxnOffsetCommitRequestTopic_v2(v, w)
-    #: GenerationId
+    for o1 in x:
+        #: TxnOffsetCommitRequestTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: TxnOffsetCommitRequestTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+            w(_S_iqi.pack(o2.partition_index, o2.committed_offset, o2.committed_leader_epoch))
+            #: TxnOffsetCommitRequestPartition.CommittedMetadata
+            x2 = o2.committed_metadata
+            if x2 is None: w(b'\xff\xff')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                w(_S_h.pack(len(x2)))
+                w(x2)
+            #: TxnOffsetCommitRequestPartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequestPartition', '_tagged_fields')
+        #: TxnOffsetCommitRequestTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequestTopic', '_tagged_fields')
+    #: TxnOffsetCommitRequest.GenerationId
     if o.generation_id != -1: raise _absent('TxnOffsetCommitRequest', 'GenerationId')
-    #: MemberId
+    #: TxnOffsetCommitRequest.MemberId
     if o.member_id != '': raise _absent('TxnOffsetCommitRequest', 'MemberId')
-    #: GroupInstanceId
+    #: TxnOffsetCommitRequest.GroupInstanceId
     if o.group_instance_id is not None: raise _absent('TxnOffsetCommitRequest', 'GroupInstanceId')
-    #: _tagged_fields
+    #: TxnOffsetCommitRequest._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequest', '_tagged_fields')
 
 
@@ -402,7 +403,8 @@ def _d_TxnOffsetCommitRequest_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequest', 'TransactionalId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitRequest', 'TransactionalId', True)
-    o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.transactional_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.transactional_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TxnOffsetCommitRequest.GroupId
     n = buf[pos] - 1
@@ -411,19 +413,20 @@ def _d_TxnOffsetCommitRequest_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: TxnOffsetCommitRequest.ProducerId, ProducerEpoch, GenerationId
-    o.producer_id, o.producer_epoch, o.generation_id = _S_qhi.unpack_from(buf, pos)
-    pos += 14
+    #: TxnOffsetCommitRequest.ProducerId, ProducerEpoch, GenerationId, MemberId
+    o.producer_id, o.producer_epoch, o.generation_id, n = _S_qhiB.unpack_from(buf, pos)
+    pos += 15
     #: TxnOffsetCommitRequest.MemberId
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequest', 'MemberId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitRequest', 'MemberId', True)
-    o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.member_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.member_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TxnOffsetCommitRequest.GroupInstanceId
     n = buf[pos] - 1
@@ -433,14 +436,14 @@ def _d_TxnOffsetCommitRequest_v3(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitRequest', 'GroupInstanceId', True)
-        o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.group_instance_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.group_instance_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: TxnOffsetCommitRequest.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TxnOffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -452,30 +455,30 @@ def _d_TxnOffsetCommitRequest_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequestTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TxnOffsetCommitRequestTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequestTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(TxnOffsetCommitRequestPartition)
-            #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-            pos += 16
+            #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, CommittedMetadata
+            o2.partition_index, o2.committed_offset, o2.committed_leader_epoch, n2 = _S_iqiB.unpack_from(buf, pos)
+            pos += 17
             #: TxnOffsetCommitRequestPartition.CommittedMetadata
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.committed_metadata = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'TxnOffsetCommitRequestPartition', 'CommittedMetadata', True)
-                o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.committed_metadata = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.committed_metadata = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: TxnOffsetCommitRequestPartition._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -499,84 +502,88 @@ def _d_TxnOffsetCommitRequest_v3(buf, pos):
     return o, pos
 
 
-def _e_TxnOffsetCommitRequestPartition_v3(o, w):
-    #: PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-    w(_S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch))
-    #: CommittedMetadata
-    x = o.committed_metadata
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequestPartition', 'CommittedMetadata')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_TxnOffsetCommitRequestTopic_v3(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequestTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TxnOffsetCommitRequestPartition_v3(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_TxnOffsetCommitRequest_v3(o, w):
-    #: TransactionalId
+    #: TxnOffsetCommitRequest.TransactionalId
     x = o.transactional_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequest', 'TransactionalId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequest', 'TransactionalId')
+    else: w(_uve(n + 1))
     w(x)
-    #: GroupId
+    #: TxnOffsetCommitRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: ProducerId, ProducerEpoch, GenerationId
+    #: TxnOffsetCommitRequest.ProducerId, ProducerEpoch, GenerationId
     w(_S_qhi.pack(o.producer_id, o.producer_epoch, o.generation_id))
-    #: MemberId
+    #: TxnOffsetCommitRequest.MemberId
     x = o.member_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequest', 'MemberId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequest', 'MemberId')
+    else: w(_uve(n + 1))
     w(x)
-    #: GroupInstanceId
+    #: TxnOffsetCommitRequest.GroupInstanceId
     x = o.group_instance_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequest', 'GroupInstanceId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequest', 'GroupInstanceId')
+        else: w(_uve(n + 1))
         w(x)
-    #: Topics
+    #: TxnOffsetCommitRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TxnOffsetCommitRequestTopic_v3(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: TxnOffsetCommitRequestTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequestTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TxnOffsetCommitRequestTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+            w(_S_iqi.pack(o2.partition_index, o2.committed_offset, o2.committed_leader_epoch))
+            #: TxnOffsetCommitRequestPartition.CommittedMetadata
+            x2 = o2.committed_metadata
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequestPartition', 'CommittedMetadata')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: TxnOffsetCommitRequestPartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: TxnOffsetCommitRequestTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: TxnOffsetCommitRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -591,13 +598,13 @@ def _d_TxnOffsetCommitRequestTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequestTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TxnOffsetCommitRequestTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequestTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -609,7 +616,8 @@ def _d_TxnOffsetCommitRequestTopic_v0(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'TxnOffsetCommitRequestPartition', 'CommittedMetadata', True)
-            o1.committed_metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.committed_metadata = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.committed_metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1.committed_leader_epoch = -1
         o1._utf = None
@@ -617,6 +625,32 @@ def _d_TxnOffsetCommitRequestTopic_v0(buf, pos):
     o.partitions = x
     o._utf = None
     return o, pos
+
+
+def _e_TxnOffsetCommitRequestTopic_v0(o, w):
+    #: TxnOffsetCommitRequestTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: TxnOffsetCommitRequestTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset
+        w(_S_iq.pack(o1.partition_index, o1.committed_offset))
+        #: TxnOffsetCommitRequestPartition.CommittedMetadata
+        x1 = o1.committed_metadata
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: TxnOffsetCommitRequestPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequestPartition', '_tagged_fields')
+    #: TxnOffsetCommitRequestTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequestTopic', '_tagged_fields')
 
 
 def _d_TxnOffsetCommitRequestTopic_v2(buf, pos):
@@ -628,13 +662,13 @@ def _d_TxnOffsetCommitRequestTopic_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequestTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TxnOffsetCommitRequestTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequestTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -646,13 +680,40 @@ def _d_TxnOffsetCommitRequestTopic_v2(buf, pos):
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'TxnOffsetCommitRequestPartition', 'CommittedMetadata', True)
-            o1.committed_metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.committed_metadata = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.committed_metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         o1._utf = None
         ap(o1)
     o.partitions = x
     o._utf = None
     return o, pos
+
+
+def _e_TxnOffsetCommitRequestTopic_v2(o, w):
+    #: TxnOffsetCommitRequestTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: TxnOffsetCommitRequestTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+        w(_S_iqi.pack(o1.partition_index, o1.committed_offset, o1.committed_leader_epoch))
+        #: TxnOffsetCommitRequestPartition.CommittedMetadata
+        x1 = o1.committed_metadata
+        if x1 is None: w(b'\xff\xff')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            w(_S_h.pack(len(x1)))
+            w(x1)
+        #: TxnOffsetCommitRequestPartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequestPartition', '_tagged_fields')
+    #: TxnOffsetCommitRequestTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequestTopic', '_tagged_fields')
 
 
 def _d_TxnOffsetCommitRequestTopic_v3(buf, pos):
@@ -665,30 +726,30 @@ def _d_TxnOffsetCommitRequestTopic_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequestTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TxnOffsetCommitRequestTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitRequestTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(TxnOffsetCommitRequestPartition)
-        #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-        o1.partition_index, o1.committed_offset, o1.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-        pos += 16
+        #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, CommittedMetadata
+        o1.partition_index, o1.committed_offset, o1.committed_leader_epoch, n1 = _S_iqiB.unpack_from(buf, pos)
+        pos += 17
         #: TxnOffsetCommitRequestPartition.CommittedMetadata
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.committed_metadata = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'TxnOffsetCommitRequestPartition', 'CommittedMetadata', True)
-            o1.committed_metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.committed_metadata = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.committed_metadata = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: TxnOffsetCommitRequestPartition._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -705,6 +766,44 @@ def _d_TxnOffsetCommitRequestTopic_v3(buf, pos):
     return o, pos
 
 
+def _e_TxnOffsetCommitRequestTopic_v3(o, w):
+    #: TxnOffsetCommitRequestTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequestTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TxnOffsetCommitRequestTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+        w(_S_iqi.pack(o1.partition_index, o1.committed_offset, o1.committed_leader_epoch))
+        #: TxnOffsetCommitRequestPartition.CommittedMetadata
+        x1 = o1.committed_metadata
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequestPartition', 'CommittedMetadata')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: TxnOffsetCommitRequestPartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: TxnOffsetCommitRequestTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_TxnOffsetCommitRequestPartition_v0(buf, pos):
     blen = len(buf)
     o = _new(TxnOffsetCommitRequestPartition)
@@ -715,11 +814,27 @@ def _d_TxnOffsetCommitRequestPartition_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitRequestPartition', 'CommittedMetadata', True)
-        o.committed_metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.committed_metadata = buf[pos:e].decode()
+        except UnicodeDecodeError: o.committed_metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o.committed_leader_epoch = -1
     o._utf = None
     return o, pos
+
+
+def _e_TxnOffsetCommitRequestPartition_v0(o, w):
+    #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset
+    w(_S_iq.pack(o.partition_index, o.committed_offset))
+    #: TxnOffsetCommitRequestPartition.CommittedMetadata
+    x = o.committed_metadata
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: TxnOffsetCommitRequestPartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequestPartition', '_tagged_fields')
 
 
 def _d_TxnOffsetCommitRequestPartition_v2(buf, pos):
@@ -732,27 +847,43 @@ def _d_TxnOffsetCommitRequestPartition_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitRequestPartition', 'CommittedMetadata', True)
-        o.committed_metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.committed_metadata = buf[pos:e].decode()
+        except UnicodeDecodeError: o.committed_metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o._utf = None
     return o, pos
 
 
+def _e_TxnOffsetCommitRequestPartition_v2(o, w):
+    #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+    w(_S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch))
+    #: TxnOffsetCommitRequestPartition.CommittedMetadata
+    x = o.committed_metadata
+    if x is None: w(b'\xff\xff')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x)))
+        w(x)
+    #: TxnOffsetCommitRequestPartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitRequestPartition', '_tagged_fields')
+
+
 def _d_TxnOffsetCommitRequestPartition_v3(buf, pos):
     blen = len(buf)
     o = _new(TxnOffsetCommitRequestPartition)
-    #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
-    o.partition_index, o.committed_offset, o.committed_leader_epoch = _S_iqi.unpack_from(buf, pos)
-    pos += 16
+    #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch, CommittedMetadata
+    o.partition_index, o.committed_offset, o.committed_leader_epoch, n = _S_iqiB.unpack_from(buf, pos)
+    pos += 17
     #: TxnOffsetCommitRequestPartition.CommittedMetadata
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.committed_metadata = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitRequestPartition', 'CommittedMetadata', True)
-        o.committed_metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.committed_metadata = buf[pos:e].decode()
+        except UnicodeDecodeError: o.committed_metadata = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: TxnOffsetCommitRequestPartition._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -762,14 +893,33 @@ def _d_TxnOffsetCommitRequestPartition_v3(buf, pos):
     return o, pos
 
 
+def _e_TxnOffsetCommitRequestPartition_v3(o, w):
+    #: TxnOffsetCommitRequestPartition.PartitionIndex, CommittedOffset, CommittedLeaderEpoch
+    w(_S_iqi.pack(o.partition_index, o.committed_offset, o.committed_leader_epoch))
+    #: TxnOffsetCommitRequestPartition.CommittedMetadata
+    x = o.committed_metadata
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitRequestPartition', 'CommittedMetadata')
+        else: w(_uve(n + 1))
+        w(x)
+    #: TxnOffsetCommitRequestPartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_TxnOffsetCommitResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(TxnOffsetCommitResponse)
     #: TxnOffsetCommitResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TxnOffsetCommitResponse', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -780,13 +930,13 @@ def _d_TxnOffsetCommitResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TxnOffsetCommitResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TxnOffsetCommitResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -804,49 +954,40 @@ def _d_TxnOffsetCommitResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_TxnOffsetCommitResponsePartition_v0(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitResponsePartition', '_tagged_fields')
-
-
-def _e_TxnOffsetCommitResponseTopic_v0(o, w):
-    #: Name
-    x = o.name.encode('utf-8', 'surrogateescape')
-    w(_S_h.pack(len(x)))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    w(_S_i.pack(len(x)))
-    for v in x:
-        _e_TxnOffsetCommitResponsePartition_v0(v, w)
-    #: _tagged_fields
-    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitResponseTopic', '_tagged_fields')
-
-
 def _e_TxnOffsetCommitResponse_v0(o, w):
-    #: ThrottleTimeMs, Topics
+    #: TxnOffsetCommitResponse.ThrottleTimeMs, Topics
     x = o.topics
     w(_S_ii.pack(o.throttle_time_ms, len(x)))
-    for v in x:
-        _e_TxnOffsetCommitResponseTopic_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: TxnOffsetCommitResponseTopic.Name
+        try: x1 = o1.name.encode()
+        except UnicodeEncodeError: x1 = o1.name.encode('utf-8', 'surrogateescape')
+        w(_S_h.pack(len(x1)))
+        w(x1)
+        #: TxnOffsetCommitResponseTopic.Partitions
+        x1 = o1.partitions
+        w(_S_i.pack(len(x1)))
+        for o2 in x1:
+            #: TxnOffsetCommitResponsePartition.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: TxnOffsetCommitResponsePartition._tagged_fields
+            if o2._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitResponsePartition', '_tagged_fields')
+        #: TxnOffsetCommitResponseTopic._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitResponseTopic', '_tagged_fields')
+    #: TxnOffsetCommitResponse._tagged_fields
     if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitResponse', '_tagged_fields')
 
 
 def _d_TxnOffsetCommitResponse_v3(buf, pos):
     blen = len(buf)
     o = _new(TxnOffsetCommitResponse)
-    #: TxnOffsetCommitResponse.ThrottleTimeMs
-    o.throttle_time_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: TxnOffsetCommitResponse.ThrottleTimeMs, Topics
+    o.throttle_time_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: TxnOffsetCommitResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TxnOffsetCommitResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -858,26 +999,24 @@ def _d_TxnOffsetCommitResponse_v3(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitResponseTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'TxnOffsetCommitResponseTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: TxnOffsetCommitResponseTopic.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitResponseTopic', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(TxnOffsetCommitResponsePartition)
-            #: TxnOffsetCommitResponsePartition.PartitionIndex, ErrorCode
-            o2.partition_index, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: TxnOffsetCommitResponsePartition.PartitionIndex, ErrorCode, _tagged_fields
+            o2.partition_index, o2.error_code, t2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: TxnOffsetCommitResponsePartition._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: TxnOffsetCommitResponseTopic._tagged_fields
@@ -895,45 +1034,39 @@ def _d_TxnOffsetCommitResponse_v3(buf, pos):
     return o, pos
 
 
-def _e_TxnOffsetCommitResponsePartition_v3(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_TxnOffsetCommitResponseTopic_v3(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitResponseTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TxnOffsetCommitResponsePartition_v3(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_TxnOffsetCommitResponse_v3(o, w):
-    #: ThrottleTimeMs
+    #: TxnOffsetCommitResponse.ThrottleTimeMs
     w(_S_i.pack(o.throttle_time_ms))
-    #: Topics
+    #: TxnOffsetCommitResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_TxnOffsetCommitResponseTopic_v3(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: TxnOffsetCommitResponseTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitResponseTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: TxnOffsetCommitResponseTopic.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: TxnOffsetCommitResponsePartition.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: TxnOffsetCommitResponsePartition._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: TxnOffsetCommitResponseTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: TxnOffsetCommitResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -948,13 +1081,13 @@ def _d_TxnOffsetCommitResponseTopic_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TxnOffsetCommitResponseTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -969,6 +1102,24 @@ def _d_TxnOffsetCommitResponseTopic_v0(buf, pos):
     return o, pos
 
 
+def _e_TxnOffsetCommitResponseTopic_v0(o, w):
+    #: TxnOffsetCommitResponseTopic.Name
+    try: x = o.name.encode()
+    except UnicodeEncodeError: x = o.name.encode('utf-8', 'surrogateescape')
+    w(_S_h.pack(len(x)))
+    w(x)
+    #: TxnOffsetCommitResponseTopic.Partitions
+    x = o.partitions
+    w(_S_i.pack(len(x)))
+    for o1 in x:
+        #: TxnOffsetCommitResponsePartition.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: TxnOffsetCommitResponsePartition._tagged_fields
+        if o1._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitResponsePartition', '_tagged_fields')
+    #: TxnOffsetCommitResponseTopic._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitResponseTopic', '_tagged_fields')
+
+
 def _d_TxnOffsetCommitResponseTopic_v3(buf, pos):
     blen = len(buf)
     o = _new(TxnOffsetCommitResponseTopic)
@@ -979,26 +1130,24 @@ def _d_TxnOffsetCommitResponseTopic_v3(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitResponseTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'TxnOffsetCommitResponseTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: TxnOffsetCommitResponseTopic.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'TxnOffsetCommitResponseTopic', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(TxnOffsetCommitResponsePartition)
-        #: TxnOffsetCommitResponsePartition.PartitionIndex, ErrorCode
-        o1.partition_index, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: TxnOffsetCommitResponsePartition.PartitionIndex, ErrorCode, _tagged_fields
+        o1.partition_index, o1.error_code, t1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: TxnOffsetCommitResponsePartition._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: TxnOffsetCommitResponseTopic._tagged_fields
@@ -1007,6 +1156,33 @@ def _d_TxnOffsetCommitResponseTopic_v3(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_TxnOffsetCommitResponseTopic_v3(o, w):
+    #: TxnOffsetCommitResponseTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'TxnOffsetCommitResponseTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: TxnOffsetCommitResponseTopic.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: TxnOffsetCommitResponsePartition.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: TxnOffsetCommitResponsePartition._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: TxnOffsetCommitResponseTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_TxnOffsetCommitResponsePartition_v0(buf, pos):
@@ -1018,17 +1194,31 @@ def _d_TxnOffsetCommitResponsePartition_v0(buf, pos):
     return o, pos
 
 
+def _e_TxnOffsetCommitResponsePartition_v0(o, w):
+    #: TxnOffsetCommitResponsePartition.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: TxnOffsetCommitResponsePartition._tagged_fields
+    if o._utf: raise _eerr('tagged fields are not supported at this version', 'TxnOffsetCommitResponsePartition', '_tagged_fields')
+
+
 def _d_TxnOffsetCommitResponsePartition_v3(buf, pos):
     o = _new(TxnOffsetCommitResponsePartition)
-    #: TxnOffsetCommitResponsePartition.PartitionIndex, ErrorCode
-    o.partition_index, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: TxnOffsetCommitResponsePartition.PartitionIndex, ErrorCode, _tagged_fields
+    o.partition_index, o.error_code, t = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: TxnOffsetCommitResponsePartition._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_TxnOffsetCommitResponsePartition_v3(o, w):
+    #: TxnOffsetCommitResponsePartition.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: TxnOffsetCommitResponsePartition._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,11 +18,17 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hb = _Sc('>hb')
+_S_hbB = _Sc('>hbB')
 _S_ho = _Sc('>h?')
+_S_hoB = _Sc('>h?B')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_o = _Sc('>?')
+_S_oB = _Sc('>?B')
 
 
 class UpdateFeaturesRequest(_Struct):
@@ -117,15 +124,13 @@ class UpdatableFeatureResult(_Struct):
 def _d_UpdateFeaturesRequest_v0(buf, pos):
     blen = len(buf)
     o = _new(UpdateFeaturesRequest)
-    #: UpdateFeaturesRequest.timeoutMs
-    o.timeout_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: UpdateFeaturesRequest.timeoutMs, FeatureUpdates
+    o.timeout_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: UpdateFeaturesRequest.FeatureUpdates
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'UpdateFeaturesRequest', 'FeatureUpdates', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'UpdateFeaturesRequest', 'FeatureUpdates')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'UpdateFeaturesRequest', 'FeatureUpdates')
     x = []
     ap = x.append
     for _ in range(n):
@@ -137,17 +142,16 @@ def _d_UpdateFeaturesRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FeatureUpdateKey', 'Feature', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FeatureUpdateKey', 'Feature', True)
-        o1.feature = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.feature = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.feature = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: FeatureUpdateKey.MaxVersionLevel, AllowDowngrade
-        o1.max_version_level, o1.allow_downgrade = _S_ho.unpack_from(buf, pos)
-        pos += 3
+        #: FeatureUpdateKey.MaxVersionLevel, AllowDowngrade, _tagged_fields
+        o1.max_version_level, o1.allow_downgrade, t1 = _S_hoB.unpack_from(buf, pos)
+        pos += 4
         o1.upgrade_type = 1
         #: FeatureUpdateKey._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.feature_updates = x
     o.validate_only = False
@@ -159,36 +163,34 @@ def _d_UpdateFeaturesRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_FeatureUpdateKey_v0(o, w):
-    #: Feature
-    x = o.feature
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FeatureUpdateKey', 'Feature')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: MaxVersionLevel, AllowDowngrade
-    w(_S_ho.pack(o.max_version_level, o.allow_downgrade))
-    #: UpgradeType
-    if o.upgrade_type != 1: raise _absent('FeatureUpdateKey', 'UpgradeType')
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_UpdateFeaturesRequest_v0(o, w):
-    #: timeoutMs
+    #: UpdateFeaturesRequest.timeoutMs
     w(_S_i.pack(o.timeout_ms))
-    #: FeatureUpdates
+    #: UpdateFeaturesRequest.FeatureUpdates
     x = o.feature_updates
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FeatureUpdateKey_v0(v, w)
-    #: ValidateOnly
+    for o1 in x:
+        #: FeatureUpdateKey.Feature
+        x1 = o1.feature
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'FeatureUpdateKey', 'Feature')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: FeatureUpdateKey.MaxVersionLevel, AllowDowngrade
+        w(_S_ho.pack(o1.max_version_level, o1.allow_downgrade))
+        #: FeatureUpdateKey.UpgradeType
+        if o1.upgrade_type != 1: raise _absent('FeatureUpdateKey', 'UpgradeType')
+        #: FeatureUpdateKey._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: UpdateFeaturesRequest.ValidateOnly
     if o.validate_only != False: raise _absent('UpdateFeaturesRequest', 'ValidateOnly')
-    #: _tagged_fields
+    #: UpdateFeaturesRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -197,15 +199,13 @@ def _e_UpdateFeaturesRequest_v0(o, w):
 def _d_UpdateFeaturesRequest_v1(buf, pos):
     blen = len(buf)
     o = _new(UpdateFeaturesRequest)
-    #: UpdateFeaturesRequest.timeoutMs
-    o.timeout_ms, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: UpdateFeaturesRequest.timeoutMs, FeatureUpdates
+    o.timeout_ms, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: UpdateFeaturesRequest.FeatureUpdates
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'UpdateFeaturesRequest', 'FeatureUpdates', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'UpdateFeaturesRequest', 'FeatureUpdates')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'UpdateFeaturesRequest', 'FeatureUpdates')
     x = []
     ap = x.append
     for _ in range(n):
@@ -217,60 +217,55 @@ def _d_UpdateFeaturesRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'FeatureUpdateKey', 'Feature', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'FeatureUpdateKey', 'Feature', True)
-        o1.feature = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.feature = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.feature = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: FeatureUpdateKey.MaxVersionLevel, UpgradeType
-        o1.max_version_level, o1.upgrade_type = _S_hb.unpack_from(buf, pos)
-        pos += 3
+        #: FeatureUpdateKey.MaxVersionLevel, UpgradeType, _tagged_fields
+        o1.max_version_level, o1.upgrade_type, t1 = _S_hbB.unpack_from(buf, pos)
+        pos += 4
         o1.allow_downgrade = False
         #: FeatureUpdateKey._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.feature_updates = x
-    #: UpdateFeaturesRequest.ValidateOnly
-    o.validate_only, = _S_o.unpack_from(buf, pos)
-    pos += 1
+    #: UpdateFeaturesRequest.ValidateOnly, _tagged_fields
+    o.validate_only, t = _S_oB.unpack_from(buf, pos)
+    pos += 2
     #: UpdateFeaturesRequest._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
-def _e_FeatureUpdateKey_v1(o, w):
-    #: Feature
-    x = o.feature
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'FeatureUpdateKey', 'Feature')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: MaxVersionLevel, UpgradeType
-    w(_S_hb.pack(o.max_version_level, o.upgrade_type))
-    #: AllowDowngrade
-    if o.allow_downgrade != False: raise _absent('FeatureUpdateKey', 'AllowDowngrade')
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_UpdateFeaturesRequest_v1(o, w):
-    #: timeoutMs
+    #: UpdateFeaturesRequest.timeoutMs
     w(_S_i.pack(o.timeout_ms))
-    #: FeatureUpdates
+    #: UpdateFeaturesRequest.FeatureUpdates
     x = o.feature_updates
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_FeatureUpdateKey_v1(v, w)
-    #: ValidateOnly
+    for o1 in x:
+        #: FeatureUpdateKey.Feature
+        x1 = o1.feature
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'FeatureUpdateKey', 'Feature')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: FeatureUpdateKey.MaxVersionLevel, UpgradeType
+        w(_S_hb.pack(o1.max_version_level, o1.upgrade_type))
+        #: FeatureUpdateKey.AllowDowngrade
+        if o1.allow_downgrade != False: raise _absent('FeatureUpdateKey', 'AllowDowngrade')
+        #: FeatureUpdateKey._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: UpdateFeaturesRequest.ValidateOnly
     w(_S_o.pack(o.validate_only))
-    #: _tagged_fields
+    #: UpdateFeaturesRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -286,18 +281,37 @@ def _d_FeatureUpdateKey_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FeatureUpdateKey', 'Feature', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FeatureUpdateKey', 'Feature', True)
-    o.feature = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.feature = buf[pos:e].decode()
+    except UnicodeDecodeError: o.feature = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: FeatureUpdateKey.MaxVersionLevel, AllowDowngrade
-    o.max_version_level, o.allow_downgrade = _S_ho.unpack_from(buf, pos)
-    pos += 3
+    #: FeatureUpdateKey.MaxVersionLevel, AllowDowngrade, _tagged_fields
+    o.max_version_level, o.allow_downgrade, t = _S_hoB.unpack_from(buf, pos)
+    pos += 4
     o.upgrade_type = 1
     #: FeatureUpdateKey._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_FeatureUpdateKey_v0(o, w):
+    #: FeatureUpdateKey.Feature
+    x = o.feature
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FeatureUpdateKey', 'Feature')
+    else: w(_uve(n + 1))
+    w(x)
+    #: FeatureUpdateKey.MaxVersionLevel, AllowDowngrade
+    w(_S_ho.pack(o.max_version_level, o.allow_downgrade))
+    #: FeatureUpdateKey.UpgradeType
+    if o.upgrade_type != 1: raise _absent('FeatureUpdateKey', 'UpgradeType')
+    #: FeatureUpdateKey._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_FeatureUpdateKey_v1(buf, pos):
@@ -310,42 +324,60 @@ def _d_FeatureUpdateKey_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'FeatureUpdateKey', 'Feature', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'FeatureUpdateKey', 'Feature', True)
-    o.feature = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.feature = buf[pos:e].decode()
+    except UnicodeDecodeError: o.feature = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: FeatureUpdateKey.MaxVersionLevel, UpgradeType
-    o.max_version_level, o.upgrade_type = _S_hb.unpack_from(buf, pos)
-    pos += 3
+    #: FeatureUpdateKey.MaxVersionLevel, UpgradeType, _tagged_fields
+    o.max_version_level, o.upgrade_type, t = _S_hbB.unpack_from(buf, pos)
+    pos += 4
     o.allow_downgrade = False
     #: FeatureUpdateKey._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_FeatureUpdateKey_v1(o, w):
+    #: FeatureUpdateKey.Feature
+    x = o.feature
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'FeatureUpdateKey', 'Feature')
+    else: w(_uve(n + 1))
+    w(x)
+    #: FeatureUpdateKey.MaxVersionLevel, UpgradeType
+    w(_S_hb.pack(o.max_version_level, o.upgrade_type))
+    #: FeatureUpdateKey.AllowDowngrade
+    if o.allow_downgrade != False: raise _absent('FeatureUpdateKey', 'AllowDowngrade')
+    #: FeatureUpdateKey._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_UpdateFeaturesResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(UpdateFeaturesResponse)
-    #: UpdateFeaturesResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: UpdateFeaturesResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: UpdateFeaturesResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'UpdateFeaturesResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: UpdateFeaturesResponse.Results
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'UpdateFeaturesResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'UpdateFeaturesResponse', 'Results')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'UpdateFeaturesResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -357,20 +389,21 @@ def _d_UpdateFeaturesResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'UpdatableFeatureResult', 'Feature', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'UpdatableFeatureResult', 'Feature', True)
-        o1.feature = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.feature = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.feature = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: UpdatableFeatureResult.ErrorCode
-        o1.error_code, = _S_h.unpack_from(buf, pos)
-        pos += 2
+        #: UpdatableFeatureResult.ErrorCode, ErrorMessage
+        o1.error_code, n1 = _S_hB.unpack_from(buf, pos)
+        pos += 3
         #: UpdatableFeatureResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'UpdatableFeatureResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: UpdatableFeatureResult._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -387,50 +420,52 @@ def _d_UpdateFeaturesResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_UpdatableFeatureResult_v0(o, w):
-    #: Feature
-    x = o.feature
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'UpdatableFeatureResult', 'Feature')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: ErrorCode
-    w(_S_h.pack(o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'UpdatableFeatureResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_UpdateFeaturesResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: UpdateFeaturesResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: UpdateFeaturesResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'UpdateFeaturesResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'UpdateFeaturesResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: Results
+    #: UpdateFeaturesResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_UpdatableFeatureResult_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: UpdatableFeatureResult.Feature
+        x1 = o1.feature
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'UpdatableFeatureResult', 'Feature')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: UpdatableFeatureResult.ErrorCode
+        w(_S_h.pack(o1.error_code))
+        #: UpdatableFeatureResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'UpdatableFeatureResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: UpdatableFeatureResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: UpdateFeaturesResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -439,18 +474,18 @@ def _e_UpdateFeaturesResponse_v0(o, w):
 def _d_UpdateFeaturesResponse_v2(buf, pos):
     blen = len(buf)
     o = _new(UpdateFeaturesResponse)
-    #: UpdateFeaturesResponse.ThrottleTimeMs, ErrorCode
-    o.throttle_time_ms, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: UpdateFeaturesResponse.ThrottleTimeMs, ErrorCode, ErrorMessage
+    o.throttle_time_ms, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: UpdateFeaturesResponse.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'UpdateFeaturesResponse', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     o.results = []
     #: UpdateFeaturesResponse._tagged_fields
@@ -462,18 +497,20 @@ def _d_UpdateFeaturesResponse_v2(buf, pos):
 
 
 def _e_UpdateFeaturesResponse_v2(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: UpdateFeaturesResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: ErrorMessage
+    #: UpdateFeaturesResponse.ErrorMessage
     x = o.error_message
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'UpdateFeaturesResponse', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'UpdateFeaturesResponse', 'ErrorMessage')
+        else: w(_uve(n + 1))
         w(x)
-    #: _tagged_fields
+    #: UpdateFeaturesResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -489,20 +526,21 @@ def _d_UpdatableFeatureResult_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'UpdatableFeatureResult', 'Feature', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'UpdatableFeatureResult', 'Feature', True)
-    o.feature = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.feature = buf[pos:e].decode()
+    except UnicodeDecodeError: o.feature = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: UpdatableFeatureResult.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: UpdatableFeatureResult.ErrorCode, ErrorMessage
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: UpdatableFeatureResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'UpdatableFeatureResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: UpdatableFeatureResult._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -510,6 +548,35 @@ def _d_UpdatableFeatureResult_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_UpdatableFeatureResult_v0(o, w):
+    #: UpdatableFeatureResult.Feature
+    x = o.feature
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'UpdatableFeatureResult', 'Feature')
+    else: w(_uve(n + 1))
+    w(x)
+    #: UpdatableFeatureResult.ErrorCode
+    w(_S_h.pack(o.error_code))
+    #: UpdatableFeatureResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'UpdatableFeatureResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: UpdatableFeatureResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,11 +18,16 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_H = _Sc('>H')
+_S_HB = _Sc('>HB')
 _S_hh = _Sc('>hh')
+_S_hhB = _Sc('>hhB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ih = _Sc('>ih')
 _S_ii = _Sc('>ii')
+_S_iiB = _Sc('>iiB')
 _S_iiU = _Sc('>ii16s')
+_S_iiUB = _Sc('>ii16sB')
 
 
 class UpdateRaftVoterRequest(_Struct):
@@ -136,14 +142,12 @@ class CurrentLeader(_Struct):
 
 def _d_KRaftVersionFeature_v0(buf, pos):
     o = _new(KRaftVersionFeature)
-    #: KRaftVersionFeature.MinSupportedVersion, MaxSupportedVersion
-    o.min_supported_version, o.max_supported_version = _S_hh.unpack_from(buf, pos)
-    pos += 4
+    #: KRaftVersionFeature.MinSupportedVersion, MaxSupportedVersion, _tagged_fields
+    o.min_supported_version, o.max_supported_version, t = _S_hhB.unpack_from(buf, pos)
+    pos += 5
     #: KRaftVersionFeature._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
@@ -158,18 +162,17 @@ def _d_UpdateRaftVoterRequest_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'UpdateRaftVoterRequest', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: UpdateRaftVoterRequest.CurrentLeaderEpoch, VoterId, VoterDirectoryId
-    o.current_leader_epoch, o.voter_id, o.voter_directory_id = _S_iiU.unpack_from(buf, pos)
-    pos += 24
-    o.voter_directory_id = _UC.get(o.voter_directory_id) or _mkuuid(o.voter_directory_id)
+    #: UpdateRaftVoterRequest.CurrentLeaderEpoch, VoterId, VoterDirectoryId, Listeners
+    o.current_leader_epoch, o.voter_id, u_0, n = _S_iiUB.unpack_from(buf, pos)
+    pos += 25
+    o.voter_directory_id = _UC.get(u_0) or _mkuuid(u_0)
     #: UpdateRaftVoterRequest.Listeners
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'UpdateRaftVoterRequest', 'Listeners', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'UpdateRaftVoterRequest', 'Listeners')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'UpdateRaftVoterRequest', 'Listeners')
     x = []
     ap = x.append
     for _ in range(n):
@@ -181,7 +184,8 @@ def _d_UpdateRaftVoterRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Listener.Host
         n1 = buf[pos] - 1
@@ -190,16 +194,15 @@ def _d_UpdateRaftVoterRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Listener', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Listener.Port
-        o1.port, = _S_H.unpack_from(buf, pos)
-        pos += 2
+        #: Listener.Port, _tagged_fields
+        o1.port, t1 = _S_HB.unpack_from(buf, pos)
+        pos += 3
         #: Listener._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.listeners = x
     #: UpdateRaftVoterRequest.KRaftVersionFeature
@@ -212,59 +215,61 @@ def _d_UpdateRaftVoterRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_Listener_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Port
-    w(_S_H.pack(o.port))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_KRaftVersionFeature_v0(o, w):
-    #: MinSupportedVersion, MaxSupportedVersion
+    #: KRaftVersionFeature.MinSupportedVersion, MaxSupportedVersion
     w(_S_hh.pack(o.min_supported_version, o.max_supported_version))
-    #: _tagged_fields
+    #: KRaftVersionFeature._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_UpdateRaftVoterRequest_v0(o, w):
-    #: ClusterId
+    #: UpdateRaftVoterRequest.ClusterId
     x = o.cluster_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'UpdateRaftVoterRequest', 'ClusterId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'UpdateRaftVoterRequest', 'ClusterId')
+        else: w(_uve(n + 1))
         w(x)
-    #: CurrentLeaderEpoch, VoterId, VoterDirectoryId
+    #: UpdateRaftVoterRequest.CurrentLeaderEpoch, VoterId, VoterDirectoryId
     w(_S_iiU.pack(o.current_leader_epoch, o.voter_id, o.voter_directory_id.bytes))
-    #: Listeners
+    #: UpdateRaftVoterRequest.Listeners
     x = o.listeners
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Listener_v0(v, w)
-    #: KRaftVersionFeature
+    for o1 in x:
+        #: Listener.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Listener.Port
+        w(_S_H.pack(o1.port))
+        #: Listener._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: UpdateRaftVoterRequest.KRaftVersionFeature
     _e_KRaftVersionFeature_v0(o.k_raft_version_feature, w)
-    #: _tagged_fields
+    #: UpdateRaftVoterRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -280,7 +285,8 @@ def _d_Listener_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Listener', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Listener.Host
     n = buf[pos] - 1
@@ -289,42 +295,66 @@ def _d_Listener_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Listener', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Listener', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: Listener.Port
-    o.port, = _S_H.unpack_from(buf, pos)
-    pos += 2
+    #: Listener.Port, _tagged_fields
+    o.port, t = _S_HB.unpack_from(buf, pos)
+    pos += 3
     #: Listener._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_Listener_v0(o, w):
+    #: Listener.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Listener.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Listener', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Listener.Port
+    w(_S_H.pack(o.port))
+    #: Listener._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_CurrentLeader_v0(buf, pos):
     blen = len(buf)
     o = _new(CurrentLeader)
-    #: CurrentLeader.LeaderId, LeaderEpoch
-    o.leader_id, o.leader_epoch = _S_ii.unpack_from(buf, pos)
-    pos += 8
+    #: CurrentLeader.LeaderId, LeaderEpoch, Host
+    o.leader_id, o.leader_epoch, n = _S_iiB.unpack_from(buf, pos)
+    pos += 9
     #: CurrentLeader.Host
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'CurrentLeader', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'CurrentLeader', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: CurrentLeader.Port
-    o.port, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: CurrentLeader.Port, _tagged_fields
+    o.port, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: CurrentLeader._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
@@ -356,36 +386,38 @@ def _d_UpdateRaftVoterResponse_v0(buf, pos):
 
 
 def _e_CurrentLeader_v0(o, w):
-    #: LeaderId, LeaderEpoch
+    #: CurrentLeader.LeaderId, LeaderEpoch
     w(_S_ii.pack(o.leader_id, o.leader_epoch))
-    #: Host
+    #: CurrentLeader.Host
     x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'CurrentLeader', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'CurrentLeader', 'Host')
+    else: w(_uve(n + 1))
     w(x)
-    #: Port
+    #: CurrentLeader.Port
     w(_S_i.pack(o.port))
-    #: _tagged_fields
+    #: CurrentLeader._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_UpdateRaftVoterResponse_v0(o, w):
-    #: ThrottleTimeMs, ErrorCode
+    #: UpdateRaftVoterResponse.ThrottleTimeMs, ErrorCode
     w(_S_ih.pack(o.throttle_time_ms, o.error_code))
-    #: _tagged_fields
+    #: UpdateRaftVoterResponse._tagged_fields
     tg = []
-    #: CurrentLeader
+    #: UpdateRaftVoterResponse.CurrentLeader
     x = o.current_leader
     if x != CurrentLeader():
         sub = []
         s = sub.append
         _e_CurrentLeader_v0(x, s)
         tg.append((0, b''.join(sub)))
-    #: _tagged_fields
+    #: UpdateRaftVoterResponse._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,12 +18,19 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_H = _Sc('>H')
+_S_HB = _Sc('>HB')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ihiio = _Sc('>ihii?')
+_S_ihiioB = _Sc('>ihii?B')
 _S_iiiUUiq = _Sc('>iii16s16siq')
+_S_iiiUUiqB = _Sc('>iii16s16siqB')
 _S_iiiUUiqo = _Sc('>iii16s16siq?')
+_S_iiiUUiqoB = _Sc('>iii16s16siq?B')
 _S_iiiiq = _Sc('>iiiiq')
+_S_iiiiqB = _Sc('>iiiiqB')
 
 
 class VoteRequest(_Struct):
@@ -186,14 +194,14 @@ def _d_VoteRequest_v0(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'VoteRequest', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: VoteRequest.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'VoteRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -205,29 +213,27 @@ def _d_VoteRequest_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequestTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'VoteRequestTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: VoteRequestTopicData.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequestTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'VoteRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'VoteRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(VoteRequestPartitionData)
-            #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, LastOffsetEpoch, LastOffset
-            o2.partition_index, o2.replica_epoch, o2.replica_id, o2.last_offset_epoch, o2.last_offset = _S_iiiiq.unpack_from(buf, pos)
-            pos += 24
+            #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, LastOffsetEpoch, LastOffset, _tagged_fields
+            o2.partition_index, o2.replica_epoch, o2.replica_id, o2.last_offset_epoch, o2.last_offset, t2 = _S_iiiiqB.unpack_from(buf, pos)
+            pos += 25
             o2.replica_directory_id = _ZERO_UUID
             o2.voter_directory_id = _ZERO_UUID
             o2.pre_vote = False
             #: VoteRequestPartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: VoteRequestTopicData._tagged_fields
@@ -246,54 +252,50 @@ def _d_VoteRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_VoteRequestPartitionData_v0(o, w):
-    #: PartitionIndex, ReplicaEpoch, ReplicaId, LastOffsetEpoch, LastOffset
-    w(_S_iiiiq.pack(o.partition_index, o.replica_epoch, o.replica_id, o.last_offset_epoch, o.last_offset))
-    #: PreVote
-    if o.pre_vote != False: raise _absent('VoteRequestPartitionData', 'PreVote')
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_VoteRequestTopicData_v0(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequestTopicData', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_VoteRequestPartitionData_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_VoteRequest_v0(o, w):
-    #: ClusterId
+    #: VoteRequest.ClusterId
     x = o.cluster_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequest', 'ClusterId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequest', 'ClusterId')
+        else: w(_uve(n + 1))
         w(x)
-    #: Topics
+    #: VoteRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_VoteRequestTopicData_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: VoteRequestTopicData.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequestTopicData', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: VoteRequestTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, LastOffsetEpoch, LastOffset
+            w(_S_iiiiq.pack(o2.partition_index, o2.replica_epoch, o2.replica_id, o2.last_offset_epoch, o2.last_offset))
+            #: VoteRequestPartitionData.PreVote
+            if o2.pre_vote != False: raise _absent('VoteRequestPartitionData', 'PreVote')
+            #: VoteRequestPartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: VoteRequestTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: VoteRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -310,17 +312,16 @@ def _d_VoteRequest_v1(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'VoteRequest', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: VoteRequest.VoterId
-    o.voter_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: VoteRequest.VoterId, Topics
+    o.voter_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: VoteRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'VoteRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -332,29 +333,27 @@ def _d_VoteRequest_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequestTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'VoteRequestTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: VoteRequestTopicData.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequestTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'VoteRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'VoteRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(VoteRequestPartitionData)
-            #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset
-            o2.partition_index, o2.replica_epoch, o2.replica_id, o2.replica_directory_id, o2.voter_directory_id, o2.last_offset_epoch, o2.last_offset = _S_iiiUUiq.unpack_from(buf, pos)
-            pos += 56
-            o2.replica_directory_id = _UC.get(o2.replica_directory_id) or _mkuuid(o2.replica_directory_id)
-            o2.voter_directory_id = _UC.get(o2.voter_directory_id) or _mkuuid(o2.voter_directory_id)
+            #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset, _tagged_fields
+            o2.partition_index, o2.replica_epoch, o2.replica_id, u2_0, u2_1, o2.last_offset_epoch, o2.last_offset, t2 = _S_iiiUUiqB.unpack_from(buf, pos)
+            pos += 57
+            o2.replica_directory_id = _UC.get(u2_0) or _mkuuid(u2_0)
+            o2.voter_directory_id = _UC.get(u2_1) or _mkuuid(u2_1)
             o2.pre_vote = False
             #: VoteRequestPartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: VoteRequestTopicData._tagged_fields
@@ -372,56 +371,52 @@ def _d_VoteRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_VoteRequestPartitionData_v1(o, w):
-    #: PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset
-    w(_S_iiiUUiq.pack(o.partition_index, o.replica_epoch, o.replica_id, o.replica_directory_id.bytes, o.voter_directory_id.bytes, o.last_offset_epoch, o.last_offset))
-    #: PreVote
-    if o.pre_vote != False: raise _absent('VoteRequestPartitionData', 'PreVote')
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_VoteRequestTopicData_v1(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequestTopicData', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_VoteRequestPartitionData_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_VoteRequest_v1(o, w):
-    #: ClusterId
+    #: VoteRequest.ClusterId
     x = o.cluster_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequest', 'ClusterId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequest', 'ClusterId')
+        else: w(_uve(n + 1))
         w(x)
-    #: VoterId
+    #: VoteRequest.VoterId
     w(_S_i.pack(o.voter_id))
-    #: Topics
+    #: VoteRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_VoteRequestTopicData_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: VoteRequestTopicData.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequestTopicData', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: VoteRequestTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset
+            w(_S_iiiUUiq.pack(o2.partition_index, o2.replica_epoch, o2.replica_id, o2.replica_directory_id.bytes, o2.voter_directory_id.bytes, o2.last_offset_epoch, o2.last_offset))
+            #: VoteRequestPartitionData.PreVote
+            if o2.pre_vote != False: raise _absent('VoteRequestPartitionData', 'PreVote')
+            #: VoteRequestPartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: VoteRequestTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: VoteRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -438,17 +433,16 @@ def _d_VoteRequest_v2(buf, pos):
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'VoteRequest', 'ClusterId', True)
-        o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.cluster_id = buf[pos:e].decode()
+        except UnicodeDecodeError: o.cluster_id = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
-    #: VoteRequest.VoterId
-    o.voter_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: VoteRequest.VoterId, Topics
+    o.voter_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: VoteRequest.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'VoteRequest', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -460,28 +454,26 @@ def _d_VoteRequest_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequestTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'VoteRequestTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: VoteRequestTopicData.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequestTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'VoteRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'VoteRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(VoteRequestPartitionData)
-            #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset, PreVote
-            o2.partition_index, o2.replica_epoch, o2.replica_id, o2.replica_directory_id, o2.voter_directory_id, o2.last_offset_epoch, o2.last_offset, o2.pre_vote = _S_iiiUUiqo.unpack_from(buf, pos)
-            pos += 57
-            o2.replica_directory_id = _UC.get(o2.replica_directory_id) or _mkuuid(o2.replica_directory_id)
-            o2.voter_directory_id = _UC.get(o2.voter_directory_id) or _mkuuid(o2.voter_directory_id)
+            #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset, PreVote, _tagged_fields
+            o2.partition_index, o2.replica_epoch, o2.replica_id, u2_0, u2_1, o2.last_offset_epoch, o2.last_offset, o2.pre_vote, t2 = _S_iiiUUiqoB.unpack_from(buf, pos)
+            pos += 58
+            o2.replica_directory_id = _UC.get(u2_0) or _mkuuid(u2_0)
+            o2.voter_directory_id = _UC.get(u2_1) or _mkuuid(u2_1)
             #: VoteRequestPartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: VoteRequestTopicData._tagged_fields
@@ -499,54 +491,50 @@ def _d_VoteRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_VoteRequestPartitionData_v2(o, w):
-    #: PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset, PreVote
-    w(_S_iiiUUiqo.pack(o.partition_index, o.replica_epoch, o.replica_id, o.replica_directory_id.bytes, o.voter_directory_id.bytes, o.last_offset_epoch, o.last_offset, o.pre_vote))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_VoteRequestTopicData_v2(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequestTopicData', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_VoteRequestPartitionData_v2(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_VoteRequest_v2(o, w):
-    #: ClusterId
+    #: VoteRequest.ClusterId
     x = o.cluster_id
     if x is None: w(b'\x00')
     else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequest', 'ClusterId')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequest', 'ClusterId')
+        else: w(_uve(n + 1))
         w(x)
-    #: VoterId
+    #: VoteRequest.VoterId
     w(_S_i.pack(o.voter_id))
-    #: Topics
+    #: VoteRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_VoteRequestTopicData_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: VoteRequestTopicData.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequestTopicData', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: VoteRequestTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset, PreVote
+            w(_S_iiiUUiqo.pack(o2.partition_index, o2.replica_epoch, o2.replica_id, o2.replica_directory_id.bytes, o2.voter_directory_id.bytes, o2.last_offset_epoch, o2.last_offset, o2.pre_vote))
+            #: VoteRequestPartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: VoteRequestTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: VoteRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -562,29 +550,27 @@ def _d_VoteRequestTopicData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequestTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'VoteRequestTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: VoteRequestTopicData.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequestTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'VoteRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(VoteRequestPartitionData)
-        #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, LastOffsetEpoch, LastOffset
-        o1.partition_index, o1.replica_epoch, o1.replica_id, o1.last_offset_epoch, o1.last_offset = _S_iiiiq.unpack_from(buf, pos)
-        pos += 24
+        #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, LastOffsetEpoch, LastOffset, _tagged_fields
+        o1.partition_index, o1.replica_epoch, o1.replica_id, o1.last_offset_epoch, o1.last_offset, t1 = _S_iiiiqB.unpack_from(buf, pos)
+        pos += 25
         o1.replica_directory_id = _ZERO_UUID
         o1.voter_directory_id = _ZERO_UUID
         o1.pre_vote = False
         #: VoteRequestPartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: VoteRequestTopicData._tagged_fields
@@ -593,6 +579,35 @@ def _d_VoteRequestTopicData_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_VoteRequestTopicData_v0(o, w):
+    #: VoteRequestTopicData.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequestTopicData', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: VoteRequestTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, LastOffsetEpoch, LastOffset
+        w(_S_iiiiq.pack(o1.partition_index, o1.replica_epoch, o1.replica_id, o1.last_offset_epoch, o1.last_offset))
+        #: VoteRequestPartitionData.PreVote
+        if o1.pre_vote != False: raise _absent('VoteRequestPartitionData', 'PreVote')
+        #: VoteRequestPartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: VoteRequestTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_VoteRequestTopicData_v1(buf, pos):
@@ -605,29 +620,27 @@ def _d_VoteRequestTopicData_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequestTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'VoteRequestTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: VoteRequestTopicData.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequestTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'VoteRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(VoteRequestPartitionData)
-        #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset
-        o1.partition_index, o1.replica_epoch, o1.replica_id, o1.replica_directory_id, o1.voter_directory_id, o1.last_offset_epoch, o1.last_offset = _S_iiiUUiq.unpack_from(buf, pos)
-        pos += 56
-        o1.replica_directory_id = _UC.get(o1.replica_directory_id) or _mkuuid(o1.replica_directory_id)
-        o1.voter_directory_id = _UC.get(o1.voter_directory_id) or _mkuuid(o1.voter_directory_id)
+        #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset, _tagged_fields
+        o1.partition_index, o1.replica_epoch, o1.replica_id, u1_0, u1_1, o1.last_offset_epoch, o1.last_offset, t1 = _S_iiiUUiqB.unpack_from(buf, pos)
+        pos += 57
+        o1.replica_directory_id = _UC.get(u1_0) or _mkuuid(u1_0)
+        o1.voter_directory_id = _UC.get(u1_1) or _mkuuid(u1_1)
         o1.pre_vote = False
         #: VoteRequestPartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: VoteRequestTopicData._tagged_fields
@@ -636,6 +649,35 @@ def _d_VoteRequestTopicData_v1(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_VoteRequestTopicData_v1(o, w):
+    #: VoteRequestTopicData.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequestTopicData', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: VoteRequestTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset
+        w(_S_iiiUUiq.pack(o1.partition_index, o1.replica_epoch, o1.replica_id, o1.replica_directory_id.bytes, o1.voter_directory_id.bytes, o1.last_offset_epoch, o1.last_offset))
+        #: VoteRequestPartitionData.PreVote
+        if o1.pre_vote != False: raise _absent('VoteRequestPartitionData', 'PreVote')
+        #: VoteRequestPartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: VoteRequestTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_VoteRequestTopicData_v2(buf, pos):
@@ -648,28 +690,26 @@ def _d_VoteRequestTopicData_v2(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequestTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'VoteRequestTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: VoteRequestTopicData.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'VoteRequestTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'VoteRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(VoteRequestPartitionData)
-        #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset, PreVote
-        o1.partition_index, o1.replica_epoch, o1.replica_id, o1.replica_directory_id, o1.voter_directory_id, o1.last_offset_epoch, o1.last_offset, o1.pre_vote = _S_iiiUUiqo.unpack_from(buf, pos)
-        pos += 57
-        o1.replica_directory_id = _UC.get(o1.replica_directory_id) or _mkuuid(o1.replica_directory_id)
-        o1.voter_directory_id = _UC.get(o1.voter_directory_id) or _mkuuid(o1.voter_directory_id)
+        #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset, PreVote, _tagged_fields
+        o1.partition_index, o1.replica_epoch, o1.replica_id, u1_0, u1_1, o1.last_offset_epoch, o1.last_offset, o1.pre_vote, t1 = _S_iiiUUiqoB.unpack_from(buf, pos)
+        pos += 58
+        o1.replica_directory_id = _UC.get(u1_0) or _mkuuid(u1_0)
+        o1.voter_directory_id = _UC.get(u1_1) or _mkuuid(u1_1)
         #: VoteRequestPartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: VoteRequestTopicData._tagged_fields
@@ -680,65 +720,115 @@ def _d_VoteRequestTopicData_v2(buf, pos):
     return o, pos
 
 
+def _e_VoteRequestTopicData_v2(o, w):
+    #: VoteRequestTopicData.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'VoteRequestTopicData', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: VoteRequestTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset, PreVote
+        w(_S_iiiUUiqo.pack(o1.partition_index, o1.replica_epoch, o1.replica_id, o1.replica_directory_id.bytes, o1.voter_directory_id.bytes, o1.last_offset_epoch, o1.last_offset, o1.pre_vote))
+        #: VoteRequestPartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: VoteRequestTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_VoteRequestPartitionData_v0(buf, pos):
     o = _new(VoteRequestPartitionData)
-    #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, LastOffsetEpoch, LastOffset
-    o.partition_index, o.replica_epoch, o.replica_id, o.last_offset_epoch, o.last_offset = _S_iiiiq.unpack_from(buf, pos)
-    pos += 24
+    #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, LastOffsetEpoch, LastOffset, _tagged_fields
+    o.partition_index, o.replica_epoch, o.replica_id, o.last_offset_epoch, o.last_offset, t = _S_iiiiqB.unpack_from(buf, pos)
+    pos += 25
     o.replica_directory_id = _ZERO_UUID
     o.voter_directory_id = _ZERO_UUID
     o.pre_vote = False
     #: VoteRequestPartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_VoteRequestPartitionData_v0(o, w):
+    #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, LastOffsetEpoch, LastOffset
+    w(_S_iiiiq.pack(o.partition_index, o.replica_epoch, o.replica_id, o.last_offset_epoch, o.last_offset))
+    #: VoteRequestPartitionData.PreVote
+    if o.pre_vote != False: raise _absent('VoteRequestPartitionData', 'PreVote')
+    #: VoteRequestPartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_VoteRequestPartitionData_v1(buf, pos):
     o = _new(VoteRequestPartitionData)
-    #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset
-    o.partition_index, o.replica_epoch, o.replica_id, o.replica_directory_id, o.voter_directory_id, o.last_offset_epoch, o.last_offset = _S_iiiUUiq.unpack_from(buf, pos)
-    pos += 56
-    o.replica_directory_id = _UC.get(o.replica_directory_id) or _mkuuid(o.replica_directory_id)
-    o.voter_directory_id = _UC.get(o.voter_directory_id) or _mkuuid(o.voter_directory_id)
+    #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset, _tagged_fields
+    o.partition_index, o.replica_epoch, o.replica_id, u_0, u_1, o.last_offset_epoch, o.last_offset, t = _S_iiiUUiqB.unpack_from(buf, pos)
+    pos += 57
+    o.replica_directory_id = _UC.get(u_0) or _mkuuid(u_0)
+    o.voter_directory_id = _UC.get(u_1) or _mkuuid(u_1)
     o.pre_vote = False
     #: VoteRequestPartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_VoteRequestPartitionData_v1(o, w):
+    #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset
+    w(_S_iiiUUiq.pack(o.partition_index, o.replica_epoch, o.replica_id, o.replica_directory_id.bytes, o.voter_directory_id.bytes, o.last_offset_epoch, o.last_offset))
+    #: VoteRequestPartitionData.PreVote
+    if o.pre_vote != False: raise _absent('VoteRequestPartitionData', 'PreVote')
+    #: VoteRequestPartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_VoteRequestPartitionData_v2(buf, pos):
     o = _new(VoteRequestPartitionData)
-    #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset, PreVote
-    o.partition_index, o.replica_epoch, o.replica_id, o.replica_directory_id, o.voter_directory_id, o.last_offset_epoch, o.last_offset, o.pre_vote = _S_iiiUUiqo.unpack_from(buf, pos)
-    pos += 57
-    o.replica_directory_id = _UC.get(o.replica_directory_id) or _mkuuid(o.replica_directory_id)
-    o.voter_directory_id = _UC.get(o.voter_directory_id) or _mkuuid(o.voter_directory_id)
+    #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset, PreVote, _tagged_fields
+    o.partition_index, o.replica_epoch, o.replica_id, u_0, u_1, o.last_offset_epoch, o.last_offset, o.pre_vote, t = _S_iiiUUiqoB.unpack_from(buf, pos)
+    pos += 58
+    o.replica_directory_id = _UC.get(u_0) or _mkuuid(u_0)
+    o.voter_directory_id = _UC.get(u_1) or _mkuuid(u_1)
     #: VoteRequestPartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_VoteRequestPartitionData_v2(o, w):
+    #: VoteRequestPartitionData.PartitionIndex, ReplicaEpoch, ReplicaId, ReplicaDirectoryId, VoterDirectoryId, LastOffsetEpoch, LastOffset, PreVote
+    w(_S_iiiUUiqo.pack(o.partition_index, o.replica_epoch, o.replica_id, o.replica_directory_id.bytes, o.voter_directory_id.bytes, o.last_offset_epoch, o.last_offset, o.pre_vote))
+    #: VoteRequestPartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_VoteResponse_v0(buf, pos):
     blen = len(buf)
     o = _new(VoteResponse)
-    #: VoteResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: VoteResponse.ErrorCode, Topics
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: VoteResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'VoteResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'VoteResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -750,26 +840,24 @@ def _d_VoteResponse_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'VoteResponseTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'VoteResponseTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: VoteResponseTopicData.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'VoteResponseTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'VoteResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'VoteResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(VoteResponsePartitionData)
-            #: VoteResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, VoteGranted
-            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, o2.vote_granted = _S_ihiio.unpack_from(buf, pos)
-            pos += 15
+            #: VoteResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, VoteGranted, _tagged_fields
+            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, o2.vote_granted, t2 = _S_ihiioB.unpack_from(buf, pos)
+            pos += 16
             #: VoteResponsePartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: VoteResponseTopicData._tagged_fields
@@ -788,47 +876,41 @@ def _d_VoteResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_VoteResponsePartitionData_v0(o, w):
-    #: PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, VoteGranted
-    w(_S_ihiio.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.vote_granted))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_VoteResponseTopicData_v0(o, w):
-    #: TopicName
-    x = o.topic_name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'VoteResponseTopicData', 'TopicName')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_VoteResponsePartitionData_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_VoteResponse_v0(o, w):
-    #: ErrorCode
+    #: VoteResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: Topics
+    #: VoteResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_VoteResponseTopicData_v0(v, w)
-    #: NodeEndpoints
+    for o1 in x:
+        #: VoteResponseTopicData.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'VoteResponseTopicData', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: VoteResponseTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: VoteResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, VoteGranted
+            w(_S_ihiio.pack(o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, o2.vote_granted))
+            #: VoteResponsePartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: VoteResponseTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: VoteResponse.NodeEndpoints
     if (o.node_endpoints is None or len(o.node_endpoints) != 0): raise _absent('VoteResponse', 'NodeEndpoints')
-    #: _tagged_fields
+    #: VoteResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -837,15 +919,13 @@ def _e_VoteResponse_v0(o, w):
 def _d_VoteResponse_v1(buf, pos):
     blen = len(buf)
     o = _new(VoteResponse)
-    #: VoteResponse.ErrorCode
-    o.error_code, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: VoteResponse.ErrorCode, Topics
+    o.error_code, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: VoteResponse.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'VoteResponse', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'VoteResponse', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -857,26 +937,24 @@ def _d_VoteResponse_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'VoteResponseTopicData', 'TopicName', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'VoteResponseTopicData', 'TopicName', True)
-        o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.topic_name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.topic_name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: VoteResponseTopicData.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'VoteResponseTopicData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'VoteResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'VoteResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(VoteResponsePartitionData)
-            #: VoteResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, VoteGranted
-            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, o2.vote_granted = _S_ihiio.unpack_from(buf, pos)
-            pos += 15
+            #: VoteResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, VoteGranted, _tagged_fields
+            o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, o2.vote_granted, t2 = _S_ihiioB.unpack_from(buf, pos)
+            pos += 16
             #: VoteResponsePartitionData._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: VoteResponseTopicData._tagged_fields
@@ -900,32 +978,29 @@ def _d_VoteResponse_v1(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if n < 0: raise _derr('non-nullable field was serialized as null', 'VoteResponse', 'NodeEndpoints', pos)
-            if n > blen - pos: raise _dalloc(n, pos, blen, 'VoteResponse', 'NodeEndpoints')
+            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteResponse', 'NodeEndpoints')
             x = []
             ap = x.append
             for _ in range(n):
                 o1 = _new(NodeEndpoint)
-                #: NodeEndpoint.NodeId
-                o1.node_id, = _S_i.unpack_from(buf, pos)
-                pos += 4
+                #: NodeEndpoint.NodeId, Host
+                o1.node_id, n1 = _S_iB.unpack_from(buf, pos)
+                pos += 5
                 #: NodeEndpoint.Host
-                n1 = buf[pos] - 1
-                if n1 < 127: pos += 1
-                else: n1, pos = _uvm1s(buf, pos)
+                if n1 < 128: n1 -= 1
+                else: n1, pos = _uvm1s(buf, pos - 1)
                 if n1 < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
                 e1 = pos + n1
                 if e1 > blen: raise _dlen(n1, pos, blen, 'NodeEndpoint', 'Host', True)
-                o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+                try: o1.host = buf[pos:e1].decode()
+                except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
                 pos = e1
-                #: NodeEndpoint.Port
-                o1.port, = _S_H.unpack_from(buf, pos)
-                pos += 2
+                #: NodeEndpoint.Port, _tagged_fields
+                o1.port, t1 = _S_HB.unpack_from(buf, pos)
+                pos += 3
                 #: NodeEndpoint._tagged_fields
-                if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o1._utf = None
-                    pos += 1
+                if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o1._utf = None
                 ap(o1)
             o.node_endpoints = x
             if pos != te: raise _derr('tagged field size mismatch', 'VoteResponse', 'NodeEndpoints', pos)
@@ -938,35 +1013,60 @@ def _d_VoteResponse_v1(buf, pos):
 
 
 def _e_NodeEndpoint_v1(o, w):
-    #: NodeId
+    #: NodeEndpoint.NodeId
     w(_S_i.pack(o.node_id))
-    #: Host
+    #: NodeEndpoint.Host
     x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'NodeEndpoint', 'Host')
+    else: w(_uve(n + 1))
     w(x)
-    #: Port
+    #: NodeEndpoint.Port
     w(_S_H.pack(o.port))
-    #: _tagged_fields
+    #: NodeEndpoint._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_VoteResponse_v1(o, w):
-    #: ErrorCode
+    #: VoteResponse.ErrorCode
     w(_S_h.pack(o.error_code))
-    #: Topics
+    #: VoteResponse.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_VoteResponseTopicData_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: VoteResponseTopicData.TopicName
+        x1 = o1.topic_name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'VoteResponseTopicData', 'TopicName')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: VoteResponseTopicData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: VoteResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, VoteGranted
+            w(_S_ihiio.pack(o2.partition_index, o2.error_code, o2.leader_id, o2.leader_epoch, o2.vote_granted))
+            #: VoteResponsePartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: VoteResponseTopicData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: VoteResponse._tagged_fields
     tg = []
-    #: NodeEndpoints
+    #: VoteResponse.NodeEndpoints
     x = o.node_endpoints
     if (x is None or len(x) != 0):
         sub = []
@@ -976,7 +1076,7 @@ def _e_VoteResponse_v1(o, w):
         for v in x:
             _e_NodeEndpoint_v1(v, s)
         tg.append((0, b''.join(sub)))
-    #: _tagged_fields
+    #: VoteResponse._tagged_fields
     u = o._utf
     if tg or u: _wr_tags(w, tg, u)
     else: w(b'\x00')
@@ -992,26 +1092,24 @@ def _d_VoteResponseTopicData_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'VoteResponseTopicData', 'TopicName', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'VoteResponseTopicData', 'TopicName', True)
-    o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.topic_name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.topic_name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: VoteResponseTopicData.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'VoteResponseTopicData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'VoteResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(VoteResponsePartitionData)
-        #: VoteResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, VoteGranted
-        o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch, o1.vote_granted = _S_ihiio.unpack_from(buf, pos)
-        pos += 15
+        #: VoteResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, VoteGranted, _tagged_fields
+        o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch, o1.vote_granted, t1 = _S_ihiioB.unpack_from(buf, pos)
+        pos += 16
         #: VoteResponsePartitionData._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: VoteResponseTopicData._tagged_fields
@@ -1022,42 +1120,74 @@ def _d_VoteResponseTopicData_v0(buf, pos):
     return o, pos
 
 
+def _e_VoteResponseTopicData_v0(o, w):
+    #: VoteResponseTopicData.TopicName
+    x = o.topic_name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'VoteResponseTopicData', 'TopicName')
+    else: w(_uve(n + 1))
+    w(x)
+    #: VoteResponseTopicData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: VoteResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, VoteGranted
+        w(_S_ihiio.pack(o1.partition_index, o1.error_code, o1.leader_id, o1.leader_epoch, o1.vote_granted))
+        #: VoteResponsePartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: VoteResponseTopicData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_VoteResponsePartitionData_v0(buf, pos):
     o = _new(VoteResponsePartitionData)
-    #: VoteResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, VoteGranted
-    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.vote_granted = _S_ihiio.unpack_from(buf, pos)
-    pos += 15
+    #: VoteResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, VoteGranted, _tagged_fields
+    o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.vote_granted, t = _S_ihiioB.unpack_from(buf, pos)
+    pos += 16
     #: VoteResponsePartitionData._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_VoteResponsePartitionData_v0(o, w):
+    #: VoteResponsePartitionData.PartitionIndex, ErrorCode, LeaderId, LeaderEpoch, VoteGranted
+    w(_S_ihiio.pack(o.partition_index, o.error_code, o.leader_id, o.leader_epoch, o.vote_granted))
+    #: VoteResponsePartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_NodeEndpoint_v1(buf, pos):
     blen = len(buf)
     o = _new(NodeEndpoint)
-    #: NodeEndpoint.NodeId
-    o.node_id, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: NodeEndpoint.NodeId, Host
+    o.node_id, n = _S_iB.unpack_from(buf, pos)
+    pos += 5
     #: NodeEndpoint.Host
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: raise _derr('non-nullable field was serialized as null', 'NodeEndpoint', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'NodeEndpoint', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: NodeEndpoint.Port
-    o.port, = _S_H.unpack_from(buf, pos)
-    pos += 2
+    #: NodeEndpoint.Port, _tagged_fields
+    o.port, t = _S_HB.unpack_from(buf, pos)
+    pos += 3
     #: NodeEndpoint._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 

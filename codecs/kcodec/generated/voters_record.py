@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,9 +18,13 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_H = _Sc('>H')
+_S_HB = _Sc('>HB')
 _S_h = _Sc('>h')
+_S_hB = _Sc('>hB')
 _S_hh = _Sc('>hh')
+_S_hhB = _Sc('>hhB')
 _S_iU = _Sc('>i16s')
+_S_iUB = _Sc('>i16sB')
 
 
 class VotersRecord(_Struct):
@@ -102,43 +107,37 @@ class KRaftVersionFeature(_Struct):
 
 def _d_KRaftVersionFeature_v0(buf, pos):
     o = _new(KRaftVersionFeature)
-    #: KRaftVersionFeature.MinSupportedVersion, MaxSupportedVersion
-    o.min_supported_version, o.max_supported_version = _S_hh.unpack_from(buf, pos)
-    pos += 4
+    #: KRaftVersionFeature.MinSupportedVersion, MaxSupportedVersion, _tagged_fields
+    o.min_supported_version, o.max_supported_version, t = _S_hhB.unpack_from(buf, pos)
+    pos += 5
     #: KRaftVersionFeature._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
 
 
 def _d_VotersRecord_v0(buf, pos):
     blen = len(buf)
     o = _new(VotersRecord)
-    #: VotersRecord.Version
-    o.version, = _S_h.unpack_from(buf, pos)
-    pos += 2
+    #: VotersRecord.Version, Voters
+    o.version, n = _S_hB.unpack_from(buf, pos)
+    pos += 3
     #: VotersRecord.Voters
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'VotersRecord', 'Voters', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'VotersRecord', 'Voters')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VotersRecord', 'Voters')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(Voter)
-        #: Voter.VoterId, VoterDirectoryId
-        o1.voter_id, o1.voter_directory_id = _S_iU.unpack_from(buf, pos)
-        pos += 20
-        o1.voter_directory_id = _UC.get(o1.voter_directory_id) or _mkuuid(o1.voter_directory_id)
+        #: Voter.VoterId, VoterDirectoryId, Endpoints
+        o1.voter_id, u1_0, n1 = _S_iUB.unpack_from(buf, pos)
+        pos += 21
+        o1.voter_directory_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: Voter.Endpoints
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Voter', 'Endpoints', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'Voter', 'Endpoints')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Voter', 'Endpoints')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -150,7 +149,8 @@ def _d_VotersRecord_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Endpoint', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'Endpoint', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: Endpoint.Host
             n2 = buf[pos] - 1
@@ -159,16 +159,15 @@ def _d_VotersRecord_v0(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'Endpoint', 'Host', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'Endpoint', 'Host', True)
-            o2.host = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.host = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.host = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
-            #: Endpoint.Port
-            o2.port, = _S_H.unpack_from(buf, pos)
-            pos += 2
+            #: Endpoint.Port, _tagged_fields
+            o2.port, t2 = _S_HB.unpack_from(buf, pos)
+            pos += 3
             #: Endpoint._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.endpoints = x1
         #: Voter.KRaftVersionFeature
@@ -188,65 +187,61 @@ def _d_VotersRecord_v0(buf, pos):
     return o, pos
 
 
-def _e_Endpoint_v0(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Endpoint', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Host
-    x = o.host
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'Endpoint', 'Host')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Port
-    w(_S_H.pack(o.port))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_KRaftVersionFeature_v0(o, w):
-    #: MinSupportedVersion, MaxSupportedVersion
+    #: KRaftVersionFeature.MinSupportedVersion, MaxSupportedVersion
     w(_S_hh.pack(o.min_supported_version, o.max_supported_version))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_Voter_v0(o, w):
-    #: VoterId, VoterDirectoryId
-    w(_S_iU.pack(o.voter_id, o.voter_directory_id.bytes))
-    #: Endpoints
-    x = o.endpoints
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Endpoint_v0(v, w)
-    #: KRaftVersionFeature
-    _e_KRaftVersionFeature_v0(o.k_raft_version_feature, w)
-    #: _tagged_fields
+    #: KRaftVersionFeature._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
 
 
 def _e_VotersRecord_v0(o, w):
-    #: Version
+    #: VotersRecord.Version
     w(_S_h.pack(o.version))
-    #: Voters
+    #: VotersRecord.Voters
     x = o.voters
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_Voter_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: Voter.VoterId, VoterDirectoryId
+        w(_S_iU.pack(o1.voter_id, o1.voter_directory_id.bytes))
+        #: Voter.Endpoints
+        x1 = o1.endpoints
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: Endpoint.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Endpoint', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: Endpoint.Host
+            x2 = o2.host
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'Endpoint', 'Host')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: Endpoint.Port
+            w(_S_H.pack(o2.port))
+            #: Endpoint._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: Voter.KRaftVersionFeature
+        _e_KRaftVersionFeature_v0(o1.k_raft_version_feature, w)
+        #: Voter._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: VotersRecord._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -255,16 +250,14 @@ def _e_VotersRecord_v0(o, w):
 def _d_Voter_v0(buf, pos):
     blen = len(buf)
     o = _new(Voter)
-    #: Voter.VoterId, VoterDirectoryId
-    o.voter_id, o.voter_directory_id = _S_iU.unpack_from(buf, pos)
-    pos += 20
-    o.voter_directory_id = _UC.get(o.voter_directory_id) or _mkuuid(o.voter_directory_id)
+    #: Voter.VoterId, VoterDirectoryId, Endpoints
+    o.voter_id, u_0, n = _S_iUB.unpack_from(buf, pos)
+    pos += 21
+    o.voter_directory_id = _UC.get(u_0) or _mkuuid(u_0)
     #: Voter.Endpoints
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'Voter', 'Endpoints', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'Voter', 'Endpoints')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Voter', 'Endpoints')
     x = []
     ap = x.append
     for _ in range(n):
@@ -276,7 +269,8 @@ def _d_Voter_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Endpoint', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Endpoint', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: Endpoint.Host
         n1 = buf[pos] - 1
@@ -285,16 +279,15 @@ def _d_Voter_v0(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'Endpoint', 'Host', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'Endpoint', 'Host', True)
-        o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.host = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.host = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
-        #: Endpoint.Port
-        o1.port, = _S_H.unpack_from(buf, pos)
-        pos += 2
+        #: Endpoint.Port, _tagged_fields
+        o1.port, t1 = _S_HB.unpack_from(buf, pos)
+        pos += 3
         #: Endpoint._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.endpoints = x
     #: Voter.KRaftVersionFeature
@@ -307,6 +300,46 @@ def _d_Voter_v0(buf, pos):
     return o, pos
 
 
+def _e_Voter_v0(o, w):
+    #: Voter.VoterId, VoterDirectoryId
+    w(_S_iU.pack(o.voter_id, o.voter_directory_id.bytes))
+    #: Voter.Endpoints
+    x = o.endpoints
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: Endpoint.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Endpoint', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Endpoint.Host
+        x1 = o1.host
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'Endpoint', 'Host')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: Endpoint.Port
+        w(_S_H.pack(o1.port))
+        #: Endpoint._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: Voter.KRaftVersionFeature
+    _e_KRaftVersionFeature_v0(o.k_raft_version_feature, w)
+    #: Voter._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_Endpoint_v0(buf, pos):
     blen = len(buf)
     o = _new(Endpoint)
@@ -317,7 +350,8 @@ def _d_Endpoint_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Endpoint', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Endpoint', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: Endpoint.Host
     n = buf[pos] - 1
@@ -326,17 +360,43 @@ def _d_Endpoint_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'Endpoint', 'Host', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'Endpoint', 'Host', True)
-    o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.host = buf[pos:e].decode()
+    except UnicodeDecodeError: o.host = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
-    #: Endpoint.Port
-    o.port, = _S_H.unpack_from(buf, pos)
-    pos += 2
+    #: Endpoint.Port, _tagged_fields
+    o.port, t = _S_HB.unpack_from(buf, pos)
+    pos += 3
     #: Endpoint._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_Endpoint_v0(o, w):
+    #: Endpoint.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Endpoint', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Endpoint.Host
+    x = o.host
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'Endpoint', 'Host')
+    else: w(_uve(n + 1))
+    w(x)
+    #: Endpoint.Port
+    w(_S_H.pack(o.port))
+    #: Endpoint._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,10 +18,15 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_U = _Sc('>16s')
+_S_UB = _Sc('>16sB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_iiiq = _Sc('>iiiq')
+_S_iiiqB = _Sc('>iiiqB')
 _S_iiiqi = _Sc('>iiiqi')
+_S_iiiqiB = _Sc('>iiiqiB')
 _S_qqbh = _Sc('>qqbh')
+_S_qqbhB = _Sc('>qqbhB')
 
 
 class WriteShareGroupStateRequest(_Struct):
@@ -171,53 +177,47 @@ def _d_WriteShareGroupStateRequest_v0(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'WriteShareGroupStateRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'WriteShareGroupStateRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: WriteShareGroupStateRequest.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'WriteShareGroupStateRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'WriteShareGroupStateRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteShareGroupStateRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(WriteStateData)
-        #: WriteStateData.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: WriteStateData.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: WriteStateData.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'WriteStateData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'WriteStateData', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WriteStateData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionData)
-            #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset
-            o2.partition, o2.state_epoch, o2.leader_epoch, o2.start_offset = _S_iiiq.unpack_from(buf, pos)
-            pos += 20
+            #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset, StateBatches
+            o2.partition, o2.state_epoch, o2.leader_epoch, o2.start_offset, n2 = _S_iiiqB.unpack_from(buf, pos)
+            pos += 21
             #: PartitionData.StateBatches
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionData', 'StateBatches', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionData', 'StateBatches')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionData', 'StateBatches')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(StateBatch)
-                #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
-                o3.first_offset, o3.last_offset, o3.delivery_state, o3.delivery_count = _S_qqbh.unpack_from(buf, pos)
-                pos += 19
+                #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount, _tagged_fields
+                o3.first_offset, o3.last_offset, o3.delivery_state, o3.delivery_count, t3 = _S_qqbhB.unpack_from(buf, pos)
+                pos += 20
                 #: StateBatch._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.state_batches = x2
             o2.delivery_complete_count = -1
@@ -243,60 +243,50 @@ def _d_WriteShareGroupStateRequest_v0(buf, pos):
     return o, pos
 
 
-def _e_StateBatch_v0(o, w):
-    #: FirstOffset, LastOffset, DeliveryState, DeliveryCount
-    w(_S_qqbh.pack(o.first_offset, o.last_offset, o.delivery_state, o.delivery_count))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_PartitionData_v0(o, w):
-    #: Partition, StateEpoch, LeaderEpoch, StartOffset
-    w(_S_iiiq.pack(o.partition, o.state_epoch, o.leader_epoch, o.start_offset))
-    #: StateBatches
-    x = o.state_batches
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_StateBatch_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_WriteStateData_v0(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionData_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_WriteShareGroupStateRequest_v0(o, w):
-    #: GroupId
+    #: WriteShareGroupStateRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'WriteShareGroupStateRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'WriteShareGroupStateRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Topics
+    #: WriteShareGroupStateRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_WriteStateData_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: WriteStateData.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: WriteStateData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset
+            w(_S_iiiq.pack(o2.partition, o2.state_epoch, o2.leader_epoch, o2.start_offset))
+            #: PartitionData.StateBatches
+            x2 = o2.state_batches
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
+                w(_S_qqbh.pack(o3.first_offset, o3.last_offset, o3.delivery_state, o3.delivery_count))
+                #: StateBatch._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: PartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: WriteStateData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: WriteShareGroupStateRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -312,53 +302,47 @@ def _d_WriteShareGroupStateRequest_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'WriteShareGroupStateRequest', 'GroupId', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'WriteShareGroupStateRequest', 'GroupId', True)
-    o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.group_id = buf[pos:e].decode()
+    except UnicodeDecodeError: o.group_id = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: WriteShareGroupStateRequest.Topics
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'WriteShareGroupStateRequest', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'WriteShareGroupStateRequest', 'Topics')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteShareGroupStateRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(WriteStateData)
-        #: WriteStateData.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: WriteStateData.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: WriteStateData.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'WriteStateData', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'WriteStateData', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WriteStateData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionData)
-            #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset, DeliveryCompleteCount
-            o2.partition, o2.state_epoch, o2.leader_epoch, o2.start_offset, o2.delivery_complete_count = _S_iiiqi.unpack_from(buf, pos)
-            pos += 24
+            #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset, DeliveryCompleteCount, StateBatches
+            o2.partition, o2.state_epoch, o2.leader_epoch, o2.start_offset, o2.delivery_complete_count, n2 = _S_iiiqiB.unpack_from(buf, pos)
+            pos += 25
             #: PartitionData.StateBatches
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionData', 'StateBatches', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionData', 'StateBatches')
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1(buf, pos - 1)
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionData', 'StateBatches')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(StateBatch)
-                #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
-                o3.first_offset, o3.last_offset, o3.delivery_state, o3.delivery_count = _S_qqbh.unpack_from(buf, pos)
-                pos += 19
+                #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount, _tagged_fields
+                o3.first_offset, o3.last_offset, o3.delivery_state, o3.delivery_count, t3 = _S_qqbhB.unpack_from(buf, pos)
+                pos += 20
                 #: StateBatch._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.state_batches = x2
             #: PartitionData._tagged_fields
@@ -383,51 +367,50 @@ def _d_WriteShareGroupStateRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_PartitionData_v1(o, w):
-    #: Partition, StateEpoch, LeaderEpoch, StartOffset, DeliveryCompleteCount
-    w(_S_iiiqi.pack(o.partition, o.state_epoch, o.leader_epoch, o.start_offset, o.delivery_complete_count))
-    #: StateBatches
-    x = o.state_batches
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_StateBatch_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_WriteStateData_v1(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionData_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_WriteShareGroupStateRequest_v1(o, w):
-    #: GroupId
+    #: WriteShareGroupStateRequest.GroupId
     x = o.group_id
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'WriteShareGroupStateRequest', 'GroupId')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'WriteShareGroupStateRequest', 'GroupId')
+    else: w(_uve(n + 1))
     w(x)
-    #: Topics
+    #: WriteShareGroupStateRequest.Topics
     x = o.topics
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_WriteStateData_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: WriteStateData.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: WriteStateData.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset, DeliveryCompleteCount
+            w(_S_iiiqi.pack(o2.partition, o2.state_epoch, o2.leader_epoch, o2.start_offset, o2.delivery_complete_count))
+            #: PartitionData.StateBatches
+            x2 = o2.state_batches
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
+                w(_S_qqbh.pack(o3.first_offset, o3.last_offset, o3.delivery_state, o3.delivery_count))
+                #: StateBatch._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: PartitionData._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: WriteStateData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: WriteShareGroupStateRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -436,41 +419,35 @@ def _e_WriteShareGroupStateRequest_v1(o, w):
 def _d_WriteStateData_v0(buf, pos):
     blen = len(buf)
     o = _new(WriteStateData)
-    #: WriteStateData.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: WriteStateData.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: WriteStateData.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'WriteStateData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'WriteStateData', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteStateData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionData)
-        #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset
-        o1.partition, o1.state_epoch, o1.leader_epoch, o1.start_offset = _S_iiiq.unpack_from(buf, pos)
-        pos += 20
+        #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset, StateBatches
+        o1.partition, o1.state_epoch, o1.leader_epoch, o1.start_offset, n1 = _S_iiiqB.unpack_from(buf, pos)
+        pos += 21
         #: PartitionData.StateBatches
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionData', 'StateBatches', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionData', 'StateBatches')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionData', 'StateBatches')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(StateBatch)
-            #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
-            o2.first_offset, o2.last_offset, o2.delivery_state, o2.delivery_count = _S_qqbh.unpack_from(buf, pos)
-            pos += 19
+            #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount, _tagged_fields
+            o2.first_offset, o2.last_offset, o2.delivery_state, o2.delivery_count, t2 = _S_qqbhB.unpack_from(buf, pos)
+            pos += 20
             #: StateBatch._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.state_batches = x1
         o1.delivery_complete_count = -1
@@ -489,44 +466,69 @@ def _d_WriteStateData_v0(buf, pos):
     return o, pos
 
 
+def _e_WriteStateData_v0(o, w):
+    #: WriteStateData.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: WriteStateData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset
+        w(_S_iiiq.pack(o1.partition, o1.state_epoch, o1.leader_epoch, o1.start_offset))
+        #: PartitionData.StateBatches
+        x1 = o1.state_batches
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
+            w(_S_qqbh.pack(o2.first_offset, o2.last_offset, o2.delivery_state, o2.delivery_count))
+            #: StateBatch._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: PartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: WriteStateData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_WriteStateData_v1(buf, pos):
     blen = len(buf)
     o = _new(WriteStateData)
-    #: WriteStateData.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: WriteStateData.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: WriteStateData.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'WriteStateData', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'WriteStateData', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteStateData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionData)
-        #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset, DeliveryCompleteCount
-        o1.partition, o1.state_epoch, o1.leader_epoch, o1.start_offset, o1.delivery_complete_count = _S_iiiqi.unpack_from(buf, pos)
-        pos += 24
+        #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset, DeliveryCompleteCount, StateBatches
+        o1.partition, o1.state_epoch, o1.leader_epoch, o1.start_offset, o1.delivery_complete_count, n1 = _S_iiiqiB.unpack_from(buf, pos)
+        pos += 25
         #: PartitionData.StateBatches
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'PartitionData', 'StateBatches', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionData', 'StateBatches')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionData', 'StateBatches')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(StateBatch)
-            #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
-            o2.first_offset, o2.last_offset, o2.delivery_state, o2.delivery_count = _S_qqbh.unpack_from(buf, pos)
-            pos += 19
+            #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount, _tagged_fields
+            o2.first_offset, o2.last_offset, o2.delivery_state, o2.delivery_count, t2 = _S_qqbhB.unpack_from(buf, pos)
+            pos += 20
             #: StateBatch._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.state_batches = x1
         #: PartitionData._tagged_fields
@@ -544,30 +546,57 @@ def _d_WriteStateData_v1(buf, pos):
     return o, pos
 
 
+def _e_WriteStateData_v1(o, w):
+    #: WriteStateData.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: WriteStateData.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset, DeliveryCompleteCount
+        w(_S_iiiqi.pack(o1.partition, o1.state_epoch, o1.leader_epoch, o1.start_offset, o1.delivery_complete_count))
+        #: PartitionData.StateBatches
+        x1 = o1.state_batches
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
+            w(_S_qqbh.pack(o2.first_offset, o2.last_offset, o2.delivery_state, o2.delivery_count))
+            #: StateBatch._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: PartitionData._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: WriteStateData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionData_v0(buf, pos):
     blen = len(buf)
     o = _new(PartitionData)
-    #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset
-    o.partition, o.state_epoch, o.leader_epoch, o.start_offset = _S_iiiq.unpack_from(buf, pos)
-    pos += 20
+    #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset, StateBatches
+    o.partition, o.state_epoch, o.leader_epoch, o.start_offset, n = _S_iiiqB.unpack_from(buf, pos)
+    pos += 21
     #: PartitionData.StateBatches
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'PartitionData', 'StateBatches', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'PartitionData', 'StateBatches')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionData', 'StateBatches')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(StateBatch)
-        #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
-        o1.first_offset, o1.last_offset, o1.delivery_state, o1.delivery_count = _S_qqbh.unpack_from(buf, pos)
-        pos += 19
+        #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount, _tagged_fields
+        o1.first_offset, o1.last_offset, o1.delivery_state, o1.delivery_count, t1 = _S_qqbhB.unpack_from(buf, pos)
+        pos += 20
         #: StateBatch._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.state_batches = x
     o.delivery_complete_count = -1
@@ -579,30 +608,46 @@ def _d_PartitionData_v0(buf, pos):
     return o, pos
 
 
+def _e_PartitionData_v0(o, w):
+    #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset
+    w(_S_iiiq.pack(o.partition, o.state_epoch, o.leader_epoch, o.start_offset))
+    #: PartitionData.StateBatches
+    x = o.state_batches
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
+        w(_S_qqbh.pack(o1.first_offset, o1.last_offset, o1.delivery_state, o1.delivery_count))
+        #: StateBatch._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: PartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionData_v1(buf, pos):
     blen = len(buf)
     o = _new(PartitionData)
-    #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset, DeliveryCompleteCount
-    o.partition, o.state_epoch, o.leader_epoch, o.start_offset, o.delivery_complete_count = _S_iiiqi.unpack_from(buf, pos)
-    pos += 24
+    #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset, DeliveryCompleteCount, StateBatches
+    o.partition, o.state_epoch, o.leader_epoch, o.start_offset, o.delivery_complete_count, n = _S_iiiqiB.unpack_from(buf, pos)
+    pos += 25
     #: PartitionData.StateBatches
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'PartitionData', 'StateBatches', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'PartitionData', 'StateBatches')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionData', 'StateBatches')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(StateBatch)
-        #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
-        o1.first_offset, o1.last_offset, o1.delivery_state, o1.delivery_count = _S_qqbh.unpack_from(buf, pos)
-        pos += 19
+        #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount, _tagged_fields
+        o1.first_offset, o1.last_offset, o1.delivery_state, o1.delivery_count, t1 = _S_qqbhB.unpack_from(buf, pos)
+        pos += 20
         #: StateBatch._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.state_batches = x
     #: PartitionData._tagged_fields
@@ -613,17 +658,44 @@ def _d_PartitionData_v1(buf, pos):
     return o, pos
 
 
+def _e_PartitionData_v1(o, w):
+    #: PartitionData.Partition, StateEpoch, LeaderEpoch, StartOffset, DeliveryCompleteCount
+    w(_S_iiiqi.pack(o.partition, o.state_epoch, o.leader_epoch, o.start_offset, o.delivery_complete_count))
+    #: PartitionData.StateBatches
+    x = o.state_batches
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
+        w(_S_qqbh.pack(o1.first_offset, o1.last_offset, o1.delivery_state, o1.delivery_count))
+        #: StateBatch._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: PartitionData._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_StateBatch_v0(buf, pos):
     o = _new(StateBatch)
-    #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
-    o.first_offset, o.last_offset, o.delivery_state, o.delivery_count = _S_qqbh.unpack_from(buf, pos)
-    pos += 19
+    #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount, _tagged_fields
+    o.first_offset, o.last_offset, o.delivery_state, o.delivery_count, t = _S_qqbhB.unpack_from(buf, pos)
+    pos += 20
     #: StateBatch._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_StateBatch_v0(o, w):
+    #: StateBatch.FirstOffset, LastOffset, DeliveryState, DeliveryCount
+    w(_S_qqbh.pack(o.first_offset, o.last_offset, o.delivery_state, o.delivery_count))
+    #: StateBatch._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_WriteShareGroupStateResponse_v0(buf, pos):
@@ -633,38 +705,35 @@ def _d_WriteShareGroupStateResponse_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'WriteShareGroupStateResponse', 'Results', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'WriteShareGroupStateResponse', 'Results')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteShareGroupStateResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(WriteStateResult)
-        #: WriteStateResult.TopicId
-        o1.topic_id, = _S_U.unpack_from(buf, pos)
-        pos += 16
-        o1.topic_id = _UC.get(o1.topic_id) or _mkuuid(o1.topic_id)
+        #: WriteStateResult.TopicId, Partitions
+        u1_0, n1 = _S_UB.unpack_from(buf, pos)
+        pos += 17
+        o1.topic_id = _UC.get(u1_0) or _mkuuid(u1_0)
         #: WriteStateResult.Partitions
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'WriteStateResult', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'WriteStateResult', 'Partitions')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WriteStateResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(PartitionResult)
-            #: PartitionResult.Partition, ErrorCode
-            o2.partition, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: PartitionResult.Partition, ErrorCode, ErrorMessage
+            o2.partition, o2.error_code, n2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: PartitionResult.ErrorMessage
-            n2 = buf[pos] - 1
-            if n2 < 127: pos += 1
-            else: n2, pos = _uvm1s(buf, pos)
+            if n2 < 128: n2 -= 1
+            else: n2, pos = _uvm1s(buf, pos - 1)
             if n2 < 0: o2.error_message = None
             else:
                 e2 = pos + n2
                 if e2 > blen: raise _dlen(n2, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-                o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
+                try: o2.error_message = buf[pos:e2].decode()
+                except UnicodeDecodeError: o2.error_message = buf[pos:e2].decode('utf-8', 'surrogateescape')
                 pos = e2
             #: PartitionResult._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
@@ -688,47 +757,41 @@ def _d_WriteShareGroupStateResponse_v0(buf, pos):
     return o, pos
 
 
-def _e_PartitionResult_v0(o, w):
-    #: Partition, ErrorCode
-    w(_S_ih.pack(o.partition, o.error_code))
-    #: ErrorMessage
-    x = o.error_message
-    if x is None: w(b'\x00')
-    else:
-        x = x.encode('utf-8', 'surrogateescape')
-        if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
-        n = len(x) + 1
-        w(_UV[n] if n < 128 else _uve(n))
-        w(x)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_WriteStateResult_v0(o, w):
-    #: TopicId
-    w(_S_U.pack(o.topic_id.bytes))
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_PartitionResult_v0(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_WriteShareGroupStateResponse_v0(o, w):
-    #: Results
+    #: WriteShareGroupStateResponse.Results
     x = o.results
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_WriteStateResult_v0(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: WriteStateResult.TopicId
+        w(_S_U.pack(o1.topic_id.bytes))
+        #: WriteStateResult.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: PartitionResult.Partition, ErrorCode
+            w(_S_ih.pack(o2.partition, o2.error_code))
+            #: PartitionResult.ErrorMessage
+            x2 = o2.error_message
+            if x2 is None: w(b'\x00')
+            else:
+                try: x2 = x2.encode()
+                except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+                n2 = len(x2)
+                if n2 < 127: w(_UV[n2 + 1])
+                elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
+                else: w(_uve(n2 + 1))
+                w(x2)
+            #: PartitionResult._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: WriteStateResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: WriteShareGroupStateResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -737,32 +800,30 @@ def _e_WriteShareGroupStateResponse_v0(o, w):
 def _d_WriteStateResult_v0(buf, pos):
     blen = len(buf)
     o = _new(WriteStateResult)
-    #: WriteStateResult.TopicId
-    o.topic_id, = _S_U.unpack_from(buf, pos)
-    pos += 16
-    o.topic_id = _UC.get(o.topic_id) or _mkuuid(o.topic_id)
+    #: WriteStateResult.TopicId, Partitions
+    u_0, n = _S_UB.unpack_from(buf, pos)
+    pos += 17
+    o.topic_id = _UC.get(u_0) or _mkuuid(u_0)
     #: WriteStateResult.Partitions
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'WriteStateResult', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'WriteStateResult', 'Partitions')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteStateResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(PartitionResult)
-        #: PartitionResult.Partition, ErrorCode
-        o1.partition, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: PartitionResult.Partition, ErrorCode, ErrorMessage
+        o1.partition, o1.error_code, n1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: PartitionResult.ErrorMessage
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1s(buf, pos)
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1s(buf, pos - 1)
         if n1 < 0: o1.error_message = None
         else:
             e1 = pos + n1
             if e1 > blen: raise _dlen(n1, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-            o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
+            try: o1.error_message = buf[pos:e1].decode()
+            except UnicodeDecodeError: o1.error_message = buf[pos:e1].decode('utf-8', 'surrogateescape')
             pos = e1
         #: PartitionResult._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
@@ -779,21 +840,52 @@ def _d_WriteStateResult_v0(buf, pos):
     return o, pos
 
 
+def _e_WriteStateResult_v0(o, w):
+    #: WriteStateResult.TopicId
+    w(_S_U.pack(o.topic_id.bytes))
+    #: WriteStateResult.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: PartitionResult.Partition, ErrorCode
+        w(_S_ih.pack(o1.partition, o1.error_code))
+        #: PartitionResult.ErrorMessage
+        x1 = o1.error_message
+        if x1 is None: w(b'\x00')
+        else:
+            try: x1 = x1.encode()
+            except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+            n1 = len(x1)
+            if n1 < 127: w(_UV[n1 + 1])
+            elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
+            else: w(_uve(n1 + 1))
+            w(x1)
+        #: PartitionResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: WriteStateResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_PartitionResult_v0(buf, pos):
     blen = len(buf)
     o = _new(PartitionResult)
-    #: PartitionResult.Partition, ErrorCode
-    o.partition, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: PartitionResult.Partition, ErrorCode, ErrorMessage
+    o.partition, o.error_code, n = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: PartitionResult.ErrorMessage
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1s(buf, pos)
+    if n < 128: n -= 1
+    else: n, pos = _uvm1s(buf, pos - 1)
     if n < 0: o.error_message = None
     else:
         e = pos + n
         if e > blen: raise _dlen(n, pos, blen, 'PartitionResult', 'ErrorMessage', True)
-        o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
+        try: o.error_message = buf[pos:e].decode()
+        except UnicodeDecodeError: o.error_message = buf[pos:e].decode('utf-8', 'surrogateescape')
         pos = e
     #: PartitionResult._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
@@ -801,6 +893,26 @@ def _d_PartitionResult_v0(buf, pos):
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_PartitionResult_v0(o, w):
+    #: PartitionResult.Partition, ErrorCode
+    w(_S_ih.pack(o.partition, o.error_code))
+    #: PartitionResult.ErrorMessage
+    x = o.error_message
+    if x is None: w(b'\x00')
+    else:
+        try: x = x.encode()
+        except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+        n = len(x)
+        if n < 127: w(_UV[n + 1])
+        elif n > 32767: raise _eerr('string longer than 32767 bytes', 'PartitionResult', 'ErrorMessage')
+        else: w(_uve(n + 1))
+        w(x)
+    #: PartitionResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -7,6 +7,7 @@ from struct import Struct as _Sc
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
 from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
+from .._rt import darr as _darr, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -17,11 +18,17 @@ _str = str
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_i = _Sc('>i')
+_S_iB = _Sc('>iB')
 _S_ib = _Sc('>ib')
+_S_ibB = _Sc('>ibB')
 _S_ih = _Sc('>ih')
+_S_ihB = _Sc('>ihB')
 _S_q = _Sc('>q')
+_S_qB = _Sc('>qB')
 _S_qho = _Sc('>qh?')
+_S_qhoB = _Sc('>qh?B')
 _A32 = _arrays('i')
+_PC32 = _packers('i', True)
 
 
 class WriteTxnMarkersRequest(_Struct):
@@ -161,21 +168,18 @@ def _d_WriteTxnMarkersRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'WriteTxnMarkersRequest', 'Markers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'WriteTxnMarkersRequest', 'Markers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteTxnMarkersRequest', 'Markers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(WritableTxnMarker)
-        #: WritableTxnMarker.ProducerId, ProducerEpoch, TransactionResult
-        o1.producer_id, o1.producer_epoch, o1.transaction_result = _S_qho.unpack_from(buf, pos)
-        pos += 11
+        #: WritableTxnMarker.ProducerId, ProducerEpoch, TransactionResult, Topics
+        o1.producer_id, o1.producer_epoch, o1.transaction_result, n1 = _S_qhoB.unpack_from(buf, pos)
+        pos += 12
         #: WritableTxnMarker.Topics
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarker', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'WritableTxnMarker', 'Topics')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WritableTxnMarker', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -187,16 +191,18 @@ def _d_WriteTxnMarkersRequest_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopic', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'WritableTxnMarkerTopic', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: WritableTxnMarkerTopic.PartitionIndexes
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopic', 'PartitionIndexes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
-            o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
+            if n2 == 0: o2.partition_indexes = []
+            else:
+                o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: WritableTxnMarkerTopic._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -204,15 +210,13 @@ def _d_WriteTxnMarkersRequest_v1(buf, pos):
                 pos += 1
             ap1(o2)
         o1.topics = x1
-        #: WritableTxnMarker.CoordinatorEpoch
-        o1.coordinator_epoch, = _S_i.unpack_from(buf, pos)
-        pos += 4
+        #: WritableTxnMarker.CoordinatorEpoch, _tagged_fields
+        o1.coordinator_epoch, t1 = _S_iB.unpack_from(buf, pos)
+        pos += 5
         o1.transaction_version = 0
         #: WritableTxnMarker._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.markers = x
     #: WriteTxnMarkersRequest._tagged_fields
@@ -223,50 +227,46 @@ def _d_WriteTxnMarkersRequest_v1(buf, pos):
     return o, pos
 
 
-def _e_WritableTxnMarkerTopic_v1(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'WritableTxnMarkerTopic', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: PartitionIndexes
-    x = o.partition_indexes
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(_pack('>%di' % len(x), *x))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_WritableTxnMarker_v1(o, w):
-    #: ProducerId, ProducerEpoch, TransactionResult
-    w(_S_qho.pack(o.producer_id, o.producer_epoch, o.transaction_result))
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_WritableTxnMarkerTopic_v1(v, w)
-    #: CoordinatorEpoch
-    w(_S_i.pack(o.coordinator_epoch))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_WriteTxnMarkersRequest_v1(o, w):
-    #: Markers
+    #: WriteTxnMarkersRequest.Markers
     x = o.markers
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_WritableTxnMarker_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: WritableTxnMarker.ProducerId, ProducerEpoch, TransactionResult
+        w(_S_qho.pack(o1.producer_id, o1.producer_epoch, o1.transaction_result))
+        #: WritableTxnMarker.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: WritableTxnMarkerTopic.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'WritableTxnMarkerTopic', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: WritableTxnMarkerTopic.PartitionIndexes
+            x2 = o2.partition_indexes
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: WritableTxnMarkerTopic._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: WritableTxnMarker.CoordinatorEpoch
+        w(_S_i.pack(o1.coordinator_epoch))
+        #: WritableTxnMarker._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: WriteTxnMarkersRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -279,21 +279,18 @@ def _d_WriteTxnMarkersRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'WriteTxnMarkersRequest', 'Markers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'WriteTxnMarkersRequest', 'Markers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteTxnMarkersRequest', 'Markers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(WritableTxnMarker)
-        #: WritableTxnMarker.ProducerId, ProducerEpoch, TransactionResult
-        o1.producer_id, o1.producer_epoch, o1.transaction_result = _S_qho.unpack_from(buf, pos)
-        pos += 11
+        #: WritableTxnMarker.ProducerId, ProducerEpoch, TransactionResult, Topics
+        o1.producer_id, o1.producer_epoch, o1.transaction_result, n1 = _S_qhoB.unpack_from(buf, pos)
+        pos += 12
         #: WritableTxnMarker.Topics
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarker', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'WritableTxnMarker', 'Topics')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WritableTxnMarker', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -305,16 +302,18 @@ def _d_WriteTxnMarkersRequest_v2(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopic', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'WritableTxnMarkerTopic', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: WritableTxnMarkerTopic.PartitionIndexes
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopic', 'PartitionIndexes', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
-            o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
-            pos += 4 * n2
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
+            if n2 == 0: o2.partition_indexes = []
+            else:
+                o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
+                pos += 4 * n2
             #: WritableTxnMarkerTopic._tagged_fields
             if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
             else:
@@ -322,14 +321,12 @@ def _d_WriteTxnMarkersRequest_v2(buf, pos):
                 pos += 1
             ap1(o2)
         o1.topics = x1
-        #: WritableTxnMarker.CoordinatorEpoch, TransactionVersion
-        o1.coordinator_epoch, o1.transaction_version = _S_ib.unpack_from(buf, pos)
-        pos += 5
+        #: WritableTxnMarker.CoordinatorEpoch, TransactionVersion, _tagged_fields
+        o1.coordinator_epoch, o1.transaction_version, t1 = _S_ibB.unpack_from(buf, pos)
+        pos += 6
         #: WritableTxnMarker._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.markers = x
     #: WriteTxnMarkersRequest._tagged_fields
@@ -340,31 +337,46 @@ def _d_WriteTxnMarkersRequest_v2(buf, pos):
     return o, pos
 
 
-def _e_WritableTxnMarker_v2(o, w):
-    #: ProducerId, ProducerEpoch, TransactionResult
-    w(_S_qho.pack(o.producer_id, o.producer_epoch, o.transaction_result))
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_WritableTxnMarkerTopic_v1(v, w)
-    #: CoordinatorEpoch, TransactionVersion
-    w(_S_ib.pack(o.coordinator_epoch, o.transaction_version))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_WriteTxnMarkersRequest_v2(o, w):
-    #: Markers
+    #: WriteTxnMarkersRequest.Markers
     x = o.markers
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_WritableTxnMarker_v2(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: WritableTxnMarker.ProducerId, ProducerEpoch, TransactionResult
+        w(_S_qho.pack(o1.producer_id, o1.producer_epoch, o1.transaction_result))
+        #: WritableTxnMarker.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: WritableTxnMarkerTopic.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'WritableTxnMarkerTopic', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: WritableTxnMarkerTopic.PartitionIndexes
+            x2 = o2.partition_indexes
+            n2 = len(x2)
+            if n2 < 127: w(_PC32[n2](n2 + 1, *x2))
+            else:
+                w(_uve(n2 + 1))
+                w(_pack('>%di' % n2, *x2))
+            #: WritableTxnMarkerTopic._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: WritableTxnMarker.CoordinatorEpoch, TransactionVersion
+        w(_S_ib.pack(o1.coordinator_epoch, o1.transaction_version))
+        #: WritableTxnMarker._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: WriteTxnMarkersRequest._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -373,15 +385,13 @@ def _e_WriteTxnMarkersRequest_v2(o, w):
 def _d_WritableTxnMarker_v1(buf, pos):
     blen = len(buf)
     o = _new(WritableTxnMarker)
-    #: WritableTxnMarker.ProducerId, ProducerEpoch, TransactionResult
-    o.producer_id, o.producer_epoch, o.transaction_result = _S_qho.unpack_from(buf, pos)
-    pos += 11
+    #: WritableTxnMarker.ProducerId, ProducerEpoch, TransactionResult, Topics
+    o.producer_id, o.producer_epoch, o.transaction_result, n = _S_qhoB.unpack_from(buf, pos)
+    pos += 12
     #: WritableTxnMarker.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarker', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'WritableTxnMarker', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WritableTxnMarker', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -393,16 +403,18 @@ def _d_WritableTxnMarker_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'WritableTxnMarkerTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: WritableTxnMarkerTopic.PartitionIndexes
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopic', 'PartitionIndexes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
-        o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
+        if n1 == 0: o1.partition_indexes = []
+        else:
+            o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: WritableTxnMarkerTopic._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -410,30 +422,62 @@ def _d_WritableTxnMarker_v1(buf, pos):
             pos += 1
         ap(o1)
     o.topics = x
-    #: WritableTxnMarker.CoordinatorEpoch
-    o.coordinator_epoch, = _S_i.unpack_from(buf, pos)
-    pos += 4
+    #: WritableTxnMarker.CoordinatorEpoch, _tagged_fields
+    o.coordinator_epoch, t = _S_iB.unpack_from(buf, pos)
+    pos += 5
     o.transaction_version = 0
     #: WritableTxnMarker._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_WritableTxnMarker_v1(o, w):
+    #: WritableTxnMarker.ProducerId, ProducerEpoch, TransactionResult
+    w(_S_qho.pack(o.producer_id, o.producer_epoch, o.transaction_result))
+    #: WritableTxnMarker.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: WritableTxnMarkerTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'WritableTxnMarkerTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: WritableTxnMarkerTopic.PartitionIndexes
+        x1 = o1.partition_indexes
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: WritableTxnMarkerTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: WritableTxnMarker.CoordinatorEpoch
+    w(_S_i.pack(o.coordinator_epoch))
+    #: WritableTxnMarker._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_WritableTxnMarker_v2(buf, pos):
     blen = len(buf)
     o = _new(WritableTxnMarker)
-    #: WritableTxnMarker.ProducerId, ProducerEpoch, TransactionResult
-    o.producer_id, o.producer_epoch, o.transaction_result = _S_qho.unpack_from(buf, pos)
-    pos += 11
+    #: WritableTxnMarker.ProducerId, ProducerEpoch, TransactionResult, Topics
+    o.producer_id, o.producer_epoch, o.transaction_result, n = _S_qhoB.unpack_from(buf, pos)
+    pos += 12
     #: WritableTxnMarker.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarker', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'WritableTxnMarker', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WritableTxnMarker', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -445,16 +489,18 @@ def _d_WritableTxnMarker_v2(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopic', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'WritableTxnMarkerTopic', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: WritableTxnMarkerTopic.PartitionIndexes
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopic', 'PartitionIndexes', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
-        o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
-        pos += 4 * n1
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
+        if n1 == 0: o1.partition_indexes = []
+        else:
+            o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
+            pos += 4 * n1
         #: WritableTxnMarkerTopic._tagged_fields
         if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
         else:
@@ -462,15 +508,49 @@ def _d_WritableTxnMarker_v2(buf, pos):
             pos += 1
         ap(o1)
     o.topics = x
-    #: WritableTxnMarker.CoordinatorEpoch, TransactionVersion
-    o.coordinator_epoch, o.transaction_version = _S_ib.unpack_from(buf, pos)
-    pos += 5
+    #: WritableTxnMarker.CoordinatorEpoch, TransactionVersion, _tagged_fields
+    o.coordinator_epoch, o.transaction_version, t = _S_ibB.unpack_from(buf, pos)
+    pos += 6
     #: WritableTxnMarker._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_WritableTxnMarker_v2(o, w):
+    #: WritableTxnMarker.ProducerId, ProducerEpoch, TransactionResult
+    w(_S_qho.pack(o.producer_id, o.producer_epoch, o.transaction_result))
+    #: WritableTxnMarker.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: WritableTxnMarkerTopic.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'WritableTxnMarkerTopic', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: WritableTxnMarkerTopic.PartitionIndexes
+        x1 = o1.partition_indexes
+        n1 = len(x1)
+        if n1 < 127: w(_PC32[n1](n1 + 1, *x1))
+        else:
+            w(_uve(n1 + 1))
+            w(_pack('>%di' % n1, *x1))
+        #: WritableTxnMarkerTopic._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: WritableTxnMarker.CoordinatorEpoch, TransactionVersion
+    w(_S_ib.pack(o.coordinator_epoch, o.transaction_version))
+    #: WritableTxnMarker._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_WritableTxnMarkerTopic_v1(buf, pos):
@@ -483,22 +563,47 @@ def _d_WritableTxnMarkerTopic_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopic', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'WritableTxnMarkerTopic', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: WritableTxnMarkerTopic.PartitionIndexes
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopic', 'PartitionIndexes', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
-    o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
-    pos += 4 * n
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
+    if n == 0: o.partition_indexes = []
+    else:
+        o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
+        pos += 4 * n
     #: WritableTxnMarkerTopic._tagged_fields
     if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
     else:
         o._utf = None
         pos += 1
     return o, pos
+
+
+def _e_WritableTxnMarkerTopic_v1(o, w):
+    #: WritableTxnMarkerTopic.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'WritableTxnMarkerTopic', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: WritableTxnMarkerTopic.PartitionIndexes
+    x = o.partition_indexes
+    n = len(x)
+    if n < 127: w(_PC32[n](n + 1, *x))
+    else:
+        w(_uve(n + 1))
+        w(_pack('>%di' % n, *x))
+    #: WritableTxnMarkerTopic._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 def _d_WriteTxnMarkersResponse_v1(buf, pos):
@@ -508,21 +613,18 @@ def _d_WriteTxnMarkersResponse_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'WriteTxnMarkersResponse', 'Markers', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'WriteTxnMarkersResponse', 'Markers')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteTxnMarkersResponse', 'Markers')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(WritableTxnMarkerResult)
-        #: WritableTxnMarkerResult.ProducerId
-        o1.producer_id, = _S_q.unpack_from(buf, pos)
-        pos += 8
+        #: WritableTxnMarkerResult.ProducerId, Topics
+        o1.producer_id, n1 = _S_qB.unpack_from(buf, pos)
+        pos += 9
         #: WritableTxnMarkerResult.Topics
-        n1 = buf[pos] - 1
-        if n1 < 127: pos += 1
-        else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerResult', 'Topics', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'WritableTxnMarkerResult', 'Topics')
+        if n1 < 128: n1 -= 1
+        else: n1, pos = _uvm1(buf, pos - 1)
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WritableTxnMarkerResult', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -534,26 +636,24 @@ def _d_WriteTxnMarkersResponse_v1(buf, pos):
             if n2 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopicResult', 'Name', pos)
             e2 = pos + n2
             if e2 > blen: raise _dlen(n2, pos, blen, 'WritableTxnMarkerTopicResult', 'Name', True)
-            o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
+            try: o2.name = buf[pos:e2].decode()
+            except UnicodeDecodeError: o2.name = buf[pos:e2].decode('utf-8', 'surrogateescape')
             pos = e2
             #: WritableTxnMarkerTopicResult.Partitions
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if n2 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopicResult', 'Partitions', pos)
-            if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'WritableTxnMarkerTopicResult', 'Partitions')
+            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'WritableTxnMarkerTopicResult', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
                 o3 = _new(WritableTxnMarkerPartitionResult)
-                #: WritableTxnMarkerPartitionResult.PartitionIndex, ErrorCode
-                o3.partition_index, o3.error_code = _S_ih.unpack_from(buf, pos)
-                pos += 6
+                #: WritableTxnMarkerPartitionResult.PartitionIndex, ErrorCode, _tagged_fields
+                o3.partition_index, o3.error_code, t3 = _S_ihB.unpack_from(buf, pos)
+                pos += 7
                 #: WritableTxnMarkerPartitionResult._tagged_fields
-                if buf[pos]: o3._utf, pos = _rd_tags(buf, pos, ())
-                else:
-                    o3._utf = None
-                    pos += 1
+                if t3: o3._utf, pos = _rd_tags(buf, pos - 1, ())
+                else: o3._utf = None
                 ap2(o3)
             o2.partitions = x2
             #: WritableTxnMarkerTopicResult._tagged_fields
@@ -578,58 +678,48 @@ def _d_WriteTxnMarkersResponse_v1(buf, pos):
     return o, pos
 
 
-def _e_WritableTxnMarkerPartitionResult_v1(o, w):
-    #: PartitionIndex, ErrorCode
-    w(_S_ih.pack(o.partition_index, o.error_code))
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_WritableTxnMarkerTopicResult_v1(o, w):
-    #: Name
-    x = o.name
-    x = x.encode('utf-8', 'surrogateescape')
-    if len(x) > 32767: raise _eerr('string longer than 32767 bytes', 'WritableTxnMarkerTopicResult', 'Name')
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    w(x)
-    #: Partitions
-    x = o.partitions
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_WritableTxnMarkerPartitionResult_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
-def _e_WritableTxnMarkerResult_v1(o, w):
-    #: ProducerId
-    w(_S_q.pack(o.producer_id))
-    #: Topics
-    x = o.topics
-    n = len(x) + 1
-    w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_WritableTxnMarkerTopicResult_v1(v, w)
-    #: _tagged_fields
-    u = o._utf
-    if u: _wr_tags(w, (), u)
-    else: w(b'\x00')
-
-
 def _e_WriteTxnMarkersResponse_v1(o, w):
-    #: Markers
+    #: WriteTxnMarkersResponse.Markers
     x = o.markers
     n = len(x) + 1
     w(_UV[n] if n < 128 else _uve(n))
-    for v in x:
-        _e_WritableTxnMarkerResult_v1(v, w)
-    #: _tagged_fields
+    for o1 in x:
+        #: WritableTxnMarkerResult.ProducerId
+        w(_S_q.pack(o1.producer_id))
+        #: WritableTxnMarkerResult.Topics
+        x1 = o1.topics
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: WritableTxnMarkerTopicResult.Name
+            x2 = o2.name
+            try: x2 = x2.encode()
+            except UnicodeEncodeError: x2 = x2.encode('utf-8', 'surrogateescape')
+            n2 = len(x2)
+            if n2 < 127: w(_UV[n2 + 1])
+            elif n2 > 32767: raise _eerr('string longer than 32767 bytes', 'WritableTxnMarkerTopicResult', 'Name')
+            else: w(_uve(n2 + 1))
+            w(x2)
+            #: WritableTxnMarkerTopicResult.Partitions
+            x2 = o2.partitions
+            n2 = len(x2) + 1
+            w(_UV[n2] if n2 < 128 else _uve(n2))
+            for o3 in x2:
+                #: WritableTxnMarkerPartitionResult.PartitionIndex, ErrorCode
+                w(_S_ih.pack(o3.partition_index, o3.error_code))
+                #: WritableTxnMarkerPartitionResult._tagged_fields
+                u3 = o3._utf
+                if u3: _wr_tags(w, (), u3)
+                else: w(b'\x00')
+            #: WritableTxnMarkerTopicResult._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: WritableTxnMarkerResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: WriteTxnMarkersResponse._tagged_fields
     u = o._utf
     if u: _wr_tags(w, (), u)
     else: w(b'\x00')
@@ -638,15 +728,13 @@ def _e_WriteTxnMarkersResponse_v1(o, w):
 def _d_WritableTxnMarkerResult_v1(buf, pos):
     blen = len(buf)
     o = _new(WritableTxnMarkerResult)
-    #: WritableTxnMarkerResult.ProducerId
-    o.producer_id, = _S_q.unpack_from(buf, pos)
-    pos += 8
+    #: WritableTxnMarkerResult.ProducerId, Topics
+    o.producer_id, n = _S_qB.unpack_from(buf, pos)
+    pos += 9
     #: WritableTxnMarkerResult.Topics
-    n = buf[pos] - 1
-    if n < 127: pos += 1
-    else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerResult', 'Topics', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'WritableTxnMarkerResult', 'Topics')
+    if n < 128: n -= 1
+    else: n, pos = _uvm1(buf, pos - 1)
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WritableTxnMarkerResult', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -658,26 +746,24 @@ def _d_WritableTxnMarkerResult_v1(buf, pos):
         if n1 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopicResult', 'Name', pos)
         e1 = pos + n1
         if e1 > blen: raise _dlen(n1, pos, blen, 'WritableTxnMarkerTopicResult', 'Name', True)
-        o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
+        try: o1.name = buf[pos:e1].decode()
+        except UnicodeDecodeError: o1.name = buf[pos:e1].decode('utf-8', 'surrogateescape')
         pos = e1
         #: WritableTxnMarkerTopicResult.Partitions
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if n1 < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopicResult', 'Partitions', pos)
-        if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'WritableTxnMarkerTopicResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WritableTxnMarkerTopicResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
             o2 = _new(WritableTxnMarkerPartitionResult)
-            #: WritableTxnMarkerPartitionResult.PartitionIndex, ErrorCode
-            o2.partition_index, o2.error_code = _S_ih.unpack_from(buf, pos)
-            pos += 6
+            #: WritableTxnMarkerPartitionResult.PartitionIndex, ErrorCode, _tagged_fields
+            o2.partition_index, o2.error_code, t2 = _S_ihB.unpack_from(buf, pos)
+            pos += 7
             #: WritableTxnMarkerPartitionResult._tagged_fields
-            if buf[pos]: o2._utf, pos = _rd_tags(buf, pos, ())
-            else:
-                o2._utf = None
-                pos += 1
+            if t2: o2._utf, pos = _rd_tags(buf, pos - 1, ())
+            else: o2._utf = None
             ap1(o2)
         o1.partitions = x1
         #: WritableTxnMarkerTopicResult._tagged_fields
@@ -695,6 +781,44 @@ def _d_WritableTxnMarkerResult_v1(buf, pos):
     return o, pos
 
 
+def _e_WritableTxnMarkerResult_v1(o, w):
+    #: WritableTxnMarkerResult.ProducerId
+    w(_S_q.pack(o.producer_id))
+    #: WritableTxnMarkerResult.Topics
+    x = o.topics
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: WritableTxnMarkerTopicResult.Name
+        x1 = o1.name
+        try: x1 = x1.encode()
+        except UnicodeEncodeError: x1 = x1.encode('utf-8', 'surrogateescape')
+        n1 = len(x1)
+        if n1 < 127: w(_UV[n1 + 1])
+        elif n1 > 32767: raise _eerr('string longer than 32767 bytes', 'WritableTxnMarkerTopicResult', 'Name')
+        else: w(_uve(n1 + 1))
+        w(x1)
+        #: WritableTxnMarkerTopicResult.Partitions
+        x1 = o1.partitions
+        n1 = len(x1) + 1
+        w(_UV[n1] if n1 < 128 else _uve(n1))
+        for o2 in x1:
+            #: WritableTxnMarkerPartitionResult.PartitionIndex, ErrorCode
+            w(_S_ih.pack(o2.partition_index, o2.error_code))
+            #: WritableTxnMarkerPartitionResult._tagged_fields
+            u2 = o2._utf
+            if u2: _wr_tags(w, (), u2)
+            else: w(b'\x00')
+        #: WritableTxnMarkerTopicResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: WritableTxnMarkerResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_WritableTxnMarkerTopicResult_v1(buf, pos):
     blen = len(buf)
     o = _new(WritableTxnMarkerTopicResult)
@@ -705,26 +829,24 @@ def _d_WritableTxnMarkerTopicResult_v1(buf, pos):
     if n < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopicResult', 'Name', pos)
     e = pos + n
     if e > blen: raise _dlen(n, pos, blen, 'WritableTxnMarkerTopicResult', 'Name', True)
-    o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
+    try: o.name = buf[pos:e].decode()
+    except UnicodeDecodeError: o.name = buf[pos:e].decode('utf-8', 'surrogateescape')
     pos = e
     #: WritableTxnMarkerTopicResult.Partitions
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if n < 0: raise _derr('non-nullable field was serialized as null', 'WritableTxnMarkerTopicResult', 'Partitions', pos)
-    if n > blen - pos: raise _dalloc(n, pos, blen, 'WritableTxnMarkerTopicResult', 'Partitions')
+    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WritableTxnMarkerTopicResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
         o1 = _new(WritableTxnMarkerPartitionResult)
-        #: WritableTxnMarkerPartitionResult.PartitionIndex, ErrorCode
-        o1.partition_index, o1.error_code = _S_ih.unpack_from(buf, pos)
-        pos += 6
+        #: WritableTxnMarkerPartitionResult.PartitionIndex, ErrorCode, _tagged_fields
+        o1.partition_index, o1.error_code, t1 = _S_ihB.unpack_from(buf, pos)
+        pos += 7
         #: WritableTxnMarkerPartitionResult._tagged_fields
-        if buf[pos]: o1._utf, pos = _rd_tags(buf, pos, ())
-        else:
-            o1._utf = None
-            pos += 1
+        if t1: o1._utf, pos = _rd_tags(buf, pos - 1, ())
+        else: o1._utf = None
         ap(o1)
     o.partitions = x
     #: WritableTxnMarkerTopicResult._tagged_fields
@@ -735,17 +857,51 @@ def _d_WritableTxnMarkerTopicResult_v1(buf, pos):
     return o, pos
 
 
+def _e_WritableTxnMarkerTopicResult_v1(o, w):
+    #: WritableTxnMarkerTopicResult.Name
+    x = o.name
+    try: x = x.encode()
+    except UnicodeEncodeError: x = x.encode('utf-8', 'surrogateescape')
+    n = len(x)
+    if n < 127: w(_UV[n + 1])
+    elif n > 32767: raise _eerr('string longer than 32767 bytes', 'WritableTxnMarkerTopicResult', 'Name')
+    else: w(_uve(n + 1))
+    w(x)
+    #: WritableTxnMarkerTopicResult.Partitions
+    x = o.partitions
+    n = len(x) + 1
+    w(_UV[n] if n < 128 else _uve(n))
+    for o1 in x:
+        #: WritableTxnMarkerPartitionResult.PartitionIndex, ErrorCode
+        w(_S_ih.pack(o1.partition_index, o1.error_code))
+        #: WritableTxnMarkerPartitionResult._tagged_fields
+        u1 = o1._utf
+        if u1: _wr_tags(w, (), u1)
+        else: w(b'\x00')
+    #: WritableTxnMarkerTopicResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
+
+
 def _d_WritableTxnMarkerPartitionResult_v1(buf, pos):
     o = _new(WritableTxnMarkerPartitionResult)
-    #: WritableTxnMarkerPartitionResult.PartitionIndex, ErrorCode
-    o.partition_index, o.error_code = _S_ih.unpack_from(buf, pos)
-    pos += 6
+    #: WritableTxnMarkerPartitionResult.PartitionIndex, ErrorCode, _tagged_fields
+    o.partition_index, o.error_code, t = _S_ihB.unpack_from(buf, pos)
+    pos += 7
     #: WritableTxnMarkerPartitionResult._tagged_fields
-    if buf[pos]: o._utf, pos = _rd_tags(buf, pos, ())
-    else:
-        o._utf = None
-        pos += 1
+    if t: o._utf, pos = _rd_tags(buf, pos - 1, ())
+    else: o._utf = None
     return o, pos
+
+
+def _e_WritableTxnMarkerPartitionResult_v1(o, w):
+    #: WritableTxnMarkerPartitionResult.PartitionIndex, ErrorCode
+    w(_S_ih.pack(o.partition_index, o.error_code))
+    #: WritableTxnMarkerPartitionResult._tagged_fields
+    u = o._utf
+    if u: _wr_tags(w, (), u)
+    else: w(b'\x00')
 
 
 # -------------------------------------------------------------------- tables

@@ -1,0 +1,86 @@
+"""DescribeGroups v0-6, ListGroups v0-5, DeleteGroups v0-2 (spec §B.4-B.6)."""
+
+from __future__ import annotations
+
+from kcodec.generated.delete_groups import DeletableGroupResult, DeleteGroupsResponse
+from kcodec.generated.describe_groups import DescribedGroup, DescribedGroupMember, DescribeGroupsResponse
+from kcodec.generated.list_groups import ListedGroup, ListGroupsResponse
+
+from . import errors as E
+from .core import Ctx, GroupCoordinator
+from .group import DEAD, EMPTY, STABLE
+from .records import GroupTombstone
+
+AUTHORIZED_OPERATIONS_OMITTED = -2147483648
+
+
+def describe_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
+    v = ctx.version
+    out = []
+    for gid in req.groups:
+        if gid is None:
+            out.append(DescribedGroup(error_code=E.INVALID_GROUP_ID, group_id="", group_state="",
+                                      protocol_type="", protocol_data="", members=[]))
+            continue
+        g = c.groups.get(gid)
+        if g is None or g.state == DEAD:
+            out.append(DescribedGroup(
+                error_code=E.GROUP_ID_NOT_FOUND if v >= 6 else E.NONE,
+                error_message=f"Group {gid} not found." if v >= 6 else None,
+                group_id=gid, group_state="Dead", protocol_type="", protocol_data="", members=[],
+                authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
+            continue
+        stable = g.state == STABLE
+        members = [DescribedGroupMember(
+            member_id=m.member_id, group_instance_id=m.instance_id if v >= 4 else None,
+            client_id=m.client_id, client_host=m.client_host,
+            member_metadata=m.metadata(g.protocol_name) if stable else b"",
+            member_assignment=m.assignment) for m in g.members.values()]
+        out.append(DescribedGroup(
+            error_code=E.NONE, group_id=gid, group_state=g.state, protocol_type=g.protocol_type or "",
+            protocol_data=(g.protocol_name or "") if stable else "", members=members,
+            authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
+    c.respond(ctx.token, DescribeGroupsResponse(groups=out))
+
+
+def list_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
+    v = ctx.version
+    states = {s.lower() for s in (req.states_filter or [])} if v >= 4 else set()
+    types = {t.lower() for t in (req.types_filter or [])} if v >= 5 else set()
+    out = []
+    for gid, g in c.groups.items():
+        if g.state == DEAD:
+            continue
+        if states and g.state.lower() not in states:
+            continue
+        if types and "classic" not in types:
+            continue
+        out.append(ListedGroup(group_id=gid, protocol_type=g.protocol_type or "",
+                               group_state=g.state if v >= 4 else "",
+                               group_type="classic" if v >= 5 else ""))
+    c.respond(ctx.token, ListGroupsResponse(error_code=E.NONE, groups=out))
+
+
+def delete_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
+    results, seen = [], set()
+    for gid in req.groups_names:
+        if gid in seen:
+            continue
+        seen.add(gid)
+        if gid is None:
+            results.append(DeletableGroupResult(group_id=gid, error_code=E.INVALID_GROUP_ID))
+            continue
+        g = c.groups.get(gid)
+        if g is None or g.state == DEAD:
+            err = E.GROUP_ID_NOT_FOUND
+        elif g.state != EMPTY:
+            err = E.NON_EMPTY_GROUP
+        else:
+            c.offsets.delete_group(c, gid)
+            c.records.append(GroupTombstone(gid))
+            g.state = DEAD
+            del c.groups[gid]
+            c.event("group_deleted", gid)
+            err = E.NONE
+        results.append(DeletableGroupResult(group_id=gid, error_code=err))
+    c.respond(ctx.token, DeleteGroupsResponse(results=results))

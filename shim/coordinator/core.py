@@ -1,0 +1,332 @@
+"""The group coordinator: dispatch, timers and the classic rebalance mechanics (spec §A.4).
+
+Sans-IO: `handle(api_key, version, request, token, ...)` and `tick(now_ms)` return the responses
+that are ready (`Respond(token, body)`), possibly for requests parked earlier; `records` is the
+append-only list of state records; `next_deadline()` says when to call `tick` again. Time only
+moves when the caller passes `now_ms`. Nothing here touches a socket, a thread or the wall clock.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Callable
+
+from kcodec.generated.join_group import JoinGroupResponse, JoinGroupResponseMember
+from kcodec.generated.sync_group import SyncGroupResponse
+
+from . import errors as E
+from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, ClassicMember
+from .records import GroupMetadataRecord, MemberRecord
+from .timers import Timers
+
+
+@dataclass
+class CoordinatorConfig:
+    """Broker settings that shape classic groups, with Apache Kafka's defaults."""
+    initial_rebalance_delay_ms: int = 3000       # group.initial.rebalance.delay.ms
+    min_session_timeout_ms: int = 6000           # group.min.session.timeout.ms
+    max_session_timeout_ms: int = 1800000        # group.max.session.timeout.ms
+    max_size: int = 2**31 - 1                    # group.max.size
+    new_member_join_timeout_ms: int = 300000     # fixed in Kafka
+    offset_metadata_max_bytes: int = 4096        # offset.metadata.max.bytes
+    offsets_retention_ms: int = 7 * 24 * 3600 * 1000  # offsets.retention.minutes
+
+
+@dataclass
+class Respond:
+    token: object
+    body: object
+
+
+# api key -> versions kshim's coordinator answers
+VERSIONS: dict[int, tuple[int, int]] = {
+    11: (0, 9),   # JoinGroup
+    14: (0, 5),   # SyncGroup
+    12: (0, 4),   # Heartbeat
+    13: (0, 5),   # LeaveGroup
+    15: (0, 6),   # DescribeGroups
+    16: (0, 5),   # ListGroups
+    42: (0, 2),   # DeleteGroups
+    8: (2, 9),    # OffsetCommit (v10 needs topic ids: issue 7)
+    9: (1, 9),    # OffsetFetch
+    47: (0, 0),   # OffsetDelete
+}
+
+
+class GroupCoordinator:
+    def __init__(self, config: CoordinatorConfig | None = None, now_ms: int = 0,
+                 new_uuid: Callable[[], str] | None = None,
+                 topics: Callable[[], dict[str, int]] | None = None,
+                 on_event: Callable[[dict], None] | None = None):
+        from . import admin, join, leave, offsets, sync
+        self.cfg = config or CoordinatorConfig()
+        self.now = now_ms
+        self.groups: dict[str, ClassicGroup] = {}
+        self.timers = Timers()
+        self.records: list = []
+        self.out: list[Respond] = []
+        self.offsets = offsets.OffsetStore()
+        self._uuid = new_uuid or (lambda: str(uuid.uuid4()))
+        self.topics = topics or (lambda: {})       # live metadata: topic -> partition count
+        self.on_event = on_event
+        self.handlers = {
+            11: join.handle_join, 14: sync.handle_sync, 12: sync.handle_heartbeat, 13: leave.handle_leave,
+            15: admin.describe_groups, 16: admin.list_groups, 42: admin.delete_groups,
+            8: offsets.offset_commit, 9: offsets.offset_fetch, 47: offsets.offset_delete,
+        }
+
+    # ------------------------------------------------------------------ inputs
+    def handle(self, api_key: int, version: int, request, token, client_id: str = "",
+               client_host: str = "", now_ms: int | None = None) -> list[Respond]:
+        if now_ms is not None:
+            self._advance(now_ms)
+        self.handlers[api_key](self, Ctx(token, version, client_id or "", client_host or ""), request)
+        return self._drain()
+
+    def tick(self, now_ms: int) -> list[Respond]:
+        self._advance(now_ms)
+        return self._drain()
+
+    def next_deadline(self) -> int | None:
+        return self.timers.next_deadline()
+
+    def _advance(self, now_ms: int) -> None:
+        # fire timers one deadline at a time so each runs with the clock at its own deadline
+        while True:
+            nxt = self.timers.next_deadline()
+            if nxt is None or nxt > now_ms:
+                break
+            self.now = max(self.now, nxt)
+            self.timers.fire_due(nxt)
+        self.now = max(self.now, now_ms)
+
+    def _drain(self) -> list[Respond]:
+        out, self.out = self.out, []
+        return out
+
+    # ------------------------------------------------------------------ outputs
+    def respond(self, token, body) -> None:
+        self.out.append(Respond(token, body))
+
+    def event(self, kind: str, group: str, **fields) -> None:
+        if self.on_event is not None:
+            self.on_event({"event": kind, "group": group, "ts": self.now, **fields})
+
+    def new_member_id(self, prefix: str) -> str:
+        return f"{prefix}-{self._uuid()}"
+
+    def write_group(self, g: ClassicGroup) -> None:
+        self.records.append(GroupMetadataRecord(
+            g.group_id, g.protocol_type, g.generation_id, g.protocol_name, g.leader_id, g.state_timestamp_ms,
+            tuple(MemberRecord(m.member_id, m.instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
+                               m.session_timeout_ms, m.metadata(g.protocol_name), m.assignment)
+                  for m in g.members.values())))
+
+    def transition(self, g: ClassicGroup, to: str) -> None:
+        before = g.state
+        g.transition(to, self.now)
+        self.event("state", g.group_id, frm=before, to=to, generation=g.generation_id)
+
+    # ------------------------------------------------------------------ heartbeats
+    def schedule_heartbeat(self, g: ClassicGroup, member_id: str, timeout_ms: int) -> None:
+        gid = g.group_id
+        self.timers.schedule(("hb", gid, member_id), self.now + timeout_ms,
+                             lambda: self._heartbeat_expired(gid, member_id))
+
+    def cancel_heartbeat(self, g: ClassicGroup, member_id: str) -> None:
+        self.timers.cancel(("hb", g.group_id, member_id))
+
+    def _heartbeat_expired(self, gid: str, member_id: str) -> None:
+        g = self.groups.get(gid)
+        if g is None or g.state == DEAD:
+            return
+        if member_id in g.pending_members:
+            g.pending_members.discard(member_id)
+            self.event("pending_member_expired", gid, member=member_id)
+            if g.state == PREPARING:
+                self.maybe_complete_join(g)
+            return
+        m = g.members.get(member_id)
+        if m is not None and not m.has_satisfied_heartbeat():
+            self.event("session_timeout", gid, member=member_id, instance=m.instance_id)
+            self.remove_member_and_update(g, m, "session timeout expired")
+
+    # ------------------------------------------------------------------ membership
+    def remove_member_and_update(self, g: ClassicGroup, m: ClassicMember, reason: str) -> None:
+        if m.awaiting_join is not None:
+            self.respond(m.awaiting_join.token, join_error(m.awaiting_join.version, E.UNKNOWN_MEMBER_ID, m.member_id))
+            g.set_awaiting_join(m, None)
+        if m.awaiting_sync is not None:
+            self.respond(m.awaiting_sync.token, sync_response(m.awaiting_sync.version, E.UNKNOWN_MEMBER_ID))
+            m.awaiting_sync = None
+        self.cancel_heartbeat(g, m.member_id)
+        g.remove(m.member_id)
+        self.event("member_removed", g.group_id, member=m.member_id, instance=m.instance_id, reason=reason)
+        if g.state in (STABLE, COMPLETING):
+            self.prepare_rebalance(g, f"removing member {m.member_id} on {reason}")
+        elif g.state == PREPARING:
+            self.maybe_complete_join(g)
+
+    # ------------------------------------------------------------------ rebalance
+    def prepare_rebalance(self, g: ClassicGroup, reason: str) -> None:
+        if g.state == COMPLETING:
+            self.reset_and_propagate_error(g, E.REBALANCE_IN_PROGRESS)
+        self.timers.cancel(("sync", g.group_id))
+        initial = g.state == EMPTY
+        self.transition(g, PREPARING)
+        self.event("rebalance", g.group_id, reason=reason, generation=g.generation_id)
+        if initial:
+            delay = self.cfg.initial_rebalance_delay_ms
+            remaining = max(g.rebalance_timeout_ms() - delay, 0)
+            self._schedule_initial(g, delay, remaining)
+        else:
+            self.maybe_complete_join_else_schedule(g)
+
+    def _schedule_initial(self, g: ClassicGroup, delay: int, remaining: int) -> None:
+        gid = g.group_id
+
+        def fire():
+            grp = self.groups.get(gid)
+            if grp is None or grp.state != PREPARING:
+                return
+            if grp.new_member_added and remaining != 0:
+                grp.new_member_added = False
+                self._schedule_initial(grp, min(delay, remaining), max(remaining - delay, 0))
+            else:
+                self.complete_join(grp)
+        self.timers.schedule(("join", gid), self.now + delay, fire)
+
+    def maybe_complete_join_else_schedule(self, g: ClassicGroup) -> None:
+        if g.has_all_members_joined():
+            self.complete_join(g)
+        else:
+            self._schedule_join(g)
+
+    def _schedule_join(self, g: ClassicGroup) -> None:
+        gid = g.group_id
+
+        def fire():
+            grp = self.groups.get(gid)
+            if grp is not None and grp.state == PREPARING:
+                self.complete_join(grp)
+        self.timers.schedule(("join", gid), self.now + g.rebalance_timeout_ms(), fire)
+
+    def maybe_complete_join(self, g: ClassicGroup) -> None:
+        """Complete the join early when everyone has joined, except during the initial delay."""
+        if g.state == PREPARING and g.has_all_members_joined() and g.previous_state != EMPTY:
+            self.timers.cancel(("join", g.group_id))
+            self.complete_join(g)
+
+    def complete_join(self, g: ClassicGroup) -> None:
+        if g.state == DEAD:
+            return
+        self.timers.cancel(("join", g.group_id))
+        for m in list(g.members.values()):
+            if m.awaiting_join is None and not m.is_static:
+                self.cancel_heartbeat(g, m.member_id)
+                g.remove(m.member_id)
+                self.event("member_removed", g.group_id, member=m.member_id, reason="did not rejoin")
+        if not g.maybe_elect_joined_leader() and g.members:
+            # nobody rejoined but static members remain: wait another rebalance timeout
+            self._schedule_join(g)
+            return
+        g.generation_id += 1
+        if not g.members:
+            g.protocol_name = None
+            g.protocol_type = g.protocol_type  # kept, as Kafka keeps the type of an emptied group
+            self.transition(g, EMPTY)
+            self.write_group(g)
+            self.event("generation", g.group_id, generation=g.generation_id, members=0)
+            return
+        g.protocol_name = g.select_protocol()
+        self.transition(g, COMPLETING)
+        self.event("generation", g.group_id, generation=g.generation_id, members=len(g.members),
+                   leader=g.leader_id, protocol=g.protocol_name)
+        leader_members = [JoinGroupResponseMember(member_id=m.member_id, group_instance_id=m.instance_id,
+                                                  metadata=m.metadata(g.protocol_name))
+                          for m in g.members.values()]
+        for m in g.members.values():
+            parked = m.awaiting_join
+            if parked is not None:
+                is_leader = m.member_id == g.leader_id
+                self.respond(parked.token, join_response(
+                    parked.version, E.NONE, generation_id=g.generation_id, protocol_type=g.protocol_type,
+                    protocol_name=g.protocol_name, leader=g.leader_id or "", member_id=m.member_id,
+                    members=_for_version(leader_members, parked.version) if is_leader else []))
+                g.set_awaiting_join(m, None)
+            m.is_new = False
+            self.schedule_heartbeat(g, m.member_id, m.session_timeout_ms)
+        g.pending_sync = set(g.members)
+        self._schedule_sync(g)
+
+    def _schedule_sync(self, g: ClassicGroup) -> None:
+        gid, gen = g.group_id, g.generation_id
+
+        def fire():
+            grp = self.groups.get(gid)
+            if grp is None or grp.generation_id != gen or grp.state not in (COMPLETING, STABLE):
+                return
+            laggards = [grp.members[mid] for mid in list(grp.pending_sync) if mid in grp.members]
+            for m in laggards:
+                if m.awaiting_sync is not None:
+                    continue
+                self.cancel_heartbeat(grp, m.member_id)
+                grp.remove(m.member_id)
+                self.event("member_removed", gid, member=m.member_id, reason="did not sync in time")
+            grp.pending_sync.clear()
+            if laggards:
+                self.prepare_rebalance(grp, "members failed to sync within the rebalance timeout")
+        self.timers.schedule(("sync", gid), self.now + g.rebalance_timeout_ms(), fire)
+
+    def reset_and_propagate_error(self, g: ClassicGroup, error: int) -> None:
+        for m in g.members.values():
+            m.assignment = b""
+            if m.awaiting_sync is not None:
+                self.respond(m.awaiting_sync.token, sync_response(m.awaiting_sync.version, error))
+                m.awaiting_sync = None
+
+    def propagate_assignment(self, g: ClassicGroup) -> None:
+        for m in g.members.values():
+            if m.awaiting_sync is not None:
+                self.respond(m.awaiting_sync.token, sync_response(
+                    m.awaiting_sync.version, E.NONE, g.protocol_type, g.protocol_name, m.assignment))
+                m.awaiting_sync = None
+                self.schedule_heartbeat(g, m.member_id, m.session_timeout_ms)
+
+
+@dataclass
+class Ctx:
+    token: object
+    version: int
+    client_id: str
+    client_host: str
+
+
+def _for_version(members: list[JoinGroupResponseMember], version: int) -> list[JoinGroupResponseMember]:
+    if version >= 5:
+        return members
+    return [JoinGroupResponseMember(member_id=m.member_id, metadata=m.metadata) for m in members]
+
+
+def join_response(version: int, error: int, *, generation_id: int = -1, protocol_type: str | None = None,
+                  protocol_name: str | None = None, leader: str = "", member_id: str = "",
+                  members: list | None = None, skip_assignment: bool = False) -> JoinGroupResponse:
+    return JoinGroupResponse(
+        error_code=error, generation_id=generation_id,
+        protocol_type=protocol_type if version >= 7 else None,
+        protocol_name=protocol_name if (protocol_name is not None or version >= 7) else "",
+        leader=leader, skip_assignment=skip_assignment if version >= 9 else False,
+        member_id=member_id, members=members or [])
+
+
+def join_error(version: int, error: int, member_id: str = "") -> JoinGroupResponse:
+    return join_response(version, error, member_id=member_id)
+
+
+def sync_response(version: int, error: int, protocol_type: str | None = None, protocol_name: str | None = None,
+                  assignment: bytes = b"") -> SyncGroupResponse:
+    if version < 5:
+        protocol_type = protocol_name = None
+    return SyncGroupResponse(error_code=error, protocol_type=protocol_type, protocol_name=protocol_name,
+                             assignment=assignment)

@@ -1,0 +1,239 @@
+"""Classic group and member state (Kafka's ClassicGroup / ClassicGroupMember, in our words).
+
+Behaviour follows shared/spec/coordinator-behavior.md §A: states Empty, PreparingRebalance,
+CompletingRebalance, Stable, Dead; a generation counter; a leader; the protocol chosen by vote;
+static members mapped by group.instance.id; pending members (KIP-394 MEMBER_ID_REQUIRED).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
+
+VALID_PREVIOUS = {
+    EMPTY: {PREPARING},
+    PREPARING: {STABLE, COMPLETING, EMPTY},
+    COMPLETING: {PREPARING},
+    STABLE: {COMPLETING},
+    DEAD: {EMPTY, PREPARING, COMPLETING, STABLE, DEAD},
+}
+
+
+class IllegalTransition(RuntimeError):
+    pass
+
+
+@dataclass
+class Parked:
+    """A request waiting for the group (a JoinGroup until the join completes, a SyncGroup until the
+    leader's assignment): the adapter's token and the request version."""
+    token: object
+    version: int
+
+
+@dataclass
+class ClassicMember:
+    member_id: str
+    instance_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    assignment: bytes = b""
+    awaiting_join: Parked | None = None
+    awaiting_sync: Parked | None = None
+    is_new: bool = False
+    join_reason: str | None = None
+
+    @property
+    def is_static(self) -> bool:
+        return self.instance_id is not None
+
+    def protocol_names(self) -> list[str]:
+        return [name for name, _ in self.protocols]
+
+    def metadata(self, protocol: str | None) -> bytes:
+        for name, meta in self.protocols:
+            if name == protocol:
+                return meta
+        return b""
+
+    def vote(self, candidates: set[str]) -> str:
+        for name, _ in self.protocols:
+            if name in candidates:
+                return name
+        raise IllegalTransition(f"member {self.member_id} supports none of {sorted(candidates)}")
+
+    def has_satisfied_heartbeat(self) -> bool:
+        if self.is_new:
+            return False  # new members can expire even while parked in a join
+        return self.awaiting_join is not None or self.awaiting_sync is not None
+
+
+@dataclass
+class ClassicGroup:
+    group_id: str
+    state: str = EMPTY
+    previous_state: str | None = None
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    generation_id: int = 0
+    leader_id: str | None = None
+    members: dict[str, ClassicMember] = field(default_factory=dict)
+    static_members: dict[str, str] = field(default_factory=dict)   # instance id -> member id
+    pending_members: set[str] = field(default_factory=set)         # MEMBER_ID_REQUIRED ids
+    pending_sync: set[str] = field(default_factory=set)
+    new_member_added: bool = False
+    state_timestamp_ms: int = 0
+    awaiting_join_count: int = 0
+
+    # ------------------------------------------------------------------ state
+    def transition(self, to: str, now_ms: int) -> None:
+        if self.state not in VALID_PREVIOUS[to]:
+            raise IllegalTransition(f"group {self.group_id}: {self.state} -> {to}")
+        self.previous_state, self.state = self.state, to
+        self.state_timestamp_ms = now_ms
+
+    def is_in(self, *states: str) -> bool:
+        return self.state in states
+
+    # ------------------------------------------------------------------ members
+    def add(self, m: ClassicMember) -> None:
+        if not self.members:
+            self.protocol_type = m.protocol_type
+        self.members[m.member_id] = m
+        if m.instance_id is not None:
+            self.static_members[m.instance_id] = m.member_id
+        if self.leader_id is None:
+            self.leader_id = m.member_id
+        if m.awaiting_join is not None:
+            self.awaiting_join_count += 1
+
+    def remove(self, member_id: str) -> ClassicMember | None:
+        m = self.members.pop(member_id, None)
+        if m is None:
+            return None
+        if m.instance_id is not None and self.static_members.get(m.instance_id) == member_id:
+            del self.static_members[m.instance_id]
+        if m.awaiting_join is not None:
+            self.awaiting_join_count -= 1
+        self.pending_sync.discard(member_id)
+        if self.leader_id == member_id:
+            self.leader_id = next(iter(self.members), None)
+        return m
+
+    def set_awaiting_join(self, m: ClassicMember, parked: Parked | None) -> None:
+        if m.awaiting_join is None and parked is not None:
+            self.awaiting_join_count += 1
+        elif m.awaiting_join is not None and parked is None:
+            self.awaiting_join_count -= 1
+        m.awaiting_join = parked
+
+    def static_member_id(self, instance_id: str | None) -> str | None:
+        return None if instance_id is None else self.static_members.get(instance_id)
+
+    def replace_static_member(self, instance_id: str, old_id: str, new_id: str) -> ClassicMember:
+        m = self.members.pop(old_id)
+        was_leader = self.leader_id == old_id
+        m.member_id = new_id
+        self.members[new_id] = m
+        self.static_members[instance_id] = new_id
+        if was_leader:
+            self.leader_id = new_id
+        if old_id in self.pending_sync:
+            self.pending_sync.discard(old_id)
+        return m
+
+    def has_all_members_joined(self) -> bool:
+        return len(self.members) == self.awaiting_join_count and not self.pending_members
+
+    def rebalance_timeout_ms(self) -> int:
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+    # ------------------------------------------------------------------ protocols
+    def candidate_protocols(self) -> set[str]:
+        it = iter(self.members.values())
+        first = next(it, None)
+        if first is None:
+            return set()
+        cands = set(first.protocol_names())
+        for m in it:
+            cands &= set(m.protocol_names())
+        return cands
+
+    def supports_protocols(self, protocol_type: str, names: list[str]) -> bool:
+        if not self.members:
+            return bool(protocol_type) and bool(names)
+        if protocol_type != self.protocol_type:
+            return False
+        n = len(self.members)
+        counts: dict[str, int] = {}
+        for m in self.members.values():
+            for name in set(m.protocol_names()):
+                counts[name] = counts.get(name, 0) + 1
+        return any(counts.get(name, 0) == n for name in names)
+
+    def select_protocol(self) -> str:
+        """Each member votes for its first protocol every member supports; most votes wins.
+        Ties go as in Kafka: the first entry of a Java HashMap<String,Integer> in iteration order."""
+        cands = self.candidate_protocols()
+        votes: dict[str, int] = {}
+        for m in self.members.values():
+            v = m.vote(cands)
+            votes[v] = votes.get(v, 0) + 1
+        best = max(votes.values())
+        tied = [p for p in java_hashmap_order(list(votes)) if votes[p] == best]
+        return tied[0]
+
+    def maybe_elect_joined_leader(self) -> bool:
+        if self.leader_id is not None and self.leader_id in self.members \
+                and self.members[self.leader_id].awaiting_join is not None:
+            return True
+        for mid, m in self.members.items():
+            if m.awaiting_join is not None:
+                self.leader_id = mid
+                return True
+        return False
+
+    def subscribed_topics(self) -> set[str] | None:
+        """Topics of the members' consumer-protocol subscriptions (None = unknown)."""
+        if self.protocol_type != "consumer" or self.protocol_name is None:
+            return None
+        from kcodec.generated.consumer_protocol_subscription import ConsumerProtocolSubscription
+        topics: set[str] = set()
+        for m in self.members.values():
+            meta = m.metadata(self.protocol_name)
+            try:
+                version = int.from_bytes(meta[:2], "big", signed=True)
+                sub = ConsumerProtocolSubscription.decode(meta[2:], min(max(version, 0), 3))
+            except Exception:
+                return None
+            topics.update(sub.topics)
+        return topics
+
+
+def java_string_hash(s: str) -> int:
+    h = 0
+    for unit in _utf16_units(s):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h
+
+
+def _utf16_units(s: str) -> list[int]:
+    b = s.encode("utf-16-be")
+    return [int.from_bytes(b[i:i + 2], "big") for i in range(0, len(b), 2)]
+
+
+def java_hashmap_order(keys: list[str]) -> list[str]:
+    """Iteration order of a java.util.HashMap holding `keys` inserted in this order (no removals)."""
+    cap = 16
+    while len(keys) > cap * 0.75:
+        cap *= 2
+    def bucket(k: str) -> int:
+        h = java_string_hash(k)
+        return (h ^ (h >> 16)) & (cap - 1)
+    indexed = sorted(enumerate(keys), key=lambda ik: (bucket(ik[1]), ik[0]))
+    return [k for _, k in indexed]

@@ -1,0 +1,53 @@
+"""Keyed timers on an injected clock: schedule(key, at_ms, fn) replaces any timer with that key;
+fire_due(now_ms) runs the due ones in deadline order. The owner asks next_deadline() to know when
+to call again (the asyncio adapter sets one loop timer; a simulation jumps its virtual clock)."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from typing import Callable, Hashable
+
+
+class Timers:
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, Hashable]] = []
+        self._live: dict[Hashable, tuple[int, int, Callable[[], None]]] = {}
+        self._seq = itertools.count()
+
+    def schedule(self, key: Hashable, at_ms: int, fn: Callable[[], None]) -> None:
+        seq = next(self._seq)
+        self._live[key] = (at_ms, seq, fn)
+        heapq.heappush(self._heap, (at_ms, seq, key))
+
+    def cancel(self, key: Hashable) -> None:
+        self._live.pop(key, None)
+
+    def active(self, key: Hashable) -> bool:
+        return key in self._live
+
+    def next_deadline(self) -> int | None:
+        heap, live = self._heap, self._live
+        while heap:
+            at, seq, key = heap[0]
+            entry = live.get(key)
+            if entry is not None and entry[1] == seq:
+                return at
+            heapq.heappop(heap)
+        return None
+
+    def fire_due(self, now_ms: int) -> int:
+        fired = 0
+        heap, live = self._heap, self._live
+        while heap and heap[0][0] <= now_ms:
+            at, seq, key = heapq.heappop(heap)
+            entry = live.get(key)
+            if entry is None or entry[1] != seq:
+                continue
+            del live[key]
+            entry[2]()
+            fired += 1
+        return fired
+
+    def __len__(self) -> int:
+        return len(self._live)

@@ -1,0 +1,203 @@
+"""Glue between the proxy and kshim's sans-IO group coordinator (the only place they meet).
+
+- Registers the group APIs in the proxy's routing table at the coordinator's versions.
+- Decodes each group request, feeds it to the coordinator with the current monotonic time, encodes
+  the responses that come out (possibly for requests parked earlier) and completes their slots.
+- Owns the coordinator's clock: one loop timer at the coordinator's next deadline.
+- FindCoordinator for group keys is answered here (kshim is every group's coordinator; any kshim
+  port serves the group APIs); transaction keys are forwarded to the broker and rewritten.
+- Keeps the topic metadata the coordinator checks commits against (kshim's own Metadata requests).
+All of it runs on the event loop thread: one actor, no locks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from kcodec import api
+from kcodec.errors import DecodeError
+from kcodec.generated.find_coordinator import Coordinator, FindCoordinatorResponse
+from kcodec.generated.list_groups import ListGroupsResponse
+from kcodec.generated.metadata import MetadataRequestTopic
+
+from ..coordinator import CoordinatorConfig, GroupCoordinator
+from ..coordinator.core import VERSIONS
+from .upstream import UpstreamClient
+
+if TYPE_CHECKING:
+    from .server import Proxy
+    from .session import Session, Slot
+
+log = logging.getLogger("kshim.coordinator")
+
+FIND_COORDINATOR, LIST_GROUPS, OFFSET_COMMIT, METADATA = 10, 16, 8, 3
+GROUP_KEY = 0
+
+
+class GroupService:
+    def __init__(self, proxy: "Proxy", config: CoordinatorConfig):
+        self.proxy = proxy
+        self.topic_counts: dict[str, int] = {}
+        self.coordinator = GroupCoordinator(config, now_ms=self._now(), topics=lambda: self.topic_counts,
+                                            on_event=self._on_event)
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: int | None = None
+        self._meta: UpstreamClient | None = None
+        self._meta_lock = asyncio.Lock()
+
+    @staticmethod
+    def _now() -> int:
+        return int(time.monotonic() * 1000)
+
+    def install(self) -> None:
+        for api_key, versions in VERSIONS.items():
+            self.proxy.register(api_key, self.handle, versions)
+        self.proxy.routes[FIND_COORDINATOR] = self.find_coordinator
+        # KIP-848 APIs are not answered by kshim yet: not advertised rather than sent to a broker
+        # whose coordinator does not own kshim's groups.
+        self.proxy.local_versions[68] = (1, 0)
+        self.proxy.local_versions[69] = (1, 0)
+
+    # ------------------------------------------------------------------ requests
+    def _decode(self, session: "Session", frame, api_key: int, version: int):
+        hv = api.request_header_version(api_key, version)
+        _, pos = api.RequestHeader.decode_from(frame, 0, hv)
+        return api.REQUESTS[api_key].decode(memoryview(frame)[pos:], version)
+
+    def handle(self, session: "Session", slot: "Slot", frame) -> bool:
+        try:
+            req = self._decode(session, frame, slot.api_key, slot.version)
+        except DecodeError as e:
+            session.bad_input(f"malformed {api.API_KEYS.get(slot.api_key)} v{slot.version} request: {e}")
+            return True
+        if slot.api_key == LIST_GROUPS and not self._lists_groups(session):
+            self._answer(session, slot, ListGroupsResponse(error_code=0, groups=[]))
+            return True
+        if slot.api_key == OFFSET_COMMIT and self._needs_metadata(req):
+            asyncio.get_running_loop().create_task(self._commit_after_metadata(session, slot, req))
+            return True
+        self._feed(session, slot, req)
+        return True
+
+    def _feed(self, session: "Session", slot: "Slot", req) -> None:
+        out = self.coordinator.handle(slot.api_key, slot.version, req, (session, slot),
+                                      client_id=session.client_id or "", client_host=session.peer_host,
+                                      now_ms=self._now())
+        self._deliver(out)
+
+    def _deliver(self, out) -> None:
+        for r in out:
+            session, slot = r.token
+            self._answer(session, slot, r.body)
+        self._rearm()
+
+    def _answer(self, session: "Session", slot: "Slot", body) -> None:
+        try:
+            hv = api.response_header_version(slot.api_key, slot.version)
+            data = api.ResponseHeader(correlation_id=slot.correlation_id).encode(hv) + body.encode(slot.version)
+        except Exception:
+            log.exception("cannot encode %s v%s response", api.API_KEYS.get(slot.api_key), slot.version)
+            session.close()
+            return
+        session.complete(slot, data)
+
+    def _lists_groups(self, session: "Session") -> bool:
+        """Admin clients ask every broker and concatenate: only one port lists the groups."""
+        node = session.listener.node_id
+        return node is None or node == self.coordinator_node()
+
+    # ------------------------------------------------------------------ clock
+    def _rearm(self) -> None:
+        deadline = self.coordinator.next_deadline()
+        if deadline is None or deadline == self._timer_at:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        loop = asyncio.get_running_loop()
+        delay = max(deadline - self._now(), 0) / 1000.0
+        self._timer_at = deadline
+        self._timer = loop.call_later(delay, self._tick)
+
+    def _tick(self) -> None:
+        self._timer = self._timer_at = None
+        self._deliver(self.coordinator.tick(self._now()))
+
+    # ------------------------------------------------------------------ FindCoordinator
+    def coordinator_node(self) -> int:
+        nodes = sorted(self.proxy.topology.brokers)
+        return nodes[0] if nodes else 0
+
+    def find_coordinator(self, session: "Session", slot: "Slot", frame) -> bool:
+        try:
+            req = self._decode(session, frame, slot.api_key, slot.version)
+        except DecodeError as e:
+            session.bad_input(f"malformed FindCoordinator request: {e}")
+            return True
+        if req.key_type != GROUP_KEY:
+            return False  # transaction coordinator: the broker's, forwarded and rewritten
+        node = self.coordinator_node()
+        host, port = self.proxy.topology.advertised_host, self.proxy.topology.port_for(node)
+        v = slot.version
+        if v >= 4:
+            body = FindCoordinatorResponse(coordinators=[
+                Coordinator(key=k, node_id=node, host=host, port=port, error_code=0, error_message=None)
+                for k in req.coordinator_keys])
+        else:
+            body = FindCoordinatorResponse(error_code=0, error_message=None if v >= 1 else "",
+                                           node_id=node, host=host, port=port)
+        self._answer(session, slot, body)
+        return True
+
+    # ------------------------------------------------------------------ metadata for commits
+    def _needs_metadata(self, req) -> bool:
+        for t in req.topics:
+            count = self.topic_counts.get(t.name)
+            if count is None or any(p.partition_index >= count for p in t.partitions):
+                return True
+        return False
+
+    async def _commit_after_metadata(self, session: "Session", slot: "Slot", req) -> None:
+        try:
+            await self.refresh_topics([t.name for t in req.topics])
+        except Exception as e:  # upstream unreachable: answer as the broker would when it cannot tell
+            log.warning("metadata refresh for a commit failed: %s", e)
+        if not session.closed:
+            self._feed(session, slot, req)
+
+    async def refresh_topics(self, names: list[str]) -> None:
+        async with self._meta_lock:
+            for attempt in range(2):
+                try:
+                    if self._meta is None:
+                        brokers = list(self.proxy.topology.brokers.values())
+                        addrs = [(b.host, b.port) for b in brokers] + self.proxy.cfg.upstream_addresses()
+                        self._meta = await UpstreamClient.connect(self.proxy.cfg, *addrs[0])
+                    v = self._meta.version_for(METADATA, 12)
+                    req = api.REQUESTS[METADATA](topics=[MetadataRequestTopic(name=n) for n in names])
+                    if v >= 4:
+                        req.allow_auto_topic_creation = False
+                    resp = await self._meta.request(METADATA, v, req)
+                    for t in resp.topics:
+                        if t.error_code == 0:
+                            self.topic_counts[t.name] = len(t.partitions)
+                        else:
+                            self.topic_counts.pop(t.name, None)
+                    return
+                except (OSError, ConnectionError, asyncio.TimeoutError):
+                    if self._meta is not None:
+                        self._meta.close()
+                    self._meta = None
+                    if attempt:
+                        raise
+
+    # ------------------------------------------------------------------ events
+    def _on_event(self, ev: dict) -> None:
+        kind = ev.get("event")
+        level = logging.INFO if kind in ("rebalance", "generation", "member_removed", "session_timeout",
+                                         "static_member_replaced", "static_rejoin_without_rebalance",
+                                         "member_left", "group_deleted") else logging.DEBUG
+        if log.isEnabledFor(level):
+            log.log(level, "%s", " ".join(f"{k}={v}" for k, v in ev.items() if k != "assignments"))
