@@ -33,6 +33,8 @@ def _run_dir() -> Path:
 
 
 RUN_DIR = _run_dir()
+# concurrent test sessions (developers, helpers) start their port searches at different places
+_SPREAD = (os.getpid() % 97) * 40
 
 
 @pytest.fixture(scope="session")
@@ -41,7 +43,7 @@ def kafka_install():
 
 
 def _start(nodes: int, kafka_install) -> LocalKafka:
-    base = free_port_block(2 * nodes, start=29100 if nodes == 1 else 29200)
+    base = free_port_block(2 * nodes, start=(29100 if nodes == 1 else 29200) + _SPREAD)
     cluster = LocalKafka(nodes=nodes, base_port=base, workdir=RUN_DIR / f"kafka-{nodes}n", kafka=kafka_install)
     cluster.start(timeout=float(os.environ.get("KSHIM_KAFKA_TIMEOUT", "120")))
     return cluster
@@ -65,7 +67,7 @@ def kafka3(kafka_install):
 
 def _kshim(cluster, name: str, extra: list[str] | None = None):
     from testsuite.harness.kshimproc import KshimProcess
-    port = free_port_block(5, start=32000)  # bootstrap + broker ports (base + 1 + node id, nodes 1-3)
+    port = free_port_block(5, start=32000 + _SPREAD)  # bootstrap + broker ports (base + 1 + node id, nodes 1-3)
     return KshimProcess(cluster.bootstrap, port, RUN_DIR / "kshim" / f"{name}.log", extra).start()
 
 

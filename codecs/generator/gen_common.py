@@ -6,9 +6,6 @@ from contextlib import contextmanager
 
 from gen_model import FIXED_FMT, FIXED_SIZE, Field, MessageSpec, StructDef
 
-STR_DECODE = "_str(buf[pos:e], 'utf-8', 'surrogateescape')"
-STR_ENCODE = ".encode('utf-8', 'surrogateescape')"
-
 
 class Code:
     """Indented line buffer."""

@@ -367,7 +367,19 @@ class Struct:
     @classmethod
     def decode(cls, buf, version: int):
         """Decode a whole buffer (trailing bytes are an error)."""
-        obj, pos = cls.decode_from(buf, 0, version)
+        if type(buf) is bytes and 0 <= version < len(cls._DEC):
+            # fast path of decode_from(buf, 0, version) (same checks and errors)
+            dec = cls._DEC[version]
+            if dec is None:
+                raise DecodeError(f"unsupported version {version}", cls.__name__, None, 0, version)
+            try:
+                obj, pos = dec(buf, 0)
+            except DecodeError as e:
+                raise decode_failure(e, cls, version, 0) from None
+            except _DECODE_FAILURES as e:
+                raise decode_failure(e, cls, version, 0) from None
+        else:
+            obj, pos = cls.decode_from(buf, 0, version)
         if pos != len(buf):
             raise DecodeError(f"{len(buf) - pos} unexpected trailing bytes", cls.__name__, None,
                               pos, version)
@@ -386,8 +398,17 @@ class Struct:
             raise encode_failure(e, type(self), version) from None
 
     def encode(self, version: int) -> bytes:
+        # inlined encode_into(out.append, version)
+        enc = self._ENC[version] if 0 <= version < len(self._ENC) else None
+        if enc is None:
+            raise EncodeError(f"unsupported version {version}", type(self).__name__, None, version)
         out: list = []
-        self.encode_into(out.append, version)
+        try:
+            enc(self, out.append)
+        except EncodeError as e:
+            raise encode_failure(e, type(self), version) from None
+        except _ENCODE_FAILURES as e:
+            raise encode_failure(e, type(self), version) from None
         return b"".join(out)
 
     def to_json(self, version: int) -> dict:

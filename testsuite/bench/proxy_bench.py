@@ -303,11 +303,14 @@ class ProxyBench:
     def summary(self, rate: int) -> dict:
         def med(kind, target, keys):
             return {k: self.median(kind, target, k) for k in keys}
-        s: dict = {"latency_rate_rps": rate, "targets": {}}
+        s: dict = {"latency_rate_rps": rate, "targets": {},
+                   "others_cores_median": statistics.median(r.others_cores for r in self.runs)}
         for t in self.targets:
             d = {"producer": med("producer", t.name, PRODUCER_KEYS),
                  "consumer": med("consumer", t.name, CONSUMER_KEYS),
                  "latency": med("latency", t.name, PRODUCER_KEYS)}
+            for kind in ("producer", "consumer", "latency"):
+                d[kind]["others_cores"] = self.median(kind, t.name, "others_cores")
             if t.via_kshim:
                 for kind in ("producer", "consumer", "latency"):
                     d[kind]["kshim_cpu_pct"] = self.median(kind, t.name, "kshim_cpu_pct")
@@ -318,12 +321,16 @@ class ProxyBench:
         return s
 
     def ratios(self, name: str) -> dict:
+        nan = float("nan")
+
         def ratio(kind, key):
-            return self.median(kind, name, key) / self.median(kind, "direct", key)
+            d = self.median(kind, "direct", key)
+            return self.median(kind, name, key) / d if d else nan
 
         def paired(kind, key):  # per-round kshim/direct, then the median: robust to drift over time
             k, d = self.values(kind, name, key), self.values(kind, "direct", key)
-            return statistics.median(x / y for x, y in zip(k, d) if y)
+            pairs = [x / y for x, y in zip(k, d) if y]
+            return statistics.median(pairs) if pairs else nan
 
         lat_k, lat_d = self.values("latency", name, "p99"), self.values("latency", "direct", "p99")
         return {
@@ -332,7 +339,7 @@ class ProxyBench:
             "consumer_fetch_mbps": ratio("consumer", "fetch.MB.sec"),
             "added_p50_ms": self.median("latency", name, "p50") - self.median("latency", "direct", "p50"),
             "added_p99_ms": self.median("latency", name, "p99") - self.median("latency", "direct", "p99"),
-            "added_p99_ms_mean_of_rounds": statistics.fmean(k - d for k, d in zip(lat_k, lat_d)),
+            "added_p99_ms_mean_of_rounds": statistics.fmean(k - d for k, d in zip(lat_k, lat_d)) if lat_d else nan,
             "added_p999_ms": self.median("latency", name, "p999") - self.median("latency", "direct", "p999"),
             "added_avg_ms": self.median("latency", name, "avg") - self.median("latency", "direct", "avg"),
         }
@@ -377,7 +384,8 @@ def table(summary: dict, args) -> str:
                      f"{r['consumer_fetch_mbps']:.3f}); added p99 {r['added_p99_ms']:+.1f} ms (mean of rounds "
                      f"{r['added_p99_ms_mean_of_rounds']:+.2f}), added avg {r['added_avg_ms']:+.2f} ms; "
                      f"RSS max {d['kshim_rss_mb_max']:.0f} MB")
-    lines.append("(ProducerPerformance reports percentiles in whole milliseconds.)")
+    lines.append(f"(ProducerPerformance reports percentiles in whole milliseconds; other processes used a median "
+                 f"{summary['others_cores_median']:.2f} cores of {os.cpu_count()} during the runs.)")
     return "\n".join(lines)
 
 
@@ -419,6 +427,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quiet-wait", type=float, default=120.0,
                    help="longest wait for that, in seconds; 0 disables the wait (default 120)")
     p.add_argument("--tool-timeout", type=float, default=600.0)
+    p.add_argument("--ab", type=Path, default=None, metavar="DIR",
+                   help="also run, for each loop, a kshim from DIR (a folder holding another shim/ package) "
+                        "to compare two versions of the code side by side")
     p.add_argument("--out", type=Path, default=build_dir() / "bench" / "proxy.json")
     p.add_argument("--keep-data", action="store_true", help="keep the benchmark broker's data directory")
     args = p.parse_args(argv)
@@ -440,16 +451,25 @@ def main(argv: list[str] | None = None) -> int:
     shims: list[KshimProcess] = []
     try:
         targets = [Target("direct", cluster.bootstrap)]
+        sources = [("", None)] + ([(f"@{args.ab.name}", args.ab)] if args.ab else [])
         for loop in args.loop.split(","):
-            port = free_port_block(3, start=43200)
-            shim = KshimProcess(cluster.bootstrap, port, workdir / f"kshim-{loop}.log",
-                                ["--loop", loop, "--metadata-refresh-s", "10", "--log-level", "warning"]).start()
-            shims.append(shim)
-            actual = loop_in_use(shim.proc.pid)
-            if loop != "auto" and actual != loop:
-                raise BenchError(f"kshim --loop {loop} runs {actual}")
-            targets.append(Target(f"kshim-{actual}", shim.bootstrap, shim.proc.pid))
-            print(f"kshim ({actual}) on {shim.bootstrap}, pid {shim.proc.pid}", flush=True)
+            for suffix, src in sources:
+                port = free_port_block(3, start=43200)
+                shim = KshimProcess(cluster.bootstrap, port, workdir / f"kshim-{loop}{suffix}.log",
+                                    ["--loop", loop, "--metadata-refresh-s", "10", "--log-level", "warning"])
+                here = os.getcwd()
+                os.chdir(src or here)  # `python -m shim.cli` imports shim/ from the working directory
+                try:
+                    shim.start()
+                finally:
+                    os.chdir(here)
+                shims.append(shim)
+                actual = loop_in_use(shim.proc.pid)
+                if loop != "auto" and actual != loop:
+                    raise BenchError(f"kshim --loop {loop} runs {actual}")
+                targets.append(Target(f"kshim-{actual}{suffix}", shim.bootstrap, shim.proc.pid))
+                print(f"kshim ({actual}{', from ' + str(src) if src else ''}) on {shim.bootstrap}, "
+                      f"pid {shim.proc.pid}", flush=True)
         bench = ProxyBench(kafka, cluster, targets, args, log=lambda s: print(s, flush=True))
         summary = bench.run()
         for shim in shims:

@@ -67,9 +67,15 @@ def test_admin_operations(kshim, names):
     res = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[
         ConfigEntry("retention.ms", "7200000", incremental_operation=AlterConfigOpType.SET)])
     admin.incremental_alter_configs([res])[res].result(30)
-    cfg = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)])
-    entries = list(cfg.values())[0].result(30)
-    assert entries["retention.ms"].value == "7200000"
+    import time
+    deadline = time.monotonic() + 15   # the broker applies config changes asynchronously
+    while True:
+        cfg = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, topic)])
+        value = list(cfg.values())[0].result(30)["retention.ms"].value
+        if value == "7200000" or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert value == "7200000"
     md = admin.list_topics(topic=topic, timeout=10)
     assert len(md.topics[topic].partitions) == 4
     admin.delete_topics([topic])[topic].result(30)

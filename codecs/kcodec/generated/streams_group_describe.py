@@ -13,8 +13,6 @@ from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
 from .._rt import UUID_CACHE as _UC, arrays as _arrays
 
-_str = str
-
 # -------------------------------------------------------------------- precompiled formats and constants
 
 _S_H = _Sc('>H')

@@ -1,0 +1,34 @@
+"""Static membership (KIP-345, KIP-814) with Kafka's Java VerifiableConsumer, through kshim and
+directly against the real broker; the observed outcomes must agree."""
+
+from __future__ import annotations
+
+import pytest
+
+from testsuite.groups.scenarios import duplicate_instance_fencing, static_bounce
+from testsuite.harness.javatools import JavaTools
+
+
+@pytest.fixture
+def both(kafka, kshim, kafka_install, tmp_path):
+    tools = {"broker": JavaTools(kafka_install, kafka.bootstrap, tmp_path / "broker"),
+             "kshim": JavaTools(kafka_install, kshim.bootstrap, tmp_path / "kshim")}
+    yield tools
+    for t in tools.values():
+        t.stop_all()
+
+
+@pytest.mark.parametrize("who,bouncee", [("follower", 1), ("leader", 0)])
+def test_static_bounce_causes_no_rebalance(both, names, kshim, who, bouncee):
+    facts = {where: static_bounce(tools, names, bouncee, where) for where, tools in both.items()}
+    assert facts["kshim"] == facts["broker"]
+    assert facts["kshim"] == {"others_saw_rebalance": False, "others_kept_partitions": True,
+                              "restarted_got_old_partitions": True, "restarted_assign_events": 1}
+    if who == "leader":
+        assert "static_rejoin_without_rebalance" in kshim.log_text() and "skip_assignment=True" in kshim.log_text()
+
+
+def test_duplicate_instance_id_is_fenced(both, names):
+    facts = {where: duplicate_instance_fencing(tools, names) for where, tools in both.items()}
+    assert facts["kshim"] == facts["broker"]
+    assert facts["kshim"]["first_stopped"] and facts["kshim"]["second_running"]
