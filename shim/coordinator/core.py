@@ -116,6 +116,11 @@ class GroupCoordinator:
     def new_member_id(self, prefix: str) -> str:
         return f"{prefix}-{self._uuid()}"
 
+    def write_empty_group(self, g: ClassicGroup) -> None:
+        """The record that persists a group's creation: type and generation, no members (§A.1.6)."""
+        self.records.append(GroupMetadataRecord(g.group_id, g.protocol_type, g.generation_id, None, None,
+                                                g.state_timestamp_ms, ()))
+
     def write_group(self, g: ClassicGroup) -> None:
         self.records.append(GroupMetadataRecord(
             g.group_id, g.protocol_type, g.generation_id, g.protocol_name, g.leader_id, g.state_timestamp_ms,
@@ -285,6 +290,9 @@ class GroupCoordinator:
             if m.awaiting_sync is not None:
                 self.respond(m.awaiting_sync.token, sync_response(m.awaiting_sync.version, error))
                 m.awaiting_sync = None
+                # as for a successful propagation: a session that expired while parked was ignored
+                # and left the member without a heartbeat timer
+                self.schedule_heartbeat(g, m.member_id, m.session_timeout_ms)
 
     def propagate_assignment(self, g: ClassicGroup) -> None:
         for m in g.members.values():

@@ -89,6 +89,9 @@ class ClassicGroup:
     new_member_added: bool = False
     state_timestamp_ms: int = 0
     awaiting_join_count: int = 0
+    # protocol name -> number of members offering it (kept incrementally: the per-join protocol
+    # check and the vote's candidate set stay O(#protocols) instead of O(#members))
+    protocol_counts: dict[str, int] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ state
     def transition(self, to: str, now_ms: int) -> None:
@@ -105,6 +108,7 @@ class ClassicGroup:
         if not self.members:
             self.protocol_type = m.protocol_type
         self.members[m.member_id] = m
+        self._count_protocols(m, 1)
         if m.instance_id is not None:
             self.static_members[m.instance_id] = m.member_id
         if self.leader_id is None:
@@ -116,6 +120,7 @@ class ClassicGroup:
         m = self.members.pop(member_id, None)
         if m is None:
             return None
+        self._count_protocols(m, -1)
         if m.instance_id is not None and self.static_members.get(m.instance_id) == member_id:
             del self.static_members[m.instance_id]
         if m.awaiting_join is not None:
@@ -124,6 +129,23 @@ class ClassicGroup:
         if self.leader_id == member_id:
             self.leader_id = next(iter(self.members), None)
         return m
+
+    def set_protocols(self, m: ClassicMember, protocols: list[tuple[str, bytes]]) -> None:
+        if m.member_id in self.members:
+            self._count_protocols(m, -1)
+            m.protocols = protocols
+            self._count_protocols(m, 1)
+        else:
+            m.protocols = protocols
+
+    def _count_protocols(self, m: ClassicMember, delta: int) -> None:
+        counts = self.protocol_counts
+        for name in set(m.protocol_names()):
+            n = counts.get(name, 0) + delta
+            if n:
+                counts[name] = n
+            else:
+                del counts[name]
 
     def set_awaiting_join(self, m: ClassicMember, parked: Parked | None) -> None:
         if m.awaiting_join is None and parked is not None:
@@ -155,25 +177,18 @@ class ClassicGroup:
 
     # ------------------------------------------------------------------ protocols
     def candidate_protocols(self) -> set[str]:
-        it = iter(self.members.values())
-        first = next(it, None)
-        if first is None:
+        """Protocols every member offers."""
+        n = len(self.members)
+        if not n:
             return set()
-        cands = set(first.protocol_names())
-        for m in it:
-            cands &= set(m.protocol_names())
-        return cands
+        return {name for name, count in self.protocol_counts.items() if count == n}
 
     def supports_protocols(self, protocol_type: str, names: list[str]) -> bool:
-        if not self.members:
+        if self.state == EMPTY:
             return bool(protocol_type) and bool(names)
         if protocol_type != self.protocol_type:
             return False
-        n = len(self.members)
-        counts: dict[str, int] = {}
-        for m in self.members.values():
-            for name in set(m.protocol_names()):
-                counts[name] = counts.get(name, 0) + 1
+        n, counts = len(self.members), self.protocol_counts
         return any(counts.get(name, 0) == n for name in names)
 
     def select_protocol(self) -> str:

@@ -42,8 +42,8 @@ def handle_join(c: GroupCoordinator, ctx: Ctx, req) -> None:
         _join_new_member(c, ctx, req, g, instance_id)
     else:
         _join_existing_member(c, ctx, req, g, member_id, instance_id)
-    if created and len(c.records) == records_before and g.state == EMPTY:
-        c.write_group(g)
+    if created and len(c.records) == records_before:
+        c.write_empty_group(g)
 
 
 def _rebalance_timeout(req, v: int) -> int:
@@ -122,7 +122,7 @@ def _rebalance_or_complete(c: GroupCoordinator, g: ClassicGroup, reason: str) ->
 
 def _update_member(g: ClassicGroup, m: ClassicMember, ctx: Ctx, req, parked: bool) -> None:
     v = ctx.version
-    m.protocols = _protocols(req)
+    g.set_protocols(m, _protocols(req))
     m.rebalance_timeout_ms = _rebalance_timeout(req, v)
     m.session_timeout_ms = req.session_timeout_ms
     if v >= 8:
@@ -148,7 +148,6 @@ def _replace_static_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, 
     c.event("static_member_replaced", g.group_id, instance=instance_id, old_member=old_id, member=new_id,
             reason=req.reason if v >= 8 else None)
     if g.state == STABLE:
-        saved = (m.protocols, m.rebalance_timeout_ms, m.session_timeout_ms)
         _update_member(g, m, ctx, req, parked=False)
         if g.select_protocol() == g.protocol_name:
             c.write_group(g)
@@ -168,8 +167,7 @@ def _replace_static_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, 
             c.event("static_rejoin_without_rebalance", g.group_id, instance=instance_id, member=new_id,
                     leader=is_leader, skip_assignment=is_leader and v >= 9, generation=g.generation_id)
             return
-        m.protocols, m.rebalance_timeout_ms, m.session_timeout_ms = saved
-        _update_member(g, m, ctx, req, parked=True)
+        g.set_awaiting_join(m, Parked(ctx.token, v))
         _rebalance_or_complete(c, g, f"group's selected protocol will change because static member "
                                      f"{new_id} with instance id {instance_id} joined with changed metadata")
     elif g.state == COMPLETING:

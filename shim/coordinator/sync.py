@@ -23,6 +23,8 @@ def handle_sync(c: GroupCoordinator, ctx: Ctx, req) -> None:
     def fail(err: int) -> None:
         c.respond(ctx.token, sync_response(v, err))
 
+    if v >= 5 and (req.protocol_type is None or req.protocol_name is None):
+        return fail(E.INCONSISTENT_GROUP_PROTOCOL)   # mandatory from v5 (KafkaApis, spec §0)
     if not req.group_id:
         return fail(E.INVALID_GROUP_ID)
     g = c.groups.get(req.group_id)

@@ -183,6 +183,7 @@ class ProxyBench:
         return proc.stdout
 
     def create_topic(self, name: str) -> str:
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", name)
         self.java("kafka-topics", ["--bootstrap-server", self.cluster.bootstrap, "--create", "--topic", name,
                                    "--partitions", "1", "--replication-factor", "1"], timeout=120)
         return name
@@ -220,7 +221,7 @@ class ProxyBench:
             return f, (f["records"] / f["rps"] if f["rps"] else 0.0), mb
         run = self._measure(target, kind, rnd, go)
         f = run.figures
-        self.log(f"  {kind:8} r{rnd} {target.name:14} {f['rps']:9.0f} rec/s {f['mbps']:7.2f} MB/s  "
+        self.log(f"  {kind:8} r{rnd} {target.name:22} {f['rps']:9.0f} rec/s {f['mbps']:7.2f} MB/s  "
                  f"avg {f['avg']:6.2f}  p50 {f['p50']:3.0f}  p99 {f['p99']:4.0f}  p99.9 {f['p999']:4.0f} ms"
                  + self._cpu_note(run, target))
         return run
@@ -243,7 +244,7 @@ class ProxyBench:
             return f, (mb / rate if rate else 0.0), mb
         run = self._measure(target, "consumer", rnd, go)
         f = run.figures
-        self.log(f"  consumer r{rnd} {target.name:14} {f['nMsg.sec']:9.0f} msg/s {f['MB.sec']:7.2f} MB/s  "
+        self.log(f"  consumer r{rnd} {target.name:22} {f['nMsg.sec']:9.0f} msg/s {f['MB.sec']:7.2f} MB/s  "
                  f"fetch {f.get('fetch.MB.sec', 0):7.2f} MB/s  rebalance {f.get('rebalance.time.ms', 0):5.0f} ms"
                  + self._cpu_note(run, target))
         return run
@@ -355,25 +356,25 @@ def table(summary: dict, args) -> str:
     lines = [f"kshim proxy benchmark: Kafka {KAFKA_VERSION}, {args.records} x {args.record_size} B records, "
              f"acks={args.acks} linger.ms={args.linger_ms}, medians of {args.rounds} rounds",
              "",
-             f"{'producer':16}{'rec/s':>10}{'MB/s':>9}{'avg ms':>8}{'p50':>6}{'p95':>6}{'p99':>6}{'p99.9':>7}"
+             f"{'producer':24}{'rec/s':>10}{'MB/s':>9}{'avg ms':>8}{'p50':>6}{'p95':>6}{'p99':>6}{'p99.9':>7}"
              f"{'kshim CPU%':>11}{'ms/MB':>7}"]
     for name, d in tg.items():
         p = d["producer"]
         cpu = _cpu_cell(p)
-        lines.append(f"{name:16}{p['rps']:10.0f}{p['mbps']:9.2f}{p['avg']:8.1f}{p['p50']:6.0f}{p['p95']:6.0f}"
+        lines.append(f"{name:24}{p['rps']:10.0f}{p['mbps']:9.2f}{p['avg']:8.1f}{p['p50']:6.0f}{p['p95']:6.0f}"
                      f"{p['p99']:6.0f}{p['p999']:7.0f}{cpu:>18}")
-    lines += ["", f"{'consumer':16}{'msg/s':>10}{'MB/s':>9}{'fetch MB/s':>12}{'rebal ms':>10}{'kshim CPU%':>11}{'ms/MB':>7}"]
+    lines += ["", f"{'consumer':24}{'msg/s':>10}{'MB/s':>9}{'fetch MB/s':>12}{'rebal ms':>10}{'kshim CPU%':>11}{'ms/MB':>7}"]
     for name, d in tg.items():
         c = d["consumer"]
         cpu = _cpu_cell(c)
-        lines.append(f"{name:16}{c['nMsg.sec']:10.0f}{c['MB.sec']:9.2f}{c['fetch.MB.sec']:12.2f}"
+        lines.append(f"{name:24}{c['nMsg.sec']:10.0f}{c['MB.sec']:9.2f}{c['fetch.MB.sec']:12.2f}"
                      f"{c['rebalance.time.ms']:10.0f}{cpu:>18}")
     lines += ["", f"latency at {summary['latency_rate_rps']} rec/s (half the through-kshim ceiling)",
-              f"{'':16}{'avg ms':>8}{'p50':>6}{'p95':>6}{'p99':>6}{'p99.9':>7}{'kshim CPU%':>11}{'ms/MB':>7}"]
+              f"{'':24}{'avg ms':>8}{'p50':>6}{'p95':>6}{'p99':>6}{'p99.9':>7}{'kshim CPU%':>11}{'ms/MB':>7}"]
     for name, d in tg.items():
         p = d["latency"]
         cpu = _cpu_cell(p)
-        lines.append(f"{name:16}{p['avg']:8.2f}{p['p50']:6.0f}{p['p95']:6.0f}{p['p99']:6.0f}{p['p999']:7.0f}{cpu:>18}")
+        lines.append(f"{name:24}{p['avg']:8.2f}{p['p50']:6.0f}{p['p95']:6.0f}{p['p99']:6.0f}{p['p999']:7.0f}{cpu:>18}")
     lines.append("")
     for name, d in tg.items():
         if "ratios" not in d:
