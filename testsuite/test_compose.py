@@ -42,6 +42,11 @@ def test_kshim_service_command_is_a_valid_kshim_command_line(compose):
     svc = compose["services"]["kshim"]
     args = build_parser().parse_args(svc["command"])  # raises SystemExit on an unknown flag
     assert args.command == "run" and args.upstream == "kafka:19092"
+    assert args.listen_host == "0.0.0.0" and args.advertised_host == "kshim"
+    # the ports published are kshim's bootstrap port and its port for node 1 (listen_port + 1 + 1)
+    from shim.config import Config
+    published = {int(p.rsplit(":", 1)[1]) for p in svc["ports"]}
+    assert published == {Config().listen_port, Config().broker_base + 1}
     dockerfile = project_root() / svc["build"]["dockerfile"]
     assert dockerfile.is_file()
     assert 'ENTRYPOINT ["kshim"]' in dockerfile.read_text()

@@ -150,7 +150,7 @@ class GroupCoordinator:
             g.pending_members.discard(member_id)
             self.event("pending_member_expired", gid, member=member_id)
             if g.state == PREPARING:
-                self.maybe_complete_join(g)
+                self.complete_join_if_all_joined(g)   # after a removal: even during the initial delay
             return
         m = g.members.get(member_id)
         if m is not None and not m.has_satisfied_heartbeat():
@@ -160,7 +160,7 @@ class GroupCoordinator:
     # ------------------------------------------------------------------ membership
     def remove_member_and_update(self, g: ClassicGroup, m: ClassicMember, reason: str) -> None:
         if m.awaiting_join is not None:
-            self.respond(m.awaiting_join.token, join_error(m.awaiting_join.version, E.UNKNOWN_MEMBER_ID, m.member_id))
+            self.respond(m.awaiting_join.token, join_error(m.awaiting_join.version, E.UNKNOWN_MEMBER_ID, ""))
             g.set_awaiting_join(m, None)
         if m.awaiting_sync is not None:
             self.respond(m.awaiting_sync.token, sync_response(m.awaiting_sync.version, E.UNKNOWN_MEMBER_ID))
@@ -171,7 +171,7 @@ class GroupCoordinator:
         if g.state in (STABLE, COMPLETING):
             self.prepare_rebalance(g, f"removing member {m.member_id} on {reason}")
         elif g.state == PREPARING:
-            self.maybe_complete_join(g)
+            self.complete_join_if_all_joined(g)   # after a removal: even during the initial delay
 
     # ------------------------------------------------------------------ rebalance
     def prepare_rebalance(self, g: ClassicGroup, reason: str) -> None:
@@ -221,6 +221,12 @@ class GroupCoordinator:
         """Complete the join early when everyone has joined, except during the initial delay."""
         if g.state == PREPARING and g.has_all_members_joined() and g.previous_state != EMPTY:
             self.timers.cancel(("join", g.group_id))
+            self.complete_join(g)
+
+    def complete_join_if_all_joined(self, g: ClassicGroup) -> None:
+        """After a member is removed (session/pending expiry, leave), Kafka completes the join as soon
+        as everyone left has joined - unlike a join, this applies during the initial delay too."""
+        if g.state == PREPARING and g.has_all_members_joined():
             self.complete_join(g)
 
     def complete_join(self, g: ClassicGroup) -> None:

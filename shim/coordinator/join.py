@@ -34,9 +34,10 @@ def handle_join(c: GroupCoordinator, ctx: Ctx, req) -> None:
         created = True
     records_before = len(c.records)
     if not _accept_joining_member(g, member_id, c.cfg.max_size):
-        if member_id in g.members:
+        if member_id in g.members or member_id in g.pending_members:
             c.cancel_heartbeat(g, member_id)
             g.remove(member_id)
+            g.pending_members.discard(member_id)
         c.respond(ctx.token, join_error(v, E.GROUP_MAX_SIZE_REACHED, ""))
     elif not member_id:
         _join_new_member(c, ctx, req, g, instance_id)

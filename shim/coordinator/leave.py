@@ -56,7 +56,7 @@ def handle_leave(c: GroupCoordinator, ctx: Ctx, req) -> None:
             target = member_id
         m = g.members[target]
         if m.awaiting_join is not None:
-            c.respond(m.awaiting_join.token, join_error(m.awaiting_join.version, E.UNKNOWN_MEMBER_ID, target))
+            c.respond(m.awaiting_join.token, join_error(m.awaiting_join.version, E.UNKNOWN_MEMBER_ID, ""))
             g.set_awaiting_join(m, None)
         if m.awaiting_sync is not None:
             c.respond(m.awaiting_sync.token, sync_response(m.awaiting_sync.version, E.REBALANCE_IN_PROGRESS))
@@ -70,5 +70,5 @@ def handle_leave(c: GroupCoordinator, ctx: Ctx, req) -> None:
         if g.state in (STABLE, COMPLETING):
             c.prepare_rebalance(g, f"{removed} member(s) left the group")
         elif g.state == PREPARING:
-            c.maybe_complete_join(g)
+            c.maybe_complete_join(g)   # via maybePrepareRebalanceOrCompleteJoin: respects the initial delay
     reply(E.NONE, results)

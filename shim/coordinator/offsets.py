@@ -61,7 +61,7 @@ def offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
     if err == E.NONE:
         for topic, p in valid:
             metadata = p.committed_metadata or ""
-            if len(metadata.encode()) > c.cfg.offset_metadata_max_bytes:
+            if len(metadata) > c.cfg.offset_metadata_max_bytes:   # Java counts chars
                 stored[(topic, p.partition_index)] = E.OFFSET_METADATA_TOO_LARGE
                 continue
             expire = None

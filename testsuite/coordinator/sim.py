@@ -72,7 +72,7 @@ class Mix:
 class Member:
     """One client incarnation."""
     __slots__ = ("gs", "name", "instance", "member_id", "generation", "state", "alive", "jv", "protocols",
-                 "hb_epoch", "slow", "assignment", "protocol_name")
+                 "hb_epoch", "slow", "assignment", "protocol_name", "healthy", "prev_id")
 
     def __init__(self, gs: "GroupSim", name: str, instance: str | None, jv: int, protocols: list):
         self.gs, self.name, self.instance, self.jv, self.protocols = gs, name, instance, jv, protocols
@@ -84,6 +84,8 @@ class Member:
         self.slow = False
         self.assignment: bytes | None = None
         self.protocol_name: str | None = None
+        self.healthy = False           # stable and a heartbeat of this generation answered NONE
+        self.prev_id = ""              # member id of the previous incarnation (static restarts)
 
     def identity(self, member_id: str | None = None) -> str:
         return self.instance if self.instance is not None else (member_id or self.member_id)
@@ -96,8 +98,10 @@ class GroupSim:
         self.gid = gid
         self.live: dict[str, Member] = {}             # name -> live member
         self.stable_count: Counter = Counter()          # generation -> live members stable in it
+        self.healthy_count: Counter = Counter()         # generation -> of those, heartbeating fine
         self.leaders: dict[int, str] = {}               # generation -> leader identity
-        self.assignments: dict[int, dict[str, bytes]] = {}   # generation -> identity -> bytes
+        self.assignments: dict[int, dict[str, bytes]] = {}   # generation -> member id -> bytes
+        self.alias: dict[str, str] = {}                 # replacing static member id -> replaced id
         self.owners: dict[int, dict[int, str]] = {}     # generation -> partition -> identity
         self.last_generation = 0
         self.instances = 0
@@ -122,6 +126,7 @@ class Sim:
         self.max_rebalance = max(mix.rebalance_timeout_ms, mix.session_timeout_ms)
         self.answer_bound = self.max_rebalance + self.cfg.initial_rebalance_delay_ms + 4 * mix.latency_ms[1] + 1000
         self.steps = 0
+        self.heartbeats = True         # converged() also waits for one good heartbeat per member
         self._dynamic_protocols = self._protocols(0)
         self._dynamic_protocols_rr = self._protocols(1)
 
@@ -248,6 +253,9 @@ class Sim:
     def set_state(self, m: Member, state: str, generation: int | None = None) -> None:
         if m.state == "stable":
             m.gs.stable_count[m.generation] -= 1
+            if m.healthy:
+                m.healthy = False
+                m.gs.healthy_count[m.generation] -= 1
         if generation is not None:
             m.generation = generation
         m.state = state
@@ -293,6 +301,8 @@ class Sim:
             self.stats["member_id_required"] += 1
             return self.start_join(m)
         if err == E.NONE:
+            if m.prev_id and body.member_id != m.prev_id:
+                m.gs.alias[body.member_id] = m.prev_id     # a replacement inherits the assignment
             m.member_id = body.member_id
             m.protocol_name = body.protocol_name
             self.set_state(m, "syncing", body.generation_id)
@@ -318,7 +328,8 @@ class Sim:
         self.fail(f"{m.name}: unexpected JoinGroup error {err}")
 
     def assign(self, gs: GroupSim, gen: int, members: list) -> list:
-        """Range-style: identities sorted, P partitions split in contiguous runs."""
+        """Range-style: members sorted by instance id (else member id; before JoinGroup v5 the leader sees
+        no instance ids), P partitions split in contiguous runs."""
         keyed = sorted(((x.group_instance_id or x.member_id), x.member_id) for x in members)
         n, p = len(keyed), self.mix.partitions
         per, extra = divmod(p, n)
@@ -327,7 +338,7 @@ class Sim:
             count = per + (1 if i < extra else 0)
             data = struct.pack(">ii", start, count)
             start += count
-            table[ident] = data
+            table[mid] = data
             out.append(SyncGroupRequestAssignment(member_id=mid, assignment=data))
         gs.assignments.setdefault(gen, table)
         return out
@@ -350,7 +361,10 @@ class Sim:
             if table is None:
                 self.fail(f"{m.name}: SyncGroup NONE for generation {gen} before any leader assignment")
             ident = m.identity()
-            want = table.get(ident, b"")
+            mid = m.member_id
+            while mid not in table and mid in gs.alias:
+                mid = gs.alias[mid]
+            want = table.get(mid, b"")
             if bytes(body.assignment) != want:
                 self.fail(f"{m.name} ({ident}) gen {gen}: got {bytes(body.assignment)!r}, leader gave {want!r}")
             owners = gs.owners.setdefault(gen, {})
@@ -406,6 +420,9 @@ class Sim:
                 self.fail(f"{m.name}: live member fenced")
             return self.schedule_heartbeat(m)
         if err == E.NONE:
+            if m.state == "stable" and not m.healthy:
+                m.healthy = True
+                m.gs.healthy_count[m.generation] += 1
             return self.schedule_heartbeat(m)
         if err in (E.REBALANCE_IN_PROGRESS, E.ILLEGAL_GENERATION):
             if m.state == "stable":
@@ -445,7 +462,7 @@ class Sim:
 
     def _reincarnate(self, old: Member) -> None:
         m = self.new_member(old.gs, True, old.instance)
-        m.protocols, m.jv = old.protocols, old.jv
+        m.protocols, m.jv, m.prev_id = old.protocols, old.jv, old.member_id
         self.stats["restart"] += 1
         self.start_join(m)
 
@@ -488,12 +505,26 @@ class Sim:
         else:
             self.restart(m)
 
+    def check_counters(self) -> None:
+        """The coordinator's incremental counters agree with a recount."""
+        for gs in self.groups:
+            g = self.coord.groups[gs.gid]
+            counts = Counter(name for m in g.members.values() for name in set(m.protocol_names()))
+            if dict(counts) != g.protocol_counts:
+                self.fail(f"{gs.gid}: protocol counts {g.protocol_counts} != recount {dict(counts)}")
+            joined = sum(m.awaiting_join is not None for m in g.members.values())
+            if joined != g.awaiting_join_count:
+                self.fail(f"{gs.gid}: awaiting_join_count {g.awaiting_join_count} != recount {joined}")
+
     # ------------------------------------------------------------------ convergence
     def converged(self, gs: GroupSim) -> bool:
+        """Stable with exactly the live members, each synced in the current generation and (unless
+        `heartbeats` is off) heartbeating successfully in it: a state the group stays in."""
         g = self.coord.groups.get(gs.gid)
         if g is None or g.state != STABLE or g.pending_members or len(g.members) != len(gs.live):
             return False
-        if gs.stable_count[g.generation_id] != len(gs.live):
+        counts = gs.healthy_count if self.heartbeats else gs.stable_count
+        if counts[g.generation_id] != len(gs.live):
             return False
         return all(g.members.get(m.member_id) is not None and m.generation == g.generation_id
                    for m in gs.live.values())
@@ -544,6 +575,7 @@ class Sim:
             self.fail(f"{len(late)} requests never answered")
         if not self.all_converged():
             self.fail("group left Stable during the quiet period")
+        self.check_counters()
         return {"first_stable_ms": t_first, "churn_end_ms": t_churn, "stable_again_ms": t_end,
                 "generations_first": gens_first,
                 "generations": {gs.gid: self.coord.groups[gs.gid].generation_id for gs in self.groups},
