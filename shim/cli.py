@@ -1,4 +1,4 @@
-"""The `kshim` command: `kshim run`, `kshim kafka start|stop|status`, `kshim version`."""
+"""The `kshim` command: `kshim run`, `kshim kafka start|stop|status`, `kshim trace show`, `kshim version`."""
 
 from __future__ import annotations
 
@@ -119,7 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--config", type=Path, default=None, help="a TOML or YAML file of settings")
     from .config import add_flags
     add_flags(r)
+    r.add_argument("--trace", dest="trace_dir", default=None, metavar="DIR",
+                   help="write wire traces to DIR (same as --trace-dir; docs/kshim-trace.md)")
     r.set_defaults(func=cmd_run)
+
+    from .trace.show import add_parser as add_trace_parser
+    add_trace_parser(sub)
 
     k = sub.add_parser("kafka", help="start, stop or query the local real Kafka")
     ksub = k.add_subparsers(dest="kafka_command", metavar="ACTION", required=True)

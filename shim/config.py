@@ -53,6 +53,14 @@ class Config:
     group_max_size: int = 2147483647
     offset_metadata_max_bytes: int = 4096
     offsets_retention_minutes: int = 10080
+    # durable group state: kshim's compacted topic on the upstream cluster ("" = memory only)
+    state_topic: str = "__kshim_group_state"
+    state_topic_partitions: int = 4      # used when kshim creates the topic; production: 50
+    # wire traces (docs/kshim-trace.md): "" = off
+    trace_dir: str = ""
+    trace_bodies: bool = False           # also Produce/Fetch bodies (records as base64): large
+    trace_rotate_mb: float = 64.0        # start a new file when the compressed one reaches this size
+    trace_format: str = "jsonl"          # jsonl (gzip JSON lines) or parquet (needs kshim[trace])
     # local Kafka, when no upstream is given
     local_kafka_nodes: int = 1
     local_kafka_port: int = 19092
@@ -99,8 +107,18 @@ class Config:
                               "use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
         if self.group_coordinator not in ("kshim", "broker"):
             raise ConfigError(f"group_coordinator {self.group_coordinator!r}: use kshim or broker")
+        if self.state_topic_partitions < 1:
+            raise ConfigError("state_topic_partitions must be at least 1")
         if self.loop not in ("auto", "asyncio", "uvloop"):
             raise ConfigError(f"loop {self.loop!r}: use auto, asyncio or uvloop")
+        if self.trace_format not in ("jsonl", "parquet"):
+            raise ConfigError(f"trace_format {self.trace_format!r}: use jsonl or parquet")
+        if self.trace_format == "parquet" and self.trace_dir:
+            from .trace.sink import parquet_available
+            if not parquet_available():
+                raise ConfigError("trace_format parquet needs pyarrow: pip install 'kshim[trace]'")
+        if self.trace_rotate_mb <= 0:
+            raise ConfigError("trace_rotate_mb must be positive")
         self.upstream_addresses()
         return self
 

@@ -46,3 +46,15 @@ def test_unknown_command_fails_cleanly():
     out = _kshim("nope")
     assert out.returncode == 2
     assert "invalid choice" in out.stderr
+
+
+def test_every_package_is_listed_in_pyproject():
+    """A non-editable install (compose/Dockerfile) ships only the packages pyproject lists."""
+    import tomllib
+    from shim.localkafka.home import project_root
+    root = project_root()
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(root).parts) for p in (root / "shim").rglob("__init__.py")}
+    found |= {"kcodec" + "".join("." + x for x in p.parent.relative_to(root / "codecs" / "kcodec").parts)
+              for p in (root / "codecs" / "kcodec").rglob("__init__.py")}
+    assert found <= listed, f"not in pyproject packages: {sorted(found - listed)}"

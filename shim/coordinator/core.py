@@ -84,6 +84,13 @@ class GroupCoordinator:
         self.handlers[api_key](self, Ctx(token, version, client_id or "", client_host or ""), request)
         return self._drain()
 
+    def replay(self, record, now_ms: int | None = None) -> None:
+        """Apply one record read back from the state topic (replay.py); no records, no responses."""
+        from .replay import replay
+        if now_ms is not None:
+            self._advance(now_ms)
+        replay(self, record)
+
     def tick(self, now_ms: int) -> list[Respond]:
         self._advance(now_ms)
         return self._drain()

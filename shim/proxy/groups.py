@@ -7,12 +7,17 @@
 - FindCoordinator for group keys is answered here (kshim is every group's coordinator; any kshim
   port serves the group APIs); transaction keys are forwarded to the broker and rewritten.
 - Keeps the topic metadata the coordinator checks commits against (kshim's own Metadata requests).
+- Durability (shim/state): at start the state topic is replayed into the coordinator before the
+  listeners open; after every handle/tick the new records are appended (acks=all) and the
+  responses of that step are held until their append and every earlier one completed (steps leave
+  in order). A failed append answers that step's responses with the mapped error (`_failed`).
 All of it runs on the event loop thread: one actor, no locks.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import time
 from typing import TYPE_CHECKING
@@ -33,7 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kshim.coordinator")
 
-FIND_COORDINATOR, LIST_GROUPS, OFFSET_COMMIT, METADATA = 10, 16, 8, 3
+FIND_COORDINATOR, LIST_GROUPS, OFFSET_COMMIT, METADATA, DELETE_GROUPS, OFFSET_DELETE = 10, 16, 8, 3, 42, 47
 GROUP_KEY = 0
 
 
@@ -47,6 +52,9 @@ class GroupService:
         self._timer_at: int | None = None
         self._meta: UpstreamClient | None = None
         self._meta_lock = asyncio.Lock()
+        self.state = None                      # shim.state.log.StateLog when durable
+        self._held: collections.deque = collections.deque()   # (append future | None, responses)
+        self._waiting_on = None
 
     @staticmethod
     def _now() -> int:
@@ -60,6 +68,32 @@ class GroupService:
         # whose coordinator does not own kshim's groups.
         self.proxy.local_versions[68] = (1, 0)
         self.proxy.local_versions[69] = (1, 0)
+
+    # ------------------------------------------------------------------ durable state
+    async def start(self) -> None:
+        """Create the state topic if missing, replay it, start the writer (before listeners open)."""
+        cfg = self.proxy.cfg
+        if not cfg.state_topic:
+            return
+        from ..state.log import StateLog
+        state = StateLog(cfg, lambda: [(b.host, b.port) for b in self.proxy.topology.brokers.values()]
+                         + cfg.upstream_addresses())
+        t0 = time.monotonic()
+        await state.ensure_topic()
+        records = await state.load()
+        now = self._now()
+        for rec in records:
+            self.coordinator.replay(rec, now_ms=now)
+        self.coordinator.records = []
+        self.state = state
+        state.start_writer()
+        log.info("replayed %d records of %s (%d groups) in %.2fs", len(records), cfg.state_topic,
+                 len(self.coordinator.groups), time.monotonic() - t0)
+        self._rearm()
+
+    async def stop(self) -> None:
+        if self.state is not None:
+            await self.state.close()
 
     # ------------------------------------------------------------------ requests
     def _decode(self, session: "Session", frame, api_key: int, version: int):
@@ -89,10 +123,36 @@ class GroupService:
         self._deliver(out)
 
     def _deliver(self, out) -> None:
+        records = self.coordinator.records
+        if records:
+            self.coordinator.records = []
+        if self.state is None:
+            self._send(out, 0)
+        elif records or self._held:
+            self._held.append((self.state.append(records) if records else None, out))
+            self._release()
+        else:
+            self._send(out, 0)
+        self._rearm()
+
+    def _release(self, _=None) -> None:
+        """Send held responses in step order, each once its own append is done."""
+        held = self._held
+        while held:
+            fut, out = held[0]
+            if fut is not None and not fut.done():
+                if self._waiting_on is not fut:
+                    self._waiting_on = fut
+                    fut.add_done_callback(self._release)
+                return
+            held.popleft()
+            self._send(out, fut.result() if fut is not None else 0)
+
+    def _send(self, out, append_error: int) -> None:
         for r in out:
             session, slot = r.token
-            self._answer(session, slot, r.body)
-        self._rearm()
+            body = r.body if not append_error else _failed(slot.api_key, r.body, append_error)
+            self._answer(session, slot, body)
 
     def _answer(self, session: "Session", slot: "Slot", body) -> None:
         try:
@@ -195,9 +255,31 @@ class GroupService:
 
     # ------------------------------------------------------------------ events
     def _on_event(self, ev: dict) -> None:
+        self.proxy.trace_event(ev)
         kind = ev.get("event")
         level = logging.INFO if kind in ("rebalance", "generation", "member_removed", "session_timeout",
                                          "static_member_replaced", "static_rejoin_without_rebalance",
                                          "member_left", "group_deleted") else logging.DEBUG
         if log.isEnabledFor(level):
             log.log(level, "%s", " ".join(f"{k}={v}" for k, v in ev.items() if k != "assignments"))
+
+
+def _failed(api_key: int, body, append_error: int):
+    """A response whose state change could not be made durable: the mapped error (spec §0) instead
+    of success - per partition for OffsetCommit, per group for DeleteGroups, else the top level."""
+    from ..state.log import coordinator_error
+    err = coordinator_error(append_error)
+    if api_key == OFFSET_COMMIT:
+        for t in body.topics:
+            for p in t.partitions:
+                if p.error_code == 0:
+                    p.error_code = err
+    elif api_key == DELETE_GROUPS:
+        for r in body.results:
+            if r.error_code == 0:
+                r.error_code = err
+    elif getattr(body, "error_code", None) == 0:
+        body.error_code = err
+        if api_key == OFFSET_DELETE:
+            body.topics = []
+    return body

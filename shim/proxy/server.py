@@ -72,6 +72,8 @@ class Proxy:
         self._client_tls = client_listener_tls(cfg)
         self._upstream_tls = upstream_tls(cfg)
         self.cluster_id: str | None = None
+        from ..trace import open_tracer
+        self.tracer = open_tracer(cfg)  # None unless --trace DIR
         self.groups = None
         if cfg.group_coordinator == "kshim":
             from .groups import GroupService
@@ -89,6 +91,8 @@ class Proxy:
         brokers, versions = await self.discover()
         self._set_allowed(versions)
         self.topology.update(brokers)
+        if self.groups is not None:
+            await self.groups.start()      # replay the durable group state before serving
         self.bootstrap = Listener(self, None, self.cfg.listen_port)
         await self.bootstrap.start(self.cfg.listen_host, self._client_tls)
         await self.ensure_listeners(brokers)
@@ -102,6 +106,15 @@ class Proxy:
                 lst.close()
         for s in list(self.sessions):
             s.close()
+        if self.groups is not None:
+            await self.groups.stop()
+        if self.tracer is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.tracer.close)
+
+    def trace_event(self, ev: dict) -> None:
+        """Coordinator events into the trace (GroupService forwards its on_event here)."""
+        if self.tracer is not None:
+            self.tracer.event(ev)
 
     def _set_allowed(self, versions: dict[int, tuple[int, int]]) -> None:
         allowed = {}

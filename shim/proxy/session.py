@@ -11,7 +11,8 @@ from the head, so responses go out in request order whoever answered them. Produ
 no response and no slot.
 
 Nothing is decoded on this path except the request header peek, and the four responses the
-`Rewriter` changes (ApiVersions, Metadata, FindCoordinator, DescribeCluster).
+`Rewriter` changes (ApiVersions, Metadata, FindCoordinator, DescribeCluster). With `--trace`, each
+frame in each direction is also handed to the tracer (a queue append; shim/trace/tracer.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from kcodec.frames import FrameSplitter, peek_request, peek_response_correlation
 
 from .rewrite import REWRITTEN
 from .versions import API_VERSIONS, PRODUCE
+
+C2K, K2U, U2K, K2C = 0, 1, 2, 3  # trace directions (shim.trace.records)
 
 if TYPE_CHECKING:
     from .server import Listener, Proxy
@@ -68,6 +71,8 @@ class Session(asyncio.Protocol):
         self.peer_host = ""
         self.client_id: str | None = None
         self.closed = False
+        self.tracer = proxy.tracer
+        self.conn_id = self.tracer.new_conn() if self.tracer is not None else 0
 
     # ------------------------------------------------------------------ client side
     def connection_made(self, transport) -> None:
@@ -76,6 +81,8 @@ class Session(asyncio.Protocol):
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         self.peer_host = f"/{peer[0]}" if peer else ""
         self.proxy.sessions.add(self)
+        if self.tracer is not None:
+            self.tracer.conn_open(self.conn_id, self.peer, self.listener.name)
         asyncio.get_running_loop().create_task(self._connect_upstream())
 
     async def _connect_upstream(self) -> None:
@@ -90,6 +97,8 @@ class Session(asyncio.Protocol):
             transport.close()
             return
         self.upstream, self.upstream_proto = transport, proto
+        if self.tracer is not None:
+            self.tracer.upstream_open(self.conn_id, f"{broker.host}:{broker.port}")
         if self.early:
             for frame in self.early:
                 self._write_upstream(frame)
@@ -114,6 +123,9 @@ class Session(asyncio.Protocol):
             return
         if client_id is not None:
             self.client_id = client_id
+        tracer = self.tracer
+        if tracer is not None:
+            tracer.frame(self.conn_id, C2K, api_key, version, corr, frame, client_id)
         allowed = self.proxy.allowed.get(api_key)
         if api_key != API_VERSIONS:
             if allowed is None:
@@ -137,11 +149,15 @@ class Session(asyncio.Protocol):
                 self.bad_input(f"unreadable Produce request: {e}")
                 return
             if acks == 0:
+                if tracer is not None:
+                    tracer.frame(self.conn_id, K2U, api_key, version, corr, frame)
                 self._forward(frame)
                 return
         slot = Slot(api_key, version, corr, api_key in REWRITTEN)
         self.pending.append(slot)
         self.awaiting.append(slot)
+        if tracer is not None:
+            tracer.frame(self.conn_id, K2U, api_key, version, corr, frame)
         self._forward(frame)
 
     def _forward(self, frame) -> None:
@@ -158,10 +174,14 @@ class Session(asyncio.Protocol):
         slot.data = data
         pending = self.pending
         transport = self.transport
+        tracer = self.tracer
         while pending and pending[0].data is not None:
-            out = pending.popleft().data
+            done = pending.popleft()
+            out = done.data
             if not self.closed:
                 transport.writelines((_Prefix.of(len(out)), out))
+                if tracer is not None:
+                    tracer.frame(self.conn_id, K2C, done.api_key, done.version, done.correlation_id, out)
 
     def bad_input(self, reason: str) -> None:
         log.warning("closing client %s (client id %r) on %s: %s", self.peer, self.client_id,
@@ -173,6 +193,8 @@ class Session(asyncio.Protocol):
         if self.closed:
             return
         self.closed = True
+        if self.tracer is not None:
+            self.tracer.conn_close(self.conn_id)
         if self.transport is not None:
             self.transport.close()
         if self.upstream is not None:
@@ -207,6 +229,8 @@ class Session(asyncio.Protocol):
                         corr, slot.correlation_id, self.peer)
             self.close()
             return
+        if self.tracer is not None:
+            self.tracer.frame(self.conn_id, U2K, slot.api_key, slot.version, corr, frame)
         if not slot.rewrite:
             self.complete(slot, frame)
             return

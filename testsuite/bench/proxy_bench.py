@@ -23,6 +23,7 @@ import os
 import platform
 import re
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -182,10 +183,12 @@ class ProxyBench:
             raise BenchError(f"{tool} {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-3000:]}")
         return proc.stdout
 
-    def create_topic(self, name: str) -> str:
+    def create_topic(self, name: str, keep: bool = False) -> str:
+        """A one-partition topic; unless `keep`, its closed segments are deleted 5 s after they fill."""
         name = re.sub(r"[^A-Za-z0-9._-]", "_", name)
         self.java("kafka-topics", ["--bootstrap-server", self.cluster.bootstrap, "--create", "--topic", name,
-                                   "--partitions", "1", "--replication-factor", "1"], timeout=120)
+                                   "--partitions", "1", "--replication-factor", "1",
+                                   *([] if keep else ["--config", "retention.ms=5000"])], timeout=120)
         return name
 
     def _measure(self, target: Target, kind: str, rnd: int, fn) -> Run:
@@ -260,7 +263,7 @@ class ProxyBench:
         a = self.args
         stamp = time.strftime("%H%M%S")
         self.log(f"warm-up ({a.warmup_records} records per target)")
-        source = self.create_topic(f"bench-source-{stamp}")  # the warm-up topic, then the consumers' source
+        source = self.create_topic(f"bench-source-{stamp}", keep=True)  # the warm-up topic, then the consumers' source
         for t in self.targets:
             self.producer(t, source, a.warmup_records, -1, -1, kind="warmup")
         self.producer(self.targets[0], source, a.records, -1, -1, kind="fill")
@@ -282,23 +285,25 @@ class ProxyBench:
             self.log(f"half the through-kshim ceiling: {rate} rec/s ({ceiling:.0f} / 2)")
         if "latency" in a.phases and rate:
             records = max(rate * a.latency_seconds, 2000)
-            self.log(f"latency at {rate} rec/s, {records} records, {a.rounds} rounds")
-            for r in range(a.rounds):
+            self.log(f"latency at {rate} rec/s, {records} records, {a.latency_rounds} rounds")
+            for r in range(a.latency_rounds):
                 for t in self.order(r):
                     topic = self.create_topic(f"bench-l{r}-{t.name}-{stamp}")
                     self.producer(t, topic, records, rate, r, kind="latency")
         return self.summary(rate)
 
     # -------------------------------------------------------------- figures
-    def values(self, kind: str, target: str, key: str) -> list[float]:
+    def values(self, kind: str, target: str, key: str, quiet: bool = False) -> list[float]:
+        """`key` of the runs of one kind and target, in order; `quiet`: only runs during which other
+        processes used at most --quiet-cores."""
         out = []
         for r in self.runs:
-            if r.kind == kind and r.target == target:
+            if r.kind == kind and r.target == target and (not quiet or r.others_cores <= self.args.quiet_cores):
                 out.append(getattr(r, key) if hasattr(r, key) else r.figures[key])
         return out
 
-    def median(self, kind: str, target: str, key: str) -> float:
-        vals = self.values(kind, target, key)
+    def median(self, kind: str, target: str, key: str, quiet: bool = False) -> float:
+        vals = self.values(kind, target, key, quiet)
         return statistics.median(vals) if vals else float("nan")
 
     def summary(self, rate: int) -> dict:
@@ -312,6 +317,8 @@ class ProxyBench:
                  "latency": med("latency", t.name, PRODUCER_KEYS)}
             for kind in ("producer", "consumer", "latency"):
                 d[kind]["others_cores"] = self.median(kind, t.name, "others_cores")
+            d["latency_quiet"] = {k: self.median("latency", t.name, k, quiet=True) for k in PRODUCER_KEYS}
+            d["latency_quiet"]["runs"] = len(self.values("latency", t.name, "p99", quiet=True))
             if t.via_kshim:
                 for kind in ("producer", "consumer", "latency"):
                     d[kind]["kshim_cpu_pct"] = self.median(kind, t.name, "kshim_cpu_pct")
@@ -341,6 +348,7 @@ class ProxyBench:
             "added_p50_ms": self.median("latency", name, "p50") - self.median("latency", "direct", "p50"),
             "added_p99_ms": self.median("latency", name, "p99") - self.median("latency", "direct", "p99"),
             "added_p99_ms_mean_of_rounds": statistics.fmean(k - d for k, d in zip(lat_k, lat_d)) if lat_d else nan,
+            "added_p99_ms_quiet": self.median("latency", name, "p99", True) - self.median("latency", "direct", "p99", True),
             "added_p999_ms": self.median("latency", name, "p999") - self.median("latency", "direct", "p999"),
             "added_avg_ms": self.median("latency", name, "avg") - self.median("latency", "direct", "avg"),
         }
@@ -375,6 +383,11 @@ def table(summary: dict, args) -> str:
         p = d["latency"]
         cpu = _cpu_cell(p)
         lines.append(f"{name:24}{p['avg']:8.2f}{p['p50']:6.0f}{p['p95']:6.0f}{p['p99']:6.0f}{p['p999']:7.0f}{cpu:>18}")
+    lines.append(f"  only the runs during which other processes used <= {args.quiet_cores} cores:")
+    for name, d in tg.items():
+        q = d["latency_quiet"]
+        lines.append(f"  {name:22}{q['avg']:8.2f}{q['p50']:6.0f}{q['p95']:6.0f}{q['p99']:6.0f}{q['p999']:7.0f}"
+                     f"   ({q['runs']} runs)")
     lines.append("")
     for name, d in tg.items():
         if "ratios" not in d:
@@ -383,7 +396,7 @@ def table(summary: dict, args) -> str:
         lines.append(f"{name}: throughput ratio producer {r['producer_rps']:.3f} (paired {r['producer_rps_paired']:.3f}),"
                      f" consumer {r['consumer_mbps']:.3f} (paired {r['consumer_mbps_paired']:.3f}, fetch-only "
                      f"{r['consumer_fetch_mbps']:.3f}); added p99 {r['added_p99_ms']:+.1f} ms (mean of rounds "
-                     f"{r['added_p99_ms_mean_of_rounds']:+.2f}), added avg {r['added_avg_ms']:+.2f} ms; "
+                     f"{r['added_p99_ms_mean_of_rounds']:+.2f}; quiet runs {r['added_p99_ms_quiet']:+.1f}), added avg {r['added_avg_ms']:+.2f} ms; "
                      f"RSS max {d['kshim_rss_mb_max']:.0f} MB")
     lines.append(f"(ProducerPerformance reports percentiles in whole milliseconds; other processes used a median "
                  f"{summary['others_cores_median']:.2f} cores of {os.cpu_count()} during the runs.)")
@@ -419,7 +432,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--producer-prop", action="append", default=[], metavar="K=V",
                    help="an extra producer property (repeatable)")
     p.add_argument("--warmup-records", type=int, default=50_000)
-    p.add_argument("--latency-seconds", type=int, default=20, help="length of each latency run (default 20)")
+    p.add_argument("--latency-seconds", type=int, default=15, help="length of each latency run (default 15)")
+    p.add_argument("--latency-rounds", type=int, default=5, help="rounds of latency runs (default 5)")
     p.add_argument("--latency-rate", type=int, default=0,
                    help="records/sec of the latency runs (default: half the through-kshim ceiling)")
     p.add_argument("--phases", default="producer,consumer,latency", help="which measurements to run")
@@ -431,12 +445,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--ab", type=Path, default=None, metavar="DIR",
                    help="also run, for each loop, a kshim from DIR (a folder holding another shim/ package) "
                         "to compare two versions of the code side by side")
+    p.add_argument("--kshim-arg", action="append", default=[], metavar="ARG",
+                   help="an extra `kshim run` argument for every kshim (repeatable; e.g. --kshim-arg=--trace "
+                        "--kshim-arg=build/bench/trace)")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
+                   help="also run, for each loop, a kshim with these extra arguments, measured side by side as "
+                        "kshim-<loop>+NAME (repeatable; e.g. --variant 'traced=--trace build/bench/trace')")
     p.add_argument("--out", type=Path, default=build_dir() / "bench" / "proxy.json")
+    p.add_argument("--workdir", type=Path, default=build_dir() / "bench" / "proxy-run",
+                   help="scratch folder for the broker and kshim logs, emptied first (default build/bench/proxy-run; "
+                        "give another one to run next to a benchmark already running)")
+    p.add_argument("--data-dir", type=Path, default=None,
+                   help="where the benchmark broker keeps its data (default: /dev/shm when it has 4 GB free, "
+                        "so disk write-back stays out of the figures; else the workdir)")
     p.add_argument("--keep-data", action="store_true", help="keep the benchmark broker's data directory")
     args = p.parse_args(argv)
     for loop in args.loop.split(","):
         if loop not in ("asyncio", "uvloop", "auto"):
             p.error(f"--loop {loop!r}: use asyncio, uvloop or auto")
+    for v in args.variant:
+        if "=" not in v or not v.split("=", 1)[0]:
+            p.error(f"--variant {v!r}: use NAME=ARGS")
     return args
 
 
@@ -444,20 +473,29 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     kafka = install()
     host = machine()
-    workdir = build_dir() / "bench" / "proxy-run"
+    workdir = args.workdir
     shutil.rmtree(workdir, ignore_errors=True)
-    cluster = LocalKafka(nodes=1, base_port=free_port_block(2, start=43100), workdir=workdir / "kafka", kafka=kafka)
-    print(f"starting Kafka {KAFKA_VERSION} (logs in {workdir / 'kafka' / 'logs'})", flush=True)
+    shm = Path("/dev/shm")
+    base = args.data_dir or (shm if shm.is_dir() and shutil.disk_usage(shm).free > 4 << 30 else workdir)
+    kafka_dir = base / f"kshim-bench-kafka-{os.getpid()}"
+    cluster = LocalKafka(nodes=1, base_port=free_port_block(2, start=43100), workdir=kafka_dir, kafka=kafka,
+                         overrides={"log.retention.check.interval.ms": "5000"})
+    host["kafka_dir"] = str(kafka_dir)
+    print(f"starting Kafka {KAFKA_VERSION} in {kafka_dir} (logs copied to {workdir / 'kafka-logs'})", flush=True)
     cluster.start(timeout=180)
     shims: list[KshimProcess] = []
     try:
         targets = [Target("direct", cluster.bootstrap)]
-        sources = [("", None)] + ([(f"@{args.ab.name}", args.ab)] if args.ab else [])
+        sources = [("", None, [])] + ([(f"@{args.ab.name}", args.ab, [])] if args.ab else [])
+        for v in args.variant:
+            name, _, extra = v.partition("=")
+            sources.append((f"+{name}", None, shlex.split(extra)))
         for loop in args.loop.split(","):
-            for suffix, src in sources:
+            for suffix, src, extra in sources:
                 port = free_port_block(3, start=43200)
                 shim = KshimProcess(cluster.bootstrap, port, workdir / f"kshim-{loop}{suffix}.log",
-                                    ["--loop", loop, "--metadata-refresh-s", "10", "--log-level", "warning"])
+                                    ["--loop", loop, "--metadata-refresh-s", "10", "--log-level", "warning",
+                                     *args.kshim_arg, *extra])
                 here = os.getcwd()
                 os.chdir(src or here)  # `python -m shim.cli` imports shim/ from the working directory
                 try:
@@ -480,8 +518,9 @@ def main(argv: list[str] | None = None) -> int:
         for shim in shims:
             shim.stop()
         cluster.stop()
+        shutil.copytree(kafka_dir / "logs", workdir / "kafka-logs", dirs_exist_ok=True)
         if not args.keep_data:
-            shutil.rmtree(workdir / "kafka" / "data", ignore_errors=True)
+            shutil.rmtree(kafka_dir, ignore_errors=True)
     print()
     print(table(summary, args))
     result = {"machine": host, "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},

@@ -51,6 +51,14 @@ class KshimProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def kill(self) -> None:
+        """SIGKILL to kshim's process group: no shutdown code runs (a crash, as far as state goes)."""
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+        if self.proc:
+            self._log.close()
+
     def stop(self, timeout: float = 15.0) -> int | None:
         if self.proc and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)

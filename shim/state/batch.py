@@ -1,0 +1,56 @@
+"""A RecordBatch v2 ("magic 2") encoder for kshim's own appends: uncompressed, no headers,
+non-transactional, no idempotence (producer id -1). The layout (kcodec.records decodes it):
+
+    baseOffset int64 (0, the broker assigns) | batchLength int32 (bytes after this field) |
+    partitionLeaderEpoch int32 (-1) | magic int8 (2) | crc uint32 |
+    attributes int16 (0) | lastOffsetDelta int32 | baseTimestamp int64 | maxTimestamp int64 |
+    producerId int64 (-1) | producerEpoch int16 (-1) | baseSequence int32 (-1) | recordsCount int32 |
+    records
+
+The crc is CRC-32C over attributes .. end of the batch. Each record is
+``length varint | attributes int8 (0) | timestampDelta varlong | offsetDelta varint |
+key varint length + bytes (-1 = null) | value (same) | headers count varint (0)``, varints zigzag.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from crc32c import crc32c
+
+_AFTER_CRC = struct.Struct(">hiqqqhii")     # attributes .. recordsCount
+_BEFORE_CRC = struct.Struct(">qiib")        # baseOffset, batchLength, partitionLeaderEpoch, magic
+
+
+def zigzag_varint(n: int) -> bytes:
+    z = (n << 1) ^ (n >> 63)
+    z &= 0xFFFFFFFFFFFFFFFF
+    out = bytearray()
+    while True:
+        b = z & 0x7F
+        z >>= 7
+        if z:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _blob(b: bytes | None) -> bytes:
+    if b is None:
+        return zigzag_varint(-1)
+    return zigzag_varint(len(b)) + bytes(b)
+
+
+def encode_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int) -> bytes:
+    """One batch holding `records` [(key, value)], all stamped `timestamp_ms` (CreateTime)."""
+    if not records:
+        raise ValueError("a record batch needs at least one record")
+    body = bytearray()
+    for i, (key, value) in enumerate(records):
+        rec = b"\x00" + zigzag_varint(0) + zigzag_varint(i) + _blob(key) + _blob(value) + zigzag_varint(0)
+        body += zigzag_varint(len(rec)) + rec
+    tail = _AFTER_CRC.pack(0, len(records) - 1, timestamp_ms, timestamp_ms, -1, -1, -1, len(records)) + body
+    crc = crc32c(tail)
+    batch_length = 4 + 1 + 4 + len(tail)    # partitionLeaderEpoch + magic + crc + rest
+    return _BEFORE_CRC.pack(0, batch_length, -1, 2) + struct.pack(">I", crc) + tail

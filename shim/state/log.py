@@ -1,0 +1,334 @@
+"""kshim's state topic on the upstream cluster: created at start if missing, read back in full
+before the group listeners open, then appended to (acks=all) after every coordinator step.
+
+Appends go through `StateLog.append(records) -> Future[error code]`. One writer task sends rounds:
+everything queued since the previous round is packed into one uncompressed RecordBatch per
+partition and one Produce per partition leader (a group's records share a partition, so its order
+is the queue's order). A round retries NOT_LEADER_OR_FOLLOWER and other retriable errors after a
+metadata refresh until `APPEND_DEADLINE_S`; then the futures of the entries it carried resolve to
+the broker's error (or REQUEST_TIMED_OUT when the broker could not be reached) and records that
+failed retriably are kept to be re-sent at the head of the next round (state records overwrite
+by key, so a re-send is harmless).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Callable
+
+from kcodec import api
+from kcodec.generated.create_topics import CreatableTopic, CreatableTopicConfig
+from kcodec.generated.fetch import FetchPartition, FetchTopic
+from kcodec.generated.list_offsets import ListOffsetsPartition, ListOffsetsTopic
+from kcodec.generated.metadata import MetadataRequestTopic
+from kcodec.generated.produce import PartitionProduceData, TopicProduceData
+from kcodec.records import iter_batches
+
+from ..config import Config
+from ..proxy.upstream import UpstreamClient
+from . import format as fmt
+from .batch import encode_batch
+
+log = logging.getLogger("kshim.state")
+
+PRODUCE, FETCH, LIST_OFFSETS, METADATA, CREATE_TOPICS = 0, 1, 2, 3, 19
+NONE, UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER = 0, 3, 5, 6
+REQUEST_TIMED_OUT, NETWORK_EXCEPTION, TOPIC_ALREADY_EXISTS = 7, 13, 36
+RETRIABLE = {UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT,
+             NETWORK_EXCEPTION, 19, 20, 56, 74, 75}  # + NOT_ENOUGH_REPLICAS(_AFTER_APPEND), storage, epochs
+APPEND_DEADLINE_S = 8.0
+FETCH_PARTITION_BYTES = 8 << 20
+ROUND_BYTES = 768 * 1024
+IO_ERRORS = (OSError, ConnectionError, asyncio.TimeoutError)
+
+
+def coordinator_error(code: int, for_fetch: bool = False) -> int:
+    """The error a group API answers when the append failed with `code` (spec §0)."""
+    if code in (UNKNOWN_TOPIC_OR_PARTITION, 19, 20, REQUEST_TIMED_OUT):
+        return 16 if for_fetch else 15        # NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE
+    if code in (NOT_LEADER_OR_FOLLOWER, 56, LEADER_NOT_AVAILABLE, 74, 75):
+        return 16                             # NOT_COORDINATOR
+    if code == NETWORK_EXCEPTION:
+        return 14                             # COORDINATOR_LOAD_IN_PROGRESS
+    return -1                                 # UNKNOWN_SERVER_ERROR
+
+
+@dataclass
+class _Entry:
+    by_partition: dict[int, list[tuple[bytes, bytes | None]]]
+    future: asyncio.Future
+    size: int = 0
+
+
+class StateLog:
+    def __init__(self, cfg: Config, addresses: Callable[[], list[tuple[str, int]]]):
+        self.cfg, self.topic, self.partitions = cfg, cfg.state_topic, cfg.state_topic_partitions
+        self._addresses = addresses
+        self._clients: dict[int, UpstreamClient] = {}
+        self._brokers: dict[int, tuple[str, int]] = {}
+        self.leaders: dict[int, int] = {}
+        self._queue: list[_Entry] = []
+        self._backlog: dict[int, list[tuple[bytes, bytes | None]]] = defaultdict(list)
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self.appended = 0
+
+    # ------------------------------------------------------------------ connections
+    async def _client(self, node: int | None) -> UpstreamClient:
+        if node is not None and node in self._clients:
+            return self._clients[node]
+        if node is not None and node in self._brokers:
+            addrs = [self._brokers[node]]
+        else:
+            addrs = list(self._brokers.values()) + self._addresses()
+        last: Exception | None = None
+        for host, port in addrs:
+            try:
+                client = await UpstreamClient.connect(self.cfg, host, port)
+            except IO_ERRORS as e:
+                last = e
+                continue
+            if node is not None:
+                self._clients[node] = client
+            return client
+        raise ConnectionError(f"no upstream broker answered for the state topic: {last}")
+
+    def _drop(self, node: int) -> None:
+        client = self._clients.pop(node, None)
+        if client is not None:
+            client.close()
+
+    async def _request(self, node: int | None, api_key: int, wanted: int, make):
+        """One request on the connection to `node` (None: any broker, on a throwaway connection)."""
+        client = await self._client(node)
+        try:
+            v = client.version_for(api_key, wanted)
+            return await client.request(api_key, v, make(v))
+        except BaseException:
+            if node is not None:
+                self._drop(node)
+            raise
+        finally:
+            if node is None:
+                client.close()
+
+    async def refresh(self):
+        """Leaders of the state topic's partitions; returns the topic's metadata entry."""
+        def make(v):
+            req = api.REQUESTS[METADATA](topics=[MetadataRequestTopic(name=self.topic)])
+            if v >= 4:
+                req.allow_auto_topic_creation = False
+            return req
+        resp = await self._request(None, METADATA, 12, make)
+        self._brokers = {b.node_id: (b.host, b.port) for b in resp.brokers}
+        topic = next((t for t in resp.topics if t.name == self.topic), None)
+        if topic is not None and topic.error_code == NONE:
+            self.leaders = {p.partition_index: p.leader_id for p in topic.partitions if p.leader_id >= 0}
+            self.partitions = len(topic.partitions) or self.partitions
+        return topic, len(resp.brokers)
+
+    # ------------------------------------------------------------------ start
+    async def ensure_topic(self, timeout: float = 60.0) -> None:
+        topic, brokers = await self.refresh()
+        if topic is None or topic.error_code == UNKNOWN_TOPIC_OR_PARTITION:
+            await self._create(brokers)
+        deadline = time.monotonic() + timeout
+        while True:
+            topic, _ = await self.refresh()
+            if topic is not None and topic.error_code == NONE and topic.partitions \
+                    and len(self.leaders) == len(topic.partitions):
+                return
+            if time.monotonic() > deadline:
+                raise ConnectionError(f"state topic {self.topic} has no leaders after {timeout:.0f}s "
+                                      f"(error {topic.error_code if topic else 'missing'})")
+            await asyncio.sleep(0.1)
+
+    async def _create(self, brokers: int) -> None:
+        rf = min(3, max(brokers, 1))
+        configs = {"cleanup.policy": "compact", "min.insync.replicas": str(2 if rf >= 3 else 1),
+                   "segment.bytes": str(100 * 1024 * 1024), "compression.type": "producer"}
+        resp = await self._request(None, CREATE_TOPICS, 7, lambda v: api.REQUESTS[CREATE_TOPICS](
+            topics=[CreatableTopic(name=self.topic, num_partitions=self.cfg.state_topic_partitions,
+                                   replication_factor=rf,
+                                   configs=[CreatableTopicConfig(name=k, value=v) for k, v in configs.items()])],
+            timeout_ms=30000))
+        err = resp.topics[0].error_code if resp.topics else NONE
+        if err not in (NONE, TOPIC_ALREADY_EXISTS):
+            raise ConnectionError(f"cannot create state topic {self.topic}: error {err} "
+                                  f"{resp.topics[0].error_message or ''}")
+        log.info("created state topic %s (%d partitions, replication factor %d)", self.topic,
+                 self.cfg.state_topic_partitions, rf)
+
+    async def load(self, timeout: float = 60.0):
+        """read_all, retried (a topic just created may answer NOT_LEADER_OR_FOLLOWER for a moment)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return await self.read_all()
+            except IO_ERRORS as e:
+                if time.monotonic() > deadline:
+                    raise
+                log.info("reading %s: %s; retrying", self.topic, e)
+                await asyncio.sleep(0.2)
+                await self.refresh()
+
+    async def read_all(self):
+        """Every record of the state topic, partition by partition, in log order."""
+        by_leader: dict[int, list[int]] = defaultdict(list)
+        for p, leader in sorted(self.leaders.items()):
+            by_leader[leader].append(p)
+        out = []
+        for leader, parts in by_leader.items():
+            start = await self._list_offsets(leader, parts, -2)
+            end = await self._list_offsets(leader, parts, -1)
+            for p in parts:
+                async for rec in self._read_partition(leader, p, start[p], end[p]):
+                    out.append(rec)
+        return out
+
+    async def _list_offsets(self, leader: int, parts: list[int], ts: int) -> dict[int, int]:
+        resp = await self._request(leader, LIST_OFFSETS, 7, lambda v: api.REQUESTS[LIST_OFFSETS](
+            replica_id=-1, isolation_level=0, topics=[ListOffsetsTopic(name=self.topic, partitions=[
+                ListOffsetsPartition(partition_index=p, timestamp=ts) for p in parts])]))
+        out = {}
+        for t in resp.topics:
+            for p in t.partitions:
+                if p.error_code:
+                    raise ConnectionError(f"ListOffsets {self.topic}-{p.partition_index}: error {p.error_code}")
+                out[p.partition_index] = p.offset
+        return out
+
+    async def _read_partition(self, leader: int, p: int, offset: int, end: int):
+        while offset < end:
+            resp = await self._request(leader, FETCH, 12, lambda v: api.REQUESTS[FETCH](
+                replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=FETCH_PARTITION_BYTES, isolation_level=0,
+                topics=[FetchTopic(topic=self.topic, partitions=[FetchPartition(
+                    partition=p, fetch_offset=offset, partition_max_bytes=FETCH_PARTITION_BYTES)])]))
+            data = resp.responses[0].partitions[0]
+            if resp.error_code or data.error_code:
+                raise ConnectionError(f"Fetch {self.topic}-{p} at {offset}: error {resp.error_code or data.error_code}")
+            moved = False
+            for batch in iter_batches(data.records):
+                if batch.next_offset <= offset:
+                    continue
+                moved = True
+                offset = batch.next_offset
+                if batch.is_control:
+                    continue
+                for r in batch.records:
+                    if r.key is not None and r.offset < end:
+                        yield fmt.decode(r.key, r.value)
+            if not moved:
+                raise ConnectionError(f"Fetch {self.topic}-{p} at {offset} returned nothing before {end}")
+
+    # ------------------------------------------------------------------ appends
+    def start_writer(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def append(self, records) -> asyncio.Future:
+        by_partition: dict[int, list] = defaultdict(list)
+        for rec in records:
+            by_partition[fmt.partition_for(rec.group_id, self.partitions)].append(fmt.encode(rec))
+        fut = asyncio.get_running_loop().create_future()
+        size = sum(len(k) + len(v or b"") + 16 for recs in by_partition.values() for k, v in recs)
+        self._queue.append(_Entry(dict(by_partition), fut, size))
+        self._wake.set()
+        return fut
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            while self._queue:
+                entries = self._take()
+                try:
+                    await self._round(entries)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as e:   # never leave a caller waiting
+                    log.exception("state append round failed: %s", e)
+                    for en in entries:
+                        if not en.future.done():
+                            en.future.set_result(REQUEST_TIMED_OUT)
+
+    def _take(self) -> list[_Entry]:
+        """The next round's entries: all queued, or as many as keep the round under ROUND_BYTES
+        (a Produce carries one batch per partition, and brokers refuse batches over 1 MB)."""
+        size, n = 0, 0
+        for en in self._queue:
+            size += en.size
+            if n and size > ROUND_BYTES:
+                break
+            n += 1
+        entries, self._queue = self._queue[:n], self._queue[n:]
+        return entries
+
+    async def _round(self, entries: list[_Entry]) -> None:
+        pending: dict[int, list] = {p: recs for p, recs in self._backlog.items() if recs}
+        self._backlog = defaultdict(list)
+        for en in entries:
+            for p, recs in en.by_partition.items():
+                pending.setdefault(p, []).extend(recs)
+        errors = await self._produce_with_retries(pending)
+        for p, err in errors.items():
+            if err in RETRIABLE:
+                self._backlog[p] = pending[p]
+        for en in entries:
+            err = next((errors[p] for p in en.by_partition if errors.get(p)), NONE)
+            if err:
+                log.warning("state append to %s failed: error %s", self.topic, err)
+            en.future.set_result(err)
+        self.appended += sum(len(r) for p, r in pending.items() if not errors.get(p))
+
+    async def _produce_with_retries(self, pending: dict[int, list]) -> dict[int, int]:
+        errors: dict[int, int] = {}
+        todo = dict(pending)
+        deadline = time.monotonic() + APPEND_DEADLINE_S
+        backoff = 0.05
+        while True:
+            by_leader: dict[int, list[int]] = defaultdict(list)
+            for p in todo:
+                by_leader[self.leaders.get(p, -1)].append(p)
+            results = await asyncio.gather(*(self._produce(leader, ps, todo) for leader, ps in by_leader.items()))
+            for res in results:
+                errors.update(res)
+            todo = {p: todo[p] for p, err in errors.items() if err in RETRIABLE and p in todo}
+            if not todo or time.monotonic() + backoff > deadline:
+                return errors
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, 1.0)
+            try:
+                await self.refresh()
+            except IO_ERRORS as e:
+                log.warning("state topic metadata refresh failed: %s", e)
+
+    async def _produce(self, leader: int, parts: list[int], todo: dict[int, list]) -> dict[int, int]:
+        if leader < 0:
+            return {p: LEADER_NOT_AVAILABLE for p in parts}
+        now = int(time.time() * 1000)
+        try:
+            resp = await self._request(leader, PRODUCE, 9, lambda v: api.REQUESTS[PRODUCE](
+                acks=-1, timeout_ms=5000, topic_data=[TopicProduceData(name=self.topic, partition_data=[
+                    PartitionProduceData(index=p, records=encode_batch(todo[p], now)) for p in parts])]))
+        except IO_ERRORS as e:
+            log.warning("state append to broker %s failed: %s", leader, e or type(e).__name__)
+            return {p: REQUEST_TIMED_OUT for p in parts}
+        out = {p: REQUEST_TIMED_OUT for p in parts}
+        for t in resp.responses:
+            for pr in t.partition_responses:
+                out[pr.index] = pr.error_code
+        return out
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+        for node in list(self._clients):
+            self._drop(node)

@@ -1,0 +1,183 @@
+"""`kshim trace show DIR`: a quick, filtered timeline of a trace, one line per frame or event."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import zlib
+from pathlib import Path
+from typing import Iterable, Iterator
+
+SHORT_DIR = {"client->kshim": "c->k", "kshim->upstream": "k->u", "upstream->kshim": "u->k",
+             "kshim->client": "k->c"}
+
+
+def _error_names() -> dict[int, str]:
+    from ..coordinator import errors as E
+    names = {v: k for k, v in vars(E).items() if k.isupper() and isinstance(v, int)}
+    names.update({1: "OFFSET_OUT_OF_RANGE", 6: "NOT_LEADER_OR_FOLLOWER", 7: "REQUEST_TIMED_OUT",
+                  58: "SASL_AUTHENTICATION_FAILED", 33: "UNSUPPORTED_SASL_MECHANISM"})
+    return names
+
+
+def trace_files(directory: Path) -> list[Path]:
+    """Trace files in time order (names sort by start time), `.part` files of a running kshim included."""
+    files = [p for p in Path(directory).iterdir()
+             if p.name.startswith("trace-") and (p.name.endswith((".jsonl.gz", ".parquet", ".jsonl.gz.part")))]
+    return sorted(files, key=lambda p: p.name.removesuffix(".part"))
+
+
+def _jsonl_gz(path: Path) -> Iterator[dict]:
+    """Records of a gzip JSON lines file; a truncated tail (a file still being written) is skipped."""
+    d = zlib.decompressobj(wbits=31)
+    rest = b""
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                break
+            try:
+                data = d.decompress(chunk)
+            except zlib.error:
+                break
+            lines = (rest + data).split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                if line:
+                    yield json.loads(line)
+            if d.eof:  # a following gzip member (concatenated files)
+                tail, d = d.unused_data, zlib.decompressobj(wbits=31)
+                if tail:
+                    rest += d.decompress(tail)
+
+
+def _parquet(path: Path) -> Iterator[dict]:
+    import pyarrow.parquet as pq  # kshim[trace]
+    table = pq.read_table(path)
+    for row in table.to_pylist():
+        rec = {k: v for k, v in row.items() if v is not None}
+        for key in ("body", "batches", "info"):
+            if key in rec:
+                rec[key] = json.loads(rec[key])
+        yield rec
+
+
+def read_trace(directory: Path) -> Iterator[dict]:
+    for path in trace_files(directory):
+        if path.name.endswith(".parquet"):
+            yield from _parquet(path)
+        else:
+            yield from _jsonl_gz(path)
+
+
+def matches(rec: dict, group: str | None, member: str | None, apis: set[str] | None) -> bool:
+    kind = rec.get("type")
+    if kind not in ("frame", "event", "dropped"):
+        return False
+    if apis is not None:
+        if kind == "frame" and rec.get("api", "").lower() not in apis:
+            return False
+        if kind != "frame" and "events" not in apis:
+            return False
+    if group is not None and rec.get("group") != group:
+        return False
+    if member is not None:
+        ids = {rec.get("member"), rec.get("instance")}
+        if kind == "event":
+            ids.add((rec.get("body") or {}).get("old_member"))
+        if member not in ids:
+            return False
+    return True
+
+
+def _clock(wall_ms: int | None) -> str:
+    if wall_ms is None:
+        return "--:--:--.---"
+    return time.strftime("%H:%M:%S", time.localtime(wall_ms / 1000)) + f".{wall_ms % 1000:03d}"
+
+
+def format_line(rec: dict, errors: dict[int, str]) -> str:
+    head = _clock(rec.get("wall_ms"))
+    kind = rec.get("type")
+    if kind == "dropped":
+        info = rec.get("info", {})
+        return f"{head}  !! {info.get('count')} trace records dropped (writer behind; {info.get('total')} so far)"
+    fields = []
+    for key, label in (("group", "group"), ("member", "member"), ("instance", "instance"),
+                       ("generation", "gen")):
+        if rec.get(key) not in (None, ""):
+            fields.append(f"{label}={rec[key]}")
+    if kind == "event":
+        body = rec.get("body") or {}
+        for k, v in body.items():
+            if k in ("event", "group", "ts", "member", "instance", "generation"):
+                continue
+            if k == "assignments" and isinstance(v, dict):
+                v = f"{len(v)} members"
+            fields.append(f"{k}={v}")
+        return f"{head} {'':>6}  event  {rec.get('event')}  " + " ".join(fields)
+    codes = rec.get("error_codes") or []
+    if codes:
+        fields.append("err=" + ",".join(f"{errors.get(c, 'ERROR')}({c})" for c in codes))
+    batches = rec.get("batches")
+    if batches:
+        fields.append(f"batches={len(batches)} records={sum(b.get('count', 0) for b in batches)}")
+    if rec.get("decode_error"):
+        fields.append(f"decode_error={rec['decode_error'][:80]!r}")
+    api = f"{rec.get('api')} v{rec.get('api_version')} #{rec.get('corr')}"
+    return (f"{head} c{rec.get('conn', '?'):<5} {SHORT_DIR.get(rec.get('dir'), rec.get('dir'))}  {api:<28} "
+            f"{rec.get('size', 0):>7}B  " + " ".join(fields)).rstrip()
+
+
+def show(directory: Path, group: str | None = None, member: str | None = None, api: str | None = None,
+         limit: int | None = None, as_json: bool = False, out=None) -> int:
+    """Print the filtered timeline; returns the number of lines printed."""
+    out = out or sys.stdout
+    apis = {a.strip().lower() for a in api.split(",") if a.strip()} if api else None
+    errors = _error_names()
+    n = 0
+    for rec in _filtered(read_trace(directory), group, member, apis):
+        if limit is not None and n >= limit:
+            break
+        out.write((json.dumps(rec, separators=(",", ":")) if as_json else format_line(rec, errors)) + "\n")
+        n += 1
+    return n
+
+
+def _filtered(recs: Iterable[dict], group, member, apis) -> Iterator[dict]:
+    for rec in recs:
+        if matches(rec, group, member, apis):
+            yield rec
+
+
+def cmd_show(args) -> int:
+    directory = Path(args.dir)
+    if not directory.is_dir():
+        print(f"kshim trace show: {directory} is not a directory", file=sys.stderr)
+        return 2
+    if not trace_files(directory):
+        print(f"kshim trace show: no trace files (trace-*.jsonl.gz, trace-*.parquet) in {directory}", file=sys.stderr)
+        return 1
+    try:
+        show(directory, args.group, args.member, args.api, args.limit, args.json)
+    except BrokenPipeError:  # `| head`
+        pass
+    return 0
+
+
+def add_parser(sub) -> None:
+    t = sub.add_parser("trace", help="read wire traces written by `kshim run --trace DIR`")
+    tsub = t.add_subparsers(dest="trace_command", metavar="ACTION", required=True)
+    s = tsub.add_parser("show", help="a filtered timeline: one line per frame or coordinator event",
+                        description="Lines: local time, connection, direction (c->k client to kshim, k->u kshim "
+                                    "to upstream, u->k, k->c), api version #correlation, frame size, group/"
+                                    "member fields and error codes; coordinator events in between.")
+    s.add_argument("dir", help="the trace directory (kshim run --trace DIR)")
+    s.add_argument("--group", help="only this group's frames and events")
+    s.add_argument("--member", help="only frames/events of this member id or group.instance.id")
+    s.add_argument("--api", help="only these APIs (comma list, e.g. JoinGroup,SyncGroup; add 'events' for "
+                                 "coordinator events)")
+    s.add_argument("--limit", type=int, default=None, help="at most N lines")
+    s.add_argument("--json", action="store_true", help="print the matching records as JSON lines")
+    s.set_defaults(func=cmd_show)

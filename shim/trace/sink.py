@@ -1,0 +1,158 @@
+"""Rotating trace files: gzip-compressed JSON lines (always available) or Parquet (`kshim[trace]`).
+
+A file is written as `<name>.part` and renamed when it is closed (rotation or shutdown), so a reader
+that skips `.part` files (Spark) only sees complete files. JSON lines files are also flushed (a gzip
+sync point) about once a second, so `kshim trace show` can read a `.part` file of a running kshim.
+Names sort in time order: `trace-<UTC yyyymmddTHHMMSS>-<pid>-<seq>.jsonl.gz` (or `.parquet`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import time
+from pathlib import Path
+
+FORMATS = ("jsonl", "parquet")
+
+# Parquet columns (JSON lines records carry the same keys; `body` and `batches` are nested JSON there
+# and JSON text here). Everything a Spark job filters on is a top-level column.
+COLUMNS = (("type", "string"), ("ts_ns", "int64"), ("wall_ms", "int64"), ("conn", "int64"),
+           ("dir", "string"), ("peer", "string"), ("listener", "string"), ("upstream", "string"),
+           ("client_id", "string"), ("client_sw", "string"), ("client_sw_version", "string"),
+           ("api_key", "int32"), ("api", "string"), ("api_version", "int32"), ("corr", "int32"),
+           ("size", "int64"), ("group", "string"), ("member", "string"), ("instance", "string"),
+           ("generation", "int32"), ("event", "string"), ("error_codes", "list<int32>"),
+           ("decode_error", "string"), ("body", "json"), ("batches", "json"), ("info", "json"))
+
+
+def _dumps(rec: dict) -> str:
+    return json.dumps(rec, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+class _Rotating:
+    suffix = ""
+
+    def __init__(self, directory: Path, rotate_bytes: int):
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.rotate_bytes = max(rotate_bytes, 64 * 1024)
+        self.seq = 0
+        self.path: Path | None = None
+        self.files: list[Path] = []  # closed files, in order
+
+    def _next_path(self) -> Path:
+        self.seq += 1
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+        return self.dir / f"trace-{stamp}-{os.getpid()}-{self.seq:05d}{self.suffix}"
+
+    def _finish(self) -> None:
+        if self.path is not None:
+            part = self.path.with_name(self.path.name + ".part")
+            part.replace(self.path)
+            self.files.append(self.path)
+            self.path = None
+
+
+class JsonLinesSink(_Rotating):
+    suffix = ".jsonl.gz"
+
+    def __init__(self, directory: Path, rotate_bytes: int, level: int = 1):
+        super().__init__(directory, rotate_bytes)
+        self.level = level
+        self._raw = self._gz = None
+
+    def _open(self) -> None:
+        self.path = self._next_path()
+        self._raw = open(self.path.with_name(self.path.name + ".part"), "wb")
+        self._gz = gzip.GzipFile(fileobj=self._raw, mode="wb", compresslevel=self.level, mtime=0)
+
+    @property
+    def is_open(self) -> bool:
+        return self._gz is not None
+
+    def write(self, records: list[dict]) -> None:
+        """Append records (opening a new file if none is open); rotate once the file is big enough."""
+        if self._gz is None:
+            self._open()
+        text = "".join(_dumps(r) + "\n" for r in records)
+        self._gz.write(text.encode())
+        if self._raw.tell() >= self.rotate_bytes:
+            self.close()
+
+    def flush(self) -> None:
+        if self._gz is not None:
+            self._gz.flush()
+            self._raw.flush()
+
+    def close(self) -> None:
+        if self._gz is not None:
+            self._gz.close()
+            self._raw.close()
+            self._gz = self._raw = None
+            self._finish()
+
+
+class ParquetSink(_Rotating):
+    suffix = ".parquet"
+
+    def __init__(self, directory: Path, rotate_bytes: int, compression: str = "zstd"):
+        import pyarrow as pa  # kshim[trace]
+        import pyarrow.parquet as pq
+        super().__init__(directory, rotate_bytes)
+        self.pa, self.pq, self.compression = pa, pq, compression
+        kinds = {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "json": pa.string(),
+                 "list<int32>": pa.list_(pa.int32())}
+        self.schema = pa.schema([(name, kinds[kind]) for name, kind in COLUMNS])
+        self._json_cols = {name for name, kind in COLUMNS if kind == "json"}
+        self._writer = None
+        self._raw = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._writer is not None
+
+    def write(self, records: list[dict]) -> None:
+        if self._writer is None:
+            self.path = self._next_path()
+            self._raw = open(self.path.with_name(self.path.name + ".part"), "wb")
+            self._writer = self.pq.ParquetWriter(self._raw, self.schema, compression=self.compression)
+        cols: dict[str, list] = {name: [] for name, _ in COLUMNS}
+        known = cols.keys()
+        for r in records:
+            extra = {k: v for k, v in r.items() if k not in known}
+            for name, values in cols.items():
+                v = r.get(name)
+                if name in self._json_cols:
+                    if name == "info" and extra:
+                        v = {**(v or {}), **extra}
+                    v = None if v is None else _dumps(v)
+                values.append(v)
+        self._writer.write_table(self.pa.table(cols, schema=self.schema))
+        if self._raw.tell() >= self.rotate_bytes:
+            self.close()
+
+    def flush(self) -> None:
+        pass  # a Parquet file is readable only once closed
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._raw.close()
+            self._writer = self._raw = None
+            self._finish()
+
+
+def open_sink(fmt: str, directory: Path, rotate_bytes: int):
+    if fmt == "parquet":
+        return ParquetSink(directory, rotate_bytes)
+    return JsonLinesSink(directory, rotate_bytes)
+
+
+def parquet_available() -> bool:
+    try:
+        import pyarrow.parquet  # noqa: F401
+        return True
+    except ImportError:
+        return False

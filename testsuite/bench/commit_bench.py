@@ -1,0 +1,136 @@
+"""Acknowledged, durable OffsetCommits per second and commit latency (p50/p99), through kshim (whose
+commits are appended acks=all to its state topic before the answer) versus the real broker's own
+coordinator (__consumer_offsets), in the same run, alternating rounds.
+
+N concurrent committers, each its own simple group (generation -1) on its own connection, each
+commits `--partitions` partitions of one topic at increasing offsets, one commit in flight per
+committer (a synchronous commit loop), for `--seconds` per round.
+Usage: scripts/bench-commits [--committers 16] [--partitions 4] [--seconds 5] [--rounds 2]
+                             [--upstream host:port]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitRequestPartition,
+                                            OffsetCommitRequestTopic)
+from shim.config import Config
+from shim.localkafka import LocalKafka
+from shim.proxy.upstream import UpstreamClient
+from testsuite.harness.clients import create_topic
+from testsuite.harness.kshimproc import KshimProcess
+from testsuite.harness.ports import free_port_block
+
+COMMIT = 8
+
+
+async def committer(bootstrap: str, group: str, topic: str, partitions: int, until: float,
+                    latencies: list[float]) -> int:
+    host, port = bootstrap.rsplit(":", 1)
+    client = await UpstreamClient.connect(Config(), host, int(port))
+    n = errors = 0
+    try:
+        while time.monotonic() < until:
+            n += 1
+            req = OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=-1, member_id="", topics=[
+                OffsetCommitRequestTopic(name=topic, partitions=[
+                    OffsetCommitRequestPartition(partition_index=p, committed_offset=n)
+                    for p in range(partitions)])])
+            t0 = time.perf_counter()
+            resp = await client.request(COMMIT, 8, req)
+            dt = time.perf_counter() - t0
+            if all(p.error_code == 0 for t in resp.topics for p in t.partitions):
+                latencies.append(dt)
+            else:
+                errors += 1
+                if errors == 1:
+                    print(f"{bootstrap} {group}: errors", {p.error_code for t in resp.topics for p in t.partitions})
+                await asyncio.sleep(0.05)
+    finally:
+        client.close()
+    return errors
+
+
+async def round_(bootstrap: str, topic: str, tag: str, committers: int, partitions: int, seconds: float) -> dict:
+    latencies: list[float] = []
+    until = time.monotonic() + seconds
+    t0 = time.monotonic()
+    errors = await asyncio.gather(*(committer(bootstrap, f"bench-{tag}-{i}", topic, partitions, until, latencies)
+                                    for i in range(committers)))
+    elapsed = time.monotonic() - t0
+    lat = sorted(latencies)
+    return {"commits_per_s": len(lat) / elapsed, "p50_ms": 1000 * lat[len(lat) // 2] if lat else None,
+            "p99_ms": 1000 * lat[min(len(lat) - 1, int(len(lat) * 0.99))] if lat else None,
+            "errors": sum(errors), "commits": len(lat)}
+
+
+async def warm_broker(bootstrap: str, timeout: float = 60.0) -> None:
+    host, port = bootstrap.rsplit(":", 1)
+    client = await UpstreamClient.connect(Config(), host, int(port))
+    from kcodec import api
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            resp = await client.request(10, 3, api.REQUESTS[10](key="bench-warmup", key_type=0))
+            if resp.error_code == 0:
+                return
+            await asyncio.sleep(0.2)
+    finally:
+        client.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--committers", type=int, default=16)
+    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--upstream", default="", help="an existing cluster (default: a local single-node Kafka)")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        kafka = None
+        upstream = args.upstream
+        if not upstream:
+            kafka = LocalKafka(nodes=1, base_port=free_port_block(2, start=43000), workdir=d).start()
+            upstream = kafka.bootstrap
+        kshim = KshimProcess(upstream, free_port_block(5, start=44000), Path(d) / "kshim.log").start()
+        try:
+            topic = f"bench-commits-{int(time.time())}"
+            create_topic(upstream, topic, args.partitions)
+            # the broker creates __consumer_offsets at the first FindCoordinator: do that before timing
+            asyncio.run(warm_broker(upstream))
+            results: dict[str, list[dict]] = {"broker": [], "kshim": []}
+            for r in range(args.rounds):
+                for where, bootstrap in (("broker", upstream), ("kshim", kshim.bootstrap)):
+                    res = asyncio.run(round_(bootstrap, topic, f"{where}-{r}", args.committers, args.partitions,
+                                             args.seconds))
+                    results[where].append(res)
+                    print(f"round {r + 1} {where:6s}: {res['commits_per_s']:8.0f} commits/s  "
+                          f"p50 {res['p50_ms']:.2f} ms  p99 {res['p99_ms']:.2f} ms  errors {res['errors']}",
+                          flush=True)
+            med = {w: {k: statistics.median(x[k] for x in v) for k in ("commits_per_s", "p50_ms", "p99_ms")}
+                   for w, v in results.items()}
+            print(f"\n{args.committers} committers x {args.partitions} partitions, {args.rounds} rounds of "
+                  f"{args.seconds:.0f}s (medians): broker {med['broker']['commits_per_s']:.0f}/s "
+                  f"p99 {med['broker']['p99_ms']:.2f} ms; kshim {med['kshim']['commits_per_s']:.0f}/s "
+                  f"p99 {med['kshim']['p99_ms']:.2f} ms; throughput kshim/broker = "
+                  f"{med['kshim']['commits_per_s'] / med['broker']['commits_per_s']:.2f}")
+            out = Path("build/bench")
+            out.mkdir(parents=True, exist_ok=True)
+            (out / f"commits-{args.committers}.json").write_text(json.dumps(
+                {"args": vars(args), "rounds": results, "median": med}, indent=2))
+        finally:
+            kshim.stop()
+            if kafka is not None:
+                kafka.stop()
+
+
+if __name__ == "__main__":
+    main()
