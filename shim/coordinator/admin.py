@@ -10,6 +10,7 @@ from . import errors as E
 from .core import Ctx, GroupCoordinator
 from .group import DEAD, EMPTY, STABLE
 from .records import GroupTombstone
+from .txn_offsets import drop_group
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
@@ -76,6 +77,7 @@ def delete_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
         elif g.state != EMPTY:
             err = E.NON_EMPTY_GROUP
         else:
+            drop_group(c, gid)              # pending transactional offsets too (§B.6)
             c.offsets.delete_group(c, gid)
             c.records.append(GroupTombstone(gid))
             g.state = DEAD

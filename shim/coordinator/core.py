@@ -51,6 +51,7 @@ VERSIONS: dict[int, tuple[int, int]] = {
     8: (2, 9),    # OffsetCommit (v10 needs topic ids: issue 7)
     9: (1, 9),    # OffsetFetch
     47: (0, 0),   # OffsetDelete
+    28: (0, 5),   # TxnOffsetCommit (completed by the client's EndTxn: txn_offsets.py)
 }
 
 
@@ -59,7 +60,7 @@ class GroupCoordinator:
                  new_uuid: Callable[[], str] | None = None,
                  topics: Callable[[], dict[str, int]] | None = None,
                  on_event: Callable[[dict], None] | None = None):
-        from . import admin, join, leave, offsets, sync
+        from . import admin, join, leave, offsets, sync, txn_offsets
         self.cfg = config or CoordinatorConfig()
         self.now = now_ms
         self.groups: dict[str, ClassicGroup] = {}
@@ -67,6 +68,7 @@ class GroupCoordinator:
         self.records: list = []
         self.out: list[Respond] = []
         self.offsets = offsets.OffsetStore()
+        self.txns = txn_offsets.PendingTxns()     # pending transactional offsets
         self._uuid = new_uuid or (lambda: str(uuid.uuid4()))
         self.topics = topics or (lambda: {})       # live metadata: topic -> partition count
         self.on_event = on_event
@@ -74,6 +76,7 @@ class GroupCoordinator:
             11: join.handle_join, 14: sync.handle_sync, 12: sync.handle_heartbeat, 13: leave.handle_leave,
             15: admin.describe_groups, 16: admin.list_groups, 42: admin.delete_groups,
             8: offsets.offset_commit, 9: offsets.offset_fetch, 47: offsets.offset_delete,
+            28: txn_offsets.txn_offset_commit,
         }
 
     # ------------------------------------------------------------------ inputs
@@ -82,6 +85,25 @@ class GroupCoordinator:
         if now_ms is not None:
             self._advance(now_ms)
         self.handlers[api_key](self, Ctx(token, version, client_id or "", client_host or ""), request)
+        return self._drain()
+
+    def end_transaction(self, producer_id: int, committed: bool, now_ms: int | None = None,
+                        producer_epoch: int | None = None) -> list[Respond]:
+        """The transaction coordinator accepted EndTxn(producer_id, committed): the producer's pending
+        transactional offsets become committed offsets, or are dropped (records in `records`)."""
+        from .txn_offsets import end_transaction
+        if now_ms is not None:
+            self._advance(now_ms)
+        end_transaction(self, producer_id, committed, producer_epoch)
+        return self._drain()
+
+    def producer_initialized(self, producer_id: int, producer_epoch: int, transaction_timeout_ms: int,
+                             now_ms: int | None = None) -> list[Respond]:
+        """InitProducerId answered for a transactional producer (its timeout; older epochs abort)."""
+        from .txn_offsets import producer_initialized
+        if now_ms is not None:
+            self._advance(now_ms)
+        producer_initialized(self, producer_id, producer_epoch, transaction_timeout_ms)
         return self._drain()
 
     def replay(self, record, now_ms: int | None = None) -> None:

@@ -1,6 +1,7 @@
 """OffsetCommit v2-9, OffsetFetch v1-9 and OffsetDelete v0 for classic groups (spec §C.1, C.2,
-C.4, B.7). Offsets live in memory here and are expressed as OffsetRecord/OffsetTombstone records
-(the durability issue persists them). Topic existence is checked against live metadata, as the
+C.4, B.7; RequireStable sees the pending transactional offsets of txn_offsets.py). Offsets live in
+memory here and are expressed as OffsetRecord/OffsetTombstone records (the durability issue
+persists them). Topic existence is checked against live metadata, as the
 broker's KafkaApis does before its coordinator sees a commit."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from .core import Ctx, GroupCoordinator
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup
 from .join import validate_member
 from .records import OffsetRecord, OffsetTombstone
+from .txn_offsets import drop_partition
 
 
 class OffsetStore:
@@ -115,44 +117,54 @@ def _validate_commit(c: GroupCoordinator, ctx: Ctx, req) -> int:
 
 def offset_fetch(c: GroupCoordinator, ctx: Ctx, req) -> None:
     v = ctx.version
+    stable = v >= 7 and req.require_stable
     if v >= 8:
         groups = []
         for rg in req.groups:
             topics = None if rg.topics is None else [(t.name, list(t.partition_indexes)) for t in rg.topics]
-            found, err = _fetch_group(c, rg.group_id, topics)
+            found, err = _fetch_group(c, rg.group_id, topics, stable)
             groups.append(OffsetFetchResponseGroup(group_id=rg.group_id, error_code=err, topics=[
                 OffsetFetchResponseTopics(name=name, partitions=[
                     OffsetFetchResponsePartitions(partition_index=i, committed_offset=o, committed_leader_epoch=le,
-                                                  metadata=md, error_code=E.NONE)
-                    for i, o, le, md in parts]) for name, parts in found]))
+                                                  metadata=md, error_code=pe)
+                    for i, o, le, md, pe in parts]) for name, parts in found]))
         return c.respond(ctx.token, OffsetFetchResponse(groups=groups))
     topics = None if req.topics is None else [(t.name, list(t.partition_indexes)) for t in req.topics]
-    found, err = _fetch_group(c, req.group_id, topics)
+    found, err = _fetch_group(c, req.group_id, topics, stable)
     per_partition_error = err if v == 1 else E.NONE
     c.respond(ctx.token, OffsetFetchResponse(error_code=err if v >= 2 else E.NONE, topics=[
         OffsetFetchResponseTopic(name=name, partitions=[
             OffsetFetchResponsePartition(partition_index=i, committed_offset=o,
                                          committed_leader_epoch=le if v >= 5 else -1, metadata=md,
-                                         error_code=per_partition_error)
-            for i, o, le, md in parts]) for name, parts in found]))
+                                         error_code=pe or per_partition_error)
+            for i, o, le, md, pe in parts]) for name, parts in found]))
 
 
-def _fetch_group(c: GroupCoordinator, group_id: str, topics):
+def _fetch_group(c: GroupCoordinator, group_id: str, topics, require_stable: bool = False):
+    """([(topic, [(partition, offset, leader epoch, metadata, error)])], group error). With
+    RequireStable, a partition with a pending transactional offset is UNSTABLE_OFFSET_COMMIT, -1."""
     if not group_id:
         return [], E.INVALID_GROUP_ID
     g = c.groups.get(group_id)
     stored = c.offsets.get(group_id) if g is not None and g.state != DEAD else {}
+    unstable = c.txns.partitions(group_id) if require_stable and g is not None else ()
     if topics is None:
         by_topic: dict[str, list] = {}
         for (topic, partition), rec in sorted(stored.items()):
-            by_topic.setdefault(topic, []).append((partition, rec.offset, rec.leader_epoch, rec.metadata))
+            by_topic.setdefault(topic, []).append(
+                (partition, -1, -1, "", E.UNSTABLE_OFFSET_COMMIT) if (topic, partition) in unstable
+                else (partition, rec.offset, rec.leader_epoch, rec.metadata, E.NONE))
         return list(by_topic.items()), E.NONE
     found = []
     for name, partitions in topics:
         parts = []
         for i in partitions:
             rec = stored.get((name, i))
-            parts.append((i, rec.offset, rec.leader_epoch, rec.metadata) if rec else (i, -1, -1, ""))
+            if (name, i) in unstable:
+                parts.append((i, -1, -1, "", E.UNSTABLE_OFFSET_COMMIT))
+            else:
+                parts.append((i, rec.offset, rec.leader_epoch, rec.metadata, E.NONE) if rec
+                             else (i, -1, -1, "", E.NONE))
         found.append((name, parts))
     return found, E.NONE
 
@@ -179,6 +191,7 @@ def offset_delete(c: GroupCoordinator, ctx: Ctx, req) -> None:
                                                            error_code=E.GROUP_SUBSCRIBED_TO_TOPIC))
             else:
                 c.offsets.delete(c, req.group_id, t.name, p.partition_index)
+                drop_partition(c, req.group_id, t.name, p.partition_index)
                 parts.append(OffsetDeleteResponsePartition(partition_index=p.partition_index, error_code=E.NONE))
         out.append(OffsetDeleteResponseTopic(name=t.name, partitions=parts))
     c.respond(ctx.token, OffsetDeleteResponse(error_code=E.NONE, topics=out))

@@ -53,3 +53,27 @@ class OffsetTombstone:
     group_id: str
     topic: str
     partition: int
+
+
+@dataclass(frozen=True)
+class TxnOffsetRecord:
+    """An offset committed inside a transaction (TxnOffsetCommit), pending until the transaction ends:
+    invisible to OffsetFetch; applied as an OffsetRecord on commit, dropped on abort or timeout."""
+    group_id: str
+    producer_id: int
+    producer_epoch: int
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp_ms: int
+    timeout_ms: int          # how long kshim keeps it without seeing the transaction end
+
+
+@dataclass(frozen=True)
+class TxnOffsetTombstone:
+    group_id: str
+    producer_id: int
+    topic: str
+    partition: int

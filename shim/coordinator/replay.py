@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .group import EMPTY, STABLE, ClassicGroup, ClassicMember
-from .records import GroupMetadataRecord, GroupTombstone, OffsetRecord, OffsetTombstone
+from .records import (GroupMetadataRecord, GroupTombstone, OffsetRecord, OffsetTombstone, TxnOffsetRecord,
+                      TxnOffsetTombstone)
 
 if TYPE_CHECKING:
     from .core import GroupCoordinator
@@ -34,6 +35,9 @@ def replay(c: "GroupCoordinator", record) -> None:
     elif isinstance(record, GroupTombstone):
         _drop_group(c, record.group_id)
         c.offsets.by_group.pop(record.group_id, None)
+    elif isinstance(record, (TxnOffsetRecord, TxnOffsetTombstone)):
+        from .txn_offsets import replay_record
+        replay_record(c, record)
     else:
         raise TypeError(f"cannot replay {type(record).__name__}")
 

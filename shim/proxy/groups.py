@@ -7,6 +7,10 @@
 - FindCoordinator for group keys is answered here (kshim is every group's coordinator; any kshim
   port serves the group APIs); transaction keys are forwarded to the broker and rewritten.
 - Keeps the topic metadata the coordinator checks commits against (kshim's own Metadata requests).
+- Transactions (TxnOffsetCommit is answered by the coordinator; the transaction coordinator stays
+  the broker's): the client's InitProducerId and EndTxn are forwarded as usual but watched
+  (`Slot.watch`): a successful EndTxn applies or drops the producer's pending offsets, and the
+  broker's answer is held until those records are durable.
 - Durability (shim/state): at start the state topic is replayed into the coordinator before the
   listeners open; after every handle/tick the new records are appended (acks=all) and the
   responses of that step are held until their append and every earlier one completed (steps leave
@@ -28,7 +32,7 @@ from kcodec.generated.find_coordinator import Coordinator, FindCoordinatorRespon
 from kcodec.generated.list_groups import ListGroupsResponse
 from kcodec.generated.metadata import MetadataRequestTopic
 
-from ..coordinator import CoordinatorConfig, GroupCoordinator
+from ..coordinator import CoordinatorConfig, GroupCoordinator, Respond
 from ..coordinator.core import VERSIONS
 from .upstream import UpstreamClient
 
@@ -39,6 +43,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("kshim.coordinator")
 
 FIND_COORDINATOR, LIST_GROUPS, OFFSET_COMMIT, METADATA, DELETE_GROUPS, OFFSET_DELETE = 10, 16, 8, 3, 42, 47
+TXN_OFFSET_COMMIT, END_TXN, INIT_PRODUCER_ID = 28, 26, 22
+COMMITS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT)     # checked against topic metadata
 GROUP_KEY = 0
 
 
@@ -64,6 +70,8 @@ class GroupService:
         for api_key, versions in VERSIONS.items():
             self.proxy.register(api_key, self.handle, versions)
         self.proxy.routes[FIND_COORDINATOR] = self.find_coordinator
+        self.proxy.routes[END_TXN] = self.watch_end_txn
+        self.proxy.routes[INIT_PRODUCER_ID] = self.watch_init_producer_id
         # KIP-848 APIs are not answered by kshim yet: not advertised rather than sent to a broker
         # whose coordinator does not own kshim's groups.
         self.proxy.local_versions[68] = (1, 0)
@@ -110,7 +118,7 @@ class GroupService:
         if slot.api_key == LIST_GROUPS and not self._lists_groups(session):
             self._answer(session, slot, ListGroupsResponse(error_code=0, groups=[]))
             return True
-        if slot.api_key == OFFSET_COMMIT and self._needs_metadata(req):
+        if slot.api_key in COMMITS and self._needs_metadata(req):
             asyncio.get_running_loop().create_task(self._commit_after_metadata(session, slot, req))
             return True
         self._feed(session, slot, req)
@@ -151,6 +159,12 @@ class GroupService:
     def _send(self, out, append_error: int) -> None:
         for r in out:
             session, slot = r.token
+            if type(r.body) is bytes:   # a broker's answer held for this step's append (EndTxn)
+                if append_error:
+                    log.warning("transaction end not durable (append error %d); served from memory",
+                                append_error)
+                session.complete(slot, r.body)
+                continue
             body = r.body if not append_error else _failed(slot.api_key, r.body, append_error)
             self._answer(session, slot, body)
 
@@ -211,6 +225,56 @@ class GroupService:
         self._answer(session, slot, body)
         return True
 
+    # ------------------------------------------------------------------ transactions (watched, forwarded)
+    def watch_end_txn(self, session: "Session", slot: "Slot", frame) -> bool:
+        """EndTxn goes to the broker; when it succeeds, the producer's pending transactional offsets
+        are committed or aborted here before the client sees the answer."""
+        try:
+            req = self._decode(session, frame, slot.api_key, slot.version)
+        except DecodeError:
+            return False                       # the broker judges it
+        pid, epoch, committed = req.producer_id, req.producer_epoch, bool(req.committed)
+
+        def answered(session: "Session", slot: "Slot", frame) -> None:
+            resp = self._decode_response(slot, frame)
+            if resp is None or resp.error_code != 0:
+                return session.complete(slot, bytes(frame))
+            out = self.coordinator.end_transaction(pid, committed, self._now(), producer_epoch=epoch)
+            self._deliver(out + [Respond((session, slot), bytes(frame))])
+        slot.watch = answered
+        return False
+
+    def watch_init_producer_id(self, session: "Session", slot: "Slot", frame) -> bool:
+        """InitProducerId of a transactional producer: its transaction timeout, and a new epoch (the
+        broker aborts the previous epoch's transaction, so its pending offsets go)."""
+        try:
+            req = self._decode(session, frame, slot.api_key, slot.version)
+        except DecodeError:
+            return False
+        if req.transactional_id is None:
+            return False                       # idempotent producer: no transactions
+        timeout = req.transaction_timeout_ms
+
+        def answered(session: "Session", slot: "Slot", frame) -> None:
+            resp = self._decode_response(slot, frame)
+            if resp is None or resp.error_code != 0:
+                return session.complete(slot, bytes(frame))
+            out = self.coordinator.producer_initialized(resp.producer_id, resp.producer_epoch, timeout,
+                                                        now_ms=self._now())
+            self._deliver(out + [Respond((session, slot), bytes(frame))])
+        slot.watch = answered
+        return False
+
+    @staticmethod
+    def _decode_response(slot: "Slot", frame):
+        try:
+            hv = api.response_header_version(slot.api_key, slot.version)
+            _, pos = api.ResponseHeader.decode_from(frame, 0, hv)
+            return api.RESPONSES[slot.api_key].decode(memoryview(frame)[pos:], slot.version)
+        except DecodeError as e:
+            log.warning("cannot read %s v%s response: %s", api.API_KEYS.get(slot.api_key), slot.version, e)
+            return None
+
     # ------------------------------------------------------------------ metadata for commits
     def _needs_metadata(self, req) -> bool:
         for t in req.topics:
@@ -259,17 +323,17 @@ class GroupService:
         kind = ev.get("event")
         level = logging.INFO if kind in ("rebalance", "generation", "member_removed", "session_timeout",
                                          "static_member_replaced", "static_rejoin_without_rebalance",
-                                         "member_left", "group_deleted") else logging.DEBUG
+                                         "member_left", "group_deleted", "txn_offsets_dropped") else logging.DEBUG
         if log.isEnabledFor(level):
             log.log(level, "%s", " ".join(f"{k}={v}" for k, v in ev.items() if k != "assignments"))
 
 
 def _failed(api_key: int, body, append_error: int):
     """A response whose state change could not be made durable: the mapped error (spec §0) instead
-    of success - per partition for OffsetCommit, per group for DeleteGroups, else the top level."""
+    of success - per partition for (Txn)OffsetCommit, per group for DeleteGroups, else the top level."""
     from ..state.log import coordinator_error
     err = coordinator_error(append_error)
-    if api_key == OFFSET_COMMIT:
+    if api_key in COMMITS:
         for t in body.topics:
             for p in t.partitions:
                 if p.error_code == 0:

@@ -11,7 +11,9 @@ from the head, so responses go out in request order whoever answered them. Produ
 no response and no slot.
 
 Nothing is decoded on this path except the request header peek, and the four responses the
-`Rewriter` changes (ApiVersions, Metadata, FindCoordinator, DescribeCluster). With `--trace`, each
+`Rewriter` changes (ApiVersions, Metadata, FindCoordinator, DescribeCluster). Route handlers may
+decline a request but watch its answer (`Slot.watch`: EndTxn and InitProducerId, for kshim's
+transactional offsets, shim/proxy/groups.py). With `--trace`, each
 frame in each direction is also handed to the tracer (a queue append; shim/trace/tracer.py).
 """
 
@@ -39,7 +41,9 @@ HIGH_WATER = 4 * 1024 * 1024
 
 
 class Slot:
-    __slots__ = ("api_key", "version", "correlation_id", "data", "rewrite")
+    # `watch` is set only on watched slots (never on the hot path): a declining route handler's
+    # callback(session, slot, frame) that takes the broker's answer and completes the slot itself
+    __slots__ = ("api_key", "version", "correlation_id", "data", "rewrite", "watch")
 
     def __init__(self, api_key: int, version: int, correlation_id: int, rewrite: bool):
         self.api_key, self.version, self.correlation_id, self.rewrite = api_key, version, correlation_id, rewrite
@@ -142,6 +146,14 @@ class Session(asyncio.Protocol):
             if handler(self, slot, frame):   # taken: the handler completes the slot, now or later
                 return
             self.pending.pop()               # declined (e.g. a transaction-key FindCoordinator)
+            if getattr(slot, "watch", None) is not None:   # forwarded, answer watched (EndTxn)
+                slot.rewrite = True
+                self.pending.append(slot)
+                self.awaiting.append(slot)
+                if tracer is not None:
+                    tracer.frame(self.conn_id, K2U, api_key, version, corr, frame)
+                self._forward(frame)
+                return
         if api_key == PRODUCE:
             try:
                 acks = produce_acks(frame, version)
@@ -233,6 +245,10 @@ class Session(asyncio.Protocol):
             self.tracer.frame(self.conn_id, U2K, slot.api_key, slot.version, corr, frame)
         if not slot.rewrite:
             self.complete(slot, frame)
+            return
+        watch = getattr(slot, "watch", None)
+        if watch is not None:
+            watch(self, slot, frame)
             return
         try:
             result = self.proxy.rewriter.rewrite(slot.api_key, slot.version, frame)

@@ -6,6 +6,8 @@ bytes as int32 length + bytes (-1 = null).
 
     key version 1  offset commit key:   group string, topic string, partition int32
     key version 2  group metadata key:  group string
+    key version 3  pending transactional offset key: group string, producer_id int64, topic string,
+                                        partition int32
     value version 1 of an offset:       offset int64, leader_epoch int32, metadata string,
                                         commit_timestamp int64, expire_timestamp int64 (-1 = none)
     value version 1 of a group:         protocol_type string?, generation int32, protocol string?,
@@ -14,6 +16,9 @@ bytes as int32 length + bytes (-1 = null).
                                         client_id string, client_host string,
                                         rebalance_timeout int32, session_timeout int32,
                                         subscription bytes, assignment bytes
+    value version 1 of a pending transactional offset: producer_epoch int16, offset int64,
+                                        leader_epoch int32, metadata string, commit_timestamp int64,
+                                        timeout_ms int32
 A null value is a tombstone (the key's group or offset is deleted).
 """
 
@@ -22,10 +27,13 @@ from __future__ import annotations
 import struct
 
 from ..coordinator.group import java_string_hash
-from ..coordinator.records import GroupMetadataRecord, GroupTombstone, MemberRecord, OffsetRecord, OffsetTombstone
+from ..coordinator.records import (GroupMetadataRecord, GroupTombstone, MemberRecord, OffsetRecord, OffsetTombstone,
+                                   TxnOffsetRecord, TxnOffsetTombstone)
 
 OFFSET_KEY_VERSION = 1
 GROUP_KEY_VERSION = 2
+TXN_OFFSET_KEY_VERSION = 3
+TXN_OFFSET_VALUE_VERSION = 1
 OFFSET_VALUE_VERSION = 1
 GROUP_VALUE_VERSION = 1
 
@@ -90,6 +98,11 @@ def group_key(group_id: str) -> bytes:
     return _Writer().i16(GROUP_KEY_VERSION).string(group_id).done()
 
 
+def txn_offset_key(group_id: str, producer_id: int, topic: str, partition: int) -> bytes:
+    return (_Writer().i16(TXN_OFFSET_KEY_VERSION).string(group_id).i64(producer_id).string(topic).i32(partition)
+            .done())
+
+
 def encode(record) -> tuple[bytes, bytes | None]:
     """(key, value) of one coordinator record; value None for tombstones."""
     if isinstance(record, OffsetRecord):
@@ -109,6 +122,12 @@ def encode(record) -> tuple[bytes, bytes | None]:
         return group_key(record.group_id), w.done()
     if isinstance(record, GroupTombstone):
         return group_key(record.group_id), None
+    if isinstance(record, TxnOffsetRecord):
+        w = _Writer().i16(TXN_OFFSET_VALUE_VERSION).i16(record.producer_epoch).i64(record.offset)
+        w.i32(record.leader_epoch).string(record.metadata).i64(record.commit_timestamp_ms).i32(record.timeout_ms)
+        return txn_offset_key(record.group_id, record.producer_id, record.topic, record.partition), w.done()
+    if isinstance(record, TxnOffsetTombstone):
+        return txn_offset_key(record.group_id, record.producer_id, record.topic, record.partition), None
     raise StateFormatError(f"no state-topic format for {type(record).__name__}")
 
 
@@ -169,4 +188,16 @@ def decode(key: bytes, value: bytes | None):
                                      v.i32(), v.bytes_() or b"", v.bytes_() or b"")
                         for _ in range(v.i32()))
         return GroupMetadataRecord(group, ptype, gen, proto, leader, ts, members)
+    if kv == TXN_OFFSET_KEY_VERSION:
+        group, pid, topic, partition = r.string() or "", r.i64(), r.string() or "", r.i32()
+        if value is None:
+            return TxnOffsetTombstone(group, pid, topic, partition)
+        v = _Reader(value)
+        vv = v.i16()
+        if vv != TXN_OFFSET_VALUE_VERSION:
+            raise StateFormatError(f"transactional offset value version {vv} is unknown "
+                                   f"(kshim reads {TXN_OFFSET_VALUE_VERSION})")
+        epoch, offset, leader_epoch = v.i16(), v.i64(), v.i32()
+        metadata, ts, timeout = v.string() or "", v.i64(), v.i32()
+        return TxnOffsetRecord(group, pid, epoch, topic, partition, offset, leader_epoch, metadata, ts, timeout)
     raise StateFormatError(f"state key version {kv} is unknown")

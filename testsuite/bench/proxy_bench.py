@@ -1,16 +1,21 @@
 """The proxy benchmark (scripts/bench-proxy): Kafka's own perf tools run directly against a broker
-and through kshim, alternating, on one single-node LocalKafka started for the purpose.
+and through kshim, alternating, on one single-node LocalKafka started for the purpose (its data on
+/dev/shm by default, so disk write-back stays out of the figures).
 
 Method:
-  1. warm-up: one short unmeasured producer run per target (broker, client and kshim warm up);
-  2. throughput: R rounds of kafka-producer-perf-test (1 KB records, --throughput -1, acks=all),
-     each round running the targets in turn (direct, kshim[, kshim with another loop]); then R
-     rounds of kafka-consumer-perf-test reading the first round's direct topic (N records);
-  3. latency: R rounds of the producer at half the through-kshim ceiling (the lowest median
-     records/sec of the kshim targets), direct and through kshim, for --latency-seconds each.
-Every producer run writes to a fresh one-partition topic. kshim's CPU is user+sys from
-/proc/<pid>/stat around each run, divided by the tool's own measured duration (% of one core);
-RSS is VmRSS after each run. The clients run with the full JIT (not the C1-only test setting).
+  1. warm-up: one short unmeasured producer run per target (broker and kshim warm up), then a direct
+     run that fills the consumers' source topic;
+  2. throughput: R rounds of kafka-producer-perf-test (1 KB records, --throughput -1, acks=all), each
+     round running every target once (direct, kshim[, kshim with another loop]), the order rotated by
+     one each round; then R rounds of kafka-consumer-perf-test reading N records of the source topic;
+  3. latency: --latency-rounds rounds of the producer at half the through-kshim ceiling (the lowest
+     median records/sec of the kshim targets), each measured for --latency-seconds after
+     --latency-warmup-seconds the tool leaves out (a fresh client JVM needs seconds to keep pace).
+Every producer run writes to a fresh one-partition topic. Before each run the bench waits (up to
+--quiet-wait s) until other processes use at most --quiet-cores, and it records how much CPU they
+used during the run. kshim's CPU is user+sys from /proc/<pid>/stat around each run, divided by the
+tool's own measured duration (% of one core), and per MB moved; RSS is VmRSS after each run. The
+clients run with the full JIT (not the C1-only test setting).
 
 Results: a table on stdout and JSON in build/bench/proxy.json (--out).
 """
@@ -52,14 +57,15 @@ class BenchError(RuntimeError):
 
 
 # ---------------------------------------------------------------------------- process figures
-def cpu_seconds(pid: int | None) -> float:
-    """user + sys CPU time of `pid` so far (0 for no process)."""
+def cpu_seconds(pid: int | None, part: str = "both") -> float:
+    """user + sys (or only "user" / "sys") CPU time of `pid` so far (0 for no process)."""
     if pid is None:
         return 0.0
     with open(f"/proc/{pid}/stat") as f:
         text = f.read()
     fields = text[text.rindex(")") + 2:].split()  # fields from #3 (state) on
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    user, sys_ = int(fields[11]), int(fields[12])
+    return {"both": user + sys_, "user": user, "sys": sys_}[part] / CLK_TCK
 
 
 def system_busy_s() -> float:
@@ -145,6 +151,7 @@ class Run:
     others_cores: float = 0.0      # CPU used by other people's processes during the run (cores)
     quiet_before: float | None = None  # the same, in the second before the run
     kshim_cpu_ms_per_mb: float = 0.0
+    kshim_user_share: float = 0.0  # the part of kshim's CPU spent in user space (the rest: the kernel)
     extra: dict = field(default_factory=dict)
 
 
@@ -195,10 +202,12 @@ class ProxyBench:
         quiet = self.wait_quiet()
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the tool's JVM, once it has been waited for
         sys0, ours0 = system_busy_s(), self.ours_s()
+        u0 = cpu_seconds(target.pid, "user")
         c0, b0, t0 = cpu_seconds(target.pid), cpu_seconds(self.broker_pid), time.monotonic()
         figures, duration, mb = fn()
         wall = time.monotonic() - t0
         c1, b1 = cpu_seconds(target.pid), cpu_seconds(self.broker_pid)
+        user = cpu_seconds(target.pid, "user") - u0
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         client = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
         others = (system_busy_s() - sys0 - (self.ours_s() - ours0) - client) / wall
@@ -207,16 +216,19 @@ class ProxyBench:
                   kshim_cpu_pct=100 * (c1 - c0) / duration, kshim_rss_mb=rss_mb(target.pid),
                   broker_cpu_pct=100 * (b1 - b0) / duration, client_cpu_pct=100 * client / wall,
                   others_cores=max(others, 0.0), quiet_before=quiet,
-                  kshim_cpu_ms_per_mb=1000 * (c1 - c0) / mb if mb else 0.0, extra={"duration_s": duration})
+                  kshim_cpu_ms_per_mb=1000 * (c1 - c0) / mb if mb else 0.0,
+                  kshim_user_share=user / (c1 - c0) if c1 > c0 else 0.0, extra={"duration_s": duration})
         self.runs.append(run)
         return run
 
     def producer(self, target: Target, topic: str, records: int, throughput: int, rnd: int,
-                 kind: str = "producer") -> Run:
+                 kind: str = "producer", warmup: int | None = None) -> Run:
+        """One kafka-producer-perf-test run; its figures are the steady-state ones, after `warmup`
+        records (default a tenth) that the tool leaves out."""
         props = [f"acks={self.args.acks}", f"linger.ms={self.args.linger_ms}", *self.args.producer_prop]
         args = ["--bootstrap-server", target.bootstrap, "--topic", topic, "--num-records", str(records),
                 "--record-size", str(self.args.record_size), "--throughput", str(throughput),
-                "--warmup-records", str(records // 10), "--command-property", *props]
+                "--warmup-records", str(records // 10 if warmup is None else warmup), "--command-property", *props]
 
         def go():
             f = parse_producer(self.java("kafka-producer-perf-test", args, timeout=self.args.tool_timeout))
@@ -284,12 +296,14 @@ class ProxyBench:
             rate = max(int(ceiling / 2), 1)
             self.log(f"half the through-kshim ceiling: {rate} rec/s ({ceiling:.0f} / 2)")
         if "latency" in a.phases and rate:
-            records = max(rate * a.latency_seconds, 2000)
+            # the client JVM needs several seconds to catch up with a fixed rate: leave those out
+            warmup = rate * a.latency_warmup_seconds
+            records = warmup + max(rate * a.latency_seconds, 2000)
             self.log(f"latency at {rate} rec/s, {records} records, {a.latency_rounds} rounds")
             for r in range(a.latency_rounds):
                 for t in self.order(r):
                     topic = self.create_topic(f"bench-l{r}-{t.name}-{stamp}")
-                    self.producer(t, topic, records, rate, r, kind="latency")
+                    self.producer(t, topic, records, rate, r, kind="latency", warmup=warmup)
         return self.summary(rate)
 
     # -------------------------------------------------------------- figures
@@ -323,6 +337,7 @@ class ProxyBench:
                 for kind in ("producer", "consumer", "latency"):
                     d[kind]["kshim_cpu_pct"] = self.median(kind, t.name, "kshim_cpu_pct")
                     d[kind]["kshim_cpu_ms_per_mb"] = self.median(kind, t.name, "kshim_cpu_ms_per_mb")
+                    d[kind]["kshim_user_share"] = self.median(kind, t.name, "kshim_user_share")
                 d["kshim_rss_mb_max"] = max(r.kshim_rss_mb for r in self.runs if r.target == t.name)
                 d["ratios"] = self.ratios(t.name)
             s["targets"][t.name] = d
@@ -432,7 +447,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--producer-prop", action="append", default=[], metavar="K=V",
                    help="an extra producer property (repeatable)")
     p.add_argument("--warmup-records", type=int, default=50_000)
-    p.add_argument("--latency-seconds", type=int, default=15, help="length of each latency run (default 15)")
+    p.add_argument("--latency-seconds", type=int, default=15,
+                   help="measured length of each latency run (default 15)")
+    p.add_argument("--latency-warmup-seconds", type=int, default=10,
+                   help="unmeasured start of each latency run (default 10)")
     p.add_argument("--latency-rounds", type=int, default=5, help="rounds of latency runs (default 5)")
     p.add_argument("--latency-rate", type=int, default=0,
                    help="records/sec of the latency runs (default: half the through-kshim ceiling)")

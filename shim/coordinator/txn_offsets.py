@@ -1,0 +1,237 @@
+"""TxnOffsetCommit v0-5 for classic groups and the end of transactions (spec §C.3, §C.4, B.6, B.7).
+
+The transaction coordinator stays the real broker's. An accepted TxnOffsetCommit is held *pending*
+per (group, producer id): invisible to OffsetFetch, a RequireStable fetch of its partition answers
+UNSTABLE_OFFSET_COMMIT. kshim learns how the transaction ended from the client's EndTxn, which it
+forwards to the broker and watches (shim/proxy/groups.py): a successful commit turns the producer's
+pending offsets of every group into committed offsets (OffsetRecord), an abort drops them. Pending
+offsets are also dropped when the producer shows up with a newer epoch (InitProducerId or a
+TxnOffsetCommit of a later epoch: the broker aborted the older transaction) or when the transaction
+has been open longer than its timeout (plus a grace period) without kshim seeing its end.
+
+Every change is a record (TxnOffsetRecord / TxnOffsetTombstone), so pending offsets survive a kshim
+restart like committed ones (replay_record).
+"""
+
+from __future__ import annotations
+
+from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition,
+                                                TxnOffsetCommitResponseTopic)
+
+from . import errors as E
+from .core import Ctx, GroupCoordinator
+from .group import DEAD, EMPTY, ClassicGroup
+from .join import validate_member
+from .records import OffsetRecord, TxnOffsetRecord, TxnOffsetTombstone
+
+DEFAULT_TIMEOUT_MS = 15 * 60 * 1000   # the transaction timeout was not observed (InitProducerId)
+MIN_TIMEOUT_MS = 60_000               # transaction.timeout.ms default
+GRACE_MS = 30_000                     # the broker aborts timed-out transactions on a periodic check
+MAX_KNOWN_PRODUCERS = 100_000         # bounded memory of observed transaction timeouts
+
+Key = tuple[str, str, int]            # (group, topic, partition)
+
+
+class PendingTxns:
+    """Pending transactional offsets, by producer id, with an index by group."""
+
+    def __init__(self) -> None:
+        self.by_producer: dict[int, dict[Key, TxnOffsetRecord]] = {}
+        self.epochs: dict[int, int] = {}       # epoch of each producer's pending offsets
+        self.timeouts: dict[int, int] = {}     # transaction timeout per producer id (InitProducerId)
+        self.by_group: dict[str, set[int]] = {}
+
+    def partitions(self, group_id: str) -> set[tuple[str, int]]:
+        out: set[tuple[str, int]] = set()
+        for pid in self.by_group.get(group_id, ()):
+            out.update((t, p) for g, t, p in self.by_producer.get(pid, {}) if g == group_id)
+        return out
+
+    def add(self, rec: TxnOffsetRecord) -> bool:
+        """Hold rec; True when it is the producer's first pending offset (its timer starts)."""
+        offsets = self.by_producer.get(rec.producer_id)
+        first = not offsets
+        if offsets is None:
+            offsets = self.by_producer[rec.producer_id] = {}
+        offsets[(rec.group_id, rec.topic, rec.partition)] = rec
+        self.epochs[rec.producer_id] = rec.producer_epoch
+        self.by_group.setdefault(rec.group_id, set()).add(rec.producer_id)
+        return first
+
+    def remove(self, pid: int, key: Key) -> TxnOffsetRecord | None:
+        offsets = self.by_producer.get(pid)
+        rec = offsets.pop(key, None) if offsets else None
+        if rec is None:
+            return None
+        if not any(k[0] == key[0] for k in offsets):
+            pids = self.by_group.get(key[0])
+            if pids is not None:
+                pids.discard(pid)
+                if not pids:
+                    del self.by_group[key[0]]
+        if not offsets:
+            del self.by_producer[pid]
+            self.epochs.pop(pid, None)
+        return rec
+
+
+def txn_offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
+    topics = c.topics()
+    results: list[tuple[str, list[tuple[int, int | None]]]] = []
+    valid = []
+    for t in req.topics:
+        count = topics.get(t.name)
+        parts: list[tuple[int, int | None]] = []
+        for p in t.partitions:
+            if count is None or not 0 <= p.partition_index < count:
+                parts.append((p.partition_index, E.UNKNOWN_TOPIC_OR_PARTITION))
+            else:
+                parts.append((p.partition_index, None))
+                valid.append((t.name, p))
+        results.append((t.name, parts))
+    err = _validate(c, ctx, req) if valid else E.NONE
+    stored: dict[tuple[str, int], int] = {}
+    if err == E.NONE:
+        txns: PendingTxns = c.txns
+        pid, epoch = req.producer_id, req.producer_epoch
+        if txns.epochs.get(pid, epoch) < epoch:
+            drop_producer(c, pid, "newer producer epoch")
+        timeout = txns.timeouts.get(pid, DEFAULT_TIMEOUT_MS)
+        for topic, p in valid:
+            metadata = p.committed_metadata or ""
+            if len(metadata) > c.cfg.offset_metadata_max_bytes:
+                stored[(topic, p.partition_index)] = E.OFFSET_METADATA_TOO_LARGE
+                continue
+            rec = TxnOffsetRecord(req.group_id, pid, epoch, topic, p.partition_index, p.committed_offset,
+                                  p.committed_leader_epoch if ctx.version >= 2 else -1, metadata, c.now, timeout)
+            c.records.append(rec)
+            if txns.add(rec):
+                _arm(c, pid, timeout)
+            stored[(topic, p.partition_index)] = E.NONE
+        if stored:
+            c.event("txn_offsets_pending", req.group_id, producer_id=pid, producer_epoch=epoch,
+                    partitions=sum(1 for e in stored.values() if e == E.NONE))
+    c.respond(ctx.token, TxnOffsetCommitResponse(topics=[
+        TxnOffsetCommitResponseTopic(name=name, partitions=[
+            TxnOffsetCommitResponsePartition(partition_index=idx, error_code=e if e is not None
+                                             else (err or stored.get((name, idx), E.NONE)))
+            for idx, e in parts])
+        for name, parts in results]))
+
+
+def _validate(c: GroupCoordinator, ctx: Ctx, req) -> int:
+    """§C.3 for classic groups: C.2 steps 1-3, except that a commit with no identity at all is
+    accepted whatever the state, and CompletingRebalance is allowed."""
+    if not req.group_id:
+        return E.INVALID_GROUP_ID
+    known = c.txns.epochs.get(req.producer_id)
+    if known is not None and req.producer_epoch < known:
+        return E.INVALID_PRODUCER_EPOCH      # a zombie of a producer kshim saw with a newer epoch
+    v = ctx.version
+    gen = req.generation_id if v >= 3 else -1
+    member_id = (req.member_id or "") if v >= 3 else ""
+    instance_id = req.group_instance_id if v >= 3 else None
+    g = c.groups.get(req.group_id)
+    if g is None:
+        if gen < 0:
+            g = ClassicGroup(req.group_id, state_timestamp_ms=c.now)
+            c.groups[req.group_id] = g
+            c.write_group(g)
+            return E.NONE
+        return E.ILLEGAL_GENERATION
+    if g.state == DEAD:
+        return E.COORDINATOR_NOT_AVAILABLE
+    if gen < 0 and g.state == EMPTY:
+        return E.NONE
+    if gen >= 0 or member_id or instance_id is not None:
+        err = validate_member(g, member_id, instance_id)
+        if err:
+            return err
+        if gen != g.generation_id:
+            return E.ILLEGAL_GENERATION
+    return E.NONE
+
+
+# ---------------------------------------------------------------------- transaction ends
+def end_transaction(c: GroupCoordinator, producer_id: int, committed: bool, producer_epoch: int | None) -> None:
+    """The broker accepted the producer's EndTxn: apply (commit) or drop (abort) its pending offsets.
+    Offsets of an older epoch than the EndTxn's belong to a transaction the broker already aborted."""
+    offsets = c.txns.by_producer.get(producer_id)
+    c.timers.cancel(("txn", producer_id))
+    if not offsets:
+        return
+    applied: dict[str, int] = {}
+    for key, rec in list(offsets.items()):
+        g = c.groups.get(rec.group_id)
+        if committed and (producer_epoch is None or rec.producer_epoch == producer_epoch) \
+                and g is not None and g.state != DEAD:
+            c.offsets.put(c, OffsetRecord(rec.group_id, rec.topic, rec.partition, rec.offset, rec.leader_epoch,
+                                          rec.metadata, rec.commit_timestamp_ms, None))
+            applied[rec.group_id] = applied.get(rec.group_id, 0) + 1
+        _tombstone(c, producer_id, key)
+    for gid in sorted({k[0] for k in offsets} | set(applied)):
+        c.event("txn_offsets_committed" if committed else "txn_offsets_aborted", gid, producer_id=producer_id,
+                producer_epoch=producer_epoch, applied=applied.get(gid, 0))
+
+
+def producer_initialized(c: GroupCoordinator, producer_id: int, producer_epoch: int, timeout_ms: int) -> None:
+    """InitProducerId answered for a transactional producer: remember its transaction timeout, and
+    drop offsets pending under an older epoch (the broker aborts that transaction on re-init)."""
+    timeouts = c.txns.timeouts
+    timeouts.pop(producer_id, None)
+    timeouts[producer_id] = max(MIN_TIMEOUT_MS, timeout_ms)
+    if len(timeouts) > MAX_KNOWN_PRODUCERS:
+        del timeouts[next(iter(timeouts))]
+    known = c.txns.epochs.get(producer_id)
+    if known is not None and known < producer_epoch:
+        drop_producer(c, producer_id, "producer re-initialised")
+
+
+def drop_producer(c: GroupCoordinator, producer_id: int, reason: str) -> None:
+    offsets = c.txns.by_producer.get(producer_id)
+    c.timers.cancel(("txn", producer_id))
+    if not offsets:
+        return
+    for gid in sorted({k[0] for k in offsets}):
+        c.event("txn_offsets_dropped", gid, producer_id=producer_id, reason=reason)
+    for key in list(offsets):
+        _tombstone(c, producer_id, key)
+
+
+def drop_group(c: GroupCoordinator, group_id: str) -> None:
+    """DeleteGroups: the group's pending offsets go with it."""
+    for pid in sorted(c.txns.by_group.get(group_id, ())):
+        for key in [k for k in c.txns.by_producer.get(pid, {}) if k[0] == group_id]:
+            _tombstone(c, pid, key)
+
+
+def drop_partition(c: GroupCoordinator, group_id: str, topic: str, partition: int) -> None:
+    """OffsetDelete: pending offsets of that partition are deleted too."""
+    for pid in sorted(c.txns.by_group.get(group_id, ())):
+        _tombstone(c, pid, (group_id, topic, partition))
+
+
+def _tombstone(c: GroupCoordinator, pid: int, key: Key) -> None:
+    if c.txns.remove(pid, key) is not None:
+        c.records.append(TxnOffsetTombstone(key[0], pid, key[1], key[2]))
+        if pid not in c.txns.by_producer:
+            c.timers.cancel(("txn", pid))
+
+
+def _arm(c: GroupCoordinator, pid: int, timeout_ms: int) -> None:
+    def fire():
+        drop_producer(c, pid, "transaction timed out without kshim seeing its end")
+    c.timers.schedule(("txn", pid), c.now + timeout_ms + GRACE_MS, fire)
+
+
+# ---------------------------------------------------------------------- replay
+def replay_record(c: GroupCoordinator, rec) -> None:
+    if isinstance(rec, TxnOffsetRecord):
+        if rec.group_id not in c.groups:
+            c.groups[rec.group_id] = ClassicGroup(rec.group_id, state_timestamp_ms=c.now)
+        if c.txns.add(rec):
+            _arm(c, rec.producer_id, rec.timeout_ms)   # the timeout restarts from the load
+    else:
+        c.txns.remove(rec.producer_id, (rec.group_id, rec.topic, rec.partition))
+        if rec.producer_id not in c.txns.by_producer:
+            c.timers.cancel(("txn", rec.producer_id))

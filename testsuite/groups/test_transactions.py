@@ -1,0 +1,202 @@
+"""Exactly-once consume-transform-produce (KIP-447, confluent-kafka) through kshim and against the
+real broker: TxnOffsetCommit answered by kshim's coordinator, EndTxn by the broker's transaction
+coordinator and watched by kshim. The facts observed on both sides must agree."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
+from testsuite.harness.clients import ck_produce, create_topic
+from testsuite.harness.wire import Wire
+
+FETCH = 9
+UNSTABLE_OFFSET_COMMIT = 88
+INPUTS, FIRST_BATCH = 20, 8
+
+
+def _committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        got = c.committed([TopicPartition(topic, p) for p in range(partitions)], timeout=30)
+    finally:
+        c.close()
+    return {tp.partition: tp.offset for tp in got}
+
+
+def _poll_batch(consumer, want: int, timeout: float = 60.0) -> list:
+    out: list = []
+    deadline = time.monotonic() + timeout
+    while len(out) < want and time.monotonic() < deadline:
+        for m in consumer.consume(num_messages=want - len(out), timeout=0.5):
+            assert not m.error(), m.error()
+            out.append(m)
+    assert len(out) == want, f"consumed {len(out)} of {want}"
+    return out
+
+
+def _transform(producer, consumer, out_topic: str, msgs: list, commit: bool) -> None:
+    producer.begin_transaction()
+    for m in msgs:
+        producer.produce(out_topic, b"out:" + m.value(), key=m.value())
+    positions = consumer.position(consumer.assignment())
+    producer.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(), 60)
+    if commit:
+        producer.commit_transaction(60)
+    else:
+        producer.abort_transaction(60)
+
+
+def _downstream(bootstrap: str, topic: str, group: str, want: int, settle: float = 2.0) -> list[bytes]:
+    from confluent_kafka import Consumer
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                  "isolation.level": "read_committed", "enable.auto.commit": False})
+    c.subscribe([topic])
+    out: list[bytes] = []
+    deadline = time.monotonic() + 60
+    try:
+        while len(out) < want and time.monotonic() < deadline:
+            out += [m.value() for m in c.consume(num_messages=500, timeout=0.5) if not m.error()]
+        end = time.monotonic() + settle          # anything beyond `want` would be a duplicate
+        while time.monotonic() < end:
+            out += [m.value() for m in c.consume(num_messages=500, timeout=0.3) if not m.error()]
+    finally:
+        c.close()
+    return out
+
+
+def eos_scenario(bootstrap: str, broker: str, names, where: str) -> dict:
+    """consume-transform-produce: an aborted transaction, then a committed one over every input."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    src, dst, group = names.topic(f"src-{where}"), names.topic(f"dst-{where}"), names.group(f"eos-{where}")
+    create_topic(broker, src, 2)
+    create_topic(broker, dst, 2)
+    ck_produce(broker, src, [b"in-%02d" % i for i in range(INPUTS)])
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                         "enable.auto.commit": False, "isolation.level": "read_committed"})
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": names.instance(f"tx-{where}"),
+                         "transaction.timeout.ms": 30000, "linger.ms": 5})
+    facts: dict = {}
+    try:
+        producer.init_transactions(90)
+        consumer.subscribe([src])
+        first = _poll_batch(consumer, FIRST_BATCH)
+        _transform(producer, consumer, dst, first, commit=False)
+        facts["after_abort"] = _committed(bootstrap, group, src, 2)
+        # the application rewinds to the committed offsets (none: the beginning) and redoes the work
+        for tp in consumer.assignment():
+            consumer.seek(TopicPartition(tp.topic, tp.partition, 0))
+        rest = _poll_batch(consumer, INPUTS)
+        _transform(producer, consumer, dst, rest, commit=True)
+        after = _committed(bootstrap, group, src, 2)
+        facts["after_commit_total"] = sum(after.values())
+        facts["after_commit_equals_positions"] = after == {
+            tp.partition: tp.offset for tp in consumer.position(consumer.assignment())}
+    finally:
+        consumer.close()
+        producer.flush(10)
+    seen = _downstream(bootstrap, dst, names.group(f"down-{where}"), INPUTS)
+    facts["downstream_count"] = len(seen)
+    facts["downstream_exactly_once"] = sorted(seen) == sorted(b"out:in-%02d" % i for i in range(INPUTS))
+    # whose coordinator holds the offsets: through kshim, the broker's own coordinator knows nothing
+    facts["broker_coordinator_has_offsets"] = any(o >= 0 for o in _committed(broker, group, src, 2).values())
+    return facts
+
+
+def test_consume_transform_produce_exactly_once_agrees_with_the_broker(kafka, kshim, names):
+    facts = {"broker": eos_scenario(kafka.bootstrap, kafka.bootstrap, names, "broker"),
+             "kshim": eos_scenario(kshim.bootstrap, kafka.bootstrap, names, "kshim")}
+    assert facts["broker"]["broker_coordinator_has_offsets"] is True
+    assert facts["kshim"]["broker_coordinator_has_offsets"] is False     # kshim answered TxnOffsetCommit
+    for f in facts.values():
+        f.pop("broker_coordinator_has_offsets")
+    assert facts["kshim"] == facts["broker"], facts
+    assert facts["kshim"] == {"after_abort": {0: -1001, 1: -1001}, "after_commit_total": INPUTS,
+                              "after_commit_equals_positions": True, "downstream_count": INPUTS,
+                              "downstream_exactly_once": True}
+
+
+def _fetch_stable(bootstrap: str, group: str, topic: str) -> tuple[int, int]:
+    """Raw OffsetFetch v8 with RequireStable: (error, offset) of partition 0."""
+    with Wire(bootstrap) as w:
+        w.send(FETCH, 8, OffsetFetchRequest(require_stable=True, groups=[OffsetFetchRequestGroup(
+            group_id=group, topics=[OffsetFetchRequestTopics(name=topic, partition_indexes=[0])])]))
+        _, body = w.read_response(FETCH, 8)
+    (g,) = body.groups
+    assert g.error_code == 0
+    (p,) = g.topics[0].partitions
+    return p.error_code, p.committed_offset
+
+
+def require_stable_scenario(bootstrap: str, broker: str, names, where: str) -> dict:
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    topic, group = names.topic(f"rs-{where}"), names.group(f"rs-{where}")
+    create_topic(broker, topic, 1)
+    meta_consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})   # never subscribes
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": names.instance(f"rs-{where}")})
+    facts = {}
+    try:
+        producer.init_transactions(90)
+        producer.begin_transaction()
+        producer.send_offsets_to_transaction([TopicPartition(topic, 0, 42)],
+                                             meta_consumer.consumer_group_metadata(), 60)
+        facts["open"] = _fetch_stable(bootstrap, group, topic)
+        producer.commit_transaction(60)
+        deadline = time.monotonic() + 30     # the broker writes its markers after EndTxn returns
+        while (got := _fetch_stable(bootstrap, group, topic))[0] == UNSTABLE_OFFSET_COMMIT \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        facts["committed"] = got
+    finally:
+        meta_consumer.close()
+    return facts
+
+
+def test_require_stable_sees_unstable_offset_commit_while_the_transaction_is_open(kafka, kshim, names):
+    facts = {"broker": require_stable_scenario(kafka.bootstrap, kafka.bootstrap, names, "broker"),
+             "kshim": require_stable_scenario(kshim.bootstrap, kafka.bootstrap, names, "kshim")}
+    assert facts["kshim"] == facts["broker"] == {"open": (UNSTABLE_OFFSET_COMMIT, -1), "committed": (0, 42)}
+    # kshim makes the offsets visible before the client's commit_transaction returns
+    assert _fetch_stable(kshim.bootstrap, names.group("rs-none"), "x") == (0, -1)
+
+
+@pytest.mark.parametrize("committed", [True, False])
+def test_pending_offsets_survive_a_kshim_restart(kafka, names, committed, tmp_path):
+    """TxnOffsetCommit through one kshim, SIGKILL, EndTxn through a new kshim on the same state topic:
+    the pending offsets come back from the state topic and the transaction's outcome decides."""
+    import os
+    import uuid
+
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from testsuite.conftest import RUN_DIR
+    from testsuite.harness.kshimproc import KshimProcess
+    from testsuite.harness.ports import free_port_block
+    state = f"__kshim_state_{uuid.uuid4().hex[:8]}"
+    port = free_port_block(5, start=35000 + (os.getpid() % 97) * 40)
+    log = RUN_DIR / "kshim" / f"txn-restart-{committed}-{uuid.uuid4().hex[:6]}.log"
+    first = KshimProcess(kafka.bootstrap, port, log, ["--state-topic", state]).start()
+    topic, group = names.topic("rst"), names.group("rst")
+    create_topic(kafka.bootstrap, topic, 1)
+    meta = Consumer({"bootstrap.servers": first.bootstrap, "group.id": group})
+    producer = Producer({"bootstrap.servers": first.bootstrap, "transactional.id": names.instance("rst")})
+    second = None
+    try:
+        producer.init_transactions(90)
+        producer.begin_transaction()
+        producer.send_offsets_to_transaction([TopicPartition(topic, 0, 7)], meta.consumer_group_metadata(), 60)
+        first.kill()
+        second = KshimProcess(kafka.bootstrap, port, log, ["--state-topic", state]).start()
+        assert _fetch_stable(second.bootstrap, group, topic) == (UNSTABLE_OFFSET_COMMIT, -1)
+        if committed:
+            producer.commit_transaction(60)
+        else:
+            producer.abort_transaction(60)
+        assert _fetch_stable(second.bootstrap, group, topic) == ((0, 7) if committed else (0, -1))
+    finally:
+        meta.close()
+        if second is not None:
+            second.stop()
+        first.stop()
