@@ -45,7 +45,7 @@ from testsuite.harness.ports import free_port_block
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PRODUCER_RE = re.compile(
-    r"(?P<records>\d+) records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
+    r"(?P<records>\d+) (?:steady state )?records sent, (?P<rps>[\d.]+) records/sec \((?P<mbps>[\d.]+) MB/sec\), "
     r"(?P<avg>[\d.]+) ms avg latency, (?P<max>[\d.]+) ms max latency, (?P<p50>\d+) ms 50th, "
     r"(?P<p95>\d+) ms 95th, (?P<p99>\d+) ms 99th, (?P<p999>\d+) ms 99.9th")
 PRODUCER_KEYS = ("rps", "mbps", "avg", "p50", "p95", "p99", "p999")
@@ -102,8 +102,10 @@ def parse_producer(stdout: str) -> dict[str, float]:
     matches = list(PRODUCER_RE.finditer(stdout))
     if not matches:
         raise BenchError(f"no producer summary in the output:\n{stdout[-2000:]}")
-    m = matches[-1]
-    return {k: float(m.group(k)) for k in ("records", *PRODUCER_KEYS, "max")}
+    m, whole = matches[-1], matches[0]  # with --warmup-records: the whole run, then the steady state
+    figures = {k: float(m.group(k)) for k in ("records", *PRODUCER_KEYS, "max")}
+    figures["all_records"], figures["all_rps"] = float(whole.group("records")), float(whole.group("rps"))
+    return figures
 
 
 def parse_consumer(stdout: str) -> dict[str, float]:
@@ -232,8 +234,8 @@ class ProxyBench:
 
         def go():
             f = parse_producer(self.java("kafka-producer-perf-test", args, timeout=self.args.tool_timeout))
-            mb = records * self.args.record_size / 2**20
-            return f, (f["records"] / f["rps"] if f["rps"] else 0.0), mb
+            mb = records * self.args.record_size / 2**20  # CPU is measured over the whole run, warm-up included
+            return f, (f["all_records"] / f["all_rps"] if f["all_rps"] else 0.0), mb
         run = self._measure(target, kind, rnd, go)
         f = run.figures
         self.log(f"  {kind:8} r{rnd} {target.name:22} {f['rps']:9.0f} rec/s {f['mbps']:7.2f} MB/s  "

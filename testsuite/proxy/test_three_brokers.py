@@ -53,8 +53,14 @@ def test_leader_moves_and_clients_follow_through_kshim(kshim3, kafka3, names):
             p.poll(0.005)
         p.flush(60)
 
-    md = _metadata(kshim3.listen_port, [topic])
-    leaders = {p.partition_index: p.leader_id for tp in md.topics if tp.name == topic for p in tp.partitions}
+    leaders: dict[int, int] = {}
+
+    def known() -> bool:  # brokers learn a new topic at their own pace: ask until one knows all 3
+        md = _metadata(kshim3.listen_port, [topic])
+        leaders.update({p.partition_index: p.leader_id for tp in md.topics if tp.name == topic
+                        for p in tp.partitions if p.leader_id >= 0})
+        return len(leaders) == 3
+    _wait(known, 30, "metadata of the new topic")
     victim = leaders[0]
     t = threading.Thread(target=produce, daemon=True)
     t.start()
