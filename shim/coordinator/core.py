@@ -274,7 +274,7 @@ class GroupCoordinator:
         g.generation_id += 1
         if not g.members:
             g.protocol_name = None
-            g.protocol_type = g.protocol_type  # kept, as Kafka keeps the type of an emptied group
+            # protocol_type is kept: Kafka keeps the type of an emptied group
             self.transition(g, EMPTY)
             self.write_group(g)
             self.event("generation", g.group_id, generation=g.generation_id, members=0)

@@ -87,7 +87,3 @@ class Rewriter:
                 keep.append(k)
         msg.api_keys = keep
         return msg.encode(body_version)
-
-    def advertised(self) -> dict[int, tuple[int, int]]:
-        """What we last advertised is recomputed per response; this is for request checks."""
-        return {}
