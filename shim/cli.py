@@ -1,4 +1,4 @@
-"""The `kshim` command: `kshim run`, `kshim kafka start|stop|status`, `kshim trace show`, `kshim version`."""
+"""The `kshim` command: `kshim run`, `kshim kafka start|stop|status`, `kshim trace show|analyze`, `kshim compat`, `kshim version`."""
 
 from __future__ import annotations
 
@@ -125,6 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .trace.show import add_parser as add_trace_parser
     add_trace_parser(sub)
+    from .trace.analyze.command import add_parser as add_analyze_parser  # no pyspark import until it runs
+    add_analyze_parser(sub.choices["trace"])
+
+    from .compat.command import add_parser as add_compat_parser
+    add_compat_parser(sub)
 
     k = sub.add_parser("kafka", help="start, stop or query the local real Kafka")
     ksub = k.add_subparsers(dest="kafka_command", metavar="ACTION", required=True)

@@ -53,9 +53,14 @@ class Config:
     group_max_size: int = 2147483647
     offset_metadata_max_bytes: int = 4096
     offsets_retention_minutes: int = 10080
+    offsets_retention_check_interval_ms: int = 600000
+    group_metadata_refresh_ms: int = 1000  # how often the coordinator re-reads the topic list (0 = never)
     # durable group state: kshim's compacted topic on the upstream cluster ("" = memory only)
     state_topic: str = "__kshim_group_state"
     state_topic_partitions: int = 4      # used when kshim creates the topic; production: 50
+    # several kshim instances sharing one state topic split its partitions (docs/state-topic.md)
+    scale_out: bool = False
+    scale_out_session_timeout_ms: int = 10000   # failover time of a dead instance's groups
     # wire traces (docs/kshim-trace.md): "" = off
     trace_dir: str = ""
     trace_bodies: bool = False           # also Produce/Fetch bodies (records as base64): large
@@ -64,6 +69,11 @@ class Config:
     # local Kafka, when no upstream is given
     local_kafka_nodes: int = 1
     local_kafka_port: int = 19092
+    # hardening: the admin HTTP endpoint (127.0.0.1 only; /metrics, /faults; 0 = off), log format,
+    # fault rules (a [[faults]] list in the file, JSON in KSHIM_FAULTS / --faults; shim/proxy/faults.py)
+    admin_port: int = 0
+    log_format: str = "text"             # text or json (one JSON object per line)
+    faults: list = field(default_factory=list)
 
     # ------------------------------------------------------------------ derived
     @property
@@ -83,7 +93,8 @@ class Config:
             min_session_timeout_ms=self.group_min_session_timeout_ms,
             max_session_timeout_ms=self.group_max_session_timeout_ms, max_size=self.group_max_size,
             offset_metadata_max_bytes=self.offset_metadata_max_bytes,
-            offsets_retention_ms=self.offsets_retention_minutes * 60_000)
+            offsets_retention_ms=self.offsets_retention_minutes * 60_000,
+            offsets_retention_check_interval_ms=self.offsets_retention_check_interval_ms)
 
     def upstream_addresses(self) -> list[tuple[str, int]]:
         out = []
@@ -109,6 +120,8 @@ class Config:
             raise ConfigError(f"group_coordinator {self.group_coordinator!r}: use kshim or broker")
         if self.state_topic_partitions < 1:
             raise ConfigError("state_topic_partitions must be at least 1")
+        if self.scale_out and not self.state_topic:
+            raise ConfigError("scale_out needs a state_topic (the instances split its partitions)")
         if self.loop not in ("auto", "asyncio", "uvloop"):
             raise ConfigError(f"loop {self.loop!r}: use auto, asyncio or uvloop")
         if self.trace_format not in ("jsonl", "parquet"):
@@ -119,6 +132,15 @@ class Config:
                 raise ConfigError("trace_format parquet needs pyarrow: pip install 'kshim[trace]'")
         if self.trace_rotate_mb <= 0:
             raise ConfigError("trace_rotate_mb must be positive")
+        if self.log_format not in ("text", "json"):
+            raise ConfigError(f"log_format {self.log_format!r}: use text or json")
+        if not 0 <= self.admin_port < 65536:
+            raise ConfigError(f"admin_port {self.admin_port} is not a TCP port")
+        from .proxy.faults import FaultError, parse_rules
+        try:
+            parse_rules(self.faults)
+        except FaultError as e:
+            raise ConfigError(f"faults: {e}") from None
         self.upstream_addresses()
         return self
 
@@ -131,6 +153,13 @@ def _coerce(name: str, value: Any) -> Any:
     if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
         return value
     text = str(value).strip()
+    if kind is list:   # JSON from the environment or a flag
+        import json
+        try:
+            value = json.loads(text) if text else []
+        except ValueError:
+            raise ConfigError(f"{name}: {text!r} is not valid JSON") from None
+        return value if isinstance(value, list) else [value]
     try:
         if kind is bool:
             if text.lower() in ("1", "true", "yes", "on"):
@@ -188,14 +217,14 @@ def add_flags(parser) -> None:
     """One --flag per Config field (value None = not given, so lower layers show through)."""
     for f in fields(Config):
         flag = "--" + f.name.replace("_", "-")
-        default = f.default if f.default is not dataclasses.MISSING else None
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
         if isinstance(default, bool):
             parser.add_argument(flag, dest=f.name, default=None, action="store_const", const=True,
                                 help=f"(default {default})")
             parser.add_argument("--no-" + f.name.replace("_", "-"), dest=f.name, action="store_const", const=False,
                                 help=argparse_suppress())
         else:
-            parser.add_argument(flag, dest=f.name, default=None, type=type(default),
+            parser.add_argument(flag, dest=f.name, default=None, type=str if isinstance(default, list) else type(default),
                                 help=f"(default {default!r})" if f.name != "upstream_sasl_password" else None)
 
 

@@ -13,9 +13,13 @@ from .config import Config
 log = logging.getLogger("kshim")
 
 
-def setup_logging(level: str) -> None:
+def setup_logging(level: str, fmt: str = "text") -> None:
     logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if fmt == "json":   # --log-format json (shim/logformat.py)
+        from .logformat import JsonFormatter
+        for handler in logging.getLogger().handlers:
+            handler.setFormatter(JsonFormatter())
 
 
 def new_event_loop(kind: str) -> asyncio.AbstractEventLoop:
@@ -50,7 +54,7 @@ async def serve(cfg: Config, ready: asyncio.Event | None = None, stop: asyncio.E
 
 
 def run(cfg: Config) -> int:
-    setup_logging(cfg.log_level)
+    setup_logging(cfg.log_level, cfg.log_format)
     cluster = None
     if not cfg.upstream:
         from .localkafka import LocalKafka

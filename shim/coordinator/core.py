@@ -16,6 +16,7 @@ from kcodec.generated.join_group import JoinGroupResponse, JoinGroupResponseMemb
 from kcodec.generated.sync_group import SyncGroupResponse
 
 from . import errors as E
+from .metadata import TopicCatalog
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, ClassicMember
 from .records import GroupMetadataRecord, MemberRecord
 from .timers import Timers
@@ -31,6 +32,13 @@ class CoordinatorConfig:
     new_member_join_timeout_ms: int = 300000     # fixed in Kafka
     offset_metadata_max_bytes: int = 4096        # offset.metadata.max.bytes
     offsets_retention_ms: int = 7 * 24 * 3600 * 1000  # offsets.retention.minutes
+    # KIP-848 consumer groups (shim/coordinator/consumer/): group.consumer.*
+    consumer_session_timeout_ms: int = 45000     # group.consumer.session.timeout.ms
+    consumer_heartbeat_interval_ms: int = 5000   # group.consumer.heartbeat.interval.ms
+    consumer_max_size: int = 2**31 - 1           # group.consumer.max.size
+    consumer_assignors: tuple[str, ...] = ("uniform", "range")   # group.consumer.assignors
+    consumer_assignment_interval_ms: int = 1000  # group.consumer.assignment.interval.ms
+    offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
 
 
 @dataclass
@@ -48,17 +56,19 @@ VERSIONS: dict[int, tuple[int, int]] = {
     15: (0, 6),   # DescribeGroups
     16: (0, 5),   # ListGroups
     42: (0, 2),   # DeleteGroups
-    8: (2, 9),    # OffsetCommit (v10 needs topic ids: issue 7)
-    9: (1, 9),    # OffsetFetch
+    8: (2, 10),   # OffsetCommit (v10: topics by id)
+    9: (1, 10),   # OffsetFetch
     47: (0, 0),   # OffsetDelete
     28: (0, 5),   # TxnOffsetCommit (completed by the client's EndTxn: txn_offsets.py)
+    68: (0, 1),   # ConsumerGroupHeartbeat (KIP-848: consumer/heartbeat.py)
+    69: (0, 1),   # ConsumerGroupDescribe (consumer/describe.py)
 }
 
 
 class GroupCoordinator:
     def __init__(self, config: CoordinatorConfig | None = None, now_ms: int = 0,
                  new_uuid: Callable[[], str] | None = None,
-                 topics: Callable[[], dict[str, int]] | None = None,
+                 topics: "TopicCatalog | dict[str, int] | None" = None,
                  on_event: Callable[[dict], None] | None = None):
         from . import admin, join, leave, offsets, sync, txn_offsets
         self.cfg = config or CoordinatorConfig()
@@ -70,14 +80,18 @@ class GroupCoordinator:
         self.offsets = offsets.OffsetStore()
         self.txns = txn_offsets.PendingTxns()     # pending transactional offsets
         self._uuid = new_uuid or (lambda: str(uuid.uuid4()))
-        self.topics = topics or (lambda: {})       # live metadata: topic -> partition count
+        # live metadata of the upstream cluster (names, ids, partition counts): metadata.py
+        self.topics = topics if isinstance(topics, TopicCatalog) else TopicCatalog(topics)
         self.on_event = on_event
+        self.metadata_listeners: list[Callable[["GroupCoordinator", set[str]], None]] = []
         self.handlers = {
             11: join.handle_join, 14: sync.handle_sync, 12: sync.handle_heartbeat, 13: leave.handle_leave,
             15: admin.describe_groups, 16: admin.list_groups, 42: admin.delete_groups,
             8: offsets.offset_commit, 9: offsets.offset_fetch, 47: offsets.offset_delete,
             28: txn_offsets.txn_offset_commit,
         }
+        from .consumer import install as install_consumer_groups
+        install_consumer_groups(self)       # c.consumer_groups, APIs 68/69, classic APIs on consumer groups
 
     # ------------------------------------------------------------------ inputs
     def handle(self, api_key: int, version: int, request, token, client_id: str = "",
@@ -106,12 +120,58 @@ class GroupCoordinator:
         producer_initialized(self, producer_id, producer_epoch, transaction_timeout_ms)
         return self._drain()
 
+    def metadata_updated(self, now_ms: int | None = None) -> list[Respond]:
+        """The adapter refreshed `topics` and something changed: offsets of deleted topics go (as the
+        broker's coordinator tombstones them when it sees the deletion); then each listener in
+        `metadata_listeners` runs (consumer groups re-resolve subscriptions there)."""
+        from .offsets import drop_deleted_topics
+        if now_ms is not None:
+            self._advance(now_ms)
+        deleted = self.topics.take_deleted()
+        if deleted:
+            drop_deleted_topics(self, deleted)
+        for listener in self.metadata_listeners:
+            listener(self, deleted)
+        return self._drain()
+
+    def expire_offsets(self, now_ms: int | None = None) -> list[Respond]:
+        """The periodic cleanup (offsets.retention.check.interval.ms): expired offsets are tombstoned,
+        Empty groups without offsets deleted (retention.py)."""
+        from .retention import expire_offsets
+        if now_ms is not None:
+            self._advance(now_ms)
+        expire_offsets(self)
+        return self._drain()
+
     def replay(self, record, now_ms: int | None = None) -> None:
         """Apply one record read back from the state topic (replay.py); no records, no responses."""
         from .replay import replay
         if now_ms is not None:
             self._advance(now_ms)
         replay(self, record)
+
+    def unload(self, group_ids, error: int = E.NOT_COORDINATOR) -> list[Respond]:
+        """Forget these groups (their state partition moved to another kshim): parked joins and syncs
+        are answered `error`, their timers and pending transactional offsets go; no records."""
+        for gid in group_ids:
+            g = self.groups.pop(gid, None)
+            if g is not None:
+                for m in g.members.values():
+                    if m.awaiting_join is not None:
+                        self.respond(m.awaiting_join.token, join_error(m.awaiting_join.version, error, m.member_id))
+                    if m.awaiting_sync is not None:
+                        self.respond(m.awaiting_sync.token, sync_response(m.awaiting_sync.version, error))
+                for mid in [*g.members, *g.pending_members]:
+                    self.timers.cancel(("hb", gid, mid))
+                self.timers.cancel(("join", gid))
+                self.timers.cancel(("sync", gid))
+            self.offsets.by_group.pop(gid, None)
+            for pid in sorted(self.txns.by_group.get(gid, ())):
+                for key in [k for k in self.txns.by_producer.get(pid, {}) if k[0] == gid]:
+                    self.txns.remove(pid, key)
+                if pid not in self.txns.by_producer:
+                    self.timers.cancel(("txn", pid))
+        return self._drain()
 
     def tick(self, now_ms: int) -> list[Respond]:
         self._advance(now_ms)
@@ -244,7 +304,13 @@ class GroupCoordinator:
             grp = self.groups.get(gid)
             if grp is not None and grp.state == PREPARING:
                 self.complete_join(grp)
-        self.timers.schedule(("join", gid), self.now + g.rebalance_timeout_ms(), fire)
+        delay = g.rebalance_timeout_ms()
+        if delay <= 0:
+            # rebalance_timeout_ms is not validated (as in Kafka); a wait <= 0 for static members that
+            # never rejoin re-armed itself at the same instant forever (fuzz finding): wait a session
+            # timeout instead
+            delay = max((m.session_timeout_ms for m in g.members.values()), default=0) or 1
+        self.timers.schedule(("join", gid), self.now + delay, fire)
 
     def maybe_complete_join(self, g: ClassicGroup) -> None:
         """Complete the join early when everyone has joined, except during the initial delay."""

@@ -1,4 +1,4 @@
-"""OffsetCommit v2-9, OffsetFetch v1-9 and OffsetDelete v0 for classic groups (spec §C.1, C.2,
+"""OffsetCommit v2-10, OffsetFetch v1-10 (v10: topics by id) and OffsetDelete v0 for classic groups (spec §C.1, C.2,
 C.4, B.7; RequireStable sees the pending transactional offsets of txn_offsets.py). Offsets live in
 memory here and are expressed as OffsetRecord/OffsetTombstone records (the durability issue
 persists them). Topic existence is checked against live metadata, as the
@@ -45,39 +45,50 @@ class OffsetStore:
 
 def offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
     v = ctx.version
-    topics = c.topics()
-    results: list[tuple[str, list[tuple[int, int]]]] = []
-    valid: list[tuple[str, object]] = []
+    catalog = c.topics
+    results: list[tuple[object, list[tuple[int, int | None]]]] = []
+    valid: list[tuple[object, object]] = []
     for t in req.topics:
-        count = topics.get(t.name)
+        # v10 names topics by id (unknown id: UNKNOWN_TOPIC_ID), older versions by name (§C.1)
+        info = catalog.topic(t.topic_id) if v >= 10 else catalog.get(t.name)
         parts = []
         for p in t.partitions:
-            if count is None or not 0 <= p.partition_index < count:
+            if info is None:
+                parts.append((p.partition_index, E.UNKNOWN_TOPIC_ID if v >= 10 else E.UNKNOWN_TOPIC_OR_PARTITION))
+            elif not 0 <= p.partition_index < info.partitions:
                 parts.append((p.partition_index, E.UNKNOWN_TOPIC_OR_PARTITION))
             else:
                 parts.append((p.partition_index, None))
-                valid.append((t.name, p))
-        results.append((t.name, parts))
+                valid.append((info, p))
+        results.append((t, parts))
     err = _validate_commit(c, ctx, req) if valid else E.NONE
     stored: dict[tuple[str, int], int] = {}
     if err == E.NONE:
-        for topic, p in valid:
+        for info, p in valid:
             metadata = p.committed_metadata or ""
             if len(metadata) > c.cfg.offset_metadata_max_bytes:   # Java counts chars
-                stored[(topic, p.partition_index)] = E.OFFSET_METADATA_TOO_LARGE
+                stored[(info.name, p.partition_index)] = E.OFFSET_METADATA_TOO_LARGE
                 continue
             expire = None
             if 2 <= v <= 4 and req.retention_time_ms != -1:
                 expire = c.now + req.retention_time_ms
-            c.offsets.put(c, OffsetRecord(req.group_id, topic, p.partition_index, p.committed_offset,
-                                          p.committed_leader_epoch if v >= 6 else -1, metadata, c.now, expire))
-            stored[(topic, p.partition_index)] = E.NONE
+            c.offsets.put(c, OffsetRecord(req.group_id, info.name, p.partition_index, p.committed_offset,
+                                          p.committed_leader_epoch if v >= 6 else -1, metadata, c.now, expire,
+                                          info.topic_id))
+            stored[(info.name, p.partition_index)] = E.NONE
     c.respond(ctx.token, OffsetCommitResponse(topics=[
-        OffsetCommitResponseTopic(name=name, partitions=[
+        OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=[
             OffsetCommitResponsePartition(partition_index=idx, error_code=e if e is not None
-                                          else (err or stored.get((name, idx), E.NONE)))
+                                          else (err or stored.get((_name(catalog, t, v), idx), E.NONE)))
             for idx, e in parts])
-        for name, parts in results]))
+        for t, parts in results]))
+
+
+def _name(catalog, t, v: int) -> str:
+    if v < 10:
+        return t.name
+    info = catalog.topic(t.topic_id)
+    return info.name if info is not None else ""
 
 
 def _validate_commit(c: GroupCoordinator, ctx: Ctx, req) -> int:
@@ -87,6 +98,9 @@ def _validate_commit(c: GroupCoordinator, ctx: Ctx, req) -> int:
     gen = req.generation_id_or_member_epoch
     member_id = req.member_id or ""
     instance_id = req.group_instance_id if v >= 7 else None
+    if req.group_id in c.consumer_groups:              # KIP-848 group: member epochs (consumer/)
+        from .consumer.offsets_check import commit_error
+        return commit_error(c, ctx, req)
     g = c.groups.get(req.group_id)
     if g is None:
         if gen < 0:
@@ -121,15 +135,17 @@ def offset_fetch(c: GroupCoordinator, ctx: Ctx, req) -> None:
     if v >= 8:
         groups = []
         for rg in req.groups:
-            topics = None if rg.topics is None else [(t.name, list(t.partition_indexes)) for t in rg.topics]
+            topics = None if rg.topics is None else [_requested(c, t, v) for t in rg.topics]
             found, err = _fetch_group(c, rg.group_id, topics, stable)
+            if v >= 10 and rg.topics is None:
+                found = [(name, parts) for name, parts in found if c.topics.get(name) is not None]
             groups.append(OffsetFetchResponseGroup(group_id=rg.group_id, error_code=err, topics=[
-                OffsetFetchResponseTopics(name=name, partitions=[
-                    OffsetFetchResponsePartitions(partition_index=i, committed_offset=o, committed_leader_epoch=le,
+                OffsetFetchResponseTopics(name=name, topic_id=_topic_id(c, name, rg.topics, i, v), partitions=[
+                    OffsetFetchResponsePartitions(partition_index=p, committed_offset=o, committed_leader_epoch=le,
                                                   metadata=md, error_code=pe)
-                    for i, o, le, md, pe in parts]) for name, parts in found]))
+                    for p, o, le, md, pe in parts]) for i, (name, parts) in enumerate(found)]))
         return c.respond(ctx.token, OffsetFetchResponse(groups=groups))
-    topics = None if req.topics is None else [(t.name, list(t.partition_indexes)) for t in req.topics]
+    topics = None if req.topics is None else [(t.name, list(t.partition_indexes), None) for t in req.topics]
     found, err = _fetch_group(c, req.group_id, topics, stable)
     per_partition_error = err if v == 1 else E.NONE
     c.respond(ctx.token, OffsetFetchResponse(error_code=err if v >= 2 else E.NONE, topics=[
@@ -140,12 +156,31 @@ def offset_fetch(c: GroupCoordinator, ctx: Ctx, req) -> None:
             for i, o, le, md, pe in parts]) for name, parts in found]))
 
 
+def _requested(c: GroupCoordinator, t, v: int):
+    """(name, partitions, topic id the client expects | None) of one requested topic; v10 names
+    topics by id: an unknown id has no name (its partitions answer UNKNOWN_TOPIC_ID)."""
+    if v < 10:
+        return t.name, list(t.partition_indexes), None
+    info = c.topics.topic(t.topic_id)
+    return (None if info is None else info.name), list(t.partition_indexes), t.topic_id
+
+
+def _topic_id(c: GroupCoordinator, name, requested, i: int, v: int):
+    if v < 10:
+        return None
+    if requested is not None:
+        return requested[i].topic_id
+    info = c.topics.get(name)
+    return info.topic_id if info is not None else None
+
+
 def _fetch_group(c: GroupCoordinator, group_id: str, topics, require_stable: bool = False):
     """([(topic, [(partition, offset, leader epoch, metadata, error)])], group error). With
-    RequireStable, a partition with a pending transactional offset is UNSTABLE_OFFSET_COMMIT, -1."""
+    RequireStable, a partition with a pending transactional offset is UNSTABLE_OFFSET_COMMIT, -1.
+    `topics`: None (all) or [(name | None when the requested id is unknown, partitions, expected id)]."""
     if not group_id:
         return [], E.INVALID_GROUP_ID
-    g = c.groups.get(group_id)
+    g = c.groups.get(group_id) or c.consumer_groups.get(group_id)
     stored = c.offsets.get(group_id) if g is not None and g.state != DEAD else {}
     unstable = c.txns.partitions(group_id) if require_stable and g is not None else ()
     if topics is None:
@@ -156,17 +191,36 @@ def _fetch_group(c: GroupCoordinator, group_id: str, topics, require_stable: boo
                 else (partition, rec.offset, rec.leader_epoch, rec.metadata, E.NONE))
         return list(by_topic.items()), E.NONE
     found = []
-    for name, partitions in topics:
+    for name, partitions, expected_id in topics:
         parts = []
         for i in partitions:
+            if name is None:
+                parts.append((i, -1, -1, "", E.UNKNOWN_TOPIC_ID))
+                continue
             rec = stored.get((name, i))
+            if rec is not None and expected_id is not None and rec.topic_id is not None \
+                    and rec.topic_id != expected_id:
+                rec = None          # committed for an earlier topic of that name (deleted, created again)
             if (name, i) in unstable:
                 parts.append((i, -1, -1, "", E.UNSTABLE_OFFSET_COMMIT))
             else:
                 parts.append((i, rec.offset, rec.leader_epoch, rec.metadata, E.NONE) if rec
                              else (i, -1, -1, "", E.NONE))
-        found.append((name, parts))
+        found.append((name or "", parts))
     return found, E.NONE
+
+
+def drop_deleted_topics(c: GroupCoordinator, names: set[str]) -> None:
+    """Offsets (and pending transactional offsets) of deleted topics go, as when the broker's
+    coordinator sees a topic deletion in the metadata image (spec §F)."""
+    for group_id in sorted(set(c.offsets.by_group) | set(c.txns.by_group)):
+        gone = {k for k in c.offsets.get(group_id) if k[0] in names}
+        gone |= {k for k in c.txns.partitions(group_id) if k[0] in names}
+        for topic, partition in sorted(gone):
+            c.offsets.delete(c, group_id, topic, partition)
+            drop_partition(c, group_id, topic, partition)
+        if group_id in c.offsets.by_group and not c.offsets.by_group[group_id]:
+            del c.offsets.by_group[group_id]
 
 
 def offset_delete(c: GroupCoordinator, ctx: Ctx, req) -> None:

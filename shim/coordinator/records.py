@@ -77,3 +77,76 @@ class TxnOffsetTombstone:
     producer_id: int
     topic: str
     partition: int
+
+
+# ---- KIP-848 consumer groups (shim/coordinator/consumer/; state-topic keys 5-8) -----------------
+@dataclass(frozen=True)
+class ConsumerGroupRecord:
+    """A consumer group exists: its group epoch and the epoch (and time) of its target assignment."""
+    group_id: str
+    group_epoch: int
+    assignment_epoch: int
+    assignment_timestamp_ms: int
+
+
+@dataclass(frozen=True)
+class ConsumerGroupTombstone:
+    group_id: str
+
+
+@dataclass(frozen=True)
+class ConsumerMemberRecord:
+    """A member's identity and subscription (Kafka's ConsumerGroupMemberMetadata)."""
+    group_id: str
+    member_id: str
+    instance_id: str | None
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    server_assignor: str | None
+    subscribed_topic_names: tuple[str, ...]
+    subscribed_topic_regex: str | None
+
+
+@dataclass(frozen=True)
+class ConsumerMemberTombstone:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True)
+class ConsumerTargetRecord:
+    """A member's target assignment: ((topic id, (partition, ...)), ...) in sorted order."""
+    group_id: str
+    member_id: str
+    assignment: tuple
+
+
+@dataclass(frozen=True)
+class ConsumerTargetTombstone:
+    group_id: str
+    member_id: str
+
+
+@dataclass(frozen=True)
+class ConsumerCurrentRecord:
+    """A member's reconciliation state: epochs, state code, assigned partitions with the epoch each was
+    assigned at ((topic id, ((partition, epoch), ...)), ...), partitions pending revocation."""
+    group_id: str
+    member_id: str
+    member_epoch: int
+    previous_member_epoch: int
+    state: int
+    assigned: tuple
+    pending_revocation: tuple
+
+
+@dataclass(frozen=True)
+class ConsumerCurrentTombstone:
+    group_id: str
+    member_id: str
+
+
+CONSUMER_RECORDS = (ConsumerGroupRecord, ConsumerGroupTombstone, ConsumerMemberRecord, ConsumerMemberTombstone,
+                    ConsumerTargetRecord, ConsumerTargetTombstone, ConsumerCurrentRecord, ConsumerCurrentTombstone)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .group import EMPTY, STABLE, ClassicGroup, ClassicMember
-from .records import (GroupMetadataRecord, GroupTombstone, OffsetRecord, OffsetTombstone, TxnOffsetRecord,
-                      TxnOffsetTombstone)
+from .records import (CONSUMER_RECORDS, GroupMetadataRecord, GroupTombstone, OffsetRecord, OffsetTombstone,
+                      TxnOffsetRecord, TxnOffsetTombstone)
 
 if TYPE_CHECKING:
     from .core import GroupCoordinator
@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 def replay(c: "GroupCoordinator", record) -> None:
     if isinstance(record, OffsetRecord):
-        if record.group_id not in c.groups:   # offsets without group metadata: a simple group
+        if record.group_id not in c.groups and record.group_id not in c.consumer_groups:
+            # offsets without group metadata: a simple group
             c.groups[record.group_id] = ClassicGroup(record.group_id, state_timestamp_ms=c.now)
         c.offsets.by_group.setdefault(record.group_id, {})[(record.topic, record.partition)] = record
     elif isinstance(record, OffsetTombstone):
@@ -38,6 +39,9 @@ def replay(c: "GroupCoordinator", record) -> None:
     elif isinstance(record, (TxnOffsetRecord, TxnOffsetTombstone)):
         from .txn_offsets import replay_record
         replay_record(c, record)
+    elif isinstance(record, CONSUMER_RECORDS):
+        from .consumer.replay import replay_consumer
+        replay_consumer(c, record)
     else:
         raise TypeError(f"cannot replay {type(record).__name__}")
 

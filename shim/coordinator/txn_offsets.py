@@ -76,11 +76,11 @@ class PendingTxns:
 
 
 def txn_offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
-    topics = c.topics()
+    topics = c.topics
     results: list[tuple[str, list[tuple[int, int | None]]]] = []
     valid = []
     for t in req.topics:
-        count = topics.get(t.name)
+        count = topics.partitions(t.name)
         parts: list[tuple[int, int | None]] = []
         for p in t.partitions:
             if count is None or not 0 <= p.partition_index < count:
@@ -131,6 +131,9 @@ def _validate(c: GroupCoordinator, ctx: Ctx, req) -> int:
     gen = req.generation_id if v >= 3 else -1
     member_id = (req.member_id or "") if v >= 3 else ""
     instance_id = req.group_instance_id if v >= 3 else None
+    if req.group_id in c.consumer_groups:              # KIP-848 group: member epochs (consumer/)
+        from .consumer.offsets_check import commit_error
+        return commit_error(c, ctx, req, txn=True)
     g = c.groups.get(req.group_id)
     if g is None:
         if gen < 0:
@@ -227,7 +230,7 @@ def _arm(c: GroupCoordinator, pid: int, timeout_ms: int) -> None:
 # ---------------------------------------------------------------------- replay
 def replay_record(c: GroupCoordinator, rec) -> None:
     if isinstance(rec, TxnOffsetRecord):
-        if rec.group_id not in c.groups:
+        if rec.group_id not in c.groups and rec.group_id not in c.consumer_groups:
             c.groups[rec.group_id] = ClassicGroup(rec.group_id, state_timestamp_ms=c.now)
         if c.txns.add(rec):
             _arm(c, rec.producer_id, rec.timeout_ms)   # the timeout restarts from the load

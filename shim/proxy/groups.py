@@ -5,8 +5,10 @@
   the responses that come out (possibly for requests parked earlier) and completes their slots.
 - Owns the coordinator's clock: one loop timer at the coordinator's next deadline.
 - FindCoordinator for group keys is answered here (kshim is every group's coordinator; any kshim
-  port serves the group APIs); transaction keys are forwarded to the broker and rewritten.
-- Keeps the topic metadata the coordinator checks commits against (kshim's own Metadata requests).
+  port serves the group APIs; with scale_out, the instance owning the group's state partition:
+  shim/state/ownership.py); transaction keys are forwarded to the broker and rewritten.
+- Keeps the topic metadata (names, ids, partition counts) the coordinator checks commits against and
+  re-resolves subscriptions from (kshim's own Metadata requests, periodic and on demand).
 - Transactions (TxnOffsetCommit is answered by the coordinator; the transaction coordinator stays
   the broker's): the client's InitProducerId and EndTxn are forwarded as usual but watched
   (`Slot.watch`): a successful EndTxn applies or drops the producer's pending offsets, and the
@@ -28,12 +30,13 @@ from typing import TYPE_CHECKING
 
 from kcodec import api
 from kcodec.errors import DecodeError
-from kcodec.generated.find_coordinator import Coordinator, FindCoordinatorResponse
 from kcodec.generated.list_groups import ListGroupsResponse
 from kcodec.generated.metadata import MetadataRequestTopic
 
 from ..coordinator import CoordinatorConfig, GroupCoordinator, Respond
 from ..coordinator.core import VERSIONS
+from ..coordinator.metadata import TopicCatalog, TopicInfo
+from ..state import find_coordinator
 from .upstream import UpstreamClient
 
 if TYPE_CHECKING:
@@ -44,27 +47,36 @@ log = logging.getLogger("kshim.coordinator")
 
 FIND_COORDINATOR, LIST_GROUPS, OFFSET_COMMIT, METADATA, DELETE_GROUPS, OFFSET_DELETE = 10, 16, 8, 3, 42, 47
 TXN_OFFSET_COMMIT, END_TXN, INIT_PRODUCER_ID = 28, 26, 22
+OFFSET_FETCH, UNKNOWN_TOPIC_OR_PARTITION = 9, 3
 COMMITS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT)     # checked against topic metadata
+WITH_TOPICS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT, OFFSET_FETCH)   # may name topics kshim has not seen yet
 GROUP_KEY = 0
+_WALL0, _MONO0 = int(time.time() * 1000), time.monotonic()
 
 
 class GroupService:
     def __init__(self, proxy: "Proxy", config: CoordinatorConfig):
         self.proxy = proxy
-        self.topic_counts: dict[str, int] = {}
-        self.coordinator = GroupCoordinator(config, now_ms=self._now(), topics=lambda: self.topic_counts,
+        self.topics = TopicCatalog()
+        self.coordinator = GroupCoordinator(config, now_ms=self._now(), topics=self.topics,
                                             on_event=self._on_event)
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
         self._meta: UpstreamClient | None = None
         self._meta_lock = asyncio.Lock()
         self.state = None                      # shim.state.log.StateLog when durable
+        self.scale = None                      # shim.state.ownership.ScaleOut when scale_out is on
         self._held: collections.deque = collections.deque()   # (append future | None, responses)
         self._waiting_on = None
+        self._refresher: asyncio.Task | None = None
+        self._cleaner: asyncio.Task | None = None
 
     @staticmethod
     def _now() -> int:
-        return int(time.monotonic() * 1000)
+        """Wall-clock milliseconds that never go backwards within this process: the coordinator's
+        timestamps (commit times, state times) are stored in the state topic and compared by other
+        kshim processes and after restarts, so they must be epoch-based, as the broker's are."""
+        return _WALL0 + int((time.monotonic() - _MONO0) * 1000)
 
     def install(self) -> None:
         for api_key, versions in VERSIONS.items():
@@ -72,15 +84,17 @@ class GroupService:
         self.proxy.routes[FIND_COORDINATOR] = self.find_coordinator
         self.proxy.routes[END_TXN] = self.watch_end_txn
         self.proxy.routes[INIT_PRODUCER_ID] = self.watch_init_producer_id
-        # KIP-848 APIs are not answered by kshim yet: not advertised rather than sent to a broker
-        # whose coordinator does not own kshim's groups.
-        self.proxy.local_versions[68] = (1, 0)
-        self.proxy.local_versions[69] = (1, 0)
 
     # ------------------------------------------------------------------ durable state
     async def start(self) -> None:
-        """Create the state topic if missing, replay it, start the writer (before listeners open)."""
+        """Create the state topic if missing, replay it, start the writer (before listeners open);
+        start the periodic topic refresh."""
         cfg = self.proxy.cfg
+        loop = asyncio.get_running_loop()
+        if cfg.group_metadata_refresh_ms > 0:
+            self._refresher = loop.create_task(self._refresh_loop())
+        if cfg.offsets_retention_check_interval_ms > 0:
+            self._cleaner = loop.create_task(self._cleanup_loop(cfg.offsets_retention_check_interval_ms))
         if not cfg.state_topic:
             return
         from ..state.log import StateLog
@@ -88,6 +102,13 @@ class GroupService:
                          + cfg.upstream_addresses())
         t0 = time.monotonic()
         await state.ensure_topic()
+        if cfg.scale_out:                      # partitions are taken as the instances' group assigns them
+            from ..state.ownership import ScaleOut
+            self.state, state.owned = state, {}
+            state.start_writer()
+            self.scale = ScaleOut(self, state)
+            self.scale.start()
+            return
         records = await state.load()
         now = self._now()
         for rec in records:
@@ -100,6 +121,11 @@ class GroupService:
         self._rearm()
 
     async def stop(self) -> None:
+        for task in (self._refresher, self._cleaner):
+            if task is not None:
+                task.cancel()
+        if self.scale is not None:
+            await self.scale.stop()
         if self.state is not None:
             await self.state.close()
 
@@ -118,16 +144,27 @@ class GroupService:
         if slot.api_key == LIST_GROUPS and not self._lists_groups(session):
             self._answer(session, slot, ListGroupsResponse(error_code=0, groups=[]))
             return True
-        if slot.api_key in COMMITS and self._needs_metadata(req):
-            asyncio.get_running_loop().create_task(self._commit_after_metadata(session, slot, req))
+        if slot.api_key == LIST_GROUPS and self.scale is not None and self.scale.list_groups(session, slot, req):
+            return True                        # answered once the other instances answered
+        if slot.api_key in WITH_TOPICS and self._needs_metadata(slot.api_key, slot.version, req):
+            asyncio.get_running_loop().create_task(self._feed_after_metadata(session, slot, req))
             return True
         self._feed(session, slot, req)
         return True
 
     def _feed(self, session: "Session", slot: "Slot", req) -> None:
+        patch = None
+        if self.scale is not None:             # groups of state partitions served elsewhere / loading
+            early, patch = self.scale.route(session, slot, req)
+            if early is not None:
+                return self._answer(session, slot, early)
         out = self.coordinator.handle(slot.api_key, slot.version, req, (session, slot),
                                       client_id=session.client_id or "", client_host=session.peer_host,
                                       now_ms=self._now())
+        if patch is not None:
+            for r in out:
+                if r.token[1] is slot:
+                    patch(r.body)
         self._deliver(out)
 
     def _deliver(self, out) -> None:
@@ -212,17 +249,16 @@ class GroupService:
             return True
         if req.key_type != GROUP_KEY:
             return False  # transaction coordinator: the broker's, forwarded and rewritten
-        node = self.coordinator_node()
-        host, port = self.proxy.topology.advertised_host, self.proxy.topology.port_for(node)
-        v = slot.version
-        if v >= 4:
-            body = FindCoordinatorResponse(coordinators=[
-                Coordinator(key=k, node_id=node, host=host, port=port, error_code=0, error_message=None)
-                for k in req.coordinator_keys])
-        else:
-            body = FindCoordinatorResponse(error_code=0, error_message=None if v >= 1 else "",
-                                           node_id=node, host=host, port=port)
-        self._answer(session, slot, body)
+        node, topo = self.coordinator_node(), self.proxy.topology
+        here = (topo.advertised_host, topo.port_for(node))
+        scale = self.scale
+
+        def locate(group: str):
+            if scale is None:
+                return here
+            owner = scale.owner_of(group)
+            return None if owner is None else here if owner is scale.me else (owner.host, owner.port_for(node))
+        self._answer(session, slot, find_coordinator.answer(req, slot.version, node, locate))
         return True
 
     # ------------------------------------------------------------------ transactions (watched, forwarded)
@@ -275,23 +311,75 @@ class GroupService:
             log.warning("cannot read %s v%s response: %s", api.API_KEYS.get(slot.api_key), slot.version, e)
             return None
 
-    # ------------------------------------------------------------------ metadata for commits
-    def _needs_metadata(self, req) -> bool:
-        for t in req.topics:
-            count = self.topic_counts.get(t.name)
-            if count is None or any(p.partition_index >= count for p in t.partitions):
-                return True
+    # ------------------------------------------------------------------ topic metadata
+    # The broker's coordinator sees the metadata image; kshim keeps `self.topics` (names, ids,
+    # partition counts) from Metadata requests: the whole listing every group_metadata_refresh_ms,
+    # and the topics of a commit/fetch it does not know yet before that request is fed.
+    def _needs_metadata(self, api_key: int, version: int, req) -> bool:
+        if api_key in COMMITS:
+            for t in req.topics:
+                if api_key == OFFSET_COMMIT and version >= 10:
+                    info = self.topics.topic(t.topic_id)
+                    count = None if info is None else info.partitions
+                else:
+                    count = self.topics.partitions(t.name)
+                if count is None or any(p.partition_index >= count for p in t.partitions):
+                    return True
+            return False
+        if api_key == OFFSET_FETCH and version >= 10:
+            return any(self.topics.topic(t.topic_id) is None
+                       for g in req.groups for t in (g.topics or ()))
         return False
 
-    async def _commit_after_metadata(self, session: "Session", slot: "Slot", req) -> None:
+    async def _feed_after_metadata(self, session: "Session", slot: "Slot", req) -> None:
         try:
-            await self.refresh_topics([t.name for t in req.topics])
+            if slot.api_key == OFFSET_FETCH or (slot.api_key == OFFSET_COMMIT and slot.version >= 10):
+                await self.refresh_all()          # topics named by id: list them all
+            else:
+                await self.refresh_topics([t.name for t in req.topics])
         except Exception as e:  # upstream unreachable: answer as the broker would when it cannot tell
-            log.warning("metadata refresh for a commit failed: %s", e)
+            log.warning("metadata refresh for %s failed: %s", api.API_KEYS.get(slot.api_key), e)
         if not session.closed:
             self._feed(session, slot, req)
 
+    async def _cleanup_loop(self, interval_ms: int) -> None:
+        """Offset retention: Kafka's periodic group metadata cleanup (coordinator/retention.py)."""
+        while True:
+            await asyncio.sleep(interval_ms / 1000.0)
+            self._deliver(self.coordinator.expire_offsets(self._now()))
+
+    async def _refresh_loop(self) -> None:
+        interval = self.proxy.cfg.group_metadata_refresh_ms / 1000.0
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.refresh_all()
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                log.debug("periodic topic refresh failed: %s", e)
+
+    async def refresh_all(self) -> None:
+        """Every topic of the cluster (a full listing: topics missing from it were deleted)."""
+        resp = await self._metadata(None)
+        self._changed(self.topics.replace(TopicInfo(t.name, t.topic_id, len(t.partitions))
+                                          for t in resp.topics if t.error_code == 0 and t.name))
+
     async def refresh_topics(self, names: list[str]) -> None:
+        resp = await self._metadata(names)
+        changed = False
+        for t in resp.topics:
+            if t.error_code == 0:
+                changed = self.topics.put(TopicInfo(t.name, t.topic_id, len(t.partitions))) or changed
+            elif t.error_code == UNKNOWN_TOPIC_OR_PARTITION:
+                changed = self.topics.remove([t.name]) or changed
+        self._changed(changed)
+
+    def _changed(self, changed: bool) -> None:
+        if changed:
+            self._deliver(self.coordinator.metadata_updated(self._now()))
+
+    async def _metadata(self, names: list[str] | None):
         async with self._meta_lock:
             for attempt in range(2):
                 try:
@@ -300,16 +388,11 @@ class GroupService:
                         addrs = [(b.host, b.port) for b in brokers] + self.proxy.cfg.upstream_addresses()
                         self._meta = await UpstreamClient.connect(self.proxy.cfg, *addrs[0])
                     v = self._meta.version_for(METADATA, 12)
-                    req = api.REQUESTS[METADATA](topics=[MetadataRequestTopic(name=n) for n in names])
+                    topics = None if names is None else [MetadataRequestTopic(name=n) for n in names]
+                    req = api.REQUESTS[METADATA](topics=topics)
                     if v >= 4:
                         req.allow_auto_topic_creation = False
-                    resp = await self._meta.request(METADATA, v, req)
-                    for t in resp.topics:
-                        if t.error_code == 0:
-                            self.topic_counts[t.name] = len(t.partitions)
-                        else:
-                            self.topic_counts.pop(t.name, None)
-                    return
+                    return await self._meta.request(METADATA, v, req)
                 except (OSError, ConnectionError, asyncio.TimeoutError):
                     if self._meta is not None:
                         self._meta.close()

@@ -74,6 +74,11 @@ class Proxy:
         self.cluster_id: str | None = None
         from ..trace import open_tracer
         self.tracer = open_tracer(cfg)  # None unless --trace DIR
+        from ..metrics import Metrics
+        from .faults import FaultInjector
+        self.metrics = Metrics() if cfg.admin_port else None   # counted only when it can be scraped
+        self.faults = FaultInjector(cfg.faults, self.metrics)   # rules from the config / admin endpoint
+        self.admin = None
         self.groups = None
         if cfg.group_coordinator == "kshim":
             from .groups import GroupService
@@ -97,10 +102,16 @@ class Proxy:
         await self.bootstrap.start(self.cfg.listen_host, self._client_tls)
         await self.ensure_listeners(brokers)
         self._refresh = asyncio.get_running_loop().create_task(self._refresh_loop())
+        if self.cfg.admin_port:
+            from ..admin_http import AdminServer
+            self.admin = AdminServer(self, self.cfg.admin_port)
+            await self.admin.start()
 
     async def stop(self) -> None:
         if self._refresh:
             self._refresh.cancel()
+        if self.admin is not None:
+            self.admin.close()
         for lst in [self.bootstrap, *self.listeners.values()]:
             if lst:
                 lst.close()
@@ -115,6 +126,8 @@ class Proxy:
         """Coordinator events into the trace (GroupService forwards its on_event here)."""
         if self.tracer is not None:
             self.tracer.event(ev)
+        if self.metrics is not None:
+            self.metrics.event(ev)
 
     def _set_allowed(self, versions: dict[int, tuple[int, int]]) -> None:
         allowed = {}

@@ -3,6 +3,8 @@
 Each client connection is paired with one upstream connection to one broker (the broker its kshim
 port stands for; any live broker for the bootstrap port), so SASL exchanges and KIP-368
 re-authentication stay on one broker connection, exactly as if the client talked to it directly.
+The upstream connection opens with the first request kshim forwards (until then frames wait in
+`early`), so idle connections and ones that only use kshim's coordinator hold no broker connection.
 
 Order: every request that expects a response gets a slot in `pending`, in arrival order. Forwarded
 requests also queue in `awaiting` (the broker answers one connection in order); requests the proxy
@@ -43,11 +45,12 @@ HIGH_WATER = 4 * 1024 * 1024
 class Slot:
     # `watch` is set only on watched slots (never on the hot path): a declining route handler's
     # callback(session, slot, frame) that takes the broker's answer and completes the slot itself
-    __slots__ = ("api_key", "version", "correlation_id", "data", "rewrite", "watch")
+    __slots__ = ("api_key", "version", "correlation_id", "data", "rewrite", "watch", "sent")
 
     def __init__(self, api_key: int, version: int, correlation_id: int, rewrite: bool):
         self.api_key, self.version, self.correlation_id, self.rewrite = api_key, version, correlation_id, rewrite
         self.data = None
+        self.sent = 0.0                 # monotonic time forwarded, with metrics on (shim/metrics.py)
 
 
 class _Prefix:
@@ -75,6 +78,7 @@ class Session(asyncio.Protocol):
         self.peer_host = ""
         self.client_id: str | None = None
         self.closed = False
+        self.connecting = False
         self.tracer = proxy.tracer
         self.conn_id = self.tracer.new_conn() if self.tracer is not None else 0
 
@@ -87,6 +91,11 @@ class Session(asyncio.Protocol):
         self.proxy.sessions.add(self)
         if self.tracer is not None:
             self.tracer.conn_open(self.conn_id, self.peer, self.listener.name)
+
+    def _start_upstream(self) -> None:
+        """The upstream connection opens with the first request that needs it: a connection that only
+        idles or talks to kshim's coordinator costs the broker nothing (scripts/bench-connections)."""
+        self.connecting = True
         asyncio.get_running_loop().create_task(self._connect_upstream())
 
     async def _connect_upstream(self) -> None:
@@ -139,6 +148,17 @@ class Session(asyncio.Protocol):
                 self.bad_input(f"api key {api_key} version {version} is outside the advertised "
                                f"range {allowed[0]}-{allowed[1]}")
                 return
+        if self.proxy.metrics is not None:
+            self.proxy.metrics.request(api_key, version)
+        self.dispatch(frame, api_key, version, corr)
+
+    def dispatch(self, frame, api_key: int, version: int, corr: int, faults: bool = True) -> None:
+        """Route a checked request: fault injection first (shim/proxy/faults.py), then the routing
+        table or the broker. A request released after a fault delay comes back with faults=False."""
+        injector = self.proxy.faults
+        if faults and (injector.rules or injector.held) and injector.intercept(self, api_key, version, frame):
+            return
+        tracer = self.tracer
         handler = self.proxy.routes.get(api_key)
         if handler is not None:
             slot = Slot(api_key, version, corr, False)
@@ -166,6 +186,8 @@ class Session(asyncio.Protocol):
                 self._forward(frame)
                 return
         slot = Slot(api_key, version, corr, api_key in REWRITTEN)
+        if self.proxy.metrics is not None:
+            slot.sent = self.proxy.metrics.clock()
         self.pending.append(slot)
         self.awaiting.append(slot)
         if tracer is not None:
@@ -175,6 +197,8 @@ class Session(asyncio.Protocol):
     def _forward(self, frame) -> None:
         if self.upstream is None:
             self.early.append(bytes(frame))
+            if not self.connecting:
+                self._start_upstream()
         else:
             self._write_upstream(frame)
 
@@ -187,9 +211,12 @@ class Session(asyncio.Protocol):
         pending = self.pending
         transport = self.transport
         tracer = self.tracer
+        metrics = self.proxy.metrics
         while pending and pending[0].data is not None:
             done = pending.popleft()
             out = done.data
+            if metrics is not None:
+                metrics.response(done, out)
             if not self.closed:
                 transport.writelines((_Prefix.of(len(out)), out))
                 if tracer is not None:
@@ -205,6 +232,8 @@ class Session(asyncio.Protocol):
         if self.closed:
             return
         self.closed = True
+        if self.proxy.faults.held:
+            self.proxy.faults.forget(self)
         if self.tracer is not None:
             self.tracer.conn_close(self.conn_id)
         if self.transport is not None:
@@ -243,6 +272,8 @@ class Session(asyncio.Protocol):
             return
         if self.tracer is not None:
             self.tracer.frame(self.conn_id, U2K, slot.api_key, slot.version, corr, frame)
+        if slot.sent:
+            self.proxy.metrics.upstream_latency(slot.api_key, slot.sent)
         if not slot.rewrite:
             self.complete(slot, frame)
             return

@@ -46,6 +46,8 @@ def upstream_tls(cfg: Config) -> ssl.SSLContext | None:
 class UpstreamClient:
     """A minimal request/response client over one connection (kshim's own use only)."""
 
+    client_id = "kshim"
+
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         self.reader, self.writer = reader, writer
         self.correlation = 0
@@ -84,7 +86,7 @@ class UpstreamClient:
         self.correlation += 1
         hv = api.request_header_version(api_key, version)
         header = api.RequestHeader(request_api_key=api_key, request_api_version=version,
-                                   correlation_id=self.correlation, client_id="kshim")
+                                   correlation_id=self.correlation, client_id=self.client_id)
         payload = header.encode(hv) + body.encode(version)
         self.writer.write(struct.pack(">i", len(payload)) + payload)
         await self.writer.drain()

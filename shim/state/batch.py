@@ -1,4 +1,4 @@
-"""A RecordBatch v2 ("magic 2") encoder for kshim's own appends: uncompressed, no headers,
+"""A RecordBatch v2 ("magic 2") encoder for kshim's own appends: uncompressed, optional headers,
 non-transactional, no idempotence (producer id -1). The layout (kcodec.records decodes it):
 
     baseOffset int64 (0, the broker assigns) | batchLength int32 (bytes after this field) |
@@ -9,7 +9,8 @@ non-transactional, no idempotence (producer id -1). The layout (kcodec.records d
 
 The crc is CRC-32C over attributes .. end of the batch. Each record is
 ``length varint | attributes int8 (0) | timestampDelta varlong | offsetDelta varint |
-key varint length + bytes (-1 = null) | value (same) | headers count varint (0)``, varints zigzag.
+key varint length + bytes (-1 = null) | value (same) | headers count varint | headers``, varints
+zigzag; a header is ``key varint length + UTF-8 | value varint length + bytes``.
 """
 
 from __future__ import annotations
@@ -42,13 +43,23 @@ def _blob(b: bytes | None) -> bytes:
     return zigzag_varint(len(b)) + bytes(b)
 
 
-def encode_batch(records: list[tuple[bytes | None, bytes | None]], timestamp_ms: int) -> bytes:
-    """One batch holding `records` [(key, value)], all stamped `timestamp_ms` (CreateTime)."""
+def _headers(headers) -> bytes:
+    out = zigzag_varint(len(headers))
+    for k, v in headers:
+        out += _blob(k.encode()) + _blob(v)
+    return out
+
+
+def encode_batch(records: list, timestamp_ms: int) -> bytes:
+    """One batch holding `records` [(key, value)] or [(key, value, headers)] (headers: [(str, bytes)]),
+    all stamped `timestamp_ms` (CreateTime)."""
     if not records:
         raise ValueError("a record batch needs at least one record")
     body = bytearray()
-    for i, (key, value) in enumerate(records):
-        rec = b"\x00" + zigzag_varint(0) + zigzag_varint(i) + _blob(key) + _blob(value) + zigzag_varint(0)
+    for i, r in enumerate(records):
+        key, value = r[0], r[1]
+        hdrs = _headers(r[2]) if len(r) > 2 and r[2] else b"\x00"
+        rec = b"\x00" + zigzag_varint(0) + zigzag_varint(i) + _blob(key) + _blob(value) + hdrs
         body += zigzag_varint(len(rec)) + rec
     tail = _AFTER_CRC.pack(0, len(records) - 1, timestamp_ms, timestamp_ms, -1, -1, -1, len(records)) + body
     crc = crc32c(tail)

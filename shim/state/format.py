@@ -25,8 +25,11 @@ A null value is a tombstone (the key's group or offset is deleted).
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
+import uuid
 
 from ..coordinator.group import java_string_hash
+from ..coordinator.metadata import ZERO_UUID
 from ..coordinator.records import (GroupMetadataRecord, GroupTombstone, MemberRecord, OffsetRecord, OffsetTombstone,
                                    TxnOffsetRecord, TxnOffsetTombstone)
 
@@ -34,7 +37,7 @@ OFFSET_KEY_VERSION = 1
 GROUP_KEY_VERSION = 2
 TXN_OFFSET_KEY_VERSION = 3
 TXN_OFFSET_VALUE_VERSION = 1
-OFFSET_VALUE_VERSION = 1
+OFFSET_VALUE_VERSION = 2              # v2 adds the topic id (v1 still read)
 GROUP_VALUE_VERSION = 1
 
 _I16, _I32, _I64 = struct.Struct(">h"), struct.Struct(">i"), struct.Struct(">q")
@@ -86,6 +89,10 @@ class _Writer:
         self.parts.append(_I32.pack(len(b)) + bytes(b))
         return self
 
+    def uuid(self, u: "uuid.UUID | None") -> "_Writer":
+        self.parts.append((u or ZERO_UUID).bytes)
+        return self
+
     def done(self) -> bytes:
         return b"".join(self.parts)
 
@@ -109,6 +116,7 @@ def encode(record) -> tuple[bytes, bytes | None]:
         w = _Writer().i16(OFFSET_VALUE_VERSION).i64(record.offset).i32(record.leader_epoch)
         w.string(record.metadata).i64(record.commit_timestamp_ms)
         w.i64(-1 if record.expire_timestamp_ms is None else record.expire_timestamp_ms)
+        w.uuid(record.topic_id)
         return offset_key(record.group_id, record.topic, record.partition), w.done()
     if isinstance(record, OffsetTombstone):
         return offset_key(record.group_id, record.topic, record.partition), None
@@ -128,7 +136,7 @@ def encode(record) -> tuple[bytes, bytes | None]:
         return txn_offset_key(record.group_id, record.producer_id, record.topic, record.partition), w.done()
     if isinstance(record, TxnOffsetTombstone):
         return txn_offset_key(record.group_id, record.producer_id, record.topic, record.partition), None
-    raise StateFormatError(f"no state-topic format for {type(record).__name__}")
+    return _encode_consumer(record)          # keys 5-8: KIP-848 consumer groups
 
 
 # ---------------------------------------------------------------------- reading
@@ -148,6 +156,10 @@ class _Reader:
 
     def i32(self) -> int:
         return _I32.unpack(self._take(4))[0]
+
+    def uuid(self) -> "uuid.UUID | None":
+        u = uuid.UUID(bytes=bytes(self._take(16)))
+        return None if u == ZERO_UUID else u
 
     def i64(self) -> int:
         return _I64.unpack(self._take(8))[0]
@@ -171,10 +183,12 @@ def decode(key: bytes, value: bytes | None):
             return OffsetTombstone(group, topic, partition)
         v = _Reader(value)
         vv = v.i16()
-        if vv != OFFSET_VALUE_VERSION:
-            raise StateFormatError(f"offset value version {vv} is unknown (kshim reads {OFFSET_VALUE_VERSION})")
+        if vv not in (1, OFFSET_VALUE_VERSION):
+            raise StateFormatError(f"offset value version {vv} is unknown (kshim reads 1-{OFFSET_VALUE_VERSION})")
         offset, epoch, metadata, ts, expire = v.i64(), v.i32(), v.string() or "", v.i64(), v.i64()
-        return OffsetRecord(group, topic, partition, offset, epoch, metadata, ts, None if expire == -1 else expire)
+        topic_id = v.uuid() if vv >= 2 else None
+        return OffsetRecord(group, topic, partition, offset, epoch, metadata, ts, None if expire == -1 else expire,
+                            topic_id)
     if kv == GROUP_KEY_VERSION:
         group = r.string() or ""
         if value is None:
@@ -200,4 +214,179 @@ def decode(key: bytes, value: bytes | None):
         epoch, offset, leader_epoch = v.i16(), v.i64(), v.i32()
         metadata, ts, timeout = v.string() or "", v.i64(), v.i32()
         return TxnOffsetRecord(group, pid, epoch, topic, partition, offset, leader_epoch, metadata, ts, timeout)
+    if CONSUMER_GROUP_KEY_VERSION <= kv <= CONSUMER_CURRENT_KEY_VERSION:
+        return _decode_consumer(kv, r, value)
     raise StateFormatError(f"state key version {kv} is unknown")
+
+
+# ---------------------------------------------------------------------- scale-out (docs/state-topic.md)
+# Several kshim instances split the partitions; each writes, when it takes a partition, an ownership
+# marker (key version 4, one key per epoch so compaction never removes one) and tags every record it
+# writes with that epoch in a record header. Replay ignores a tagged record whose epoch is older than
+# a marker that precedes it in the partition (a slow old owner's write). Untagged records (one kshim,
+# or written before scale-out) are always applied.
+MARKER_KEY_VERSION = 4
+MARKER_VALUE_VERSION = 1
+EPOCH_HEADER = "kshim.epoch"
+
+
+@dataclass(frozen=True)
+class OwnerMarker:
+    """key v4: partition int32, epoch int32; value v1: owner member id string, host string, port int32."""
+    partition: int
+    epoch: int
+    owner: str
+    host: str
+    port: int
+
+
+def encode_marker(m: OwnerMarker) -> tuple[bytes, bytes]:
+    key = _Writer().i16(MARKER_KEY_VERSION).i32(m.partition).i32(m.epoch).done()
+    return key, _Writer().i16(MARKER_VALUE_VERSION).string(m.owner).string(m.host).i32(m.port).done()
+
+
+def decode_marker(key: bytes, value: bytes | None) -> OwnerMarker | None:
+    """The marker a key/value stands for, None when the key is not a marker key."""
+    r = _Reader(key)
+    if r.i16() != MARKER_KEY_VERSION:
+        return None
+    partition, epoch = r.i32(), r.i32()
+    if value is None:
+        return OwnerMarker(partition, epoch, "", "", -1)
+    v = _Reader(value)
+    vv = v.i16()
+    if vv != MARKER_VALUE_VERSION:
+        raise StateFormatError(f"ownership marker value version {vv} is unknown (kshim reads {MARKER_VALUE_VERSION})")
+    return OwnerMarker(partition, epoch, v.string() or "", v.string() or "", v.i32())
+
+
+def epoch_header(epoch: int) -> tuple[str, bytes]:
+    return EPOCH_HEADER, _I32.pack(epoch)
+
+
+def epoch_of(headers) -> int | None:
+    """The epoch tag among a record's headers (kcodec.records.Header items), None when untagged."""
+    for h in headers or ():
+        if h.key == EPOCH_HEADER and h.value is not None and len(h.value) == 4:
+            return _I32.unpack(h.value)[0]
+    return None
+
+
+class Fence:
+    """Replay filter of one partition: feed records in log order; `keep` says whether to apply one."""
+
+    def __init__(self) -> None:
+        self.epoch = -1          # newest marker epoch seen so far
+        self.owner = ""
+
+    def marker(self, m: OwnerMarker) -> None:
+        if m.epoch > self.epoch:
+            self.epoch, self.owner = m.epoch, m.owner
+
+    def keep(self, tag: int | None) -> bool:
+        return tag is None or tag >= self.epoch
+
+
+# ---------------------------------------------------------------------- KIP-848 consumer groups
+# key 5 group: group string -> value 1: group_epoch int32, assignment_epoch int32, assignment_timestamp int64
+# key 6 member: group, member_id -> value 1: instance_id string?, rack_id string?, client_id string,
+#       client_host string, rebalance_timeout int32, server_assignor string?, names int32 count + strings,
+#       regex string?
+# key 7 target assignment: group, member_id -> value 1: topics int32, per topic uuid (16 bytes),
+#       partitions int32 count + int32s
+# key 8 current assignment: group, member_id -> value 1: member_epoch int32, previous_epoch int32, state int16,
+#       assigned: topics int32, per topic uuid + count int32 + (partition int32, assignment epoch int32)...,
+#       pending revocation: topics int32, per topic uuid + count int32 + partition int32s
+CONSUMER_GROUP_KEY_VERSION, CONSUMER_MEMBER_KEY_VERSION = 5, 6
+CONSUMER_TARGET_KEY_VERSION, CONSUMER_CURRENT_KEY_VERSION = 7, 8
+CONSUMER_VALUE_VERSION = 1
+
+
+def _consumer_key(version: int, group_id: str, member_id: str | None = None) -> bytes:
+    w = _Writer().i16(version).string(group_id)
+    if member_id is not None:
+        w.string(member_id)
+    return w.done()
+
+
+def _encode_consumer(record):
+    from ..coordinator import records as R
+    if isinstance(record, R.ConsumerGroupRecord):
+        w = _Writer().i16(CONSUMER_VALUE_VERSION).i32(record.group_epoch).i32(record.assignment_epoch)
+        w.i64(record.assignment_timestamp_ms)
+        return _consumer_key(CONSUMER_GROUP_KEY_VERSION, record.group_id), w.done()
+    if isinstance(record, R.ConsumerGroupTombstone):
+        return _consumer_key(CONSUMER_GROUP_KEY_VERSION, record.group_id), None
+    if isinstance(record, R.ConsumerMemberRecord):
+        w = _Writer().i16(CONSUMER_VALUE_VERSION).string(record.instance_id).string(record.rack_id)
+        w.string(record.client_id).string(record.client_host).i32(record.rebalance_timeout_ms)
+        w.string(record.server_assignor).i32(len(record.subscribed_topic_names))
+        for n in record.subscribed_topic_names:
+            w.string(n)
+        w.string(record.subscribed_topic_regex)
+        return _consumer_key(CONSUMER_MEMBER_KEY_VERSION, record.group_id, record.member_id), w.done()
+    if isinstance(record, R.ConsumerMemberTombstone):
+        return _consumer_key(CONSUMER_MEMBER_KEY_VERSION, record.group_id, record.member_id), None
+    if isinstance(record, R.ConsumerTargetRecord):
+        w = _Writer().i16(CONSUMER_VALUE_VERSION).i32(len(record.assignment))
+        for tid, parts in record.assignment:
+            w.parts.append(tid.bytes)
+            w.i32(len(parts))
+            for p in parts:
+                w.i32(p)
+        return _consumer_key(CONSUMER_TARGET_KEY_VERSION, record.group_id, record.member_id), w.done()
+    if isinstance(record, R.ConsumerTargetTombstone):
+        return _consumer_key(CONSUMER_TARGET_KEY_VERSION, record.group_id, record.member_id), None
+    if isinstance(record, R.ConsumerCurrentRecord):
+        w = _Writer().i16(CONSUMER_VALUE_VERSION).i32(record.member_epoch).i32(record.previous_member_epoch)
+        w.i16(record.state).i32(len(record.assigned))
+        for tid, parts in record.assigned:
+            w.parts.append(tid.bytes)
+            w.i32(len(parts))
+            for p, e in parts:
+                w.i32(p).i32(e)
+        w.i32(len(record.pending_revocation))
+        for tid, parts in record.pending_revocation:
+            w.parts.append(tid.bytes)
+            w.i32(len(parts))
+            for p in parts:
+                w.i32(p)
+        return _consumer_key(CONSUMER_CURRENT_KEY_VERSION, record.group_id, record.member_id), w.done()
+    if isinstance(record, R.ConsumerCurrentTombstone):
+        return _consumer_key(CONSUMER_CURRENT_KEY_VERSION, record.group_id, record.member_id), None
+    raise StateFormatError(f"no state-topic format for {type(record).__name__}")
+
+
+def _decode_consumer(kv: int, r: "_Reader", value: bytes | None):
+    import uuid
+    from ..coordinator import records as R
+    group = r.string() or ""
+    member = (r.string() or "") if kv != CONSUMER_GROUP_KEY_VERSION else None
+    if value is None:
+        return {CONSUMER_GROUP_KEY_VERSION: lambda: R.ConsumerGroupTombstone(group),
+                CONSUMER_MEMBER_KEY_VERSION: lambda: R.ConsumerMemberTombstone(group, member),
+                CONSUMER_TARGET_KEY_VERSION: lambda: R.ConsumerTargetTombstone(group, member),
+                CONSUMER_CURRENT_KEY_VERSION: lambda: R.ConsumerCurrentTombstone(group, member)}[kv]()
+    v = _Reader(value)
+    vv = v.i16()
+    if vv != CONSUMER_VALUE_VERSION:
+        raise StateFormatError(f"consumer group value version {vv} (key {kv}) is unknown "
+                               f"(kshim reads {CONSUMER_VALUE_VERSION})")
+
+    def tid() -> uuid.UUID:
+        return uuid.UUID(bytes=bytes(v._take(16)))
+    if kv == CONSUMER_GROUP_KEY_VERSION:
+        return R.ConsumerGroupRecord(group, v.i32(), v.i32(), v.i64())
+    if kv == CONSUMER_MEMBER_KEY_VERSION:
+        instance, rack, client_id, host, timeout, assignor = (v.string(), v.string(), v.string() or "",
+                                                               v.string() or "", v.i32(), v.string())
+        names = tuple(v.string() or "" for _ in range(v.i32()))
+        return R.ConsumerMemberRecord(group, member, instance, rack, client_id, host, timeout, assignor, names,
+                                      v.string())
+    if kv == CONSUMER_TARGET_KEY_VERSION:
+        return R.ConsumerTargetRecord(group, member, tuple((tid(), tuple(v.i32() for _ in range(v.i32())))
+                                                           for _ in range(v.i32())))
+    epoch, prev, state = v.i32(), v.i32(), v.i16()
+    assigned = tuple((tid(), tuple((v.i32(), v.i32()) for _ in range(v.i32()))) for _ in range(v.i32()))
+    pending = tuple((tid(), tuple(v.i32() for _ in range(v.i32()))) for _ in range(v.i32()))
+    return R.ConsumerCurrentRecord(group, member, epoch, prev, state, assigned, pending)

@@ -59,9 +59,10 @@ def coordinator_error(code: int, for_fetch: bool = False) -> int:
 
 @dataclass
 class _Entry:
-    by_partition: dict[int, list[tuple[bytes, bytes | None]]]
+    by_partition: dict[int, list[tuple]]
     future: asyncio.Future
     size: int = 0
+    epochs: dict[int, int] | None = None      # scale-out: the owner epoch each partition was written under
 
 
 class StateLog:
@@ -76,11 +77,17 @@ class StateLog:
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
         self.appended = 0
+        # scale-out (shim/state/ownership.py): partition -> epoch this instance writes under; None =
+        # this instance owns every partition and writes untagged records (one kshim per state topic)
+        self.owned: dict[int, int] | None = None
+        self._readers: dict[int, UpstreamClient] = {}   # loads run beside the writer: own connections
+        self._load_lock = asyncio.Lock()
 
     # ------------------------------------------------------------------ connections
-    async def _client(self, node: int | None) -> UpstreamClient:
-        if node is not None and node in self._clients:
-            return self._clients[node]
+    async def _client(self, node: int | None, pool: dict | None = None) -> UpstreamClient:
+        pool = self._clients if pool is None else pool
+        if node is not None and node in pool:
+            return pool[node]
         if node is not None and node in self._brokers:
             addrs = [self._brokers[node]]
         else:
@@ -93,24 +100,24 @@ class StateLog:
                 last = e
                 continue
             if node is not None:
-                self._clients[node] = client
+                pool[node] = client
             return client
         raise ConnectionError(f"no upstream broker answered for the state topic: {last}")
 
-    def _drop(self, node: int) -> None:
-        client = self._clients.pop(node, None)
+    def _drop(self, node: int, pool: dict | None = None) -> None:
+        client = (self._clients if pool is None else pool).pop(node, None)
         if client is not None:
             client.close()
 
-    async def _request(self, node: int | None, api_key: int, wanted: int, make):
+    async def _request(self, node: int | None, api_key: int, wanted: int, make, pool: dict | None = None):
         """One request on the connection to `node` (None: any broker, on a throwaway connection)."""
-        client = await self._client(node)
+        client = await self._client(node, pool)
         try:
             v = client.version_for(api_key, wanted)
             return await client.request(api_key, v, make(v))
         except BaseException:
             if node is not None:
-                self._drop(node)
+                self._drop(node, pool)
             raise
         finally:
             if node is None:
@@ -186,14 +193,14 @@ class StateLog:
             start = await self._list_offsets(leader, parts, -2)
             end = await self._list_offsets(leader, parts, -1)
             for p in parts:
-                async for rec in self._read_partition(leader, p, start[p], end[p]):
+                async for rec in self._read_partition(leader, p, start[p], end[p], fmt.Fence()):
                     out.append(rec)
         return out
 
-    async def _list_offsets(self, leader: int, parts: list[int], ts: int) -> dict[int, int]:
+    async def _list_offsets(self, leader: int, parts: list[int], ts: int, pool: dict | None = None) -> dict[int, int]:
         resp = await self._request(leader, LIST_OFFSETS, 7, lambda v: api.REQUESTS[LIST_OFFSETS](
             replica_id=-1, isolation_level=0, topics=[ListOffsetsTopic(name=self.topic, partitions=[
-                ListOffsetsPartition(partition_index=p, timestamp=ts) for p in parts])]))
+                ListOffsetsPartition(partition_index=p, timestamp=ts) for p in parts])]), pool)
         out = {}
         for t in resp.topics:
             for p in t.partitions:
@@ -202,12 +209,16 @@ class StateLog:
                 out[p.partition_index] = p.offset
         return out
 
-    async def _read_partition(self, leader: int, p: int, offset: int, end: int):
+    async def _read_partition(self, leader: int, p: int, offset: int, end: int, fence: "fmt.Fence",
+                              pool: dict | None = None, seen: dict | None = None, stale: set | None = None):
+        """The records of `p` from `offset` to `end` that `fence` keeps (ownership markers update the
+        fence and are not yielded); `seen`/`stale` collect the last kept value per key and the keys
+        of ignored records (scale-out repair, `take`)."""
         while offset < end:
             resp = await self._request(leader, FETCH, 12, lambda v: api.REQUESTS[FETCH](
                 replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=FETCH_PARTITION_BYTES, isolation_level=0,
                 topics=[FetchTopic(topic=self.topic, partitions=[FetchPartition(
-                    partition=p, fetch_offset=offset, partition_max_bytes=FETCH_PARTITION_BYTES)])]))
+                    partition=p, fetch_offset=offset, partition_max_bytes=FETCH_PARTITION_BYTES)])]), pool)
             data = resp.responses[0].partitions[0]
             if resp.error_code or data.error_code:
                 raise ConnectionError(f"Fetch {self.topic}-{p} at {offset}: error {resp.error_code or data.error_code}")
@@ -220,8 +231,17 @@ class StateLog:
                 if batch.is_control:
                     continue
                 for r in batch.records:
-                    if r.key is not None and r.offset < end:
+                    if r.key is None or r.offset >= end:
+                        continue
+                    marker = fmt.decode_marker(r.key, r.value)
+                    if marker is not None:
+                        fence.marker(marker)
+                    elif fence.keep(fmt.epoch_of(r.headers)):
+                        if seen is not None:
+                            seen[r.key] = r.value
                         yield fmt.decode(r.key, r.value)
+                    elif stale is not None:
+                        stale.add(r.key)
             if not moved:
                 raise ConnectionError(f"Fetch {self.topic}-{p} at {offset} returned nothing before {end}")
 
@@ -233,11 +253,78 @@ class StateLog:
         by_partition: dict[int, list] = defaultdict(list)
         for rec in records:
             by_partition[fmt.partition_for(rec.group_id, self.partitions)].append(fmt.encode(rec))
+        return self._enqueue(by_partition)
+
+    def _enqueue(self, by_partition: dict[int, list]) -> asyncio.Future:
         fut = asyncio.get_running_loop().create_future()
-        size = sum(len(k) + len(v or b"") + 16 for recs in by_partition.values() for k, v in recs)
-        self._queue.append(_Entry(dict(by_partition), fut, size))
+        epochs = None
+        if self.owned is not None:
+            if any(p not in self.owned for p in by_partition):
+                fut.set_result(NOT_LEADER_OR_FOLLOWER)     # not ours (any more): never written
+                return fut
+            epochs = {p: self.owned[p] for p in by_partition}
+            by_partition = {p: [(k, v, [fmt.epoch_header(epochs[p])]) for k, v in recs]
+                            for p, recs in by_partition.items()}
+        size = sum(len(r[0]) + len(r[1] or b"") + 32 for recs in by_partition.values() for r in recs)
+        self._queue.append(_Entry(dict(by_partition), fut, size, epochs))
         self._wake.set()
         return fut
+
+    # ------------------------------------------------------------------ scale-out: taking a partition
+    async def take(self, p: int, generation: int, owner: str, host: str, port: int):
+        """Become the writer of partition `p`: read it to the end, append an ownership marker with an
+        epoch above every earlier one (at least `generation`), read on to the end (whatever an old
+        owner wrote before the marker is valid, after it is ignored), re-append the last kept value
+        of keys whose newest record was ignored (so compaction cannot keep a stale one). Returns
+        (records to replay, epoch). Loads run one at a time, on connections of their own."""
+        async with self._load_lock:
+            if p not in self.leaders:
+                await self.refresh()
+            fence, seen, stale, out = fmt.Fence(), {}, set(), []
+            pos = await self._read_range(p, None, fence, seen, stale, out)
+            epoch = max(fence.epoch + 1, generation)
+            if self.owned is None:
+                self.owned = {}
+            self.owned[p] = epoch
+            err = await self._enqueue({p: [fmt.encode_marker(fmt.OwnerMarker(p, epoch, owner, host, port))]})
+            if err:
+                self.owned.pop(p, None)
+                raise ConnectionError(f"ownership marker for {self.topic}-{p}: error {err}")
+            await self._read_range(p, pos, fence, seen, stale, out)
+            if fence.epoch != epoch:         # someone marked the partition after us: we are stale
+                self.owned.pop(p, None)
+                raise ConnectionError(f"{self.topic}-{p} was taken at epoch {fence.epoch} by {fence.owner}")
+            repairs = [(k, seen.get(k)) for k in stale]
+            if repairs:
+                log.info("%s-%d: %d records of an older owner ignored and superseded", self.topic, p, len(repairs))
+                await self._enqueue({p: repairs})
+            return out, epoch
+
+    async def _read_range(self, p: int, start: int | None, fence, seen, stale, out) -> int:
+        for attempt in range(50):
+            leader = self.leaders.get(p, -1)
+            try:
+                if leader < 0:
+                    raise ConnectionError(f"{self.topic}-{p} has no leader")
+                if start is None:
+                    start = (await self._list_offsets(leader, [p], -2, self._readers))[p]
+                end = (await self._list_offsets(leader, [p], -1, self._readers))[p]
+                async for rec in self._read_partition(leader, p, start, end, fence, self._readers, seen, stale):
+                    out.append(rec)
+                return end
+            except IO_ERRORS as e:
+                if attempt == 49:
+                    raise
+                log.info("loading %s-%d: %s; retrying", self.topic, p, e)
+                await asyncio.sleep(0.2)
+                await self.refresh()
+        raise AssertionError("unreachable")
+
+    def release(self, p: int) -> None:
+        """Stop writing partition `p` (it moved to another kshim): queued records are not sent."""
+        if self.owned is not None:
+            self.owned.pop(p, None)
+        self._backlog.pop(p, None)
 
     async def _run(self) -> None:
         while True:
@@ -271,11 +358,19 @@ class StateLog:
         pending: dict[int, list] = {p: recs for p, recs in self._backlog.items() if recs}
         self._backlog = defaultdict(list)
         for en in entries:
+            if en.epochs is not None and any(self.owned is None or self.owned.get(p) != e
+                                             for p, e in en.epochs.items()):
+                # the partition moved away since: not written
+                en.future.set_result(NOT_LEADER_OR_FOLLOWER)
+                continue
             for p, recs in en.by_partition.items():
                 pending.setdefault(p, []).extend(recs)
+        entries = [en for en in entries if not en.future.done()]
+        if not pending:
+            return
         errors = await self._produce_with_retries(pending)
         for p, err in errors.items():
-            if err in RETRIABLE:
+            if err in RETRIABLE and (self.owned is None or p in self.owned):
                 self._backlog[p] = pending[p]
         for en in entries:
             err = next((errors[p] for p in en.by_partition if errors.get(p)), NONE)
@@ -332,3 +427,5 @@ class StateLog:
                 pass
         for node in list(self._clients):
             self._drop(node)
+        for node in list(self._readers):
+            self._drop(node, self._readers)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import struct
+import uuid
 
 from kcodec.generated.consumer_protocol_subscription import ConsumerProtocolSubscription
 from kcodec.generated.delete_groups import DeleteGroupsRequest
@@ -23,6 +24,7 @@ from kcodec.generated.offset_fetch import (OffsetFetchRequest, OffsetFetchReques
                                            OffsetFetchRequestTopics)
 from kcodec.generated.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from shim.coordinator import CoordinatorConfig, GroupCoordinator
+from shim.coordinator.metadata import TopicCatalog
 from shim.coordinator import errors as E
 
 JOIN, SYNC, HEARTBEAT, LEAVE = 11, 14, 12, 13
@@ -41,12 +43,13 @@ class Harness:
     def __init__(self, topics: dict[str, int] | None = None, **config):
         self._uuids = itertools.count(1)
         self._tokens = itertools.count(1)
-        self.topics = dict(topics or {})
+        self.topics = TopicCatalog(topics)
         self.c = GroupCoordinator(CoordinatorConfig(**config), now_ms=0, new_uuid=lambda: f"u{next(self._uuids)}",
-                                  topics=lambda: self.topics)
+                                  topics=self.topics)
         self.now = 0
         self.pending: dict[int, tuple[int, int]] = {}
         self.answers: dict[int, object] = {}
+        self._asked: list[str] = []
 
     # ------------------------------------------------------------------ plumbing
     def send(self, api: int, version: int, req, client_id: str = "client", client_host: str = "/10.1.1.1") -> int:
@@ -140,6 +143,7 @@ class Harness:
     def commit(self, gid: str, offsets: dict[tuple[str, int], int], *, generation: int = -1, member_id: str = "",
                instance: str | None = None, v: int = 9, metadata: str | dict = "", retention: int = -1):
         topics: dict[str, list] = {}
+        self._asked = [t for t, _ in offsets]
         for (topic, part), off in offsets.items():
             md = metadata.get((topic, part), "") if isinstance(metadata, dict) else metadata
             topics.setdefault(topic, []).append(OffsetCommitRequestPartition(
@@ -148,18 +152,35 @@ class Harness:
         req = OffsetCommitRequest(group_id=gid, generation_id_or_member_epoch=generation, member_id=member_id,
                                   group_instance_id=instance if v >= 7 else None,
                                   retention_time_ms=retention if v <= 4 else -1,
-                                  topics=[OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in topics.items()])
+                                  topics=[OffsetCommitRequestTopic(name=t, topic_id=self.topic_id(t), partitions=ps)
+                                          for t, ps in topics.items()])
         body = self.immediate(COMMIT, v, req)
-        return {(t.name, p.partition_index): p.error_code for t in body.topics for p in t.partitions}
+        return {(self.topic_name(t, v), p.partition_index): p.error_code for t in body.topics for p in t.partitions}
+
+    def topic_id(self, name: str):
+        """The topic's id in the catalog; a made-up id for a topic the catalog does not know."""
+        info = self.topics.get(name)
+        return info.topic_id if info is not None else uuid.uuid5(uuid.NAMESPACE_OID, "unknown:" + name)
+
+    def topic_name(self, t, v: int) -> str:
+        """Name of a response topic: v10 answers carry ids only."""
+        if v < 10:
+            return t.name
+        info = self.topics.topic(t.topic_id)
+        if info is not None:
+            return info.name
+        return next((n for n in self._asked if self.topic_id(n) == t.topic_id), "?")
 
     def fetch(self, gid: str, topics: dict[str, list[int]] | None, v: int = 8):
         """Returns (group error, {(topic, partition): (offset, leader epoch, metadata, error)})."""
         if v >= 8:
+            self._asked = list(topics or ())
             req = OffsetFetchRequest(groups=[OffsetFetchRequestGroup(group_id=gid, topics=None if topics is None else [
-                OffsetFetchRequestTopics(name=t, partition_indexes=ps) for t, ps in topics.items()])])
+                OffsetFetchRequestTopics(name=t, topic_id=self.topic_id(t), partition_indexes=ps)
+                for t, ps in topics.items()])])
             body = self.immediate(FETCH, v, req)
             (grp,) = body.groups
-            return grp.error_code, {(t.name, p.partition_index): (p.committed_offset, p.committed_leader_epoch,
+            return grp.error_code, {(self.topic_name(t, v), p.partition_index): (p.committed_offset, p.committed_leader_epoch,
                                                                   p.metadata, p.error_code)
                                     for t in grp.topics for p in t.partitions}
         req = OffsetFetchRequest(group_id=gid, topics=None if topics is None else [

@@ -12,7 +12,7 @@ TOPICS = {"t1": 3, "t2": 2}
 
 # ---------------------------------------------------------------- OffsetCommit
 
-@pytest.mark.parametrize("v", range(2, 10))
+@pytest.mark.parametrize("v", range(2, 11))
 def test_commit_to_absent_group_with_generation_minus_one_creates_a_simple_group(v):
     h = Harness(TOPICS)
     assert h.commit("g", {("t1", 0): 10, ("t1", 2): 12}, v=v) == {("t1", 0): E.NONE, ("t1", 2): E.NONE}
@@ -112,7 +112,7 @@ def test_commit_with_generation_minus_one_on_empty_classic_group():
 
 # ---------------------------------------------------------------- OffsetFetch
 
-@pytest.mark.parametrize("v", range(1, 10))
+@pytest.mark.parametrize("v", range(1, 11))
 def test_fetch_absent_group(v):
     h = Harness(TOPICS)
     err, got = h.fetch("g", {"t1": [0, 1]}, v=v)

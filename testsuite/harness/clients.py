@@ -6,23 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-
-def create_topic(bootstrap: str, name: str, partitions: int = 1, replication: int = 1,
-                 config: dict[str, str] | None = None, timeout: float = 30.0) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    fut = admin.create_topics([NewTopic(name, partitions, replication, config=config or {})],
-                              operation_timeout=timeout)[name]
-    fut.result(timeout=timeout)
-    # wait until metadata shows every partition with a leader
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        md = admin.list_topics(topic=name, timeout=5)
-        t = md.topics.get(name)
-        if t and not t.error and len(t.partitions) == partitions and all(p.leader >= 0 for p in t.partitions.values()):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"topic {name} not ready after {timeout}s")
+from shim.compat.pymembers import create_topic  # noqa: F401  (re-exported for the tests)
 
 
 # ---------------------------------------------------------------------- confluent-kafka

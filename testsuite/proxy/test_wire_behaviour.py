@@ -34,11 +34,11 @@ def test_api_versions_shaped_from_the_broker(kshim, kafka):
             assert key not in through
     for key, (lo, hi) in through.items():
         assert direct[key][0] <= lo <= hi <= direct[key][1]
-    # group APIs at the versions kshim's coordinator answers; KIP-848 ones not (yet) advertised
+    # group APIs (KIP-848 ones included) at the versions kshim's coordinator answers
     from shim.coordinator.core import VERSIONS as COORDINATOR_VERSIONS
     for key, rng in COORDINATOR_VERSIONS.items():
         assert through[key] == rng
-    assert 68 not in through and 69 not in through
+    assert through[68] == (0, 1) and through[69] == (0, 1)
 
 
 def test_too_new_api_versions_answered_like_the_broker(kshim, kafka):

@@ -5,6 +5,7 @@ behaves like it)."""
 from __future__ import annotations
 
 import struct
+import uuid
 
 import pytest
 
@@ -35,7 +36,14 @@ def test_format_round_trip(rec):
 def test_format_versions_and_layout():
     key, value = fmt.encode(OffsetRecord("g", "t", 2, 10, 1, "m", 5, None))
     assert key == struct.pack(">hh", 1, 1) + b"g" + struct.pack(">h", 1) + b"t" + struct.pack(">i", 2)
-    assert value == struct.pack(">hqih", 1, 10, 1, 1) + b"m" + struct.pack(">qq", 5, -1)
+    assert value == struct.pack(">hqih", 2, 10, 1, 1) + b"m" + struct.pack(">qq", 5, -1) + bytes(16)
+    tid = uuid.UUID("0123456789abcdef0123456789abcdef")
+    rec = OffsetRecord("g", "t", 2, 10, 1, "m", 5, 77, tid)
+    k2, v2 = fmt.encode(rec)
+    assert v2.endswith(tid.bytes) and fmt.decode(k2, v2) == rec
+    # value v1 (written before topic ids) is still read: no topic id
+    v1 = struct.pack(">hqih", 1, 10, 1, 1) + b"m" + struct.pack(">qq", 5, -1)
+    assert fmt.decode(key, v1) == OffsetRecord("g", "t", 2, 10, 1, "m", 5, None, None)
     gkey, _ = fmt.encode(GroupTombstone("g"))
     assert gkey == struct.pack(">hh", 2, 1) + b"g"
     with pytest.raises(fmt.StateFormatError):
@@ -78,7 +86,7 @@ def _replayed(h: Harness, now: int) -> Harness:
     """A fresh coordinator fed every record `h` wrote so far (as kshim does at start)."""
     r = Harness()
     r.now = now
-    r.topics = h.topics
+    r.topics = r.c.topics = h.topics
     for rec in h.c.records:
         r.c.replay(fmt.decode(*fmt.encode(rec)), now_ms=now)
     return r

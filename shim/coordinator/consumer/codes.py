@@ -1,0 +1,11 @@
+"""Error codes of the KIP-848 APIs (org.apache.kafka.common.protocol.Errors) not in ../errors.py."""
+
+INVALID_REQUEST = 42
+FENCED_MEMBER_EPOCH = 110
+UNRELEASED_INSTANCE_ID = 111
+UNSUPPORTED_ASSIGNOR = 112
+INVALID_REGULAR_EXPRESSION = 128
+TOPIC_AUTHORIZATION_FAILED = 29
+
+# ConsumerGroupDescribe v1 member types
+MEMBER_TYPE_CLASSIC, MEMBER_TYPE_CONSUMER = 0, 1

@@ -1,0 +1,64 @@
+"""ConsumerGroupDescribe v0-1 (api 69; spec §D.8): group state, epochs, assignor, and per member its
+epoch, identity, subscription, current assignment (assigned + pending revocation), target assignment
+and (v1) member type. Topic names come from the live catalog; a topic id it does not know any more is
+left out, as the broker leaves out topics missing from its metadata image."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kcodec.generated.consumer_group_describe import (Assignment, ConsumerGroupDescribeResponse, DescribedGroup,
+                                                      Member, TopicPartitions)
+
+from .. import errors as E
+from . import codes as K
+
+if TYPE_CHECKING:
+    from ..core import Ctx, GroupCoordinator
+
+AUTHORIZED_OPERATIONS_OMITTED = -2147483648
+
+
+def _assignment(c: "GroupCoordinator", *parts: dict) -> Assignment:
+    merged: dict = {}
+    for src in parts:
+        for t, ps in src.items():
+            if ps:
+                merged.setdefault(t, set()).update(ps)
+    out = []
+    for t, ps in merged.items():
+        info = c.topics.topic(t)
+        if info is not None:
+            out.append(TopicPartitions(topic_id=t, topic_name=info.name, partitions=sorted(ps)))
+    out.sort(key=lambda tp: tp.topic_name)
+    return Assignment(topic_partitions=out)
+
+
+def consumer_group_describe(c: "GroupCoordinator", ctx: "Ctx", req) -> None:
+    out = []
+    for gid in req.group_ids:
+        if not gid:
+            out.append(DescribedGroup(error_code=E.INVALID_GROUP_ID, error_message="Group id cannot be empty.",
+                                      group_id="", group_state="", assignor_name="", members=[],
+                                      authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
+            continue
+        g = c.consumer_groups.get(gid)
+        if g is None:
+            msg = (f"Group {gid} is not a consumer group." if gid in c.groups
+                   else f"Group {gid} not found.")
+            out.append(DescribedGroup(error_code=E.GROUP_ID_NOT_FOUND, error_message=msg, group_id=gid,
+                                      group_state="", assignor_name="", members=[],
+                                      authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
+            continue
+        members = [Member(
+            member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id, member_epoch=m.member_epoch,
+            client_id=m.client_id, client_host=m.client_host,
+            subscribed_topic_names=sorted(m.subscribed_topic_names), subscribed_topic_regex=m.subscribed_topic_regex,
+            assignment=_assignment(c, m.assigned, m.pending_revocation), target_assignment=_assignment(c, m.target),
+            member_type=K.MEMBER_TYPE_CONSUMER if ctx.version >= 1 else -1)
+            for m in g.members.values()]
+        out.append(DescribedGroup(
+            error_code=E.NONE, group_id=gid, group_state=g.state, group_epoch=g.group_epoch,
+            assignment_epoch=g.assignment_epoch, assignor_name=g.preferred_assignor(c.cfg.consumer_assignors[0]),
+            members=members, authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
+    c.respond(ctx.token, ConsumerGroupDescribeResponse(groups=out))

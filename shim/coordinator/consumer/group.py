@@ -1,0 +1,171 @@
+"""KIP-848 consumer group and member state (Kafka's ConsumerGroup / ConsumerGroupMember, in our words).
+
+Spec §D: a group epoch (bumped when subscriptions, resolved metadata or membership change), the epoch
+of the target assignment, and per member its epoch, previous epoch, reconciliation state (§D.4),
+assigned partitions (each with the epoch it was assigned at, KIP-1251), partitions pending
+revocation and its target assignment. Group state is derived (EMPTY/ASSIGNING/RECONCILING/STABLE).
+`owners` maps every partition assigned or pending revocation to the member holding it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+
+# member states (Kafka's MemberState codes, persisted)
+STABLE, UNREVOKED, UNRELEASED, UNKNOWN = 0, 1, 2, 127
+MEMBER_STATE_NAMES = {STABLE: "STABLE", UNREVOKED: "UNREVOKED_PARTITIONS", UNRELEASED: "UNRELEASED_PARTITIONS",
+                      UNKNOWN: "UNKNOWN"}
+# group states as the broker reports them (ListGroups, ConsumerGroupDescribe)
+G_EMPTY, G_ASSIGNING, G_RECONCILING, G_STABLE, G_DEAD = "Empty", "Assigning", "Reconciling", "Stable", "Dead"
+
+LEAVE_EPOCH, STATIC_LEAVE_EPOCH = -1, -2
+
+Assignment = dict  # uuid.UUID -> frozenset[int]
+
+
+@dataclass
+class ConsumerMember:
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    client_id: str = ""
+    client_host: str = ""
+    rebalance_timeout_ms: int = -1
+    server_assignor: str | None = None
+    subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None
+    member_epoch: int = 0
+    previous_member_epoch: int = -1
+    state: int = STABLE
+    assigned: dict = field(default_factory=dict)        # topic id -> {partition: assignment epoch}
+    pending_revocation: dict = field(default_factory=dict)   # topic id -> frozenset[int]
+    target: dict = field(default_factory=dict)          # topic id -> frozenset[int]
+    session_deadline: int = 0
+    session_armed: bool = False
+
+    def assigned_sets(self) -> dict:
+        return {t: frozenset(ps) for t, ps in self.assigned.items() if ps}
+
+    def subscription_key(self) -> tuple:
+        return (self.subscribed_topic_names, self.subscribed_topic_regex)
+
+
+class ConsumerGroup:
+    def __init__(self, group_id: str, group_epoch: int = 0, assignment_epoch: int = 0):
+        self.group_id = group_id
+        self.group_epoch = group_epoch
+        self.assignment_epoch = assignment_epoch
+        self.assignment_timestamp_ms = -1          # when the target was last computed (-1 = never)
+        self.members: dict[str, ConsumerMember] = {}
+        self.static_members: dict[str, str] = {}   # instance id -> member id
+        self.owners: dict[uuid.UUID, dict[int, str]] = {}
+        self.resolved_cache: dict = {}              # (names, regex) -> topic ids, for topics_version
+        self.name_counts: Counter = Counter()      # subscribed topic name -> members
+        self.regex_counts: Counter = Counter()     # regex -> members
+        self.regex_topics: dict[str, frozenset[str]] = {}   # resolved regexes
+        self.metadata_snapshot: dict | None = None  # topic id -> partitions, when the epoch was last set
+        self.assignor_counts: Counter = Counter()
+        self.topics_version = -1                   # TopicCatalog.version this group last resolved against
+
+    # ---------------------------------------------------------------- derived state
+    @property
+    def state(self) -> str:
+        if not self.members:
+            return G_EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return G_ASSIGNING
+        for m in self.members.values():
+            if m.state != STABLE or m.member_epoch != self.assignment_epoch:
+                return G_RECONCILING
+        return G_STABLE
+
+    def subscribed_names(self) -> set[str]:
+        names = set(self.name_counts)
+        for rx in self.regex_counts:
+            names |= self.regex_topics.get(rx, frozenset())
+        return names
+
+    def member_topic_names(self, m: ConsumerMember) -> set[str]:
+        names = set(m.subscribed_topic_names)
+        if m.subscribed_topic_regex:
+            names |= self.regex_topics.get(m.subscribed_topic_regex, frozenset())
+        return names
+
+    def preferred_assignor(self, default: str) -> str:
+        if not self.assignor_counts:
+            return default
+        return max(self.assignor_counts.items(), key=lambda kv: kv[1])[0]
+
+    # ---------------------------------------------------------------- membership
+    def add(self, m: ConsumerMember) -> None:
+        self.members[m.member_id] = m
+        if m.instance_id is not None:
+            self.static_members[m.instance_id] = m.member_id
+        self._count(m, 1)
+        self._own(m)
+
+    def remove(self, member_id: str) -> ConsumerMember | None:
+        m = self.members.pop(member_id, None)
+        if m is None:
+            return None
+        if m.instance_id is not None and self.static_members.get(m.instance_id) == member_id:
+            del self.static_members[m.instance_id]
+        self._count(m, -1)
+        self._disown(m)
+        for rx in [r for r in self.regex_topics if r not in self.regex_counts]:
+            del self.regex_topics[rx]
+        return m
+
+    def set_subscription(self, m: ConsumerMember, names: tuple[str, ...], regex: str | None,
+                         assignor: str | None) -> None:
+        self._count(m, -1)
+        m.subscribed_topic_names, m.subscribed_topic_regex, m.server_assignor = names, regex, assignor
+        self._count(m, 1)
+
+    def _count(self, m: ConsumerMember, d: int) -> None:
+        for n in m.subscribed_topic_names:
+            self.name_counts[n] += d
+            if self.name_counts[n] <= 0:
+                del self.name_counts[n]
+        for key, counter in ((m.subscribed_topic_regex, self.regex_counts), (m.server_assignor, self.assignor_counts)):
+            if key:
+                counter[key] += d
+                if counter[key] <= 0:
+                    del counter[key]
+
+    # ---------------------------------------------------------------- ownership
+    # owners: topic id -> {partition: member id} (nested, so a partition lookup hashes the topic id once)
+    def owner(self, t: uuid.UUID, p: int) -> str | None:
+        parts = self.owners.get(t)
+        return None if parts is None else parts.get(p)
+
+    def _own(self, m: ConsumerMember) -> None:
+        owners, mid = self.owners, m.member_id
+        for src in (m.assigned, m.pending_revocation):
+            for t, ps in src.items():
+                if ps:
+                    tp = owners.get(t)
+                    if tp is None:
+                        tp = owners[t] = {}
+                    for p in ps:
+                        tp[p] = mid
+
+    def _disown(self, m: ConsumerMember) -> None:
+        owners, mid = self.owners, m.member_id
+        for src in (m.assigned, m.pending_revocation):
+            for t, ps in src.items():
+                tp = owners.get(t)
+                if tp is None:
+                    continue
+                for p in ps:
+                    if tp.get(p) == mid:
+                        del tp[p]
+
+    def set_current(self, m: ConsumerMember, epoch: int, previous: int, state: int, assigned: dict,
+                    pending: dict) -> None:
+        self._disown(m)
+        m.member_epoch, m.previous_member_epoch, m.state = epoch, previous, state
+        m.assigned, m.pending_revocation = assigned, pending
+        self._own(m)

@@ -1,0 +1,311 @@
+"""ConsumerGroupHeartbeat v0-1 (api 68): validation §D.1, leave §D.2, join/heartbeat §D.3,
+reconciliation §D.4 (reconcile.py), timers §D.5 and fencing §D.7 (membership.py).
+
+Differences from the broker: regular expressions are resolved synchronously against kshim's topic
+catalog (the broker resolves them asynchronously and bumps the epoch when the result arrives; both end
+one epoch later with the same topics); online migration with classic groups (§D.9) is not done: a
+heartbeat with epoch 0 on a non-empty classic group answers GROUP_ID_NOT_FOUND, as the broker does
+with `group.consumer.migration.policy=disabled`.
+"""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from typing import TYPE_CHECKING
+
+from kcodec.generated.consumer_group_heartbeat import (Assignment, ConsumerGroupHeartbeatResponse,
+                                                       ConsumerGroupHeartbeatResponseTopicPartitions)
+
+from .. import errors as E
+from ..group import DEAD, EMPTY
+from . import codes as K
+from .group import LEAVE_EPOCH, STABLE, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerGroup, ConsumerMember
+from .membership import arm_rebalance, arm_session, fence, rebalance_key
+from .persist import write_current, write_group, write_member, write_target
+from .reconcile import FencedEpoch, next_state
+from .regex import InvalidRegex, resolve
+from .target import bump_epoch, maybe_compute_target, refresh_group_metadata, subscribed_ids
+
+if TYPE_CHECKING:
+    from ..core import Ctx, GroupCoordinator
+
+
+class HeartbeatError(Exception):
+    def __init__(self, code: int, message: str | None = None):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def error_response(code: int, message: str | None) -> ConsumerGroupHeartbeatResponse:
+    return ConsumerGroupHeartbeatResponse(error_code=code, error_message=message, member_id=None,
+                                          member_epoch=0, heartbeat_interval_ms=0, assignment=None)
+
+
+def consumer_group_heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> None:
+    try:
+        validate(c, ctx.version, req)
+        if req.member_epoch < 0:
+            body = _leave(c, req)
+        else:
+            body = _heartbeat(c, ctx, req)
+    except HeartbeatError as e:
+        body = error_response(e.code, e.message)
+    c.respond(ctx.token, body)
+
+
+# ---------------------------------------------------------------------------------- §D.1
+def validate(c: "GroupCoordinator", version: int, req) -> None:
+    def invalid(msg: str):
+        raise HeartbeatError(K.INVALID_REQUEST, msg)
+
+    if not req.group_id:
+        invalid("GroupId can't be empty.")
+    if req.instance_id is not None and not req.instance_id:
+        invalid("InstanceId can't be empty.")
+    if req.rack_id is not None and not req.rack_id:
+        invalid("RackId can't be empty.")
+    epoch = req.member_epoch
+    if (version >= 1 or epoch > 0 or epoch == LEAVE_EPOCH) and not req.member_id:
+        invalid("MemberId can't be empty.")
+    if epoch == 0:
+        if req.rebalance_timeout_ms == -1:
+            invalid("RebalanceTimeoutMs must be provided in first request.")
+        if req.topic_partitions is None or req.topic_partitions:
+            invalid("TopicPartitions must be empty when (re-)joining.")
+        regex = req.subscribed_topic_regex if version >= 1 else None
+        if req.subscribed_topic_names is None and regex is None:
+            invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+    elif epoch == STATIC_LEAVE_EPOCH:
+        if req.instance_id is None:
+            invalid("InstanceId can't be null.")
+    elif epoch < STATIC_LEAVE_EPOCH:
+        invalid(f"MemberEpoch is invalid: {epoch}.")
+    if req.server_assignor is not None and req.server_assignor not in c.cfg.consumer_assignors:
+        raise HeartbeatError(K.UNSUPPORTED_ASSIGNOR,
+                             f"ServerAssignor {req.server_assignor} is not supported. Supported assignors: "
+                             f"{', '.join(c.cfg.consumer_assignors)}.")
+
+
+# ---------------------------------------------------------------------------------- §D.2
+def _leave(c: "GroupCoordinator", req) -> ConsumerGroupHeartbeatResponse:
+    g = c.consumer_groups.get(req.group_id)
+    if g is None:
+        raise HeartbeatError(E.GROUP_ID_NOT_FOUND, f"Group {req.group_id} not found.")
+    if req.instance_id is None:
+        m = g.members.get(req.member_id)
+        if m is None:
+            raise HeartbeatError(E.UNKNOWN_MEMBER_ID,
+                                 f"Member {req.member_id} is not a member of group {g.group_id}.")
+    else:
+        mid = g.static_members.get(req.instance_id)
+        if mid is None:
+            raise HeartbeatError(E.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
+        if mid != req.member_id:
+            raise HeartbeatError(E.FENCED_INSTANCE_ID,
+                                 f"Instance id {req.instance_id} is in use by another member ({mid}).")
+        m = g.members[mid]
+        if req.member_epoch == STATIC_LEAVE_EPOCH:
+            assigned = {t: {p: 0 for p in ps} for t, ps in m.assigned.items()}
+            g.set_current(m, STATIC_LEAVE_EPOCH, m.previous_member_epoch, m.state, assigned, {})
+            write_current(c, g, m)
+            c.timers.cancel(rebalance_key(g.group_id, m.member_id))
+            c.event("member_left_temporarily", g.group_id, member=m.member_id, instance=m.instance_id)
+            return ConsumerGroupHeartbeatResponse(member_id=m.member_id, member_epoch=STATIC_LEAVE_EPOCH)
+    fence(c, g, m, "the member left the group")
+    return ConsumerGroupHeartbeatResponse(member_id=m.member_id, member_epoch=LEAVE_EPOCH)
+
+
+# ---------------------------------------------------------------------------------- §D.3
+def kafka_uuid(c: "GroupCoordinator") -> str:
+    raw = c._uuid()
+    try:
+        b = uuid.UUID(raw).bytes
+    except ValueError:
+        return raw
+    return base64.urlsafe_b64encode(b).decode().rstrip("=")
+
+
+def _group_for_join(c: "GroupCoordinator", req) -> tuple[ConsumerGroup, bool]:
+    gid, epoch = req.group_id, req.member_epoch
+    g = c.consumer_groups.get(gid)
+    if g is not None:
+        return g, False
+    if epoch != 0:
+        raise HeartbeatError(E.GROUP_ID_NOT_FOUND, f"Group {gid} not found.")
+    classic = c.groups.get(gid)
+    if classic is not None and classic.state != DEAD:
+        if classic.state != EMPTY or classic.members:
+            raise HeartbeatError(E.GROUP_ID_NOT_FOUND,
+                                 f"Cannot upgrade classic group {gid} to consumer group because the online "
+                                 f"upgrade is disabled.")
+    return ConsumerGroup(gid, group_epoch=1, assignment_epoch=1), True
+
+
+def _reported(req) -> dict | None:
+    if req.topic_partitions is None:
+        return None
+    return {tp.topic_id: frozenset(tp.partitions) for tp in req.topic_partitions}
+
+
+def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeatResponse:
+    v, epoch = ctx.version, req.member_epoch
+    g, created = _group_for_join(c, req)
+    member_id = req.member_id or ""
+    if len(g.members) >= c.cfg.consumer_max_size and (not member_id or member_id not in g.members):
+        raise HeartbeatError(E.GROUP_MAX_SIZE_REACHED,
+                             f"The consumer group has reached its maximum capacity of "
+                             f"{c.cfg.consumer_max_size} members.")
+    if not member_id:
+        member_id = kafka_uuid(c)
+    reported = _reported(req)
+    m, new, replaced = _member_for(c, g, req, member_id)
+    if not new and epoch != 0 and epoch != m.member_epoch:
+        if epoch > m.member_epoch or not (epoch == m.previous_member_epoch and reported is not None
+                                          and _subset(reported, m.assigned)):
+            raise HeartbeatError(K.FENCED_MEMBER_EPOCH,
+                                 f"The consumer group member has a {'greater' if epoch > m.member_epoch else 'smaller'}"
+                                 f" member epoch ({epoch}) than the one known by the group coordinator "
+                                 f"({m.member_epoch}). The member must abandon all its partitions and rejoin.")
+    regex = req.subscribed_topic_regex if v >= 1 else None
+    if regex and regex not in g.regex_topics:
+        try:
+            resolved = resolve(regex, c.topics)
+        except InvalidRegex as e:
+            raise HeartbeatError(K.INVALID_REGULAR_EXPRESSION, e.message) from None
+    else:
+        resolved = None
+
+    # -- the request is accepted from here on: state changes and records
+    if created:
+        if req.group_id in c.groups:                 # an empty classic group is replaced
+            c.groups.pop(req.group_id)
+            c.event("group_converted", req.group_id, to="consumer")
+        c.consumer_groups[g.group_id] = g
+        g.metadata_snapshot = {}
+        g.topics_version = c.topics.version
+        write_group(c, g)
+    if new:
+        g.add(m)
+    if resolved is not None:
+        g.regex_topics[regex] = resolved
+    refresh_group_metadata(c, g)
+    changed = _update_member(g, m, req, ctx, v)
+    sub_changed = changed[1]
+    if changed[0] or new:
+        write_member(c, g, m)
+    if replaced is not None:
+        write_target(c, g, m)
+    if sub_changed:
+        bump_epoch(c, g, f"member {m.member_id} subscription changed")
+    maybe_compute_target(c, g)
+
+    # -- §D.4 reconciliation of this member
+    old_assigned = m.assigned
+    old_state = m.state
+    ids = subscribed_ids(c, g, m)
+    target = {t: ps for t, ps in m.target.items() if t in ids}
+    try:
+        nxt = next_state(m, g.assignment_epoch, target, reported, g.owners, ids, sub_changed)
+    except FencedEpoch:
+        raise HeartbeatError(K.FENCED_MEMBER_EPOCH, "The member is in an unknown state; it must rejoin.") from None
+    if nxt is None and (new or replaced is not None):
+        nxt = (m.member_epoch, m.previous_member_epoch, m.state, m.assigned, m.pending_revocation)
+    if nxt is not None:
+        g.set_current(m, *nxt)
+        write_current(c, g, m)
+    if m.state == UNREVOKED:
+        if old_state != UNREVOKED or new:
+            arm_rebalance(c, g, m)
+    else:
+        c.timers.cancel(rebalance_key(g.group_id, m.member_id))
+    arm_session(c, g, m)
+
+    full = (req.rebalance_timeout_ms != -1 and (req.subscribed_topic_names is not None or regex is not None)
+            and req.topic_partitions is not None)
+    assignment = None
+    if epoch == 0 or full or (m.assigned is not old_assigned and not _same_partitions(m.assigned, old_assigned)):
+        assignment = Assignment(topic_partitions=[
+            ConsumerGroupHeartbeatResponseTopicPartitions(topic_id=t, partitions=sorted(ps))
+            for t, ps in m.assigned.items() if ps])
+    return ConsumerGroupHeartbeatResponse(member_id=m.member_id, member_epoch=m.member_epoch,
+                                          heartbeat_interval_ms=c.cfg.consumer_heartbeat_interval_ms,
+                                          assignment=assignment)
+
+
+def _same_partitions(a: dict, b: dict) -> bool:
+    ka = [t for t, ps in a.items() if ps]
+    if len(ka) != sum(1 for ps in b.values() if ps):
+        return False
+    for t in ka:
+        pb = b.get(t)
+        if pb is None or a[t].keys() != pb.keys():
+            return False
+    return True
+
+
+def _subset(reported: dict, assigned: dict) -> bool:
+    for t, ps in reported.items():
+        if not ps:
+            continue
+        have = assigned.get(t)
+        if have is None or any(p not in have for p in ps):
+            return False
+    return True
+
+
+def _member_for(c: "GroupCoordinator", g: ConsumerGroup, req, member_id: str):
+    """(member, is new, replaced static member or None); raises the identity errors of §D.3 4-5."""
+    epoch, instance = req.member_epoch, req.instance_id
+    if instance is None:
+        m = g.members.get(member_id)
+        if m is not None:
+            return m, False, None
+        if epoch != 0:
+            raise HeartbeatError(E.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {g.group_id}.")
+        return ConsumerMember(member_id, previous_member_epoch=-1), True, None
+    held = g.static_members.get(instance)
+    if epoch != 0:
+        if held is None:
+            raise HeartbeatError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance} is unknown.")
+        if held != member_id:
+            raise HeartbeatError(E.FENCED_INSTANCE_ID, f"Instance id {instance} is in use by another member.")
+        return g.members[held], False, None
+    if held is None:
+        m = g.members.get(member_id)
+        if m is not None:
+            return m, False, None
+        return ConsumerMember(member_id, instance_id=instance, previous_member_epoch=-1), True, None
+    old = g.members[held]
+    if old.member_epoch != STATIC_LEAVE_EPOCH:
+        raise HeartbeatError(K.UNRELEASED_INSTANCE_ID,
+                             f"Static member {held} with instance id {instance} cannot be replaced because it is "
+                             f"still in the group.")
+    # the new member id takes over the old one's subscription, assignment and target (no epoch bump)
+    from .membership import replace_static
+    return replace_static(c, g, old, member_id), True, old
+
+
+def _update_member(g: ConsumerGroup, m: ConsumerMember, req, ctx: "Ctx", v: int) -> tuple[bool, bool]:
+    """Apply step 7; (anything changed, subscription changed)."""
+    changed = False
+    for attr, value in (("instance_id", req.instance_id), ("rack_id", req.rack_id)):
+        if value is not None and getattr(m, attr) != value:
+            setattr(m, attr, value)
+            changed = True
+    if req.rebalance_timeout_ms != -1 and m.rebalance_timeout_ms != req.rebalance_timeout_ms:
+        m.rebalance_timeout_ms = req.rebalance_timeout_ms
+        changed = True
+    if m.client_id != ctx.client_id or m.client_host != ctx.client_host:
+        m.client_id, m.client_host = ctx.client_id, ctx.client_host
+        changed = True
+    names = m.subscribed_topic_names if req.subscribed_topic_names is None else tuple(req.subscribed_topic_names)
+    regex = m.subscribed_topic_regex
+    if v >= 1 and req.subscribed_topic_regex is not None:
+        regex = req.subscribed_topic_regex or None
+    assignor = m.server_assignor if req.server_assignor is None else req.server_assignor
+    sub_changed = set(names) != set(m.subscribed_topic_names) or regex != m.subscribed_topic_regex
+    if sub_changed or names != m.subscribed_topic_names or assignor != m.server_assignor:
+        g.set_subscription(m, names, regex, assignor)
+        changed = True
+    return changed, sub_changed

@@ -1,0 +1,80 @@
+"""Member-epoch rules of OffsetCommit, TxnOffsetCommit and OffsetFetch on consumer groups (spec §C.2
+"KIP-848 group", §C.3, §C.4). offsets.py and txn_offsets.py call these where they would look up a
+classic group; OffsetFetch v9+ group errors are applied by `wrap_fetch` after offsets.py answered."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import errors as E
+
+if TYPE_CHECKING:
+    from ..core import Ctx, GroupCoordinator
+
+
+def commit_error(c: "GroupCoordinator", ctx: "Ctx", req, txn: bool = False) -> int:
+    g = c.consumer_groups[req.group_id]
+    if txn:
+        epoch = req.generation_id if ctx.version >= 3 else -1
+        member_id = (req.member_id or "") if ctx.version >= 3 else ""
+        instance_id = req.group_instance_id if ctx.version >= 3 else None
+        if epoch == -1 and not member_id and instance_id is None:
+            return E.NONE
+    else:
+        epoch, member_id = req.generation_id_or_member_epoch, req.member_id or ""
+    if epoch < 0 and not g.members:
+        return E.NONE
+    m = g.members.get(member_id)
+    if m is None:
+        return E.UNKNOWN_MEMBER_ID
+    if not txn and ctx.version < 9:
+        return E.UNSUPPORTED_VERSION
+    if epoch == m.member_epoch:
+        return E.NONE
+    stale = E.ILLEGAL_GENERATION if txn else E.STALE_MEMBER_EPOCH
+    if epoch > m.member_epoch:
+        return stale
+    # KIP-1251: an older epoch is fine for partitions the member still holds since that epoch
+    for t in req.topics:
+        info = c.topics.get(t.name)
+        if info is None:
+            if txn:
+                return E.ILLEGAL_GENERATION
+            continue                         # answered UNKNOWN_TOPIC_OR_PARTITION by offsets.py
+        assigned = m.assigned.get(info.topic_id, {})
+        pending = m.pending_revocation.get(info.topic_id, frozenset())
+        for p in t.partitions:
+            assigned_at = assigned.get(p.partition_index)
+            if assigned_at is not None:
+                if epoch < assigned_at:
+                    return stale
+            elif p.partition_index not in pending:
+                return stale
+    return E.NONE
+
+
+def fetch_error(c: "GroupCoordinator", group_id: str, member_id: str | None, epoch: int) -> int:
+    g = c.consumer_groups.get(group_id)
+    if g is None or (member_id is None and epoch < 0):
+        return E.NONE
+    m = g.members.get(member_id or "")
+    if m is None:
+        return E.UNKNOWN_MEMBER_ID
+    if epoch != m.member_epoch:
+        return E.STALE_MEMBER_EPOCH
+    return E.NONE
+
+
+def wrap_fetch(c: "GroupCoordinator") -> None:
+    classic = c.handlers[9]
+
+    def offset_fetch(c: "GroupCoordinator", ctx: "Ctx", req) -> None:
+        classic(c, ctx, req)
+        if ctx.version < 9 or not c.consumer_groups:
+            return
+        body = c.out[-1].body
+        for rg, out in zip(req.groups, body.groups):
+            err = fetch_error(c, rg.group_id, rg.member_id, rg.member_epoch)
+            if err:
+                out.error_code, out.topics = err, []
+    c.handlers[9] = offset_fetch

@@ -1,0 +1,113 @@
+"""The target assignment of a consumer group (Kafka's TargetAssignmentBuilder; spec §D.3 steps 9-10).
+
+Subscriptions are resolved against live metadata (`c.topics`): names that exist and the topics
+matched by the group's resolved regexes. The metadata snapshot (topic id -> partition count of the
+subscribed topics) stands for Kafka's metadata hash: a change bumps the group epoch. The target is
+recomputed when the group epoch is ahead of the assignment epoch and the last computation is at least
+`consumer_assignment_interval_ms` old; only members whose target changed get a record.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .group import ConsumerGroup, ConsumerMember
+from .persist import write_group, write_target
+
+if TYPE_CHECKING:
+    from ..core import GroupCoordinator
+
+
+def subscribed_ids(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) -> frozenset:
+    """The topic ids a member's subscription resolves to (cached per subscription and catalog version)."""
+    key = (m.subscribed_topic_names, m.subscribed_topic_regex)
+    cache = g.resolved_cache
+    if cache.get("version") != (c.topics.version, len(g.regex_topics)):
+        cache.clear()
+        cache["version"] = (c.topics.version, len(g.regex_topics))
+    ids = cache.get(key)
+    if ids is None:
+        topics = c.topics
+        ids = cache[key] = frozenset(info.topic_id for info in map(topics.get, g.member_topic_names(m))
+                                     if info is not None)
+    return ids
+
+
+def metadata_snapshot(c: "GroupCoordinator", g: ConsumerGroup) -> dict:
+    topics = c.topics
+    snap = {}
+    for name in g.subscribed_names():
+        info = topics.get(name)
+        if info is not None:
+            snap[info.topic_id] = (name, info.partitions)
+    return snap
+
+
+def bump_epoch(c: "GroupCoordinator", g: ConsumerGroup, reason: str) -> None:
+    g.group_epoch += 1
+    g.metadata_snapshot = metadata_snapshot(c, g)
+    write_group(c, g)
+    c.event("group_epoch", g.group_id, epoch=g.group_epoch, reason=reason)
+
+
+def maybe_refresh_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> bool:
+    """Bump the group epoch when the subscribed topics' metadata changed since the last bump."""
+    snap = metadata_snapshot(c, g)
+    if g.metadata_snapshot is not None and snap == g.metadata_snapshot:
+        return False
+    if g.metadata_snapshot is None:            # first look after a replay: the baseline
+        g.metadata_snapshot = snap
+        return False
+    bump_epoch(c, g, "metadata changed")
+    return True
+
+
+def refresh_group_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> None:
+    """When the topic catalog moved since this group last looked: re-resolve its regexes, then bump
+    the group epoch if the subscribed topics' metadata changed (spec §D.3 steps 8-9, §F)."""
+    version = c.topics.version
+    if g.topics_version == version:
+        return
+    g.topics_version = version
+    if g.regex_topics:
+        from .regex import resolve
+        for rx in list(g.regex_topics):
+            g.regex_topics[rx] = resolve(rx, c.topics)
+        g.resolved_cache.clear()
+    maybe_refresh_metadata(c, g)
+
+
+def maybe_compute_target(c: "GroupCoordinator", g: ConsumerGroup) -> None:
+    if g.group_epoch <= g.assignment_epoch:
+        return
+    interval = c.cfg.consumer_assignment_interval_ms
+    if g.assignment_timestamp_ms >= 0 and interval > 0 and c.now - g.assignment_timestamp_ms < interval:
+        return
+    compute_target(c, g)
+
+
+def compute_target(c: "GroupCoordinator", g: ConsumerGroup) -> None:
+    from ..assignors import AssignorError, MemberSubscription, TopicMetadata, assign, is_homogeneous
+    topics = {}
+    for tid, (name, parts) in (g.metadata_snapshot or metadata_snapshot(c, g)).items():
+        topics[tid] = TopicMetadata(tid, name, parts)
+    subs = {}
+    for mid, m in g.members.items():
+        ids = frozenset(t for t in subscribed_ids(c, g, m) if t in topics)
+        subs[mid] = MemberSubscription(mid, m.instance_id, m.rack_id, ids,
+                                       {t: ps for t, ps in m.target.items() if t in ids})
+    name = g.preferred_assignor(c.cfg.consumer_assignors[0])
+    homogeneous = is_homogeneous((m.subscribed_topic_names, m.subscribed_topic_regex) for m in g.members.values())
+    try:
+        result = assign(name, subs, topics, homogeneous=homogeneous)
+    except AssignorError:
+        raise
+    for mid, m in g.members.items():
+        new = {t: frozenset(ps) for t, ps in result.get(mid, {}).items() if ps}
+        if new != m.target:
+            m.target = new
+            write_target(c, g, m)
+    g.assignment_epoch = g.group_epoch
+    g.assignment_timestamp_ms = c.now
+    write_group(c, g)
+    c.event("target_assignment", g.group_id, epoch=g.assignment_epoch, assignor=name, members=len(g.members))

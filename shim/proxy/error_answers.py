@@ -1,0 +1,149 @@
+"""Error answers in the real response shape of an API/version, built with kcodec's generated classes
+(for fault injection, shim/proxy/faults.py).
+
+Follows how a Kafka broker answers a request it fails as a whole (`AbstractRequest.getErrorResponse`
+in the Kafka clients): every error field the response has is set to the code - the top-level
+`error_code` when the response has one at that version, and one entry per requested group, topic
+and partition (mirrored from the decoded request) with the partition-level error code. Responses
+with neither (e.g. ApiVersions, SASL) are not supported: `supports()` says which API keys are.
+"""
+
+from __future__ import annotations
+
+from kcodec import api
+
+_ZERO = b"\x00" * 16
+
+
+def _mirror_topics(topics, topic_cls, part_cls, parts_attr: str, req_parts_attr: str, index_of, **part_fields):
+    """[topic_cls(name, partitions=[part_cls(partition_index, error_code, ...)])] mirrored from a request."""
+    out = []
+    for t in topics or []:
+        kw = {"name": getattr(t, "name", getattr(t, "topic", ""))}
+        tid = getattr(t, "topic_id", None)
+        if tid is not None and "topic_id" in topic_cls.__slots__:
+            kw["topic_id"] = tid
+        parts = [part_cls(**{index_of[0]: (p if isinstance(p, int) else getattr(p, index_of[1])), **part_fields})
+                 for p in getattr(t, req_parts_attr) or []]
+        kw[parts_attr] = parts
+        if "topic" in topic_cls.__slots__ and "name" not in topic_cls.__slots__:
+            kw["topic"] = kw.pop("name")
+        out.append(topic_cls(**kw))
+    return out
+
+
+def _produce(req, v, code):
+    from kcodec.generated.produce import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
+    return ProduceResponse(responses=_mirror_topics(
+        req.topic_data, TopicProduceResponse, PartitionProduceResponse, "partition_responses", "partition_data",
+        ("index", "index"), error_code=code, base_offset=-1))
+
+
+def _fetch(req, v, code):
+    from kcodec.generated.fetch import FetchableTopicResponse, FetchResponse, PartitionData
+    return FetchResponse(session_id=req.session_id if v >= 7 else 0, responses=_mirror_topics(
+        req.topics, FetchableTopicResponse, PartitionData, "partitions", "partitions",
+        ("partition_index", "partition"), error_code=code, high_watermark=-1, last_stable_offset=-1,
+        log_start_offset=-1))
+
+
+def _metadata(req, v, code):
+    from kcodec.generated.metadata import MetadataResponse, MetadataResponseTopic
+    topics = [MetadataResponseTopic(error_code=code, name=t.name, topic_id=t.topic_id or _ZERO)
+              for t in req.topics or []]
+    return MetadataResponse(topics=topics, controller_id=-1, error_code=code if v >= 13 else 0)
+
+
+def _find_coordinator(req, v, code):
+    from kcodec.generated.find_coordinator import Coordinator, FindCoordinatorResponse
+    if v >= 4:
+        return FindCoordinatorResponse(coordinators=[
+            Coordinator(key=k, node_id=-1, host="", port=-1, error_code=code) for k in req.coordinator_keys])
+    return FindCoordinatorResponse(error_code=code, node_id=-1, host="", port=-1)
+
+
+def _offset_commit(req, v, code):
+    from kcodec.generated.offset_commit import (OffsetCommitResponse, OffsetCommitResponsePartition,
+                                                OffsetCommitResponseTopic)
+    return OffsetCommitResponse(topics=_mirror_topics(
+        req.topics, OffsetCommitResponseTopic, OffsetCommitResponsePartition, "partitions", "partitions",
+        ("partition_index", "partition_index"), error_code=code))
+
+
+def _txn_offset_commit(req, v, code):
+    from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition,
+                                                    TxnOffsetCommitResponseTopic)
+    return TxnOffsetCommitResponse(topics=_mirror_topics(
+        req.topics, TxnOffsetCommitResponseTopic, TxnOffsetCommitResponsePartition, "partitions", "partitions",
+        ("partition_index", "partition_index"), error_code=code))
+
+
+def _offset_fetch(req, v, code):
+    from kcodec.generated.offset_fetch import OffsetFetchResponse, OffsetFetchResponseGroup
+    if v >= 8:
+        return OffsetFetchResponse(groups=[OffsetFetchResponseGroup(group_id=g.group_id, error_code=code)
+                                           for g in req.groups])
+    return OffsetFetchResponse(error_code=code if v >= 2 else 0)
+
+
+def _describe_groups(req, v, code):
+    from kcodec.generated.describe_groups import DescribedGroup, DescribeGroupsResponse
+    return DescribeGroupsResponse(groups=[DescribedGroup(error_code=code, group_id=g, group_state="",
+                                                         protocol_type="", protocol_data="")
+                                          for g in req.groups])
+
+
+def _delete_groups(req, v, code):
+    from kcodec.generated.delete_groups import DeletableGroupResult, DeleteGroupsResponse
+    return DeleteGroupsResponse(results=[DeletableGroupResult(group_id=g, error_code=code)
+                                         for g in req.groups_names])
+
+
+def _list_offsets(req, v, code):
+    from kcodec.generated.list_offsets import (ListOffsetsPartitionResponse, ListOffsetsResponse,
+                                               ListOffsetsTopicResponse)
+    return ListOffsetsResponse(topics=_mirror_topics(
+        req.topics, ListOffsetsTopicResponse, ListOffsetsPartitionResponse, "partitions", "partitions",
+        ("partition_index", "partition_index"), error_code=code, timestamp=-1, offset=-1))
+
+
+BUILDERS = {0: _produce, 1: _fetch, 2: _list_offsets, 3: _metadata, 8: _offset_commit, 9: _offset_fetch,
+            10: _find_coordinator, 15: _describe_groups, 28: _txn_offset_commit, 42: _delete_groups}
+
+
+def supports(api_key: int) -> bool:
+    """True when an error answer can be built for this API (a builder, or a top-level error_code)."""
+    if api_key in BUILDERS:
+        return True
+    try:
+        return "error_code" in api.RESPONSES[api_key].__slots__
+    except KeyError:
+        return False
+
+
+def error_body(api_key: int, version: int, request, code: int):
+    """The response body (a generated class instance) answering `request` with error `code`."""
+    build = BUILDERS.get(api_key)
+    if build is not None:
+        return build(request, version, code)
+    cls = api.RESPONSES[api_key]
+    if "error_code" not in cls.__slots__:
+        raise ValueError(f"no error answer for {api.API_KEYS.get(api_key, api_key)}")
+    body = cls()
+    body.error_code = code
+    if api_key == 47:             # OffsetDelete: a group-level error lists no topics
+        body.topics = []
+    if code and cls.decode(body.encode(version), version).error_code != code:
+        # an ignorable error_code that this version does not have: the answer would read as success
+        raise ValueError(f"{api.API_KEYS.get(api_key, api_key)} v{version} has no error code")
+    return body
+
+
+def error_frame(api_key: int, version: int, frame, code: int) -> bytes:
+    """Decode the request frame (header + body) and encode the error answer (header + body)."""
+    hv = api.request_header_version(api_key, version)
+    hdr, pos = api.RequestHeader.decode_from(frame, 0, hv)
+    request = api.REQUESTS[api_key].decode(memoryview(frame)[pos:], version)
+    body = error_body(api_key, version, request, code)
+    rhv = api.response_header_version(api_key, version)
+    return api.ResponseHeader(correlation_id=hdr.correlation_id).encode(rhv) + body.encode(version)

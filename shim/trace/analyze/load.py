@@ -1,0 +1,51 @@
+"""Trace files (gzip JSON lines and Parquet, as shim/trace/sink.py writes them) into one DataFrame
+with an explicit schema: no inference pass, and `body` kept as JSON text in both formats (Spark keeps
+a nested JSON value as its text for a STRING column)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# the columns the analysis reads; every other field of a record is ignored
+SCHEMA_DDL = ("type STRING, ts_ns BIGINT, wall_ms BIGINT, conn BIGINT, dir STRING, client_id STRING, "
+              "client_sw STRING, api_key INT, api STRING, api_version INT, corr INT, size BIGINT, "
+              "`group` STRING, member STRING, instance STRING, generation INT, event STRING, "
+              "error_codes ARRAY<INT>, body STRING")
+
+GROUP_APIS = (8, 11, 12, 13, 14)      # OffsetCommit, JoinGroup, Heartbeat, LeaveGroup, SyncGroup
+
+
+def trace_inputs(directory: Path) -> tuple[list[str], list[str]]:
+    """(JSON lines files, Parquet files) of a trace directory; `.part` files (still open) are left out."""
+    d = Path(directory)
+    names = sorted(p for p in d.iterdir() if p.name.startswith("trace-"))
+    return ([str(p) for p in names if p.name.endswith(".jsonl.gz")],
+            [str(p) for p in names if p.name.endswith(".parquet")])
+
+
+def load(spark, directory: Path):
+    """Every record of the trace (both formats unioned) with SCHEMA_DDL's columns."""
+    jsonl, parquet = trace_inputs(directory)
+    if not jsonl and not parquet:
+        raise FileNotFoundError(f"no trace files (trace-*.jsonl.gz, trace-*.parquet) in {directory}")
+    frames = []
+    if jsonl:
+        frames.append(spark.read.schema(SCHEMA_DDL).option("mode", "PERMISSIVE").json(jsonl))
+    if parquet:
+        frames.append(spark.read.schema(SCHEMA_DDL).parquet(*parquet))
+    df = frames[0]
+    for other in frames[1:]:
+        df = df.unionByName(other)
+    return df
+
+
+def group_records(df, group: str | None = None):
+    """The records the group analysis needs: coordinator events and the group APIs' frames between
+    the clients and kshim (kshim answers them itself, nothing goes upstream)."""
+    from pyspark.sql import functions as F
+    cond = ((F.col("type") == "event") | ((F.col("type") == "frame") & F.col("api_key").isin(*GROUP_APIS)
+                                          & F.col("dir").isin("client->kshim", "kshim->client")))
+    cond = cond & F.col("group").isNotNull()
+    if group is not None:
+        cond = cond & (F.col("group") == group)
+    return df.where(cond)

@@ -1,0 +1,53 @@
+"""The analysis job: load -> group records (cached) -> timelines, member stats -> anomalies -> report."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from pathlib import Path
+
+from .anomalies import anomalies
+from .load import group_records, load, trace_inputs
+from .members import member_stats
+from .rebalances import timelines
+from .report import write_report
+from .session import Progress
+
+
+def analyze(spark, directory: Path, out: Path, group: str | None = None, max_groups: int = 50,
+            png: bool = True, progress: Progress | None = None, master: str = "", count_all: bool = False) -> dict:
+    """`count_all`: also count every record of the trace (a second pass over all files)."""
+    from pyspark import StorageLevel
+    prog = progress or Progress(None)
+    t0 = time.monotonic()
+    jsonl, parquet = trace_inputs(directory)
+    prog.stage(f"load: {len(jsonl)} JSON lines file(s), {len(parquet)} Parquet file(s) from {directory}")
+    df = load(spark, directory)
+    grp = group_records(df, group).persist(StorageLevel.MEMORY_AND_DISK)
+    prog.stage("scan: selecting group records (JoinGroup, SyncGroup, LeaveGroup, Heartbeat, OffsetCommit, events)")
+    n_group = grp.count()
+    n_all = None
+    if count_all:
+        prog.stage(f"scan: {n_group} group records; counting all records")
+        n_all = df.count()
+    prog.stage("rebalances: per-group timelines")
+    tl = timelines(grp)
+    prog.stage(f"rebalances: {sum(r['generation'] is not None for r in tl['rounds'])} generations in "
+               f"{len({r['group'] for r in tl['rounds']})} group(s); members: heartbeat gaps, commit cadence")
+    members = [r.asDict() for r in member_stats(grp).collect()]
+    grp.unpersist()
+    prog.stage(f"members: {len(members)} member(s); anomalies")
+    flags = anomalies(tl["rounds"], tl["changes"], members)
+    prog.stage(f"report: {len(flags)} anomaly flag(s); writing Parquet tables, HTML and PNG to {out}")
+    summary = {"trace": str(directory), "records": n_all, "group_records": n_group, "group_filter": group,
+               "master": master, "made": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+               "inputs": {"jsonl": len(jsonl), "parquet": len(parquet)}}
+    tables = {"rebalances": tl["rounds"], "generation_members": tl["members"], "changes": tl["changes"],
+              "members": members, "anomalies": flags}
+    summary = write_report(out, summary, tables, max_groups=max_groups, png=png)
+    summary["seconds"] = round(time.monotonic() - t0, 1)
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    prog.stage(f"done in {summary['seconds']} s: {out / 'report.html'}"
+               + (f", {out / 'report.png'}" if summary.get("png") else " (no PNG: chromium not found)" if png else ""))
+    return summary

@@ -1,0 +1,171 @@
+"""Consumer groups seen by the other APIs: ConsumerGroupDescribe (§D.8), ListGroups/DescribeGroups/
+DeleteGroups/OffsetDelete (§B.4-B.7), classic APIs on a consumer group (§D.9 without migration),
+OffsetCommit/OffsetFetch/TxnOffsetCommit member epochs (§C.2-C.4; E 35, 36)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
+from shim.coordinator import errors as E
+from testsuite.coordinator.classic import FETCH, subscription
+from testsuite.coordinator.consumer.harness import Client, ConsumerHarness
+
+
+@pytest.fixture
+def h():
+    return ConsumerHarness({"foo": 4, "bar": 2})
+
+
+def stable_pair(h):
+    a, b = Client(h, "a"), Client(h, "b")
+    a.beat()
+    h.advance(1000)
+    b.beat()
+    for _ in range(3):
+        a.beat()
+        b.beat()
+    assert h.cg().state == "Stable"
+    return a, b
+
+
+def test_consumer_group_describe(h):
+    a, b = stable_pair(h)
+    (g,) = h.describe_cg("g").groups
+    assert (g.error_code, g.group_state, g.group_epoch, g.assignment_epoch, g.assignor_name) == (0, "Stable", 3, 3,
+                                                                                                 "uniform")
+    ms = {m.member_id: m for m in g.members}
+    assert set(ms) == {"a", "b"}
+    for cl in (a, b):
+        m = ms[cl.member_id]
+        assert m.member_epoch == 3 and m.member_type == 1 and m.subscribed_topic_names == ["foo"]
+        assert {tp.topic_name: tp.partitions for tp in m.assignment.topic_partitions} == cl.owned
+        assert {tp.topic_name: tp.partitions for tp in m.target_assignment.topic_partitions} == cl.owned
+    nf, empty = h.describe_cg("nope", "").groups
+    assert nf.error_code == E.GROUP_ID_NOT_FOUND and empty.error_code == E.INVALID_GROUP_ID
+    (v0,) = h.describe_cg("g", v=0).groups
+    assert v0.members[0].member_type == -1
+
+
+def test_list_and_describe_groups(h):
+    stable_pair(h)
+    h.cgh("empty", "x")
+    h.cgh("empty", "x", -1, topics=None, owned=None)
+    h.join("classic")                                     # a classic group being formed
+    listed = {g.group_id: (g.protocol_type, g.group_state, g.group_type) for g in h.list_groups().groups}
+    assert listed["g"] == ("consumer", "Stable", "consumer")
+    assert listed["empty"] == ("consumer", "Empty", "consumer")
+    assert listed["classic"][2] == "classic"
+    assert {g.group_id for g in h.list_groups(types=["Consumer"]).groups} == {"g", "empty"}
+    assert {g.group_id for g in h.list_groups(types=["classic"]).groups} == {"classic"}
+    assert {g.group_id for g in h.list_groups(states=["empty"]).groups} == {"empty", "classic"}   # pending only
+    assert {g.group_id for g in h.list_groups(states=["Stable"]).groups} == {"g"}
+    assert {g.group_id for g in h.list_groups(states=["empty"], types=["consumer"]).groups} == {"empty"}
+    (d,) = h.describe("g").groups                        # DescribeGroups: not a classic group
+    assert (d.error_code, d.group_state) == (E.GROUP_ID_NOT_FOUND, "Dead")
+
+
+def test_delete_groups(h):
+    stable_pair(h)
+    h.cgh("empty", "x")
+    h.cgh("empty", "x", -1, topics=None, owned=None)
+    h.commit("empty", {("foo", 0): 5})
+    res = {r.group_id: r.error_code for r in h.delete("g", "empty", "nope").results}
+    assert res == {"g": E.NON_EMPTY_GROUP, "empty": E.NONE, "nope": E.GROUP_ID_NOT_FOUND}
+    assert h.cg("empty") is None and h.cg("g") is not None
+    assert h.fetch("empty", {"foo": [0]})[1][("foo", 0)][0] == -1
+
+
+def test_offset_delete(h):
+    a, b = stable_pair(h)
+    h.commit("g", {("foo", 0): 1}, generation=a.epoch, member_id="a")
+    err, parts = h.offset_delete("g", {"foo": [0], "bar": [0]})
+    assert err == 0 and parts == {("foo", 0): E.GROUP_SUBSCRIBED_TO_TOPIC, ("bar", 0): E.NONE}
+    assert h.offset_delete("nope", {"foo": [0]})[0] == E.GROUP_ID_NOT_FOUND
+
+
+def test_classic_apis_on_a_consumer_group(h):
+    stable_pair(h)
+    r = h.answered(h.join("g"))
+    assert r.error_code == E.INCONSISTENT_GROUP_PROTOCOL
+    assert h.answered(h.sync("g", "a", 3)).error_code == E.UNKNOWN_MEMBER_ID
+    assert h.heartbeat("g", "a", 3).error_code == E.UNKNOWN_MEMBER_ID
+    r = h.leave("g", ("a", None))
+    assert [m.error_code for m in r.members] == [E.UNKNOWN_MEMBER_ID]
+
+
+def test_leave_group_admin_removal_of_a_static_member(h):
+    a = Client(h, "a", instance="ia")
+    a.beat()
+    epoch = h.cg().group_epoch
+    r = h.leave("g", ("", "ia"), ("", "nobody"))
+    assert [(m.member_id, m.error_code) for m in r.members] == [("a", 0), ("", E.UNKNOWN_MEMBER_ID)]
+    assert h.cg().members == {} and h.cg().group_epoch == epoch + 1
+
+
+def test_empty_groups_convert_both_ways(h):
+    h.cgh()
+    h.cgh(epoch=-1, topics=None, owned=None)
+    r = h.answered(h.join("g"))                           # empty consumer group -> classic
+    assert r.error_code == E.MEMBER_ID_REQUIRED and h.cg() is None and h.group("g") is not None
+    h2 = ConsumerHarness({"foo": 4})
+    h2.commit("s", {("foo", 0): 3})                        # a simple (empty classic) group
+    r = h2.cgh("s", "m")
+    assert r.error_code == 0 and h2.cg("s") is not None and h2.group("s") is None
+    assert h2.fetch("s", {"foo": [0]})[1][("foo", 0)][0] == 3
+
+
+def test_non_empty_classic_group_is_not_upgraded(h):
+    mid, tok = h.join_dynamic("c", protocols=(("range", subscription("foo")),))
+    h.advance(3000)
+    assert h.answered(tok).error_code == 0
+    r = h.cgh("c", "m")
+    assert r.error_code == E.GROUP_ID_NOT_FOUND
+
+
+# ---------------------------------------------------------------------- offsets (E 35, 36)
+def test_35_commit_member_epochs(h):
+    a, b = stable_pair(h)
+    owned_a = a.owned["foo"]
+    other = next(p for p in range(4) if p not in owned_a)
+    assert h.commit("g", {("foo", owned_a[0]): 1}, generation=3, member_id="a") == {("foo", owned_a[0]): 0}
+    assert h.commit("g", {("foo", owned_a[0]): 1}, generation=4, member_id="a") == {
+        ("foo", owned_a[0]): E.STALE_MEMBER_EPOCH}
+    assert h.commit("g", {("foo", 0): 1}, generation=3, member_id="zz") == {("foo", 0): E.UNKNOWN_MEMBER_ID}
+    assert h.commit("g", {("foo", 0): 1}) == {("foo", 0): E.UNKNOWN_MEMBER_ID}      # admin commit, members
+    assert h.commit("g", {("foo", owned_a[0]): 1}, generation=3, member_id="a", v=8) == {
+        ("foo", owned_a[0]): E.UNSUPPORTED_VERSION}
+    # KIP-1251: an older epoch is accepted for partitions held since then, the whole request fails otherwise
+    m = h.cg().members["a"]
+    at = {p: e for p, e in m.assigned[h.tid("foo")].items()}
+    p_old = next((p for p, e in at.items() if e <= 2), None)
+    if p_old is not None:
+        assert h.commit("g", {("foo", p_old): 1}, generation=2, member_id="a") == {("foo", p_old): 0}
+    res = h.commit("g", {("foo", owned_a[0]): 1, ("foo", other): 1}, generation=2, member_id="a")
+    assert set(res.values()) == {E.STALE_MEMBER_EPOCH}
+
+
+def test_admin_commit_on_empty_consumer_group(h):
+    h.cgh()
+    h.cgh(epoch=-1, topics=None, owned=None)
+    assert h.commit("g", {("foo", 0): 9}) == {("foo", 0): 0}
+    assert h.cg() is not None and h.group("g") is None       # no simple classic group appears
+
+
+def fetch_as(h, gid, member_id, epoch, v=9):
+    req = OffsetFetchRequest(groups=[OffsetFetchRequestGroup(group_id=gid, member_id=member_id, member_epoch=epoch,
+                                                             topics=[OffsetFetchRequestTopics(name="foo",
+                                                                                              topic_id=h.tid("foo"),
+                                                                                              partition_indexes=[0])])])
+    (g,) = h.immediate(FETCH, v, req).groups
+    return g.error_code, [p.committed_offset for t in g.topics for p in t.partitions]
+
+
+def test_36_fetch_member_epochs(h):
+    a, b = stable_pair(h)
+    h.commit("g", {("foo", a.owned["foo"][0]): 4}, generation=3, member_id="a")
+    assert fetch_as(h, "g", "a", 3)[0] == 0
+    assert fetch_as(h, "g", "a", 2) == (E.STALE_MEMBER_EPOCH, [])
+    assert fetch_as(h, "g", "zz", 3) == (E.UNKNOWN_MEMBER_ID, [])
+    assert fetch_as(h, "g", None, -1)[0] == 0
+    assert fetch_as(h, "nope", "a", 3) == (0, [-1])

@@ -1,0 +1,269 @@
+"""ConsumerGroupHeartbeat (spec §D.1-D.5, D.7), after GroupMetadataManagerTest /
+GroupCoordinatorServiceTest / ConsumerGroupHeartbeatRequestTest cases of spec §E (numbers in names)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shim.coordinator import errors as E
+from shim.coordinator.consumer import codes as K
+from shim.coordinator.consumer.group import STABLE, UNRELEASED, UNREVOKED
+from testsuite.coordinator.consumer.harness import Client, ConsumerHarness
+
+
+@pytest.fixture
+def h():
+    return ConsumerHarness({"foo": 6, "bar": 3})
+
+
+# ---------------------------------------------------------------------- §D.1 (E 39, 52)
+@pytest.mark.parametrize("kw, v, message", [
+    (dict(gid=""), 1, "GroupId can't be empty."),
+    (dict(instance=""), 1, "InstanceId can't be empty."),
+    (dict(rack=""), 1, "RackId can't be empty."),
+    (dict(member_id=""), 1, "MemberId can't be empty."),
+    (dict(member_id="", epoch=1, owned={}), 0, "MemberId can't be empty."),
+    (dict(member_id="", epoch=-1), 0, "MemberId can't be empty."),
+    (dict(rebalance=-1), 1, "RebalanceTimeoutMs must be provided in first request."),
+    (dict(owned=None), 1, "TopicPartitions must be empty when (re-)joining."),
+    (dict(owned={"foo": [0]}), 1, "TopicPartitions must be empty when (re-)joining."),
+    (dict(topics=None), 1, "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."),
+    (dict(epoch=-2), 1, "InstanceId can't be null."),
+    (dict(epoch=-3), 1, "MemberEpoch is invalid: -3."),
+])
+def test_39_request_validation(h, kw, v, message):
+    kw.setdefault("gid", "g")
+    r = h.cgh(kw.pop("gid"), v=v, **kw)
+    assert (r.error_code, r.error_message) == (K.INVALID_REQUEST, message)
+    assert r.member_id is None and r.member_epoch == 0 and r.heartbeat_interval_ms == 0
+    assert h.cg() is None
+
+
+def test_39_unsupported_assignor(h):
+    r = h.cgh(assignor="sticky")
+    assert r.error_code == K.UNSUPPORTED_ASSIGNOR
+    assert h.cgh(assignor="range").error_code == E.NONE
+
+
+def test_52_v0_member_id_generated_by_the_coordinator(h):
+    r = h.cgh(member_id="", v=0)
+    assert r.error_code == 0 and r.member_id == "u1"      # the harness's uuid source
+    assert r.member_epoch == 2 and h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5]}
+
+
+def test_empty_subscription_and_empty_regex_are_members_of_nothing(h):
+    r = h.cgh(topics=[])
+    assert r.error_code == 0 and r.member_epoch == 1 and h.names(r.assignment) == {}
+    r = h.cgh(member_id="m2", topics=None, regex="")
+    assert r.error_code == 0 and h.cg().group_epoch == 1
+
+
+# ---------------------------------------------------------------------- §D.3 (E 40, 42, 43)
+def test_40_member_joins_empty_group_epoch_two(h):
+    r = h.cgh(topics=["foo", "bar"])
+    assert (r.error_code, r.member_id, r.member_epoch, r.heartbeat_interval_ms) == (0, "m1", 2, 5000)
+    assert h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5], "bar": [0, 1, 2]}
+    g = h.cg()
+    assert (g.group_epoch, g.assignment_epoch, g.state) == (2, 2, "Stable")
+
+
+def test_heartbeat_without_changes_carries_no_assignment(h):
+    h.cgh()
+    r = h.cgh(epoch=2, rebalance=-1, topics=None, owned={"foo": range(6)})
+    assert (r.error_code, r.member_epoch, r.assignment) == (0, 2, None)
+    r = h.cgh(epoch=2, rebalance=30_000, topics=["foo"], owned={"foo": range(6)})   # a full request
+    assert h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5]}
+
+
+def test_42_member_epoch_validation(h):
+    h.cgh(topics=["foo"])
+    h.advance(2000)
+    h.cgh(member_id="m2", topics=["foo"])                    # group epoch 3, target recomputed
+    r = h.cgh(epoch=3, topics=None, owned={"foo": range(6)})
+    assert r.error_code == K.FENCED_MEMBER_EPOCH                # greater than its epoch (2)
+    r = h.cgh(epoch=1, topics=None, owned={"foo": range(6)})
+    assert r.error_code == K.FENCED_MEMBER_EPOCH                # smaller, not the previous epoch
+    m = h.cg().members["m1"]
+    assert (m.member_epoch, m.previous_member_epoch) == (2, 0)
+    r = h.cgh(epoch=0, topics=["foo"])                         # epoch 0 is never fenced
+    assert r.error_code == 0
+
+
+def test_42_previous_epoch_with_owned_subset_is_accepted(h):
+    h.cgh(topics=["foo"])
+    h.advance(2000)
+    h.cgh(member_id="m2", topics=["foo"])
+    h.cgh(epoch=2, topics=None, owned={"foo": [0, 1, 2]})      # revokes 3-5 -> epoch 3
+    m = h.cg().members["m1"]
+    assert (m.member_epoch, m.previous_member_epoch) == (3, 2)
+    r = h.cgh(epoch=2, topics=None, owned={"foo": [0, 1]})     # lost response: previous epoch, subset
+    assert (r.error_code, r.member_epoch) == (0, 3)
+    r = h.cgh(epoch=2, topics=None, owned={"foo": [0, 5]})     # not a subset of its assignment
+    assert r.error_code == K.FENCED_MEMBER_EPOCH
+
+
+def test_43_rejoin_with_epoch_zero_keeps_the_member(h):
+    h.cgh(topics=["foo"])
+    r = h.cgh(topics=["foo"])
+    assert (r.error_code, r.member_epoch) == (0, 2)
+    assert h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5]}
+    assert h.cg().group_epoch == 2
+
+
+def test_unknown_member_and_unknown_group(h):
+    assert h.cgh(epoch=1, topics=None, owned={}).error_code == E.GROUP_ID_NOT_FOUND
+    h.cgh()
+    assert h.cgh(member_id="zz", epoch=2, topics=None, owned={}).error_code == E.UNKNOWN_MEMBER_ID
+
+
+def test_max_size(h):
+    h = ConsumerHarness({"foo": 6}, consumer_max_size=1)
+    h.cgh()
+    assert h.cgh(member_id="m2").error_code == E.GROUP_MAX_SIZE_REACHED
+    assert h.cgh(epoch=2, topics=None, owned={"foo": range(6)}).error_code == 0
+
+
+# ---------------------------------------------------------------------- §D.4 (E 41)
+def test_41_reconciliation_process(h):
+    h = ConsumerHarness({"foo": 6, "bar": 3})
+    a, b = Client(h, "a", topics=("foo", "bar")), Client(h, "b", topics=("foo", "bar"))
+    a.beat()
+    assert a.epoch == 2 and a.owned == {"foo": [0, 1, 2, 3, 4, 5], "bar": [0, 1, 2]}
+    h.advance(1000)
+    b.beat()                                     # epoch 3: b's target computed, a still owns it all
+    g = h.cg()
+    assert g.group_epoch == 3 and g.assignment_epoch == 3
+    assert b.epoch == 3 and b.owned == {}
+    assert g.members["b"].state == UNRELEASED and g.state == "Reconciling"
+    a.beat()                                     # a must revoke first: stays at epoch 2
+    ma = g.members["a"]
+    assert ma.state == UNREVOKED and ma.member_epoch == 2 and a.epoch == 2
+    revoked = {h.topics.topic(t).name: sorted(ps) for t, ps in ma.pending_revocation.items()}
+    assert revoked and all(set(ps) <= set(range(6 if n == "foo" else 3)) for n, ps in revoked.items())
+    b.beat()                                     # nothing released yet
+    assert b.owned == {} and g.members["b"].state == UNRELEASED
+    a.beat()                                     # acknowledges the revocation by omitting them
+    assert ma.state == STABLE and a.epoch == 3
+    b.beat()
+    assert g.members["b"].state == STABLE
+    owned = [(n, p) for cl in (a, b) for n, ps in cl.owned.items() for p in ps]
+    assert len(owned) == len(set(owned)) == 9
+    assert g.state == "Stable"
+
+
+def test_assignment_interval_delays_the_target(h):
+    h.cgh()
+    h.cgh(member_id="m2")                        # same ms: the assignment interval has not passed
+    g = h.cg()
+    assert (g.group_epoch, g.assignment_epoch, g.state) == (3, 2, "Assigning")
+    h.advance(1000)
+    h.cgh(member_id="m2", epoch=2, topics=None, owned={})
+    assert g.assignment_epoch == 3
+
+
+def test_subscription_change_drops_unsubscribed_topics(h):
+    a = Client(h, "a", topics=("foo", "bar"))
+    a.beat()
+    h.advance(1000)
+    r = h.cgh("g", "a", 2, topics=["foo"], rebalance=-1, owned={"foo": range(6), "bar": range(3)})
+    m = h.cg().members["a"]
+    assert h.cg().group_epoch == 3 and m.state == UNREVOKED and m.member_epoch == 2
+    assert h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5]}
+    r = h.cgh("g", "a", 2, topics=None, rebalance=-1, owned={"foo": range(6)})
+    assert (m.state, m.member_epoch) == (STABLE, 3)
+
+
+# ---------------------------------------------------------------------- §D.2, D.5, D.7 (E 44-47)
+def test_44_leaving_member_bumps_group_epoch(h):
+    h.cgh()
+    r = h.cgh(epoch=-1, topics=None, rebalance=-1, owned=None)
+    assert (r.error_code, r.member_id, r.member_epoch) == (0, "m1", -1)
+    g = h.cg()
+    assert g.members == {} and g.group_epoch == 3 and g.state == "Empty"
+    assert h.cgh(epoch=-1, topics=None, owned=None).error_code == E.UNKNOWN_MEMBER_ID
+    assert h.cgh("nope", epoch=-1, topics=None, owned=None).error_code == E.GROUP_ID_NOT_FOUND
+
+
+def test_44_45_static_temporary_leave_and_rejoin_keeps_assignment(h):
+    a = Client(h, "a", instance="i-a")
+    b = Client(h, "b", instance="i-b")
+    a.beat()
+    h.advance(1000)
+    b.beat()
+    for _ in range(3):
+        a.beat()
+        b.beat()
+    g = h.cg()
+    epoch, owned_b = g.group_epoch, b.owned
+    assert g.state == "Stable" and owned_b
+    r = h.cgh("g", "b", -2, instance="i-b", topics=None, owned=None)
+    assert (r.error_code, r.member_epoch) == (0, -2)
+    assert g.group_epoch == epoch and g.members["b"].member_epoch == -2
+    # a new process with a new member id and the same instance id gets the same partitions back
+    r = h.cgh("g", "b2", 0, instance="i-b")
+    assert r.error_code == 0 and h.names(r.assignment) == owned_b
+    assert g.group_epoch == epoch and "b" not in g.members and g.static_members["i-b"] == "b2"
+
+
+def test_46_unreleased_instance_id(h):
+    h.cgh(member_id="a", instance="i")
+    r = h.cgh(member_id="a2", instance="i")
+    assert r.error_code == K.UNRELEASED_INSTANCE_ID
+    r = h.cgh(member_id="a2", epoch=2, instance="i", topics=None, owned={})
+    assert r.error_code == E.FENCED_INSTANCE_ID
+    assert h.cgh(member_id="x", epoch=2, instance="j", topics=None, owned={}).error_code == E.UNKNOWN_MEMBER_ID
+
+
+def test_47_session_timeout_fences(h):
+    h.cgh()
+    h.cgh(member_id="m2")
+    h.advance(40_000)
+    h.cgh(member_id="m2", epoch=2, topics=None, owned={})
+    h.advance(5_001)                              # m1 silent for 45 s
+    g = h.cg()
+    assert "m1" not in g.members and "m2" in g.members
+    assert g.group_epoch == 4
+    assert h.cgh(epoch=2, topics=None, owned={}).error_code == E.UNKNOWN_MEMBER_ID
+
+
+def test_47_rebalance_timeout_fences_a_member_that_does_not_revoke(h):
+    h.cgh(rebalance=10_000)
+    h.advance(1000)
+    h.cgh(member_id="m2")
+    h.cgh(epoch=2, topics=None, rebalance=-1, owned={"foo": range(6)})   # -> UNREVOKED, timer armed
+    assert h.cg().members["m1"].state == UNREVOKED
+    for t in range(3):
+        h.advance(3000)
+        h.cgh(epoch=2, topics=None, rebalance=-1, owned={"foo": range(6)})   # still holding them
+        h.cgh(member_id="m2", epoch=3, topics=None, rebalance=-1, owned={})
+    h.advance(1001)
+    assert "m1" not in h.cg().members
+    r = h.cgh(member_id="m2", epoch=3, topics=None, rebalance=-1, owned={})
+    assert (r.member_epoch, h.names(r.assignment)) == (4, {"foo": [0, 1, 2, 3, 4, 5]})
+
+
+# ---------------------------------------------------------------------- regex, metadata (E 48, §F)
+def test_48_regex_subscription_and_new_topic(h):
+    r = h.cgh(topics=None, regex="fo.*")
+    assert r.error_code == 0 and h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5]}
+    assert h.cgh(member_id="m2", topics=None, regex="(").error_code == K.INVALID_REGULAR_EXPRESSION
+    h.topics["fox"] = 2
+    h.c.metadata_updated(h.now)
+    g = h.cg()
+    assert g.group_epoch == 3 and g.regex_topics["fo.*"] == frozenset({"foo", "fox"})
+    h.advance(1000)
+    r = h.cgh(epoch=2, topics=None, rebalance=-1, owned={"foo": range(6)})
+    assert r.member_epoch == 3 and h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5], "fox": [0, 1]}
+
+
+def test_topic_growth_and_deletion_bump_the_group_epoch(h):
+    h.cgh(topics=["foo", "bar"])
+    h.topics["foo"] = 8
+    h.c.metadata_updated(h.now)
+    assert h.cg().group_epoch == 3
+    del h.topics["bar"]
+    h.c.metadata_updated(h.now)
+    assert h.cg().group_epoch == 4
+    h.topics["unrelated"] = 1
+    h.c.metadata_updated(h.now)
+    assert h.cg().group_epoch == 4
