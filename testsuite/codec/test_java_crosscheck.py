@@ -15,70 +15,22 @@ import base64
 import json
 import os
 import random
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
 from kcodec import records as krec
 from testsuite.codec.schema_samples import (blank_records, load_schemas, random_json,
                                             records_paths, valid_versions)
+from testsuite.harness.jsonjvm import start_json_jvm
 
 pytestmark = pytest.mark.java
 
-ROOT = Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "testsuite" / "java" / "CodecCrossCheck.java"
 SAMPLES_PER_VERSION = int(os.environ.get("KSHIM_CROSSCHECK_SAMPLES", "20"))
-
-
-def _kafka_libs() -> Path:
-    from shim.localkafka.home import kafka_home
-    return kafka_home() / "libs"
-
-
-class JavaCodec:
-    """Line-delimited JSON conversation with CodecCrossCheck."""
-
-    def __init__(self, classdir: Path, libs: Path):
-        java = shutil.which("java", path=os.path.join(os.environ.get("JAVA_HOME", ""), "bin")) \
-            or "java"
-        self.proc = subprocess.Popen(
-            [java, "-Xshare:auto", "-XX:+UseSerialGC", "-cp", f"{classdir}{os.pathsep}{libs}/*",
-             "CodecCrossCheck"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8",
-            bufsize=1)
-
-    def call(self, **req) -> dict:
-        self.proc.stdin.write(json.dumps(req) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"CodecCrossCheck exited ({self.proc.poll()})")
-        return json.loads(line)
-
-    def close(self):
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 @pytest.fixture(scope="session")
 def jvm(tmp_path_factory):
-    libs = _kafka_libs()
-    if not libs.is_dir():
-        pytest.fail(f"Kafka jars missing in {libs}: run scripts/setup --test")
-    classdir = ROOT / "build" / "java"
-    built = classdir / "CodecCrossCheck.class"
-    if not built.exists() or built.stat().st_mtime < SOURCE.stat().st_mtime:
-        classdir = tmp_path_factory.mktemp("crosscheck-classes")
-        subprocess.run(["javac", "-nowarn", "-d", str(classdir), "-cp", f"{libs}/*", str(SOURCE)],
-                       check=True)
-    codec = JavaCodec(classdir, libs)
-    assert codec.call(op="ping") == {"ok": True}
+    codec = start_json_jvm("CodecCrossCheck", tmp_path_factory)
     yield codec
     codec.close()
 

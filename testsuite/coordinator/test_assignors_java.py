@@ -10,69 +10,34 @@ Regexes: validity, error description and full-match results must equal re2j's.
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import shutil
-import subprocess
 import uuid
-from pathlib import Path
 
 import pytest
 
 from shim.coordinator.assignors import MemberSubscription, TopicMetadata, assign
 from shim.coordinator.assignors import regex as topic_regex
 from shim.coordinator.assignors.javaorder import uuid_key
+from testsuite.harness.jsonjvm import JsonJvm, start_json_jvm
 
 pytestmark = pytest.mark.java
 
-ROOT = Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "testsuite" / "java" / "AssignorCheck.java"
 SEEDS = int(os.environ.get("KSHIM_ASSIGNOR_SEEDS", "40"))
 STEPS = 8
 
 
-class JavaAssignors:
-    def __init__(self, classdir: Path, libs: Path):
-        java = shutil.which("java", path=os.path.join(os.environ.get("JAVA_HOME", ""), "bin")) or "java"
-        self.proc = subprocess.Popen(
-            [java, "-Xshare:auto", "-XX:+UseSerialGC", "-cp", f"{classdir}{os.pathsep}{libs}/*",
-             "AssignorCheck"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1)
-
+class JavaAssignors(JsonJvm):
     def call(self, **req) -> dict:
-        self.proc.stdin.write(json.dumps(req) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            raise RuntimeError(f"AssignorCheck exited ({self.proc.poll()})")
-        answer = json.loads(line)
+        answer = super().call(**req)
         assert "error" not in answer, answer["error"]
         return answer
-
-    def close(self):
-        self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
 
 
 @pytest.fixture(scope="module")
 def jvm(tmp_path_factory):
-    from shim.localkafka.home import kafka_home
-    libs = kafka_home() / "libs"
-    if not libs.is_dir():
-        pytest.fail(f"Kafka jars missing in {libs}: run scripts/setup --test")
-    classdir = ROOT / "build" / "java"
-    built = classdir / "AssignorCheck.class"
-    if not built.exists() or built.stat().st_mtime < SOURCE.stat().st_mtime:
-        classdir = tmp_path_factory.mktemp("assignor-classes")
-        subprocess.run(["javac", "-nowarn", "-d", str(classdir), "-cp", f"{libs}/*", str(SOURCE)],
-                       check=True)
-    helper = JavaAssignors(classdir, libs)
-    assert helper.call(op="ping") == {"ok": True}
+    helper = start_json_jvm("AssignorCheck", tmp_path_factory)
+    helper.__class__ = JavaAssignors
     yield helper
     helper.close()
 
