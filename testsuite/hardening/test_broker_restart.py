@@ -65,21 +65,20 @@ def test_consumer_and_offsets_survive_a_broker_restart(own_kafka, kafka_install,
         assert consumed >= sum(end.values())
         assert committed == end
         # kshim's coordinator (and its state topic, which lived through the restart) still has them
-        from confluent_kafka import Consumer, TopicPartition
-        c = Consumer({"bootstrap.servers": shim.bootstrap, "group.id": group})
-        try:
-            got = c.committed([TopicPartition(topic, p) for p in range(3)], timeout=30)
-        finally:
-            c.close()
-        assert {(t.topic, t.partition): t.offset for t in got if t.offset >= 0} == end
+        assert committed_through(shim.bootstrap, group, topic) == end
         # and a kshim restarted now replays the same offsets from the state topic
         shim.kill()
         shim = KshimProcess(own_kafka.bootstrap, port, RUN_DIR / "kshim" / "broker-restart-2.log").start()
-        c = Consumer({"bootstrap.servers": shim.bootstrap, "group.id": group})
-        try:
-            got = c.committed([TopicPartition(topic, p) for p in range(3)], timeout=30)
-        finally:
-            c.close()
-        assert {(t.topic, t.partition): t.offset for t in got if t.offset >= 0} == end
+        assert committed_through(shim.bootstrap, group, topic) == end
     finally:
         shim.stop()
+
+
+def committed_through(bootstrap: str, group: str, topic: str) -> dict[tuple[str, int], int]:
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        got = c.committed([TopicPartition(topic, p) for p in range(3)], timeout=30)
+    finally:
+        c.close()
+    return {(t.topic, t.partition): t.offset for t in got if t.offset >= 0}    # -1001: nothing committed
