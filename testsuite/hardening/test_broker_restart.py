@@ -18,6 +18,7 @@ from testsuite.harness.javatools import JavaTools
 from testsuite.harness.kshimproc import KshimProcess
 from testsuite.harness.ports import free_port_block
 
+pytestmark = pytest.mark.kafka       # a real Kafka (its own), in the integration phase
 N = 3000
 
 
