@@ -55,7 +55,10 @@ def test_consumer_group_traced_through_kshim(kafka, names, tmp_path):
     fetches = [r for r in frames if r["api"] == "Fetch" and r["dir"] == "upstream->kshim" and r.get("batches")]
     assert fetches and fetches[0]["batches"][0]["count"] >= 1
     produce = [r for r in frames if r["api"] == "Produce" and r["dir"] == "client->kshim"]
-    assert produce and sum(b["count"] for r in produce for b in r["batches"]) == 20
+    # every record produced is in a traced batch; a batch the client retried (e.g. an answer of
+    # NOT_LEADER_OR_FOLLOWER just after the topic was created) is traced each time it was sent
+    # (seen once in CI: 33 records traced for 20 produced)
+    assert produce and sum(b["count"] for r in produce for b in r["batches"]) >= 20
     joins = [r for r in frames if r["api"] == "JoinGroup" and r["dir"] == "client->kshim"]
     assert {r.get("instance") for r in joins} == {f"{group}-static", None}
     assert all(r["client_sw"] == "confluent-kafka-python" and r["client_id"] for r in joins), joins[0]
