@@ -309,6 +309,20 @@ def _consumer_key(version: int, group_id: str, member_id: str | None = None) -> 
     return w.done()
 
 
+def _topic_partitions(w: "_Writer", items, with_epochs: bool = False) -> "_Writer":
+    """int32 count, then per topic: topic id (16 bytes), int32 count, partitions (int32, or int32
+    partition + int32 assignment epoch)."""
+    w.i32(len(items))
+    for tid, parts in items:
+        w.uuid(tid).i32(len(parts))
+        for p in parts:
+            if with_epochs:
+                w.i32(p[0]).i32(p[1])
+            else:
+                w.i32(p)
+    return w
+
+
 def _encode_consumer(record):
     from ..coordinator import records as R
     if isinstance(record, R.ConsumerGroupRecord):
@@ -328,29 +342,15 @@ def _encode_consumer(record):
     if isinstance(record, R.ConsumerMemberTombstone):
         return _consumer_key(CONSUMER_MEMBER_KEY_VERSION, record.group_id, record.member_id), None
     if isinstance(record, R.ConsumerTargetRecord):
-        w = _Writer().i16(CONSUMER_VALUE_VERSION).i32(len(record.assignment))
-        for tid, parts in record.assignment:
-            w.parts.append(tid.bytes)
-            w.i32(len(parts))
-            for p in parts:
-                w.i32(p)
+        w = _topic_partitions(_Writer().i16(CONSUMER_VALUE_VERSION), record.assignment)
         return _consumer_key(CONSUMER_TARGET_KEY_VERSION, record.group_id, record.member_id), w.done()
     if isinstance(record, R.ConsumerTargetTombstone):
         return _consumer_key(CONSUMER_TARGET_KEY_VERSION, record.group_id, record.member_id), None
     if isinstance(record, R.ConsumerCurrentRecord):
         w = _Writer().i16(CONSUMER_VALUE_VERSION).i32(record.member_epoch).i32(record.previous_member_epoch)
-        w.i16(record.state).i32(len(record.assigned))
-        for tid, parts in record.assigned:
-            w.parts.append(tid.bytes)
-            w.i32(len(parts))
-            for p, e in parts:
-                w.i32(p).i32(e)
-        w.i32(len(record.pending_revocation))
-        for tid, parts in record.pending_revocation:
-            w.parts.append(tid.bytes)
-            w.i32(len(parts))
-            for p in parts:
-                w.i32(p)
+        w.i16(record.state)
+        _topic_partitions(w, record.assigned, with_epochs=True)
+        _topic_partitions(w, record.pending_revocation)
         return _consumer_key(CONSUMER_CURRENT_KEY_VERSION, record.group_id, record.member_id), w.done()
     if isinstance(record, R.ConsumerCurrentTombstone):
         return _consumer_key(CONSUMER_CURRENT_KEY_VERSION, record.group_id, record.member_id), None

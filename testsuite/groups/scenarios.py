@@ -5,18 +5,11 @@ from __future__ import annotations
 
 import time
 
+from shim.compat.pymembers import wait_until as _wait
 from testsuite.harness.clients import create_topic
 from testsuite.harness.javatools import JavaClient, JavaTools
 
 SESSION_MS = 10000
-
-
-def _wait(pred, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.2)
 
 
 def _rebalance_events(c: JavaClient) -> int:

@@ -14,28 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from shim.compat.pymembers import wait_until as _wait
 from testsuite.harness.clients import ck_produce, create_topic
 from testsuite.harness.javatools import JavaClient, JavaTools
 
 ROOT = Path(__file__).resolve().parents[2]
 PATTERN_SOURCE = ROOT / "testsuite" / "java" / "PatternConsumer.java"
-
-
-@pytest.fixture
-def both(kafka, kshim, kafka_install, tmp_path):
-    tools = {"broker": JavaTools(kafka_install, kafka.bootstrap, tmp_path / "broker"),
-             "kshim": JavaTools(kafka_install, kshim.bootstrap, tmp_path / "kshim")}
-    yield tools
-    for t in tools.values():
-        t.stop_all()
-
-
-def _wait(pred, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.2)
 
 
 def _owned_twice(members: list[JavaClient]) -> list:

@@ -6,16 +6,6 @@ from __future__ import annotations
 import pytest
 
 from testsuite.groups.scenarios import duplicate_instance_fencing, static_bounce
-from testsuite.harness.javatools import JavaTools
-
-
-@pytest.fixture
-def both(kafka, kshim, kafka_install, tmp_path):
-    tools = {"broker": JavaTools(kafka_install, kafka.bootstrap, tmp_path / "broker"),
-             "kshim": JavaTools(kafka_install, kshim.bootstrap, tmp_path / "kshim")}
-    yield tools
-    for t in tools.values():
-        t.stop_all()
 
 
 @pytest.mark.parametrize("who,bouncee", [("follower", 1), ("leader", 0)])

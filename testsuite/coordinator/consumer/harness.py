@@ -66,3 +66,17 @@ class Client:
             if r.assignment is not None:
                 self.owned = self.h.names(r.assignment)
         return r
+
+
+def stable_pair(h, instances: tuple[str | None, str | None] = (None, None)) -> tuple[Client, Client]:
+    """Members a and b (static when given instance ids) join a second apart and heartbeat until
+    the group is Stable."""
+    a, b = Client(h, "a", instance=instances[0]), Client(h, "b", instance=instances[1])
+    a.beat()
+    h.advance(1000)
+    b.beat()
+    for _ in range(3):
+        a.beat()
+        b.beat()
+    assert h.cg().state == "Stable"
+    return a, b

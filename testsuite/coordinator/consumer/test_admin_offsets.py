@@ -9,24 +9,12 @@ import pytest
 from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
 from shim.coordinator import errors as E
 from testsuite.coordinator.classic import FETCH, subscription
-from testsuite.coordinator.consumer.harness import Client, ConsumerHarness
+from testsuite.coordinator.consumer.harness import Client, ConsumerHarness, stable_pair
 
 
 @pytest.fixture
 def h():
     return ConsumerHarness({"foo": 4, "bar": 2})
-
-
-def stable_pair(h):
-    a, b = Client(h, "a"), Client(h, "b")
-    a.beat()
-    h.advance(1000)
-    b.beat()
-    for _ in range(3):
-        a.beat()
-        b.beat()
-    assert h.cg().state == "Stable"
-    return a, b
 
 
 def test_consumer_group_describe(h):

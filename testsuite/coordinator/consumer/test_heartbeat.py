@@ -8,7 +8,7 @@ import pytest
 from shim.coordinator import errors as E
 from shim.coordinator.consumer import codes as K
 from shim.coordinator.consumer.group import STABLE, UNRELEASED, UNREVOKED
-from testsuite.coordinator.consumer.harness import Client, ConsumerHarness
+from testsuite.coordinator.consumer.harness import Client, ConsumerHarness, stable_pair
 
 
 @pytest.fixture
@@ -185,14 +185,7 @@ def test_44_leaving_member_bumps_group_epoch(h):
 
 
 def test_44_45_static_temporary_leave_and_rejoin_keeps_assignment(h):
-    a = Client(h, "a", instance="i-a")
-    b = Client(h, "b", instance="i-b")
-    a.beat()
-    h.advance(1000)
-    b.beat()
-    for _ in range(3):
-        a.beat()
-        b.beat()
+    a, b = stable_pair(h, ("i-a", "i-b"))
     g = h.cg()
     epoch, owned_b = g.group_epoch, b.owned
     assert g.state == "Stable" and owned_b
