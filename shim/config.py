@@ -45,12 +45,21 @@ class Config:
     upstream_sasl_mechanism: str = ""    # PLAIN, SCRAM-SHA-256, SCRAM-SHA-512
     upstream_sasl_username: str = ""
     upstream_sasl_password: str = field(default="", repr=False)
+    # authorization of the group APIs kshim answers, from the broker's ACLs (docs/kshim-run.md)
+    authorizer: bool = False             # needs DESCRIBE on the CLUSTER for kshim's upstream principal
+    authorizer_super_users: str = ""     # the broker's super.users, e.g. "User:admin;User:kshim"
+    authorizer_allow_everyone_if_no_acl_found: bool = False   # the broker's allow.everyone.if.no.acl.found
+    authorizer_refresh_ms: int = 5000    # how often the ACLs are read again (DescribeAcls)
     # group coordinator: "kshim" answers the group APIs itself; "broker" forwards them (pure proxy)
     group_coordinator: str = "kshim"
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1800000
     group_max_size: int = 2147483647
+    # KIP-848 online migration (group.consumer.migration.policy): bidirectional, upgrade, downgrade, disabled
+    group_consumer_migration_policy: str = "bidirectional"
+    group_consumer_session_timeout_ms: int = 45000      # the broker's group.consumer.session.timeout.ms
+    group_consumer_heartbeat_interval_ms: int = 5000    # the broker's group.consumer.heartbeat.interval.ms
     offset_metadata_max_bytes: int = 4096
     offsets_retention_minutes: int = 10080
     offsets_retention_check_interval_ms: int = 600000
@@ -94,7 +103,10 @@ class Config:
             max_session_timeout_ms=self.group_max_session_timeout_ms, max_size=self.group_max_size,
             offset_metadata_max_bytes=self.offset_metadata_max_bytes,
             offsets_retention_ms=self.offsets_retention_minutes * 60_000,
-            offsets_retention_check_interval_ms=self.offsets_retention_check_interval_ms)
+            offsets_retention_check_interval_ms=self.offsets_retention_check_interval_ms,
+            consumer_migration_policy=self.group_consumer_migration_policy.lower(),
+            consumer_session_timeout_ms=self.group_consumer_session_timeout_ms,
+            consumer_heartbeat_interval_ms=self.group_consumer_heartbeat_interval_ms)
 
     def upstream_addresses(self) -> list[tuple[str, int]]:
         out = []
@@ -116,8 +128,13 @@ class Config:
                 "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
             raise ConfigError(f"upstream_sasl_mechanism {self.upstream_sasl_mechanism!r}: "
                               "use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
+        if self.authorizer_refresh_ms < 100:
+            raise ConfigError("authorizer_refresh_ms must be at least 100")
         if self.group_coordinator not in ("kshim", "broker"):
             raise ConfigError(f"group_coordinator {self.group_coordinator!r}: use kshim or broker")
+        if self.group_consumer_migration_policy.lower() not in ("bidirectional", "upgrade", "downgrade", "disabled"):
+            raise ConfigError(f"group_consumer_migration_policy {self.group_consumer_migration_policy!r}: "
+                              "use bidirectional, upgrade, downgrade or disabled")
         if self.state_topic_partitions < 1:
             raise ConfigError("state_topic_partitions must be at least 1")
         if self.scale_out and not self.state_topic:

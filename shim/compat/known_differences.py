@@ -6,11 +6,9 @@ Edit by review only: an entry is a claim that the difference is understood."""
 from __future__ import annotations
 
 KNOWN: dict[tuple[str, str, str, str], str] = {
-    ("classic-to-consumer", "*", "consumer", "*"):
-        "online upgrade (KIP-848 migration, spec D.9) is not done by kshim's consumer-group coordinator yet: it "
-        "answers a ConsumerGroupHeartbeat for a classic group with GROUP_ID_NOT_FOUND, as Kafka does with "
-        "group.consumer.migration.policy=disabled; Kafka's default (bidirectional) upgrades the group",
+    # (empty: online migration, spec D.9, is implemented; classic-to-consumer is expected to agree)
 }
+
 
 def reason(scenario: str, client: str, protocol: str, key: str) -> str | None:
     for (s, c, p, k), why in KNOWN.items():

@@ -39,6 +39,14 @@ class CoordinatorConfig:
     consumer_assignors: tuple[str, ...] = ("uniform", "range")   # group.consumer.assignors
     consumer_assignment_interval_ms: int = 1000  # group.consumer.assignment.interval.ms
     offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
+    # group.consumer.migration.policy (§D.9): bidirectional, upgrade, downgrade, disabled
+    consumer_migration_policy: str = "bidirectional"
+
+    def upgrade_enabled(self) -> bool:
+        return self.consumer_migration_policy in ("bidirectional", "upgrade")
+
+    def downgrade_enabled(self) -> bool:
+        return self.consumer_migration_policy in ("bidirectional", "downgrade")
 
 
 @dataclass
@@ -165,6 +173,11 @@ class GroupCoordinator:
                     self.timers.cancel(("hb", gid, mid))
                 self.timers.cancel(("join", gid))
                 self.timers.cancel(("sync", gid))
+            cg = self.consumer_groups.pop(gid, None)
+            if cg is not None:                     # KIP-848 group: its members' timers go too
+                from .consumer.membership import cancel_member_timers
+                for mid in cg.members:
+                    cancel_member_timers(self, gid, mid)
             self.offsets.by_group.pop(gid, None)
             for pid in sorted(self.txns.by_group.get(gid, ())):
                 for key in [k for k in self.txns.by_producer.get(pid, {}) if k[0] == gid]:

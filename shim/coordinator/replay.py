@@ -34,8 +34,9 @@ def replay(c: "GroupCoordinator", record) -> None:
         _drop_group(c, record.group_id)
         c.groups[record.group_id] = _group_from(c, record)
     elif isinstance(record, GroupTombstone):
+        # offsets stay: every deletion tombstones them itself, and an online upgrade (§D.9) tombstones
+        # the classic group but keeps its offsets
         _drop_group(c, record.group_id)
-        c.offsets.by_group.pop(record.group_id, None)
     elif isinstance(record, (TxnOffsetRecord, TxnOffsetTombstone)):
         from .txn_offsets import replay_record
         replay_record(c, record)

@@ -26,6 +26,10 @@ class Timers:
     def active(self, key: Hashable) -> bool:
         return key in self._live
 
+    def deadline(self, key: Hashable) -> int | None:
+        entry = self._live.get(key)
+        return None if entry is None else entry[0]
+
     def next_deadline(self) -> int | None:
         heap, live = self._heap, self._live
         while heap:

@@ -17,6 +17,9 @@
   listeners open; after every handle/tick the new records are appended (acks=all) and the
   responses of that step are held until their append and every earlier one completed (steps leave
   in order). A failed append answers that step's responses with the mapped error (`_failed`).
+- Authentication/authorization (shim/proxy/authz.py, only with SASL upstream or `authorizer`):
+  checked in `handle` (SASL done?) and `_feed` (ACLs, after any metadata refresh: topic ids resolve
+  to names); the coordinator sees only the authorized part, `_answer` puts the refused entries back.
 All of it runs on the event loop thread: one actor, no locks.
 """
 
@@ -37,6 +40,7 @@ from ..coordinator import CoordinatorConfig, GroupCoordinator, Respond
 from ..coordinator.core import VERSIONS
 from ..coordinator.metadata import TopicCatalog, TopicInfo
 from ..state import find_coordinator
+from .periodic import every
 from .upstream import UpstreamClient
 
 if TYPE_CHECKING:
@@ -70,6 +74,11 @@ class GroupService:
         self._waiting_on = None
         self._refresher: asyncio.Task | None = None
         self._cleaner: asyncio.Task | None = None
+        self.authz = None                      # shim.proxy.authz.AuthzService (SASL upstream / authorizer)
+        cfg = proxy.cfg
+        if cfg.authorizer or cfg.upstream_sasl_mechanism:
+            from .authz import AuthzService
+            self.authz = AuthzService(proxy, self._answer)
 
     @staticmethod
     def _now() -> int:
@@ -84,6 +93,8 @@ class GroupService:
         self.proxy.routes[FIND_COORDINATOR] = self.find_coordinator
         self.proxy.routes[END_TXN] = self.watch_end_txn
         self.proxy.routes[INIT_PRODUCER_ID] = self.watch_init_producer_id
+        if self.authz is not None:
+            self.authz.install()
 
     # ------------------------------------------------------------------ durable state
     async def start(self) -> None:
@@ -91,8 +102,12 @@ class GroupService:
         start the periodic topic refresh."""
         cfg = self.proxy.cfg
         loop = asyncio.get_running_loop()
+        if self.authz is not None:
+            await self.authz.start()           # the broker's ACLs, before any client is served
         if cfg.group_metadata_refresh_ms > 0:
-            self._refresher = loop.create_task(self._refresh_loop())
+            self._refresher = loop.create_task(every(
+                cfg.group_metadata_refresh_ms / 1000.0, self.refresh_all,
+                lambda e: log.debug("periodic topic refresh failed: %s", e)))
         if cfg.offsets_retention_check_interval_ms > 0:
             self._cleaner = loop.create_task(self._cleanup_loop(cfg.offsets_retention_check_interval_ms))
         if not cfg.state_topic:
@@ -124,6 +139,8 @@ class GroupService:
         for task in (self._refresher, self._cleaner):
             if task is not None:
                 task.cancel()
+        if self.authz is not None:
+            await self.authz.stop()
         if self.scale is not None:
             await self.scale.stop()
         if self.state is not None:
@@ -141,6 +158,12 @@ class GroupService:
         except DecodeError as e:
             session.bad_input(f"malformed {api.API_KEYS.get(slot.api_key)} v{slot.version} request: {e}")
             return True
+        authz = self.authz
+        if authz is not None:
+            if not authz.admitted(session):
+                return True
+            if slot.api_key == LIST_GROUPS:    # filtered however it is answered (scale-out merges)
+                req = authz.gate(session, slot, req, None)
         if slot.api_key == LIST_GROUPS and not self._lists_groups(session):
             self._answer(session, slot, ListGroupsResponse(error_code=0, groups=[]))
             return True
@@ -153,6 +176,10 @@ class GroupService:
         return True
 
     def _feed(self, session: "Session", slot: "Slot", req) -> None:
+        if self.authz is not None and slot.api_key != LIST_GROUPS:
+            req = self.authz.gate(session, slot, req, self._topic_name)
+            if req is None:                    # refused: answered
+                return
         patch = None
         if self.scale is not None:             # groups of state partitions served elsewhere / loading
             early, patch = self.scale.route(session, slot, req)
@@ -206,6 +233,8 @@ class GroupService:
             self._answer(session, slot, body)
 
     def _answer(self, session: "Session", slot: "Slot", body) -> None:
+        if self.authz is not None:
+            body = self.authz.finish(session, slot, body)
         try:
             hv = api.response_header_version(slot.api_key, slot.version)
             data = api.ResponseHeader(correlation_id=slot.correlation_id).encode(hv) + body.encode(slot.version)
@@ -249,6 +278,8 @@ class GroupService:
             return True
         if req.key_type != GROUP_KEY:
             return False  # transaction coordinator: the broker's, forwarded and rewritten
+        if self.authz is not None and not self.authz.admitted(session):
+            return True
         node, topo = self.coordinator_node(), self.proxy.topology
         here = (topo.advertised_host, topo.port_for(node))
         scale = self.scale
@@ -258,8 +289,15 @@ class GroupService:
                 return here
             owner = scale.owner_of(group)
             return None if owner is None else here if owner is scale.me else (owner.host, owner.port_for(node))
-        self._answer(session, slot, find_coordinator.answer(req, slot.version, node, locate))
+        body = find_coordinator.answer(req, slot.version, node, locate)
+        if self.authz is not None:
+            body = self.authz.find_coordinator(session, slot, req, body)
+        self._answer(session, slot, body)
         return True
+
+    def _topic_name(self, topic_id) -> str | None:
+        info = self.topics.topic(topic_id)
+        return None if info is None else info.name
 
     # ------------------------------------------------------------------ transactions (watched, forwarded)
     def watch_end_txn(self, session: "Session", slot: "Slot", frame) -> bool:
@@ -348,16 +386,6 @@ class GroupService:
             await asyncio.sleep(interval_ms / 1000.0)
             self._deliver(self.coordinator.expire_offsets(self._now()))
 
-    async def _refresh_loop(self) -> None:
-        interval = self.proxy.cfg.group_metadata_refresh_ms / 1000.0
-        while True:
-            await asyncio.sleep(interval)
-            try:
-                await self.refresh_all()
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                log.debug("periodic topic refresh failed: %s", e)
 
     async def refresh_all(self) -> None:
         """Every topic of the cluster (a full listing: topics missing from it were deleted)."""

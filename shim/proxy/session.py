@@ -77,6 +77,7 @@ class Session(asyncio.Protocol):
         self.peer = "?"
         self.peer_host = ""
         self.client_id: str | None = None
+        self.auth = None                # shim.proxy.authz.ConnAuth once SASL or the authorizer sees it
         self.closed = False
         self.connecting = False
         self.tracer = proxy.tracer

@@ -291,7 +291,8 @@ class Fence:
 # key 5 group: group string -> value 1: group_epoch int32, assignment_epoch int32, assignment_timestamp int64
 # key 6 member: group, member_id -> value 1: instance_id string?, rack_id string?, client_id string,
 #       client_host string, rebalance_timeout int32, server_assignor string?, names int32 count + strings,
-#       regex string?
+#       regex string?; value 2 (members of the classic protocol, §D.9) adds: session_timeout int32,
+#       protocols int32 count, per protocol name string + metadata bytes
 # key 7 target assignment: group, member_id -> value 1: topics int32, per topic uuid (16 bytes),
 #       partitions int32 count + int32s
 # key 8 current assignment: group, member_id -> value 1: member_epoch int32, previous_epoch int32, state int16,
@@ -300,6 +301,7 @@ class Fence:
 CONSUMER_GROUP_KEY_VERSION, CONSUMER_MEMBER_KEY_VERSION = 5, 6
 CONSUMER_TARGET_KEY_VERSION, CONSUMER_CURRENT_KEY_VERSION = 7, 8
 CONSUMER_VALUE_VERSION = 1
+CLASSIC_MEMBER_VALUE_VERSION = 2      # key 6 of a classic-protocol member (v1 is still written otherwise)
 
 
 def _consumer_key(version: int, group_id: str, member_id: str | None = None) -> bytes:
@@ -332,12 +334,18 @@ def _encode_consumer(record):
     if isinstance(record, R.ConsumerGroupTombstone):
         return _consumer_key(CONSUMER_GROUP_KEY_VERSION, record.group_id), None
     if isinstance(record, R.ConsumerMemberRecord):
-        w = _Writer().i16(CONSUMER_VALUE_VERSION).string(record.instance_id).string(record.rack_id)
+        classic = record.classic
+        w = _Writer().i16(CONSUMER_VALUE_VERSION if classic is None else CLASSIC_MEMBER_VALUE_VERSION)
+        w.string(record.instance_id).string(record.rack_id)
         w.string(record.client_id).string(record.client_host).i32(record.rebalance_timeout_ms)
         w.string(record.server_assignor).i32(len(record.subscribed_topic_names))
         for n in record.subscribed_topic_names:
             w.string(n)
         w.string(record.subscribed_topic_regex)
+        if classic is not None:
+            w.i32(classic[0]).i32(len(classic[1]))
+            for name, meta in classic[1]:
+                w.string(name).bytes_(meta)
         return _consumer_key(CONSUMER_MEMBER_KEY_VERSION, record.group_id, record.member_id), w.done()
     if isinstance(record, R.ConsumerMemberTombstone):
         return _consumer_key(CONSUMER_MEMBER_KEY_VERSION, record.group_id, record.member_id), None
@@ -369,7 +377,7 @@ def _decode_consumer(kv: int, r: "_Reader", value: bytes | None):
                 CONSUMER_CURRENT_KEY_VERSION: lambda: R.ConsumerCurrentTombstone(group, member)}[kv]()
     v = _Reader(value)
     vv = v.i16()
-    if vv != CONSUMER_VALUE_VERSION:
+    if vv != CONSUMER_VALUE_VERSION and not (kv == CONSUMER_MEMBER_KEY_VERSION and vv == CLASSIC_MEMBER_VALUE_VERSION):
         raise StateFormatError(f"consumer group value version {vv} (key {kv}) is unknown "
                                f"(kshim reads {CONSUMER_VALUE_VERSION})")
 
@@ -381,8 +389,13 @@ def _decode_consumer(kv: int, r: "_Reader", value: bytes | None):
         instance, rack, client_id, host, timeout, assignor = (v.string(), v.string(), v.string() or "",
                                                                v.string() or "", v.i32(), v.string())
         names = tuple(v.string() or "" for _ in range(v.i32()))
+        regex = v.string()
+        classic = None
+        if vv == CLASSIC_MEMBER_VALUE_VERSION:
+            session = v.i32()
+            classic = (session, tuple((v.string() or "", v.bytes_() or b"") for _ in range(v.i32())))
         return R.ConsumerMemberRecord(group, member, instance, rack, client_id, host, timeout, assignor, names,
-                                      v.string())
+                                      regex, classic)
     if kv == CONSUMER_TARGET_KEY_VERSION:
         return R.ConsumerTargetRecord(group, member, tuple((tid(), tuple(v.i32() for _ in range(v.i32())))
                                                            for _ in range(v.i32())))

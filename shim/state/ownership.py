@@ -26,6 +26,7 @@ from . import format as fmt
 from . import refusals
 from .member_client import MemberClient, now_ms
 from .membership import Assignment, Membership, Peer, group_name
+from .peerwatch import PeerWatch
 
 if TYPE_CHECKING:
     from ..proxy.groups import GroupService
@@ -55,6 +56,7 @@ class ScaleOut:
         self.loading: dict[int, asyncio.Task] = {}
         self.owners: dict[int, Peer] = {}
         self._peer_groups: dict[int, list] = {}     # id(slot) -> ListGroups entries of the other instances
+        self.peers = PeerWatch()                     # other owners that are gone (connection refused)
 
     def start(self) -> None:
         log.info("scale-out: joining %s as %s:%d", self.sm.group, self.me.host, self.me.port)
@@ -63,6 +65,7 @@ class ScaleOut:
     async def stop(self) -> None:
         for task in self.loading.values():
             task.cancel()
+        self.peers.stop()
         await self.client.stop()
 
     # ------------------------------------------------------------------ ownership
@@ -76,14 +79,17 @@ class ScaleOut:
         return refusals.COORDINATOR_LOAD_IN_PROGRESS if p in self.loading else refusals.NOT_COORDINATOR
 
     def owner_of(self, group_id: str) -> Peer | None:
-        """The instance that serves the group (None: nobody known yet)."""
+        """The instance that serves the group (None: nobody known yet, or its owner is gone:
+        peerwatch.py)."""
         p = self.partition_of(group_id)
         if p in self.serving or p in self.loading:
             return self.me
-        return self.owners.get(p)
+        owner = self.owners.get(p)
+        return None if owner is None or self.peers.is_down(owner.host, owner.port) else owner
 
     def _assigned(self, a: Assignment) -> None:
         self.owners = {p: o for p, o in a.owners.items() if p not in a.mine}
+        self.peers.watch({(o.host, o.port) for o in self.owners.values() if o != self.me})
         held = set(self.serving) | set(self.loading)
         lost, gained = held - a.mine, a.mine - held
         log.info("scale-out: generation %d, serving partitions %s (gained %s, lost %s)", a.generation,
@@ -100,7 +106,8 @@ class ScaleOut:
         self.serving.discard(p)
         self.state.release(p)
         c = self.service.coordinator
-        gids = {g for g in (*c.groups, *c.offsets.by_group, *c.txns.by_group) if self.partition_of(g) == p}
+        gids = {g for g in (*c.groups, *c.consumer_groups, *c.offsets.by_group, *c.txns.by_group)
+                if self.partition_of(g) == p}
         self.service._deliver(c.unload(sorted(gids)))
         log.info("scale-out: partition %d moved away (%d groups dropped)", p, len(gids))
 

@@ -30,7 +30,9 @@ def test_every_scenario_documents_itself():
         assert s.fn.__module__.startswith("shim.compat.scenarios.") and s.clients and s.protocols
 
 
-def test_compare_flattens_nested_observations_and_attaches_known_reasons():
+def test_compare_flattens_nested_observations_and_attaches_known_reasons(monkeypatch):
+    from shim.compat import known_differences
+    monkeypatch.setitem(known_differences.KNOWN, ("classic-to-consumer", "*", "consumer", "*"), "reviewed reason")
     a = {"cg-regex [wire, consumer]": {"epochs": [1, 2], "assigned_partitions": 3},
          "classic-to-consumer [java, consumer]": {"failed": "x"},
          "offsets [librdkafka, classic]": {"fetch": {"error": "NONE", "offsets": {0: [5, "m", "NONE"]}}}}
@@ -39,7 +41,7 @@ def test_compare_flattens_nested_observations_and_attaches_known_reasons():
          "offsets [librdkafka, classic]": {"fetch": {"error": "NONE", "offsets": {0: [4, "m", "NONE"]}}}}
     diffs = compare(a, b)
     upgrade = diffs.pop(1)
-    assert (upgrade.key, upgrade.a, upgrade.b) == ("outcome", "x", "ok") and "migration" in upgrade.reason
+    assert (upgrade.key, upgrade.a, upgrade.b) == ("outcome", "x", "ok") and upgrade.reason == "reviewed reason"
     assert [(d.run, d.key, d.a, d.b) for d in diffs] == [
         ("cg-regex [wire, consumer]", "epochs", [1, 2], [2, 3]),
         ("offsets [librdkafka, classic]", "fetch.offsets.0", [5, "m", "NONE"], [4, "m", "NONE"])]

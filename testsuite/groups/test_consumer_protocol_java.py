@@ -2,9 +2,9 @@
 against the real broker; the observed outcomes must agree (spec section D): Kafka's
 VerifiableConsumer joining and leaving dynamically, a static member bouncing within its session
 timeout, and a broker-side regex subscription (testsuite/java/PatternConsumer.java) that picks up a
-topic created after the consumer started. The rolling upgrade of a classic group to the consumer
-protocol (§D.9 online migration) is checked against the broker and expected to differ through kshim
-(strict xfail: it fails once kshim gets it right, so the marker must then go)."""
+topic created after the consumer started, and the rolling upgrade of a classic group to the consumer
+protocol (§D.9 online migration: classic members inside a consumer group until the last one is
+replaced)."""
 
 from __future__ import annotations
 
@@ -246,8 +246,6 @@ def rolling_upgrade(java: JavaTools, names, tag: str, records: int = 3000) -> di
     return facts
 
 
-@pytest.mark.xfail(raises=KshimDiffers, strict=True,
-                   reason="§D.9 online migration (classic members in a consumer group) is not implemented")
 def test_rolling_upgrade_classic_to_consumer(both, names):
     broker = rolling_upgrade(both["broker"], names, "broker")
     assert broker == {"step_0": [2, 2, 2], "step_1": [2, 2, 2], "step_2": [2, 2, 2],

@@ -30,7 +30,10 @@ class KshimProcess:
         from shim.localkafka.cluster import FAST_SETTINGS
         # the same group settings as the test broker, so differential tests compare like with like
         same_as_broker = ["--group-initial-rebalance-delay-ms", FAST_SETTINGS["group.initial.rebalance.delay.ms"],
-                          "--group-min-session-timeout-ms", FAST_SETTINGS["group.min.session.timeout.ms"]]
+                          "--group-min-session-timeout-ms", FAST_SETTINGS["group.min.session.timeout.ms"],
+                          "--group-consumer-session-timeout-ms", FAST_SETTINGS["group.consumer.session.timeout.ms"],
+                          "--group-consumer-heartbeat-interval-ms",
+                          FAST_SETTINGS["group.consumer.heartbeat.interval.ms"]]
         cmd = [sys.executable, "-m", "shim.cli", "run", "--upstream", self.upstream,
                "--listen-port", str(self.listen_port), "--metadata-refresh-s", "2", *same_as_broker, *self.extra]
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -1,30 +1,26 @@
-"""Classic and admin APIs meeting a consumer group (spec §B.5-B.7, §D.9 without migration).
+"""Classic and admin APIs meeting a consumer group (spec §B.5-B.7, §D.9).
 
-JoinGroup/SyncGroup/Heartbeat/LeaveGroup reach a consumer group here first. kshim does not run
-online migration: an empty consumer group is recreated as classic by a JoinGroup (the broker does this
-whatever its policy); on a non-empty one JoinGroup answers INCONSISTENT_GROUP_PROTOCOL (the broker's
-answer with `group.consumer.migration.policy=disabled`), SyncGroup and Heartbeat UNKNOWN_MEMBER_ID (no
-member uses the classic protocol). LeaveGroup removes consumer-protocol members only by the admin form
-(member id "" and their instance id), as the broker does. ListGroups lists consumer groups (type
-"consumer", protocol type "consumer"); DeleteGroups deletes empty ones; OffsetDelete refuses topics
-some member subscribes to (by name or resolved regex).
+JoinGroup/SyncGroup/Heartbeat/LeaveGroup reach a consumer group here first. An empty consumer group
+is recreated as classic by a JoinGroup (whatever the migration policy); on a non-empty one the classic
+APIs serve members of the classic protocol inside the consumer group (classic_members.py; JoinGroup
+answers INCONSISTENT_GROUP_PROTOCOL when `consumer_migration_policy` is `disabled`). ListGroups lists
+consumer groups (type "consumer", protocol type "consumer"); DeleteGroups deletes empty ones;
+OffsetDelete refuses topics some member subscribes to (by name or resolved regex).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from kcodec.generated.heartbeat import HeartbeatResponse
-from kcodec.generated.leave_group import LeaveGroupResponse, MemberResponse
 from kcodec.generated.list_groups import ListedGroup
 from kcodec.generated.offset_delete import (OffsetDeleteResponse, OffsetDeleteResponsePartition,
                                             OffsetDeleteResponseTopic)
 
 from .. import errors as E
 from .group import G_EMPTY
-from .membership import rebalance_key, session_key
-from .persist import write_group_removed, write_member_removed
-from .target import bump_epoch
+from . import classic_members
+from .membership import cancel_member_timers
+from .persist import write_group_removed
 
 if TYPE_CHECKING:
     from ..core import Ctx, GroupCoordinator
@@ -49,8 +45,7 @@ def delete_group(c: "GroupCoordinator", gid: str) -> None:
     """Drop a consumer group and its records (its offsets are the caller's business)."""
     g = c.consumer_groups.pop(gid)
     for mid in g.members:
-        c.timers.cancel(session_key(gid, mid))
-        c.timers.cancel(rebalance_key(gid, mid))
+        cancel_member_timers(c, gid, mid)
     write_group_removed(c, g)
 
 
@@ -62,58 +57,33 @@ def _join(c, ctx, req, classic) -> None:
         delete_group(c, req.group_id)        # an empty consumer group becomes classic (§D.9)
         c.event("group_converted", req.group_id, to="classic")
         return classic(c, ctx, req)
-    from ..core import join_error
-    c.respond(ctx.token, join_error(ctx.version, E.INCONSISTENT_GROUP_PROTOCOL, req.member_id or ""))
+    classic_members.join(c, ctx, req, g)
 
 
 def _sync(c, ctx, req, classic) -> None:
-    if req.group_id not in c.consumer_groups:
+    g = c.consumer_groups.get(req.group_id)
+    if g is None:
         return classic(c, ctx, req)
     from ..core import sync_response
-    c.respond(ctx.token, sync_response(ctx.version, E.UNKNOWN_MEMBER_ID))
+    if ctx.version >= 5 and (req.protocol_type is None or req.protocol_name is None):
+        return c.respond(ctx.token, sync_response(ctx.version, E.INCONSISTENT_GROUP_PROTOCOL))
+    if not g.members:
+        return c.respond(ctx.token, sync_response(ctx.version, E.UNKNOWN_MEMBER_ID))
+    classic_members.sync(c, ctx, req, g)
 
 
 def _heartbeat(c, ctx, req, classic) -> None:
-    if req.group_id not in c.consumer_groups:
+    g = c.consumer_groups.get(req.group_id)
+    if g is None:
         return classic(c, ctx, req)
-    c.respond(ctx.token, HeartbeatResponse(error_code=E.UNKNOWN_MEMBER_ID))
+    classic_members.heartbeat(c, ctx, req, g)
 
 
 def _leave(c, ctx, req, classic) -> None:
     g = c.consumer_groups.get(req.group_id)
     if g is None:
         return classic(c, ctx, req)
-    v = ctx.version
-    ids = [(req.member_id, None)] if v <= 2 else [(m.member_id, m.group_instance_id) for m in req.members]
-    results, leaving = [], []
-    for member_id, instance_id in ids:
-        member_id = member_id or ""
-        if instance_id is None:
-            err = E.UNKNOWN_MEMBER_ID           # unknown, or a member of the consumer protocol
-            results.append((member_id, instance_id, err))
-            continue
-        mid = g.static_members.get(instance_id)
-        if mid is None:
-            results.append((member_id, instance_id, E.UNKNOWN_MEMBER_ID))
-        elif member_id:
-            results.append((member_id, instance_id, E.FENCED_INSTANCE_ID if member_id != mid
-                            else E.UNKNOWN_MEMBER_ID))
-        else:
-            results.append((mid, instance_id, E.NONE))
-            if mid not in leaving:
-                leaving.append(mid)
-    for mid in leaving:
-        m = g.remove(mid)
-        write_member_removed(c, g, mid)
-        c.timers.cancel(session_key(g.group_id, mid))
-        c.timers.cancel(rebalance_key(g.group_id, mid))
-        c.event("member_removed", g.group_id, member=mid, instance=m.instance_id, reason="removed by LeaveGroup")
-    if leaving:
-        bump_epoch(c, g, f"{len(leaving)} member(s) removed by LeaveGroup")
-    if v <= 2:
-        return c.respond(ctx.token, LeaveGroupResponse(error_code=results[0][2], members=[]))
-    c.respond(ctx.token, LeaveGroupResponse(error_code=E.NONE, members=[
-        MemberResponse(member_id=mid, group_instance_id=iid, error_code=e) for mid, iid, e in results]))
+    classic_members.leave(c, ctx, req, g)
 
 
 def _list(c, ctx, req, classic) -> None:

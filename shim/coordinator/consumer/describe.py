@@ -1,6 +1,6 @@
 """ConsumerGroupDescribe v0-1 (api 69; spec §D.8): group state, epochs, assignor, and per member its
 epoch, identity, subscription, current assignment (assigned + pending revocation), target assignment
-and (v1) member type. Topic names come from the live catalog; a topic id it does not know any more is
+and (v1) member type (0 for members of the classic protocol, §D.9). Topic names come from the live catalog; a topic id it does not know any more is
 left out, as the broker leaves out topics missing from its metadata image."""
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ def consumer_group_describe(c: "GroupCoordinator", ctx: "Ctx", req) -> None:
             client_id=m.client_id, client_host=m.client_host,
             subscribed_topic_names=sorted(m.subscribed_topic_names), subscribed_topic_regex=m.subscribed_topic_regex,
             assignment=_assignment(c, m.assigned, m.pending_revocation), target_assignment=_assignment(c, m.target),
-            member_type=K.MEMBER_TYPE_CONSUMER if ctx.version >= 1 else -1)
+            member_type=(K.MEMBER_TYPE_CONSUMER if m.classic is None else K.MEMBER_TYPE_CLASSIC)
+            if ctx.version >= 1 else -1)
             for m in g.members.values()]
         out.append(DescribedGroup(
             error_code=E.NONE, group_id=gid, group_state=g.state, group_epoch=g.group_epoch,

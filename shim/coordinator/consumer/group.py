@@ -25,6 +25,18 @@ LEAVE_EPOCH, STATIC_LEAVE_EPOCH = -1, -2
 Assignment = dict  # uuid.UUID -> frozenset[int]
 
 
+@dataclass(frozen=True)
+class ClassicMeta:
+    """What a member of the classic protocol joined with (Kafka's ClassicMemberMetadata, spec §D.9): its
+    JoinGroup session timeout and protocols ((name, metadata bytes), ...) in the order it offered them."""
+    session_timeout_ms: int
+    protocols: tuple
+
+    @property
+    def protocol_name(self) -> str:
+        return self.protocols[0][0]
+
+
 @dataclass
 class ConsumerMember:
     member_id: str
@@ -44,6 +56,7 @@ class ConsumerMember:
     target: dict = field(default_factory=dict)          # topic id -> frozenset[int]
     session_deadline: int = 0
     session_armed: bool = False
+    classic: ClassicMeta | None = None                  # set for members of the classic protocol (§D.9)
 
     def assigned_sets(self) -> dict:
         return {t: frozenset(ps) for t, ps in self.assigned.items() if ps}
@@ -117,6 +130,21 @@ class ConsumerGroup:
         for rx in [r for r in self.regex_topics if r not in self.regex_counts]:
             del self.regex_topics[rx]
         return m
+
+    def classic_count(self) -> int:
+        return sum(1 for m in self.members.values() if m.classic is not None)
+
+    def all_classic_except(self, leaving) -> bool:
+        """Every member but `leaving` (member ids) uses the classic protocol."""
+        return all(m.classic is not None for mid, m in self.members.items() if mid not in leaving)
+
+    def supports_classic_protocols(self, protocol_type: str, names) -> bool:
+        """JoinGroup's protocol check on a consumer group: type "consumer" and one of `names` offered by
+        every classic member (any name when there is none)."""
+        if protocol_type != "consumer":
+            return False
+        offered = [{n for n, _ in m.classic.protocols} for m in self.members.values() if m.classic is not None]
+        return any(all(n in o for o in offered) for n in names)
 
     def set_subscription(self, m: ConsumerMember, names: tuple[str, ...], regex: str | None,
                          assignor: str | None) -> None:

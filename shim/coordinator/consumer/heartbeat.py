@@ -1,11 +1,11 @@
 """ConsumerGroupHeartbeat v0-1 (api 68): validation §D.1, leave §D.2, join/heartbeat §D.3,
 reconciliation §D.4 (reconcile.py), timers §D.5 and fencing §D.7 (membership.py).
 
-Differences from the broker: regular expressions are resolved synchronously against kshim's topic
-catalog (the broker resolves them asynchronously and bumps the epoch when the result arrives; both end
-one epoch later with the same topics); online migration with classic groups (§D.9) is not done: a
-heartbeat with epoch 0 on a non-empty classic group answers GROUP_ID_NOT_FOUND, as the broker does
-with `group.consumer.migration.policy=disabled`.
+A heartbeat with epoch 0 on a non-empty classic group upgrades it when the migration policy allows
+(§D.9, migration.py), else answers GROUP_ID_NOT_FOUND. Difference from the broker: regular
+expressions are resolved synchronously against kshim's topic catalog (the broker resolves them
+asynchronously and bumps the epoch when the result arrives; both end one epoch later with the same
+topics).
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from kcodec.generated.consumer_group_heartbeat import (Assignment, ConsumerGroup
 from .. import errors as E
 from ..group import DEAD, EMPTY
 from . import codes as K
-from .group import LEAVE_EPOCH, STABLE, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerGroup, ConsumerMember
+from .group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerGroup, ConsumerMember
 from .membership import arm_rebalance, arm_session, fence, rebalance_key
-from .persist import write_current, write_group, write_member, write_target
+from .persist import write_current, write_group
 from .reconcile import FencedEpoch, next_state
 from .regex import InvalidRegex, resolve
-from .target import bump_epoch, maybe_compute_target, refresh_group_metadata, subscribed_ids
+from .target import member_updated, refresh_group_metadata, subscribed_ids
 
 if TYPE_CHECKING:
     from ..core import Ctx, GroupCoordinator
@@ -126,20 +126,23 @@ def kafka_uuid(c: "GroupCoordinator") -> str:
     return base64.urlsafe_b64encode(b).decode().rstrip("=")
 
 
-def _group_for_join(c: "GroupCoordinator", req) -> tuple[ConsumerGroup, bool]:
+def _group_for_join(c: "GroupCoordinator", req) -> tuple[ConsumerGroup, bool, object]:
+    """(group, created, classic group it upgrades or None)."""
     gid, epoch = req.group_id, req.member_epoch
     g = c.consumer_groups.get(gid)
     if g is not None:
-        return g, False
+        return g, False, None
     if epoch != 0:
         raise HeartbeatError(E.GROUP_ID_NOT_FOUND, f"Group {gid} not found.")
     classic = c.groups.get(gid)
     if classic is not None and classic.state != DEAD:
         if classic.state != EMPTY or classic.members:
-            raise HeartbeatError(E.GROUP_ID_NOT_FOUND,
-                                 f"Cannot upgrade classic group {gid} to consumer group because the online "
-                                 f"upgrade is disabled.")
-    return ConsumerGroup(gid, group_epoch=1, assignment_epoch=1), True
+            from .migration import UpgradeRefused, plan_upgrade
+            try:
+                return plan_upgrade(c, classic), True, classic
+            except UpgradeRefused as e:
+                raise HeartbeatError(E.GROUP_ID_NOT_FOUND, str(e)) from None
+    return ConsumerGroup(gid, group_epoch=1, assignment_epoch=1), True, None
 
 
 def _reported(req) -> dict | None:
@@ -150,7 +153,7 @@ def _reported(req) -> dict | None:
 
 def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeatResponse:
     v, epoch = ctx.version, req.member_epoch
-    g, created = _group_for_join(c, req)
+    g, created, upgraded = _group_for_join(c, req)
     member_id = req.member_id or ""
     if len(g.members) >= c.cfg.consumer_max_size and (not member_id or member_id not in g.members):
         raise HeartbeatError(E.GROUP_MAX_SIZE_REACHED,
@@ -177,7 +180,10 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
         resolved = None
 
     # -- the request is accepted from here on: state changes and records
-    if created:
+    if upgraded is not None:                         # a non-empty classic group is upgraded (§D.9)
+        from .migration import install_upgrade
+        install_upgrade(c, upgraded, g)
+    elif created:
         if req.group_id in c.groups:                 # an empty classic group is replaced
             c.groups.pop(req.group_id)
             c.event("group_converted", req.group_id, to="consumer")
@@ -190,15 +196,8 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
     if resolved is not None:
         g.regex_topics[regex] = resolved
     refresh_group_metadata(c, g)
-    changed = _update_member(g, m, req, ctx, v)
-    sub_changed = changed[1]
-    if changed[0] or new:
-        write_member(c, g, m)
-    if replaced is not None:
-        write_target(c, g, m)
-    if sub_changed:
-        bump_epoch(c, g, f"member {m.member_id} subscription changed")
-    maybe_compute_target(c, g)
+    changed, sub_changed = _update_member(g, m, req, ctx, v)
+    member_updated(c, g, m, changed=changed, new=new, replaced=replaced is not None, sub_changed=sub_changed)
 
     # -- §D.4 reconciliation of this member
     old_assigned = m.assigned
@@ -277,7 +276,7 @@ def _member_for(c: "GroupCoordinator", g: ConsumerGroup, req, member_id: str):
             return m, False, None
         return ConsumerMember(member_id, instance_id=instance, previous_member_epoch=-1), True, None
     old = g.members[held]
-    if old.member_epoch != STATIC_LEAVE_EPOCH:
+    if old.member_epoch != STATIC_LEAVE_EPOCH and old.classic is None:
         raise HeartbeatError(K.UNRELEASED_INSTANCE_ID,
                              f"Static member {held} with instance id {instance} cannot be replaced because it is "
                              f"still in the group.")
@@ -288,7 +287,8 @@ def _member_for(c: "GroupCoordinator", g: ConsumerGroup, req, member_id: str):
 
 def _update_member(g: ConsumerGroup, m: ConsumerMember, req, ctx: "Ctx", v: int) -> tuple[bool, bool]:
     """Apply step 7; (anything changed, subscription changed)."""
-    changed = False
+    changed = m.classic is not None                  # a classic member switching to this protocol
+    m.classic = None
     for attr, value in (("instance_id", req.instance_id), ("rack_id", req.rack_id)):
         if value is not None and getattr(m, attr) != value:
             setattr(m, attr, value)

@@ -1,8 +1,11 @@
-"""Removing consumer-group members and their timers (spec §D.5, §D.7).
+"""Removing consumer-group members and their timers (spec §D.5, §D.7, §D.9).
 
-Fencing a member (leave with epoch -1, session timeout, revocation not acknowledged within its
-rebalance timeout) tombstones its current assignment, target assignment and subscription, frees its
-partitions, drops regexes nobody uses any more, cancels its timers and bumps the group epoch.
+Fencing members (leave with epoch -1, LeaveGroup, session timeout, revocation not acknowledged within
+the rebalance timeout, a classic member missing its join or sync deadline) tombstones their current
+assignment, target assignment and subscription, frees their partitions, drops regexes nobody uses any
+more, cancels their timers and bumps the group epoch once - unless only classic-protocol members
+would remain and the migration policy allows a downgrade: then the group becomes a classic group
+(migration.py). Classic members' session timers use their JoinGroup session timeout.
 """
 
 from __future__ import annotations
@@ -25,20 +28,70 @@ def rebalance_key(gid: str, mid: str) -> tuple:
     return ("cg-rebalance", gid, mid)
 
 
+def join_key(gid: str, mid: str) -> tuple:
+    return ("cg-join", gid, mid)
+
+
+def sync_key(gid: str, mid: str) -> tuple:
+    return ("cg-sync", gid, mid)
+
+
+def cancel_member_timers(c: "GroupCoordinator", gid: str, mid: str) -> None:
+    for key in (session_key, rebalance_key, join_key, sync_key):
+        c.timers.cancel(key(gid, mid))
+
+
 def fence(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, reason: str) -> None:
-    g.remove(m.member_id)
-    write_member_removed(c, g, m.member_id)
-    c.timers.cancel(session_key(g.group_id, m.member_id))
-    c.timers.cancel(rebalance_key(g.group_id, m.member_id))
-    c.event("member_removed", g.group_id, member=m.member_id, instance=m.instance_id, reason=reason)
-    bump_epoch(c, g, f"member {m.member_id} removed: {reason}")
+    fence_members(c, g, [m], reason)
+
+
+def fence_members(c: "GroupCoordinator", g: ConsumerGroup, members: list, reason: str) -> None:
+    if not members:
+        return
+    from .migration import downgrade, downgrade_allowed
+    leaving = {m.member_id for m in members}
+    if downgrade_allowed(c, g, leaving):
+        return downgrade(c, g, leaving, f"{reason}; only classic members remain")
+    for m in members:
+        g.remove(m.member_id)
+        write_member_removed(c, g, m.member_id)
+        cancel_member_timers(c, g.group_id, m.member_id)
+        c.event("member_removed", g.group_id, member=m.member_id, instance=m.instance_id, reason=reason)
+    bump_epoch(c, g, f"{len(members)} member(s) removed: {reason}" if len(members) > 1
+               else f"member {members[0].member_id} removed: {reason}")
+
+
+def session_timeout_ms(c: "GroupCoordinator", m: ConsumerMember) -> int:
+    return m.classic.session_timeout_ms if m.classic is not None else c.cfg.consumer_session_timeout_ms
 
 
 def arm_session(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) -> None:
     """Push the member's session deadline; one timer per member, re-armed lazily when it fires early."""
-    m.session_deadline = c.now + c.cfg.consumer_session_timeout_ms
+    m.session_deadline = c.now + session_timeout_ms(c, m)
     if not m.session_armed:
         _schedule_session(c, g.group_id, m)
+        return
+    key = session_key(g.group_id, m.member_id)
+    due = c.timers.deadline(key)
+    if due is not None and due > m.session_deadline:      # a shorter timeout than the armed one
+        _schedule_session(c, g.group_id, m)
+
+
+def arm_classic_timer(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, key, timeout_ms: int,
+                      reason: str, if_absent: bool = False) -> None:
+    """A classic member's join or sync deadline (§D.9): when it passes the member is fenced."""
+    gid, mid = g.group_id, m.member_id
+    k = key(gid, mid)
+    if if_absent and c.timers.active(k):
+        return
+
+    def expired():
+        grp = c.consumer_groups.get(gid)
+        mm = grp.members.get(mid) if grp is not None else None
+        if mm is not None:
+            c.event("classic_member_timeout", gid, member=mid, reason=reason)
+            fence(c, grp, mm, reason)
+    c.timers.schedule(k, c.now + max(timeout_ms, 0), expired)
 
 
 def _schedule_session(c: "GroupCoordinator", gid: str, m: ConsumerMember) -> None:
@@ -80,9 +133,9 @@ def replace_static(c: "GroupCoordinator", g: ConsumerGroup, old: ConsumerMember,
                        subscribed_topic_regex=old.subscribed_topic_regex, member_epoch=0, previous_member_epoch=0,
                        state=old.state, assigned={t: dict(ps) for t, ps in old.assigned.items()},
                        pending_revocation=dict(old.pending_revocation), target=dict(old.target))
+    m.classic = old.classic
     g.remove(old.member_id)
     write_member_removed(c, g, old.member_id)
-    c.timers.cancel(session_key(g.group_id, old.member_id))
-    c.timers.cancel(rebalance_key(g.group_id, old.member_id))
+    cancel_member_timers(c, g.group_id, old.member_id)
     c.event("static_member_replaced", g.group_id, instance=old.instance_id, old=old.member_id, new=new_id)
     return m

@@ -27,11 +27,12 @@ def commit_error(c: "GroupCoordinator", ctx: "Ctx", req, txn: bool = False) -> i
     m = g.members.get(member_id)
     if m is None:
         return E.UNKNOWN_MEMBER_ID
-    if not txn and ctx.version < 9:
+    if not txn and ctx.version < 9 and m.classic is None:
         return E.UNSUPPORTED_VERSION
     if epoch == m.member_epoch:
         return E.NONE
-    stale = E.ILLEGAL_GENERATION if txn else E.STALE_MEMBER_EPOCH
+    # members of the classic protocol (§D.9) get the classic group's error
+    stale = E.ILLEGAL_GENERATION if txn or m.classic is not None else E.STALE_MEMBER_EPOCH
     if epoch > m.member_epoch:
         return stale
     # KIP-1251: an older epoch is fine for partitions the member still holds since that epoch
@@ -61,7 +62,7 @@ def fetch_error(c: "GroupCoordinator", group_id: str, member_id: str | None, epo
     if m is None:
         return E.UNKNOWN_MEMBER_ID
     if epoch != m.member_epoch:
-        return E.STALE_MEMBER_EPOCH
+        return E.STALE_MEMBER_EPOCH if m.classic is None else E.ILLEGAL_GENERATION
     return E.NONE
 
 

@@ -20,7 +20,9 @@ def write_group(c: "GroupCoordinator", g: ConsumerGroup) -> None:
 def write_member(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) -> None:
     c.records.append(ConsumerMemberRecord(g.group_id, m.member_id, m.instance_id, m.rack_id, m.client_id,
                                           m.client_host, m.rebalance_timeout_ms, m.server_assignor,
-                                          tuple(m.subscribed_topic_names), m.subscribed_topic_regex))
+                                          tuple(m.subscribed_topic_names), m.subscribed_topic_regex,
+                                          None if m.classic is None else
+                                          (m.classic.session_timeout_ms, tuple(m.classic.protocols))))
 
 
 def write_target(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) -> None:

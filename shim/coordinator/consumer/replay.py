@@ -1,7 +1,8 @@
 """Rebuilding consumer groups from their records (state-topic keys 5-8), as the broker does when it
 loads a __consumer_offsets partition: last value per key wins, tombstones delete. A consumer-group
-record replaces a classic group of the same id (a simple group created by offsets, or an empty classic
-group the consumer group replaced). Every member gets a session timer from the load, and a member
+record replaces a classic group of the same id (a simple group created by offsets, an empty classic
+group the consumer group replaced, or the classic group it was upgraded from, §D.9); classic-protocol
+members come back with their protocols and session timeout. Every member gets a session timer from the load, and a member
 pending revocation its rebalance timer, so members that do not come back are fenced (spec §D.5)."""
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from ..records import (ConsumerCurrentRecord, ConsumerCurrentTombstone, ConsumerGroupRecord, ConsumerGroupTombstone,
                        ConsumerMemberRecord, ConsumerMemberTombstone, ConsumerTargetRecord, ConsumerTargetTombstone)
-from .group import UNREVOKED, ConsumerGroup, ConsumerMember
-from .membership import arm_rebalance, arm_session, rebalance_key, session_key
+from .group import UNREVOKED, ClassicMeta, ConsumerGroup, ConsumerMember
+from .membership import arm_rebalance, arm_session, cancel_member_timers, rebalance_key
 
 if TYPE_CHECKING:
     from ..core import GroupCoordinator
@@ -33,18 +34,19 @@ def replay_consumer(c: "GroupCoordinator", rec) -> None:
     if isinstance(rec, ConsumerGroupTombstone):
         if g is not None:
             for mid in g.members:
-                c.timers.cancel(session_key(gid, mid))
-                c.timers.cancel(rebalance_key(gid, mid))
+                cancel_member_timers(c, gid, mid)
             del c.consumer_groups[gid]
         return
     if g is None:
         return                                 # member records of a group deleted later in the log
     m = g.members.get(rec.member_id)
     if isinstance(rec, ConsumerMemberRecord):
+        classic = None if rec.classic is None else ClassicMeta(rec.classic[0], tuple(rec.classic[1]))
         if m is None:
-            m = ConsumerMember(rec.member_id)
+            m = ConsumerMember(rec.member_id, classic=classic)
             g.add(m)
             arm_session(c, g, m)
+        m.classic = classic
         if rec.instance_id is not None:
             if m.instance_id is not None and g.static_members.get(m.instance_id) == m.member_id:
                 del g.static_members[m.instance_id]
@@ -63,8 +65,7 @@ def replay_consumer(c: "GroupCoordinator", rec) -> None:
     if isinstance(rec, ConsumerMemberTombstone):
         if m is not None:
             g.remove(m.member_id)
-            c.timers.cancel(session_key(gid, m.member_id))
-            c.timers.cancel(rebalance_key(gid, m.member_id))
+            cancel_member_timers(c, gid, m.member_id)
         return
     if m is None:
         return
@@ -75,7 +76,7 @@ def replay_consumer(c: "GroupCoordinator", rec) -> None:
     elif isinstance(rec, ConsumerCurrentRecord):
         g.set_current(m, rec.member_epoch, rec.previous_member_epoch, rec.state,
                       {t: dict(ps) for t, ps in rec.assigned}, {t: frozenset(ps) for t, ps in rec.pending_revocation})
-        if m.state == UNREVOKED:
+        if m.state == UNREVOKED and m.classic is None:     # classic members have join/sync timers only
             arm_rebalance(c, g, m)
         else:
             c.timers.cancel(rebalance_key(gid, m.member_id))

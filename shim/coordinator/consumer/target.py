@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .group import ConsumerGroup, ConsumerMember
-from .persist import write_group, write_target
+from .persist import write_group, write_member, write_target
 
 if TYPE_CHECKING:
     from ..core import GroupCoordinator
@@ -48,6 +48,20 @@ def bump_epoch(c: "GroupCoordinator", g: ConsumerGroup, reason: str) -> None:
     g.metadata_snapshot = metadata_snapshot(c, g)
     write_group(c, g)
     c.event("group_epoch", g.group_id, epoch=g.group_epoch, reason=reason)
+
+
+def member_updated(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, *, changed: bool, new: bool,
+                   replaced: bool, sub_changed: bool, who: str = "member") -> None:
+    """Records and epoch after a member joined or changed (§D.3 steps 7-10, also a classic JoinGroup):
+    its subscription record, the target it inherited from a replaced static member, the epoch bump
+    when its subscription changed, then the target assignment if due."""
+    if changed or new:
+        write_member(c, g, m)
+    if replaced:
+        write_target(c, g, m)
+    if sub_changed:
+        bump_epoch(c, g, f"{who} {m.member_id} subscription changed")
+    maybe_compute_target(c, g)
 
 
 def maybe_refresh_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> bool:

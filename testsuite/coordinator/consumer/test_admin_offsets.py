@@ -1,5 +1,6 @@
 """Consumer groups seen by the other APIs: ConsumerGroupDescribe (§D.8), ListGroups/DescribeGroups/
-DeleteGroups/OffsetDelete (§B.4-B.7), classic APIs on a consumer group (§D.9 without migration),
+DeleteGroups/OffsetDelete (§B.4-B.7), classic APIs on a consumer group with migration disabled (§D.9;
+test_migration.py has the rest),
 OffsetCommit/OffsetFetch/TxnOffsetCommit member epochs (§C.2-C.4; E 35, 36)."""
 
 from __future__ import annotations
@@ -72,14 +73,18 @@ def test_offset_delete(h):
     assert h.offset_delete("nope", {"foo": [0]})[0] == E.GROUP_ID_NOT_FOUND
 
 
-def test_classic_apis_on_a_consumer_group(h):
+def test_classic_apis_on_a_consumer_group():
+    """With migration disabled no classic member gets in; members of the consumer protocol are unknown to
+    SyncGroup/Heartbeat but LeaveGroup removes them (classic_members.py has the enabled cases)."""
+    h = ConsumerHarness({"foo": 4, "bar": 2}, consumer_migration_policy="disabled")
     stable_pair(h)
     r = h.answered(h.join("g"))
     assert r.error_code == E.INCONSISTENT_GROUP_PROTOCOL
     assert h.answered(h.sync("g", "a", 3)).error_code == E.UNKNOWN_MEMBER_ID
     assert h.heartbeat("g", "a", 3).error_code == E.UNKNOWN_MEMBER_ID
-    r = h.leave("g", ("a", None))
-    assert [m.error_code for m in r.members] == [E.UNKNOWN_MEMBER_ID]
+    r = h.leave("g", ("a", None), ("zz", None))
+    assert [m.error_code for m in r.members] == [E.NONE, E.UNKNOWN_MEMBER_ID]
+    assert set(h.cg().members) == {"b"}
 
 
 def test_leave_group_admin_removal_of_a_static_member(h):
@@ -87,7 +92,7 @@ def test_leave_group_admin_removal_of_a_static_member(h):
     a.beat()
     epoch = h.cg().group_epoch
     r = h.leave("g", ("", "ia"), ("", "nobody"))
-    assert [(m.member_id, m.error_code) for m in r.members] == [("a", 0), ("", E.UNKNOWN_MEMBER_ID)]
+    assert [(m.member_id, m.error_code) for m in r.members] == [("", 0), ("", E.UNKNOWN_MEMBER_ID)]
     assert h.cg().members == {} and h.cg().group_epoch == epoch + 1
 
 
@@ -103,7 +108,8 @@ def test_empty_groups_convert_both_ways(h):
     assert h2.fetch("s", {"foo": [0]})[1][("foo", 0)][0] == 3
 
 
-def test_non_empty_classic_group_is_not_upgraded(h):
+def test_non_empty_classic_group_is_not_upgraded_when_disabled():
+    h = ConsumerHarness({"foo": 4, "bar": 2}, consumer_migration_policy="disabled")
     mid, tok = h.join_dynamic("c", protocols=(("range", subscription("foo")),))
     h.advance(3000)
     assert h.answered(tok).error_code == 0

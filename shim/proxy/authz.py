@@ -1,0 +1,210 @@
+"""Authentication and authorization for the group APIs kshim answers itself (the adapter between the
+proxy and shim/authz; groups.py calls it).
+
+- SASL listener (kshim's upstream needs SASL): each connection's SaslHandshake and SaslAuthenticate
+  are still forwarded untouched, but watched (`Slot.watch`) to learn the mechanism, the user name
+  and the broker's verdict (shim/authz/principal.py). A group request (or FindCoordinator) before
+  the broker accepted the exchange closes the connection, as the broker's SaslServerAuthenticator
+  does with any request but ApiVersions/SaslHandshake/SaslAuthenticate before authentication.
+- `authorizer = true`: the broker's ACLs are read with DescribeAcls on kshim's own upstream
+  connection at start (kshim does not start without them) and every `authorizer_refresh_ms` (a
+  failed refresh keeps the last ACLs), and every group request is authorized as KafkaApis does
+  (shim/authz/apis.py) for the connection's principal ("User:<name>"; "User:ANONYMOUS" on a listener
+  without SASL) from the client's IP address. Super users and allow.everyone.if.no.acl.found are
+  kshim settings that must mirror the broker's (`authorizer_super_users`, ...).
+Per connection state lives in `Session.auth` (a `ConnAuth`), so it goes with the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+from typing import TYPE_CHECKING, Callable
+
+from kcodec import api
+from kcodec.errors import DecodeError
+
+from ..authz import apis
+from ..authz.acl import Authorizer, Caller, parse_super_users
+from ..authz.cache import DESCRIBE_ACLS, AclReadError, acls_from_response, describe_all_request
+from ..authz.principal import ANONYMOUS, SaslState
+from .periodic import every
+from .upstream import UpstreamClient
+
+if TYPE_CHECKING:
+    from .server import Proxy
+    from .session import Session, Slot
+
+log = logging.getLogger("kshim.authz")
+
+SASL_HANDSHAKE, SASL_AUTHENTICATE, LIST_GROUPS = 17, 36, 16
+
+
+class ConnAuth:
+    """One client connection: its SASL progress, and the response patches of its requests in flight."""
+    __slots__ = ("sasl", "patches", "caller")
+
+    def __init__(self) -> None:
+        self.sasl = SaslState()
+        self.patches: dict = {}
+        self.caller: Caller | None = None
+
+
+def java_host(peer_host: str) -> str:
+    """The client address as the broker's ACL host check sees it (InetAddress.getHostAddress:
+    IPv6 in full, without zero compression)."""
+    host = peer_host.lstrip("/")
+    try:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if ip.version == 6:
+        return ":".join(f"{int(g, 16):x}" for g in ip.exploded.split(":"))
+    return host
+
+
+def _decode(slot: "Slot", frame, response: bool):
+    if response:
+        hv = api.response_header_version(slot.api_key, slot.version)
+        _, pos = api.ResponseHeader.decode_from(frame, 0, hv)
+        return api.RESPONSES[slot.api_key].decode(memoryview(frame)[pos:], slot.version)
+    hv = api.request_header_version(slot.api_key, slot.version)
+    _, pos = api.RequestHeader.decode_from(frame, 0, hv)
+    return api.REQUESTS[slot.api_key].decode(memoryview(frame)[pos:], slot.version)
+
+
+class AuthzService:
+    def __init__(self, proxy: "Proxy", answer: Callable):
+        cfg = proxy.cfg
+        self.proxy, self._answer = proxy, answer
+        self.sasl = bool(cfg.upstream_sasl_mechanism)          # the listener clients reach is SASL
+        self.authorizer: Authorizer | None = None
+        if cfg.authorizer:
+            self.authorizer = Authorizer(super_users=parse_super_users(cfg.authorizer_super_users),
+                                         allow_if_no_acls=cfg.authorizer_allow_everyone_if_no_acl_found)
+        self._client: UpstreamClient | None = None
+        self._refresher: asyncio.Task | None = None
+
+    def install(self) -> None:
+        if self.sasl:
+            self.proxy.routes[SASL_HANDSHAKE] = self._watch_handshake
+            self.proxy.routes[SASL_AUTHENTICATE] = self._watch_authenticate
+
+    # ------------------------------------------------------------------ SASL watching
+    @staticmethod
+    def _conn(session: "Session") -> ConnAuth:
+        auth = session.auth
+        if auth is None:
+            auth = session.auth = ConnAuth()
+        return auth
+
+    def _watch_handshake(self, session: "Session", slot: "Slot", frame) -> bool:
+        try:
+            self._conn(session).sasl.handshake(_decode(slot, frame, False).mechanism)
+        except DecodeError:
+            pass                                     # the broker judges it
+        return False
+
+    def _watch_authenticate(self, session: "Session", slot: "Slot", frame) -> bool:
+        auth = self._conn(session)
+        try:
+            auth.sasl.token(_decode(slot, frame, False).auth_bytes)
+        except DecodeError:
+            return False
+
+        def answered(session: "Session", slot: "Slot", frame) -> None:
+            try:
+                auth.sasl.answered(_decode(slot, frame, True).error_code)
+            except DecodeError:
+                pass
+            auth.caller = None
+            session.complete(slot, bytes(frame))
+        slot.watch = answered
+        return False
+
+    # ------------------------------------------------------------------ per request
+    def admitted(self, session: "Session") -> bool:
+        """False (and the connection closed) for a group request before SASL authentication."""
+        if self.sasl:
+            auth = session.auth
+            if auth is None or not auth.sasl.authenticated:
+                session.bad_input("group request before SASL authentication (the broker closes the connection)")
+                return False
+        return True
+
+    def caller(self, session: "Session") -> Caller:
+        auth = self._conn(session)
+        if auth.caller is None:
+            principal = auth.sasl.principal if self.sasl else ANONYMOUS
+            # a mechanism whose principal kshim cannot read (GSSAPI, OAUTHBEARER) matches no ACL
+            auth.caller = Caller(principal or "User:<unknown>", java_host(session.peer_host))
+        return auth.caller
+
+    def gate(self, session: "Session", slot: "Slot", req, topic_name) -> object | None:
+        """The request to feed the coordinator (maybe narrowed), or None when answered here."""
+        if self.authorizer is None:
+            return req
+        caller = self.caller(session)
+        verdict = apis.gate(self.authorizer, caller, slot.api_key, slot.version, req, topic_name)
+        if verdict.answer is not None:
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("refused %s v%s for %s from %s", api.API_KEYS.get(slot.api_key), slot.version,
+                          caller.principal, caller.host)
+            self._answer(session, slot, verdict.answer)
+            return None
+        if verdict.patch is not None:
+            session.auth.patches[slot] = verdict.patch
+        return verdict.request
+
+    def finish(self, session: "Session", slot: "Slot", body):
+        auth = session.auth
+        if auth is not None and auth.patches:
+            patch = auth.patches.pop(slot, None)
+            if patch is not None:
+                return patch(body)
+        return body
+
+    def find_coordinator(self, session: "Session", slot: "Slot", req, body):
+        if self.authorizer is None:
+            return body
+        return apis.find_coordinator(self.authorizer, self.caller(session), slot.version, req, body)
+
+    # ------------------------------------------------------------------ ACLs from the broker
+    async def start(self) -> None:
+        if self.authorizer is None:
+            return
+        await self.refresh()
+        log.info("authorizer: %d ACLs read from the broker (refreshed every %d ms)",
+                 self.authorizer.count, self.proxy.cfg.authorizer_refresh_ms)
+        self._refresher = asyncio.get_running_loop().create_task(every(
+            self.proxy.cfg.authorizer_refresh_ms / 1000.0, self.refresh, lambda e: log.warning(
+                "ACL refresh failed (keeping the last %d ACLs): %s", self.authorizer.count, e)))
+
+    async def stop(self) -> None:
+        if self._refresher is not None:
+            self._refresher.cancel()
+        if self._client is not None:
+            self._client.close()
+
+    async def refresh(self) -> None:
+        cfg = self.proxy.cfg
+        for attempt in range(2):
+            try:
+                if self._client is None:
+                    brokers = list(self.proxy.topology.brokers.values())
+                    addrs = [(b.host, b.port) for b in brokers] + cfg.upstream_addresses()
+                    self._client = await UpstreamClient.connect(cfg, *addrs[0])
+                v = self._client.version_for(DESCRIBE_ACLS, 3)
+                if v < 1:
+                    raise AclReadError("the upstream broker does not support DescribeAcls v1+")
+                resp = await self._client.request(DESCRIBE_ACLS, v, describe_all_request())
+                break
+            except (OSError, ConnectionError, asyncio.TimeoutError) as e:
+                if self._client is not None:
+                    self._client.close()
+                self._client = None
+                if attempt or isinstance(e, AclReadError):
+                    raise
+        self.authorizer.set_acls(acls_from_response(resp))
+
