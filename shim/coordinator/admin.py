@@ -7,17 +7,23 @@ from kcodec.generated.describe_groups import DescribedGroup, DescribedGroupMembe
 from kcodec.generated.list_groups import ListedGroup, ListGroupsResponse
 
 from . import errors as E
+from ..authz.acl import GROUP, SUPPORTED_OPERATIONS
 from .core import Ctx, GroupCoordinator
 from .group import DEAD, EMPTY, STABLE
 from .records import GroupTombstone
 from .txn_offsets import drop_group
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
+# what a broker without an authorizer reports when asked (KIP-430): every operation a group supports
+ALL_GROUP_OPERATIONS = sum(1 << op for op in SUPPORTED_OPERATIONS[GROUP])
 
 
 def describe_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
     v = ctx.version
     out = []
+    # entries answered without error carry the bit field when asked (KafkaApis; authz/ patches it
+    # with the caller's own operations when kshim runs with an authorizer)
+    ops = ALL_GROUP_OPERATIONS if v >= 3 and req.include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
     for gid in req.groups:
         if gid is None:
             out.append(DescribedGroup(error_code=E.INVALID_GROUP_ID, group_id="", group_state="",
@@ -29,7 +35,7 @@ def describe_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
                 error_code=E.GROUP_ID_NOT_FOUND if v >= 6 else E.NONE,
                 error_message=f"Group {gid} not found." if v >= 6 else None,
                 group_id=gid, group_state="Dead", protocol_type="", protocol_data="", members=[],
-                authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
+                authorized_operations=ops if v < 6 else AUTHORIZED_OPERATIONS_OMITTED))
             continue
         stable = g.state == STABLE
         members = [DescribedGroupMember(
@@ -40,7 +46,7 @@ def describe_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
         out.append(DescribedGroup(
             error_code=E.NONE, group_id=gid, group_state=g.state, protocol_type=g.protocol_type or "",
             protocol_data=(g.protocol_name or "") if stable else "", members=members,
-            authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
+            authorized_operations=ops))
     c.respond(ctx.token, DescribeGroupsResponse(groups=out))
 
 

@@ -5,7 +5,9 @@ import pytest
 from shim.coordinator import errors as E
 from shim.coordinator.records import GroupTombstone, OffsetTombstone
 
-from .classic import DELAY, Harness
+from kcodec.generated.describe_groups import DescribeGroupsRequest
+
+from .classic import DELAY, DESCRIBE, Harness
 
 
 def _three_states(h):
@@ -39,6 +41,21 @@ def test_describe_stable_group(v):
              m.member_assignment) for m in grp.members] == [
         (a, "i1" if v >= 4 else None, "client", "/10.1.1.1", b"meta-range", b"A:" + a.encode()),
         (b, None, "client", "/10.1.1.1", b"meta-range", b"A:" + b.encode())]
+
+
+@pytest.mark.parametrize("v", range(0, 7))
+@pytest.mark.parametrize("ask", [False, True])
+def test_describe_authorized_operations_without_an_authorizer(v, ask):
+    """KafkaApis without an authorizer: every operation a group supports (READ, DELETE, DESCRIBE,
+    DESCRIBE_CONFIGS, ALTER_CONFIGS = 3400) on entries answered without error, when asked (v3+)."""
+    h = Harness()
+    h.stable_group(n=1)
+    req = DescribeGroupsRequest(groups=["g", "nope"], include_authorized_operations=ask)
+    found, missing = h.immediate(DESCRIBE, v, req).groups
+    omitted = -2147483648
+    expected = 3400 if ask and v >= 3 else omitted
+    assert found.authorized_operations == expected
+    assert missing.authorized_operations == (expected if v < 6 else omitted)   # v6: GROUP_ID_NOT_FOUND
 
 
 def test_describe_rebalancing_group_hides_metadata_but_keeps_assignment():

@@ -111,3 +111,20 @@ def test_offsets_of_a_deleted_topic_go_away_as_on_the_broker(kafka, kshim, names
     # the group itself remains (Empty, no offsets) on both until the retention cleanup
     for b in (kafka.bootstrap, kshim.bootstrap):
         assert fetch(b, group, 8, None) == (0, [])
+
+
+def test_authorized_operations_without_an_authorizer_agree_with_the_broker(kafka, kshim, new_topic, names):
+    """DescribeGroups v3-6 with IncludeAuthorizedOperations: a broker without an authorizer reports
+    every operation a group supports on entries without error (KIP-430); so does kshim."""
+    from kcodec.generated.describe_groups import DescribeGroupsRequest
+    topic, group, ghost = new_topic(partitions=1), names.group(), names.group()
+    seen = {}
+    for name, b in (("broker", kafka.bootstrap), ("kshim", kshim.bootstrap)):
+        find_coordinator(b, group)
+        assert commit(b, group, 9, [(topic, None, {0: 1})]) == [(topic, 0, 0)]
+        seen[name] = {(v, ask): [(g.group_id == group, g.error_code, g.authorized_operations)
+                                 for g in call(b, 15, v, DescribeGroupsRequest(
+                                     groups=[group, ghost], include_authorized_operations=ask)).groups]
+                      for v in (3, 5, 6) for ask in (False, True)}
+    assert seen["kshim"] == seen["broker"]
+    assert seen["kshim"][(6, True)][0] == (True, 0, 3400)

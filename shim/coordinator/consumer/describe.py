@@ -11,12 +11,12 @@ from kcodec.generated.consumer_group_describe import (Assignment, ConsumerGroupD
                                                       Member, TopicPartitions)
 
 from .. import errors as E
+from ..admin import ALL_GROUP_OPERATIONS, AUTHORIZED_OPERATIONS_OMITTED
 from . import codes as K
 
 if TYPE_CHECKING:
     from ..core import Ctx, GroupCoordinator
 
-AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 
 
 def _assignment(c: "GroupCoordinator", *parts: dict) -> Assignment:
@@ -61,5 +61,6 @@ def consumer_group_describe(c: "GroupCoordinator", ctx: "Ctx", req) -> None:
         out.append(DescribedGroup(
             error_code=E.NONE, group_id=gid, group_state=g.state, group_epoch=g.group_epoch,
             assignment_epoch=g.assignment_epoch, assignor_name=g.preferred_assignor(c.cfg.consumer_assignors[0]),
-            members=members, authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
+            members=members, authorized_operations=ALL_GROUP_OPERATIONS if req.include_authorized_operations
+            else AUTHORIZED_OPERATIONS_OMITTED))
     c.respond(ctx.token, ConsumerGroupDescribeResponse(groups=out))

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from kcodec.generated.consumer_group_describe import ConsumerGroupDescribeRequest
 from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
 from shim.coordinator import errors as E
 from testsuite.coordinator.classic import FETCH, subscription
-from testsuite.coordinator.consumer.harness import Client, ConsumerHarness, stable_pair
+from testsuite.coordinator.consumer.harness import CGD, Client, ConsumerHarness, stable_pair
 
 
 @pytest.fixture
@@ -34,6 +35,16 @@ def test_consumer_group_describe(h):
     assert nf.error_code == E.GROUP_ID_NOT_FOUND and empty.error_code == E.INVALID_GROUP_ID
     (v0,) = h.describe_cg("g", v=0).groups
     assert v0.members[0].member_type == -1
+
+
+@pytest.mark.parametrize("ask", [False, True])
+def test_consumer_group_describe_authorized_operations_without_an_authorizer(h, ask):
+    """As KafkaApis with no authorizer: all GROUP operations (3400) on groups answered without error."""
+    stable_pair(h)
+    req = ConsumerGroupDescribeRequest(group_ids=["g", "nope"], include_authorized_operations=ask)
+    g, nf = h.immediate(CGD, 1, req).groups
+    assert g.authorized_operations == (3400 if ask else -2147483648)
+    assert nf.error_code == E.GROUP_ID_NOT_FOUND and nf.authorized_operations == -2147483648
 
 
 def test_list_and_describe_groups(h):
