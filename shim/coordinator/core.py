@@ -103,10 +103,11 @@ class GroupCoordinator:
 
     # ------------------------------------------------------------------ inputs
     def handle(self, api_key: int, version: int, request, token, client_id: str = "",
-               client_host: str = "", now_ms: int | None = None) -> list[Respond]:
+               client_host: str = "", now_ms: int | None = None,
+               topic_filter: Callable[[str], bool] | None = None) -> list[Respond]:
         if now_ms is not None:
             self._advance(now_ms)
-        self.handlers[api_key](self, Ctx(token, version, client_id or "", client_host or ""), request)
+        self.handlers[api_key](self, Ctx(token, version, client_id or "", client_host or "", topic_filter), request)
         return self._drain()
 
     def end_transaction(self, producer_id: int, committed: bool, now_ms: int | None = None,
@@ -423,6 +424,9 @@ class Ctx:
     version: int
     client_id: str
     client_host: str
+    # the caller's TOPIC DESCRIBE right, when kshim authorizes (None: every topic); regex
+    # subscriptions resolve through it (spec §D.3 step 8)
+    topic_filter: Callable[[str], bool] | None = None
 
 
 def _for_version(members: list[JoinGroupResponseMember], version: int) -> list[JoinGroupResponseMember]:

@@ -26,7 +26,7 @@ from kcodec import api
 from kcodec.errors import DecodeError
 
 from ..authz import apis
-from ..authz.acl import Authorizer, Caller, parse_super_users
+from ..authz.acl import DESCRIBE, TOPIC, Authorizer, Caller, parse_super_users
 from ..authz.cache import DESCRIBE_ACLS, AclReadError, acls_from_response, describe_all_request
 from ..authz.principal import ANONYMOUS, SaslState
 from .periodic import every
@@ -156,6 +156,13 @@ class AuthzService:
         if verdict.patch is not None:
             session.auth.patches[slot] = verdict.patch
         return verdict.request
+
+    def topic_filter(self, session: "Session") -> Callable[[str], bool] | None:
+        """The caller's TOPIC DESCRIBE right (live ACLs), for the coordinator's regex resolution."""
+        if self.authorizer is None:
+            return None
+        authorizer, caller = self.authorizer, self.caller(session)
+        return lambda name: authorizer.allowed(caller, DESCRIBE, TOPIC, name)
 
     def finish(self, session: "Session", slot: "Slot", body):
         auth = session.auth

@@ -51,7 +51,7 @@ log = logging.getLogger("kshim.coordinator")
 
 FIND_COORDINATOR, LIST_GROUPS, OFFSET_COMMIT, METADATA, DELETE_GROUPS, OFFSET_DELETE = 10, 16, 8, 3, 42, 47
 TXN_OFFSET_COMMIT, END_TXN, INIT_PRODUCER_ID = 28, 26, 22
-OFFSET_FETCH, UNKNOWN_TOPIC_OR_PARTITION = 9, 3
+OFFSET_FETCH, UNKNOWN_TOPIC_OR_PARTITION, CONSUMER_GROUP_HEARTBEAT = 9, 3, 68
 COMMITS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT)     # checked against topic metadata
 WITH_TOPICS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT, OFFSET_FETCH)   # may name topics kshim has not seen yet
 GROUP_KEY = 0
@@ -185,9 +185,12 @@ class GroupService:
             early, patch = self.scale.route(session, slot, req)
             if early is not None:
                 return self._answer(session, slot, early)
+        regex_filter = None            # the member's TOPIC DESCRIBE right resolves its regex (authorizer)
+        if self.authz is not None and slot.api_key == CONSUMER_GROUP_HEARTBEAT:
+            regex_filter = self.authz.topic_filter(session)
         out = self.coordinator.handle(slot.api_key, slot.version, req, (session, slot),
                                       client_id=session.client_id or "", client_host=session.peer_host,
-                                      now_ms=self._now())
+                                      now_ms=self._now(), topic_filter=regex_filter)
         if patch is not None:
             for r in out:
                 if r.token[1] is slot:

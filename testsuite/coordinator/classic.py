@@ -52,11 +52,12 @@ class Harness:
         self._asked: list[str] = []
 
     # ------------------------------------------------------------------ plumbing
-    def send(self, api: int, version: int, req, client_id: str = "client", client_host: str = "/10.1.1.1") -> int:
+    def send(self, api: int, version: int, req, client_id: str = "client", client_host: str = "/10.1.1.1",
+             topic_filter=None) -> int:
         token = next(self._tokens)
         self.pending[token] = (api, version)
         self._collect(self.c.handle(api, version, req, token, client_id=client_id, client_host=client_host,
-                                    now_ms=self.now))
+                                    now_ms=self.now, topic_filter=topic_filter))
         return token
 
     def _collect(self, out) -> None:

@@ -298,6 +298,41 @@ def test_group_apis_authorized_as_the_broker_does(authz_kafka, authz_kshim):
     assert results[("broker", "mallory")]["JoinGroup ok"][0] == 30
 
 
+def regex_assignment(bootstrap: str, group: str, ids: dict) -> set[str]:
+    """alice joins `group` with the regex "t.*" (ConsumerGroupHeartbeat v1) and heartbeats until she
+    is assigned something: the topic names of her assignment (the broker resolves regexes
+    asynchronously, so the first answers carry nothing)."""
+    names = {tid: n for n, tid in ids.items()}
+    with login(bootstrap, "alice") as w:
+        deadline = time.monotonic() + 30
+        member = str(uuid.uuid4())
+        while True:      # the broker creates and loads __consumer_offsets on demand
+            hb = call(w, 68, 1, group_id=group, member_id=member, member_epoch=0, rebalance_timeout_ms=30000,
+                      subscribed_topic_regex="t.*", topic_partitions=[])
+            if hb.error_code not in (14, 15, 16) or time.monotonic() > deadline:
+                break
+            call(w, 10, 3, key_type=0, key=group)
+            time.sleep(0.3)
+        assert hb.error_code == 0, hb
+        while hb.assignment is None or not hb.assignment.topic_partitions:
+            assert time.monotonic() < deadline, "no assignment for the regex"
+            time.sleep(0.3)
+            hb = call(w, 68, 1, group_id=group, member_id=hb.member_id, member_epoch=hb.member_epoch,
+                      rebalance_timeout_ms=-1, topic_partitions=None)
+            assert hb.error_code == 0, hb
+        return {names[tp.topic_id] for tp in hb.assignment.topic_partitions}
+
+
+def test_regex_subscription_resolves_only_describable_topics(authz_kafka, authz_kshim):
+    """KIP-848 regex resolution is filtered by the member's TOPIC DESCRIBE right, on both sides:
+    alice may describe tok (READ) and tdesc, not tno, so "t.*" assigns her tok and tdesc only."""
+    ids = topic_ids(authz_kafka)
+    time.sleep(1.0)
+    broker = regex_assignment(authz_kafka.bootstrap, "ok-rx-broker", ids)
+    shim = regex_assignment(authz_kshim.bootstrap, "ok-rx-kshim", ids)
+    assert shim == broker == {"tok", "tdesc"}
+
+
 def test_group_request_before_sasl_closes_the_connection(authz_kafka, authz_kshim):
     for bootstrap in (authz_kafka.bootstrap, authz_kshim.bootstrap):
         with Wire(bootstrap) as w:

@@ -78,6 +78,7 @@ class ConsumerGroup:
         self.name_counts: Counter = Counter()      # subscribed topic name -> members
         self.regex_counts: Counter = Counter()     # regex -> members
         self.regex_topics: dict[str, frozenset[str]] = {}   # resolved regexes
+        self.regex_filters: dict = {}              # regex -> TOPIC DESCRIBE filter it was resolved with
         self.metadata_snapshot: dict | None = None  # topic id -> partitions, when the epoch was last set
         self.assignor_counts: Counter = Counter()
         self.topics_version = -1                   # TopicCatalog.version this group last resolved against
@@ -129,6 +130,7 @@ class ConsumerGroup:
         self._disown(m)
         for rx in [r for r in self.regex_topics if r not in self.regex_counts]:
             del self.regex_topics[rx]
+            self.regex_filters.pop(rx, None)
         return m
 
     def classic_count(self) -> int:

@@ -173,7 +173,7 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
     regex = req.subscribed_topic_regex if v >= 1 else None
     if regex and regex not in g.regex_topics:
         try:
-            resolved = resolve(regex, c.topics)
+            resolved = resolve(regex, c.topics, ctx.topic_filter)
         except InvalidRegex as e:
             raise HeartbeatError(K.INVALID_REGULAR_EXPRESSION, e.message) from None
     else:
@@ -195,6 +195,8 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
         g.add(m)
     if resolved is not None:
         g.regex_topics[regex] = resolved
+        if ctx.topic_filter is not None:
+            g.regex_filters[regex] = ctx.topic_filter
     refresh_group_metadata(c, g)
     changed, sub_changed = _update_member(g, m, req, ctx, v)
     member_updated(c, g, m, changed=changed, new=new, replaced=replaced is not None, sub_changed=sub_changed)

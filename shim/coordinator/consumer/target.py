@@ -86,7 +86,7 @@ def refresh_group_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> None:
     if g.regex_topics:
         from .regex import resolve
         for rx in list(g.regex_topics):
-            g.regex_topics[rx] = resolve(rx, c.topics)
+            g.regex_topics[rx] = resolve(rx, c.topics, g.regex_filters.get(rx))
         g.resolved_cache.clear()
     maybe_refresh_metadata(c, g)
 

@@ -22,7 +22,8 @@ class ConsumerHarness(Harness):
         return self.c.consumer_groups.get(gid)
 
     def cgh(self, gid: str = "g", member_id: str = "m1", epoch: int = 0, *, v: int = 1, instance=None, rack=None,
-            rebalance: int = 30_000, topics=("foo",), regex=None, assignor=None, owned=KEEP, client_id="client"):
+            rebalance: int = 30_000, topics=("foo",), regex=None, assignor=None, owned=KEEP, client_id="client",
+            topic_filter=None):
         """One heartbeat. `owned` is {topic name: partitions} (KEEP: [] on a join, None otherwise)."""
         if owned is KEEP:
             owned = {} if epoch == 0 else None
@@ -33,7 +34,7 @@ class ConsumerHarness(Harness):
             group_id=gid, member_id=member_id, member_epoch=epoch, instance_id=instance, rack_id=rack,
             rebalance_timeout_ms=rebalance, subscribed_topic_names=None if topics is None else list(topics),
             subscribed_topic_regex=regex if v >= 1 else None, server_assignor=assignor, topic_partitions=tps)
-        return self.immediate(CGH, v, req, client_id=client_id)
+        return self.immediate(CGH, v, req, client_id=client_id, topic_filter=topic_filter)
 
     def describe_cg(self, *gids: str, v: int = 1):
         return self.immediate(CGD, v, ConsumerGroupDescribeRequest(group_ids=list(gids)))

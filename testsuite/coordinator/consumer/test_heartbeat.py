@@ -249,6 +249,21 @@ def test_48_regex_subscription_and_new_topic(h):
     assert r.member_epoch == 3 and h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5], "fox": [0, 1]}
 
 
+def test_regex_resolves_only_topics_the_member_may_describe(h):
+    """With an authorizer (the proxy passes the caller's TOPIC DESCRIBE right), a regex resolves to
+    the matching topics that member may describe, now and when topics are created later."""
+    h.topics["fob"] = 2
+    h.topics["fox"] = 3
+    r = h.cgh(topics=None, regex="fo.*", topic_filter=lambda t: t != "fox")
+    assert r.error_code == 0 and h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5], "fob": [0, 1]}
+    h.topics["fold"] = 1
+    h.topics["fox2"] = 1
+    h.c.metadata_updated(h.now)
+    assert h.cg().regex_topics["fo.*"] == frozenset({"foo", "fob", "fold", "fox2"})
+    assert h.cgh(member_id="m1", epoch=-1, topics=None, rebalance=-1, owned=None).error_code == 0
+    assert "fo.*" not in h.cg().regex_topics and not h.cg().regex_filters   # gone with its last subscriber
+
+
 def test_topic_growth_and_deletion_bump_the_group_epoch(h):
     h.cgh(topics=["foo", "bar"])
     h.topics["foo"] = 8
