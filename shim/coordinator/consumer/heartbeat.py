@@ -197,6 +197,11 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
         g.regex_topics[regex] = resolved
         if ctx.topic_filter is not None:
             g.regex_filters[regex] = ctx.topic_filter
+    elif ctx.topic_filter is not None:
+        rx = regex or m.subscribed_topic_regex
+        if rx and rx in g.regex_topics and rx not in g.regex_filters:
+            g.regex_filters[rx] = ctx.topic_filter   # resolved without one (replayed): again, with it
+            g.topics_version = -1
     refresh_group_metadata(c, g)
     changed, sub_changed = _update_member(g, m, req, ctx, v)
     member_updated(c, g, m, changed=changed, new=new, replaced=replaced is not None, sub_changed=sub_changed)

@@ -264,6 +264,17 @@ def test_regex_resolves_only_topics_the_member_may_describe(h):
     assert "fo.*" not in h.cg().regex_topics and not h.cg().regex_filters   # gone with its last subscriber
 
 
+def test_a_regex_resolved_without_rights_is_resolved_again_with_the_next_heartbeats_rights(h):
+    """After a restart regexes are replayed without the member's rights: its next heartbeat through
+    an authorizer resolves the regex again with them (and bumps the epoch when that changes it)."""
+    h.topics["fox"] = 3
+    r = h.cgh(topics=None, regex="fo.*")                  # as replayed: no filter known
+    assert h.cg().regex_topics["fo.*"] == frozenset({"foo", "fox"})
+    epoch = h.cg().group_epoch
+    h.cgh(epoch=r.member_epoch, topics=None, rebalance=-1, owned=None, topic_filter=lambda t: t != "fox")
+    assert h.cg().regex_topics["fo.*"] == frozenset({"foo"}) and h.cg().group_epoch == epoch + 1
+
+
 def test_topic_growth_and_deletion_bump_the_group_epoch(h):
     h.cgh(topics=["foo", "bar"])
     h.topics["foo"] = 8
