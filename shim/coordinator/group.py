@@ -7,6 +7,8 @@ static members mapped by group.instance.id; pending members (KIP-394 MEMBER_ID_R
 
 from __future__ import annotations
 
+import functools
+import struct
 from dataclasses import dataclass, field
 
 EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
@@ -230,16 +232,15 @@ class ClassicGroup:
         return topics
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def java_string_hash(s: str) -> int:
+    """Java's String.hashCode (over UTF-16 code units), as an unsigned 32-bit value. Cached: it is
+    asked for every state record of a group (its partition)."""
     h = 0
-    for unit in _utf16_units(s):
+    b = s.encode("utf-16-be")
+    for unit in struct.unpack(f">{len(b) // 2}H", b):
         h = (31 * h + unit) & 0xFFFFFFFF
     return h
-
-
-def _utf16_units(s: str) -> list[int]:
-    b = s.encode("utf-16-be")
-    return [int.from_bytes(b[i:i + 2], "big") for i in range(0, len(b), 2)]
 
 
 def java_hashmap_order(keys: list[str]) -> list[str]:
