@@ -55,13 +55,26 @@ def fetch_offsets(bootstrap: str, group: str, topic: str, partitions: list[int])
     return {p.partition_index: p.committed_offset for t in g.topics for p in t.partitions}
 
 
+def end_offsets(bootstrap: str, topic: str, partitions: list[int]) -> dict[int, int]:
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "kshim-test-watermarks"})
+    try:
+        return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1] for p in partitions}
+    finally:
+        c.close()
+
+
 def test_committed_offsets_survive_sigkill(kafka, kshims, new_topic, names):
     topic, group = new_topic(partitions=2), names.group()
     first = kshims("first")
     ck_produce(first.bootstrap, topic, [b"v%d" % i for i in range(30)])
     assert len(ck_consume(first.bootstrap, topic, group, 30)) == 30     # consumes all, commits synchronously
     committed = fetch_offsets(first.bootstrap, group, topic, [0, 1])
-    assert sum(committed.values()) == 30
+    # the consumer committed each partition's end (a partition the producer's sticky partitioner
+    # left empty has no commit: -1)
+    ends = end_offsets(kafka.bootstrap, topic, [0, 1])
+    assert sum(ends.values()) == 30
+    assert committed == {p: e if e > 0 else -1 for p, e in ends.items()}
     first.kill()
     second = kshims("second")
     assert fetch_offsets(second.bootstrap, group, topic, [0, 1]) == committed
