@@ -29,7 +29,6 @@ from kcodec.generated.consumer_group_describe import DescribedGroup as CgdGroup
 from kcodec.generated.consumer_group_heartbeat import ConsumerGroupHeartbeatResponse
 from kcodec.generated.delete_groups import DeletableGroupResult
 from kcodec.generated.describe_groups import DescribedGroup
-from kcodec.generated.join_group import JoinGroupResponse
 from kcodec.generated.offset_commit import (OffsetCommitResponse, OffsetCommitResponsePartition,
                                             OffsetCommitResponseTopic)
 from kcodec.generated.offset_delete import (OffsetDeleteResponse, OffsetDeleteResponsePartition,
@@ -37,10 +36,10 @@ from kcodec.generated.offset_delete import (OffsetDeleteResponse, OffsetDeleteRe
 from kcodec.generated.offset_fetch import (OffsetFetchResponse, OffsetFetchResponseGroup,
                                            OffsetFetchResponsePartition, OffsetFetchResponsePartitions,
                                            OffsetFetchResponseTopic, OffsetFetchResponseTopics)
-from kcodec.generated.sync_group import SyncGroupResponse
 from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition,
                                                 TxnOffsetCommitResponseTopic)
 
+from ..coordinator.core import join_error, sync_response
 from ..proxy.error_answers import error_body
 from .acl import (CLUSTER, CLUSTER_NAME, DELETE, DESCRIBE, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE, Authorizer,
                   Caller)
@@ -74,8 +73,7 @@ def _can(authz: Authorizer, caller: Caller, op: int, rtype: int, name) -> bool:
 def _join(authz, caller, v, req, _tn):
     if _can(authz, caller, READ, GROUP, req.group_id):
         return Verdict(request=req)
-    return Verdict(JoinGroupResponse(error_code=GROUP_AUTHORIZATION_FAILED, generation_id=-1,
-                                     protocol_name=None if v >= 7 else "", leader="", member_id="", members=[]))
+    return Verdict(join_error(v, GROUP_AUTHORIZATION_FAILED))
 
 
 def _sync(authz, caller, v, req, _tn):
@@ -83,7 +81,7 @@ def _sync(authz, caller, v, req, _tn):
         return Verdict(request=req)     # INCONSISTENT_GROUP_PROTOCOL comes first (the coordinator's)
     if _can(authz, caller, READ, GROUP, req.group_id):
         return Verdict(request=req)
-    return Verdict(SyncGroupResponse(error_code=GROUP_AUTHORIZATION_FAILED, assignment=b""))
+    return Verdict(sync_response(v, GROUP_AUTHORIZATION_FAILED))
 
 
 def _group_read(api_key):

@@ -219,16 +219,13 @@ class ClassicGroup:
         """Topics of the members' consumer-protocol subscriptions (None = unknown)."""
         if self.protocol_type != "consumer" or self.protocol_name is None:
             return None
-        from kcodec.generated.consumer_protocol_subscription import ConsumerProtocolSubscription
+        from .consumer.embedded import Malformed, subscription
         topics: set[str] = set()
         for m in self.members.values():
-            meta = m.metadata(self.protocol_name)
             try:
-                version = int.from_bytes(meta[:2], "big", signed=True)
-                sub = ConsumerProtocolSubscription.decode(meta[2:], min(max(version, 0), 3))
-            except Exception:
+                topics.update(subscription(m.metadata(self.protocol_name)).topics)
+            except Malformed:
                 return None
-            topics.update(sub.topics)
         return topics
 
 

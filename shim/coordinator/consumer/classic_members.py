@@ -33,9 +33,7 @@ from . import embedded
 from .group import UNRELEASED, UNREVOKED, ClassicMeta, ConsumerGroup, ConsumerMember
 from .membership import (arm_classic_timer, arm_session, fence_members, join_key, rebalance_key, replace_static,
                          sync_key)
-from .persist import write_current
-from .reconcile import FencedEpoch, next_state
-from .target import member_updated, refresh_group_metadata, subscribed_ids
+from .target import member_updated, reconcile_member, refresh_group_metadata
 
 if TYPE_CHECKING:
     from ..core import Ctx, GroupCoordinator
@@ -107,7 +105,7 @@ def join(c: "GroupCoordinator", ctx: "Ctx", req, g: ConsumerGroup) -> None:
     changed, sub_changed = _update(g, m, ctx, req, protocols, sub)
     member_updated(c, g, m, changed=changed, new=new, replaced=replaced is not None, sub_changed=sub_changed,
                    who="classic member")
-    _reconcile(c, g, m, reported, sub_changed, force=new)
+    reconcile_member(c, g, m, reported, sub_changed, keep=new, fenced_ok=True)
     c.timers.cancel(rebalance_key(g.group_id, member_id))
     c.timers.cancel(join_key(g.group_id, member_id))
     arm_session(c, g, m)
@@ -140,21 +138,6 @@ def _update(g: ConsumerGroup, m: ConsumerMember, ctx: "Ctx", req, protocols: tup
         g.set_subscription(m, names, None, m.server_assignor)   # classic members have no regex
         changed = True
     return changed, sub_changed
-
-
-def _reconcile(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, reported: dict, sub_changed: bool,
-               force: bool) -> None:
-    ids = subscribed_ids(c, g, m)
-    target = {t: ps for t, ps in m.target.items() if t in ids}
-    try:
-        nxt = next_state(m, g.assignment_epoch, target, reported, g.owners, ids, sub_changed)
-    except FencedEpoch:
-        nxt = None
-    if nxt is None and force:
-        nxt = (m.member_epoch, m.previous_member_epoch, m.state, m.assigned, m.pending_revocation)
-    if nxt is not None:
-        g.set_current(m, *nxt)
-        write_current(c, g, m)
 
 
 def _join_downgrading(c, ctx, req, g: ConsumerGroup, replaced: ConsumerMember, member_id: str, protocols, sub):

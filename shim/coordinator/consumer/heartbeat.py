@@ -23,9 +23,9 @@ from . import codes as K
 from .group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerGroup, ConsumerMember
 from .membership import arm_rebalance, arm_session, fence, rebalance_key
 from .persist import write_current, write_group
-from .reconcile import FencedEpoch, next_state
+from .reconcile import FencedEpoch
 from .regex import InvalidRegex, resolve
-from .target import member_updated, refresh_group_metadata, subscribed_ids
+from .target import member_updated, reconcile_member, refresh_group_metadata
 
 if TYPE_CHECKING:
     from ..core import Ctx, GroupCoordinator
@@ -209,17 +209,10 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
     # -- §D.4 reconciliation of this member
     old_assigned = m.assigned
     old_state = m.state
-    ids = subscribed_ids(c, g, m)
-    target = {t: ps for t, ps in m.target.items() if t in ids}
     try:
-        nxt = next_state(m, g.assignment_epoch, target, reported, g.owners, ids, sub_changed)
+        reconcile_member(c, g, m, reported, sub_changed, keep=new or replaced is not None)
     except FencedEpoch:
         raise HeartbeatError(K.FENCED_MEMBER_EPOCH, "The member is in an unknown state; it must rejoin.") from None
-    if nxt is None and (new or replaced is not None):
-        nxt = (m.member_epoch, m.previous_member_epoch, m.state, m.assigned, m.pending_revocation)
-    if nxt is not None:
-        g.set_current(m, *nxt)
-        write_current(c, g, m)
     if m.state == UNREVOKED:
         if old_state != UNREVOKED or new:
             arm_rebalance(c, g, m)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .group import ConsumerGroup, ConsumerMember
-from .persist import write_group, write_member, write_target
+from .persist import write_current, write_group, write_member, write_target
+from .reconcile import FencedEpoch, next_state
 
 if TYPE_CHECKING:
     from ..core import GroupCoordinator
@@ -125,3 +126,24 @@ def compute_target(c: "GroupCoordinator", g: ConsumerGroup) -> None:
     g.assignment_timestamp_ms = c.now
     write_group(c, g)
     c.event("target_assignment", g.group_id, epoch=g.assignment_epoch, assignor=name, members=len(g.members))
+
+
+def reconcile_member(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, reported, sub_changed: bool,
+                     *, keep: bool, fenced_ok: bool = False) -> None:
+    """§D.4 for one member: its next assignment state toward its target (topics it no longer
+    subscribes to count as empty), written when it changed; `keep` writes the current state even when
+    nothing changed (a new or replacing member). A member in UNKNOWN state raises FencedEpoch unless
+    `fenced_ok` (classic members: nothing changes)."""
+    ids = subscribed_ids(c, g, m)
+    target = {t: ps for t, ps in m.target.items() if t in ids}
+    try:
+        nxt = next_state(m, g.assignment_epoch, target, reported, g.owners, ids, sub_changed)
+    except FencedEpoch:
+        if not fenced_ok:
+            raise
+        nxt = None
+    if nxt is None and keep:
+        nxt = (m.member_epoch, m.previous_member_epoch, m.state, m.assigned, m.pending_revocation)
+    if nxt is not None:
+        g.set_current(m, *nxt)
+        write_current(c, g, m)

@@ -3,7 +3,8 @@ decoded into topic-partitions with kcodec's generated codec.
 
 The consumer protocol prefixes the struct with its int16 version (Kafka's ConsumerProtocol);
 versions above the newest known one are read as the newest (a newer version only adds fields at
-the end). Bytes that are not a consumer assignment (another protocol type, truncated data) give None.
+the end) - the coordinator's reader (shim/coordinator/consumer/embedded.py). Bytes that are not a
+consumer assignment (another protocol type, truncated data) give None.
 """
 
 from __future__ import annotations
@@ -14,21 +15,16 @@ import struct
 
 from kcodec.generated.consumer_protocol_assignment import ConsumerProtocolAssignment
 
-_NEWEST = ConsumerProtocolAssignment.VALID_VERSIONS[1]
+from ...coordinator.consumer.embedded import Malformed, assignment
 
 
 def decode_assignment(data: bytes) -> list[str] | None:
     """Sorted "topic-partition" names of an assignment, [] for an empty one, None if undecodable."""
     if not data:
         return []
-    if len(data) < 2:
-        return None
-    version = struct.unpack_from(">h", data, 0)[0]
-    if version < 0:
-        return None
     try:
-        msg = ConsumerProtocolAssignment.decode(bytes(data[2:]), min(version, _NEWEST))
-    except Exception:
+        msg = assignment(data)
+    except Malformed:
         return None
     return sorted(f"{tp.topic}-{p}" for tp in msg.assigned_partitions for p in tp.partitions)
 
