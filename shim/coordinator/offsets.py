@@ -46,49 +46,45 @@ class OffsetStore:
 def offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
     v = ctx.version
     catalog = c.topics
-    results: list[tuple[object, list[tuple[int, int | None]]]] = []
-    valid: list[tuple[object, object]] = []
+    by_id = v >= 10
+    checked = []     # per request topic: (topic, its TopicInfo or None, [(partition, error or None)])
+    valid = False
     for t in req.topics:
         # v10 names topics by id (unknown id: UNKNOWN_TOPIC_ID), older versions by name (§C.1)
-        info = catalog.topic(t.topic_id) if v >= 10 else catalog.get(t.name)
-        parts = []
-        for p in t.partitions:
-            if info is None:
-                parts.append((p.partition_index, E.UNKNOWN_TOPIC_ID if v >= 10 else E.UNKNOWN_TOPIC_OR_PARTITION))
-            elif not 0 <= p.partition_index < info.partitions:
-                parts.append((p.partition_index, E.UNKNOWN_TOPIC_OR_PARTITION))
-            else:
-                parts.append((p.partition_index, None))
-                valid.append((info, p))
-        results.append((t, parts))
+        info = catalog.topic(t.topic_id) if by_id else catalog.get(t.name)
+        if info is None:
+            bad = E.UNKNOWN_TOPIC_ID if by_id else E.UNKNOWN_TOPIC_OR_PARTITION
+            checked.append((t, None, [(p, bad) for p in t.partitions]))
+            continue
+        count = info.partitions
+        parts = [(p, None if 0 <= p.partition_index < count else E.UNKNOWN_TOPIC_OR_PARTITION) for p in t.partitions]
+        valid = valid or any(e is None for _, e in parts)
+        checked.append((t, info, parts))
     err = _validate_commit(c, ctx, req) if valid else E.NONE
     stored: dict[tuple[str, int], int] = {}
-    if err == E.NONE:
-        for info, p in valid:
-            metadata = p.committed_metadata or ""
-            if len(metadata) > c.cfg.offset_metadata_max_bytes:   # Java counts chars
-                stored[(info.name, p.partition_index)] = E.OFFSET_METADATA_TOO_LARGE
-                continue
-            expire = None
-            if 2 <= v <= 4 and req.retention_time_ms != -1:
-                expire = c.now + req.retention_time_ms
-            c.offsets.put(c, OffsetRecord(req.group_id, info.name, p.partition_index, p.committed_offset,
-                                          p.committed_leader_epoch if v >= 6 else -1, metadata, c.now, expire,
-                                          info.topic_id))
-            stored[(info.name, p.partition_index)] = E.NONE
-    c.respond(ctx.token, OffsetCommitResponse(topics=[
-        OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=[
-            OffsetCommitResponsePartition(partition_index=idx, error_code=e if e is not None
-                                          else (err or stored.get((_name(catalog, t, v), idx), E.NONE)))
-            for idx, e in parts])
-        for t, parts in results]))
-
-
-def _name(catalog, t, v: int) -> str:
-    if v < 10:
-        return t.name
-    info = catalog.topic(t.topic_id)
-    return info.name if info is not None else ""
+    if valid and err == E.NONE:
+        group_id, now, max_md = req.group_id, c.now, c.cfg.offset_metadata_max_bytes
+        expire = c.now + req.retention_time_ms if 2 <= v <= 4 and req.retention_time_ms != -1 else None
+        put = c.offsets.put
+        for _, info, parts in checked:
+            for p, e in parts:
+                if e is not None:
+                    continue
+                metadata = p.committed_metadata or ""
+                if len(metadata) > max_md:   # Java counts chars
+                    stored[(info.name, p.partition_index)] = E.OFFSET_METADATA_TOO_LARGE
+                    continue
+                put(c, OffsetRecord(group_id, info.name, p.partition_index, p.committed_offset,
+                                    p.committed_leader_epoch if v >= 6 else -1, metadata, now, expire, info.topic_id))
+                stored[(info.name, p.partition_index)] = E.NONE
+    topics = []
+    for t, info, parts in checked:
+        name = info.name if info is not None else ("" if by_id else t.name)
+        topics.append(OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=[
+            OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=e if e is not None
+                                          else (err or stored.get((name, p.partition_index), E.NONE)))
+            for p, e in parts]))
+    c.respond(ctx.token, OffsetCommitResponse(topics=topics))
 
 
 def _validate_commit(c: GroupCoordinator, ctx: Ctx, req) -> int:

@@ -35,8 +35,8 @@ class GroupTombstone:
     group_id: str
 
 
-@dataclass(frozen=True)
-class OffsetRecord:
+@dataclass(slots=True, unsafe_hash=True)   # not frozen: built per committed partition (the hot path);
+class OffsetRecord:                          # treat it as immutable all the same
     group_id: str
     topic: str
     partition: int

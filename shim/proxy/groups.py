@@ -148,9 +148,13 @@ class GroupService:
 
     # ------------------------------------------------------------------ requests
     def _decode(self, session: "Session", frame, api_key: int, version: int):
-        hv = api.request_header_version(api_key, version)
-        _, pos = api.RequestHeader.decode_from(frame, 0, hv)
-        return api.REQUESTS[api_key].decode(memoryview(frame)[pos:], version)
+        buf = bytes(frame)                     # one copy; both decoders then read it in place
+        _, pos = api.RequestHeader.decode_from(buf, 0, api.request_header_version(api_key, version))
+        req, end = api.REQUESTS[api_key].decode_from(buf, pos, version)
+        if end != len(buf):
+            raise DecodeError(f"{len(buf) - end} unexpected trailing bytes", api.REQUESTS[api_key].__name__,
+                              None, end, version)
+        return req
 
     def handle(self, session: "Session", slot: "Slot", frame) -> bool:
         try:

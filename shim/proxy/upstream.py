@@ -90,7 +90,8 @@ class UpstreamClient:
         payload = header.encode(hv) + body.encode(version)
         self.writer.write(struct.pack(">i", len(payload)) + payload)
         await self.writer.drain()
-        frame = await asyncio.wait_for(self._next_frame(), timeout)
+        async with asyncio.timeout(timeout):   # (no task per request, unlike wait_for)
+            frame = await self._next_frame()
         rhv = api.response_header_version(api_key, version)
         hdr, pos = api.ResponseHeader.decode_from(frame, 0, rhv)
         if hdr.correlation_id != self.correlation:

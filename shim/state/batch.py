@@ -21,9 +21,10 @@ from crc32c import crc32c
 
 _AFTER_CRC = struct.Struct(">hiqqqhii")     # attributes .. recordsCount
 _BEFORE_CRC = struct.Struct(">qiib")        # baseOffset, batchLength, partitionLeaderEpoch, magic
+_CRC = struct.Struct(">I")
 
 
-def zigzag_varint(n: int) -> bytes:
+def _zigzag(n: int) -> bytes:
     z = (n << 1) ^ (n >> 63)
     z &= 0xFFFFFFFFFFFFFFFF
     out = bytearray()
@@ -37,10 +38,20 @@ def zigzag_varint(n: int) -> bytes:
             return bytes(out)
 
 
+_SMALL = 16384                                    # record indexes and lengths are almost always below
+_ZZ = tuple(_zigzag(n) for n in range(_SMALL))    # zigzag varints of 0.._SMALL-1
+_NULL = _zigzag(-1)
+
+
+def zigzag_varint(n: int) -> bytes:
+    return _ZZ[n] if 0 <= n < _SMALL else _zigzag(n)
+
+
 def _blob(b: bytes | None) -> bytes:
     if b is None:
-        return zigzag_varint(-1)
-    return zigzag_varint(len(b)) + bytes(b)
+        return _NULL
+    n = len(b)
+    return (_ZZ[n] if n < _SMALL else _zigzag(n)) + b
 
 
 def _headers(headers) -> bytes:
@@ -55,13 +66,17 @@ def encode_batch(records: list, timestamp_ms: int) -> bytes:
     all stamped `timestamp_ms` (CreateTime)."""
     if not records:
         raise ValueError("a record batch needs at least one record")
-    body = bytearray()
+    parts = []
+    append = parts.append
+    zz = _ZZ
     for i, r in enumerate(records):
-        key, value = r[0], r[1]
-        hdrs = _headers(r[2]) if len(r) > 2 and r[2] else b"\x00"
-        rec = b"\x00" + zigzag_varint(0) + zigzag_varint(i) + _blob(key) + _blob(value) + hdrs
-        body += zigzag_varint(len(rec)) + rec
-    tail = _AFTER_CRC.pack(0, len(records) - 1, timestamp_ms, timestamp_ms, -1, -1, -1, len(records)) + body
+        # attributes 0, timestampDelta 0, offsetDelta i, key, value, headers
+        rec = b"\x00\x00" + (zz[i] if i < _SMALL else _zigzag(i)) + _blob(bytes(r[0]) if r[0] is not None else None) \
+            + _blob(bytes(r[1]) if r[1] is not None else None) + (_headers(r[2]) if len(r) > 2 and r[2] else b"\x00")
+        n = len(rec)
+        append(zz[n] if n < _SMALL else _zigzag(n))
+        append(rec)
+    tail = _AFTER_CRC.pack(0, len(records) - 1, timestamp_ms, timestamp_ms, -1, -1, -1, len(records)) + b"".join(parts)
     crc = crc32c(tail)
     batch_length = 4 + 1 + 4 + len(tail)    # partitionLeaderEpoch + magic + crc + rest
-    return _BEFORE_CRC.pack(0, batch_length, -1, 2) + struct.pack(">I", crc) + tail
+    return _BEFORE_CRC.pack(0, batch_length, -1, 2) + _CRC.pack(crc) + tail

@@ -98,7 +98,33 @@ class _Writer:
 
 
 def offset_key(group_id: str, topic: str, partition: int) -> bytes:
-    return _Writer().i16(OFFSET_KEY_VERSION).string(group_id).string(topic).i32(partition).done()
+    k = (group_id, topic, partition)
+    key = _OFFSET_KEYS.get(k)
+    if key is None:
+        key = _Writer().i16(OFFSET_KEY_VERSION).string(group_id).string(topic).i32(partition).done()
+        if len(_OFFSET_KEYS) >= 65536:       # the hot path commits the same keys again and again
+            _OFFSET_KEYS.clear()
+        _OFFSET_KEYS[k] = key
+    return key
+
+
+_OFFSET_KEYS: dict[tuple[str, str, int], bytes] = {}
+_OFFSET_VALUE = struct.Struct(">hqih")        # version, offset, leader epoch, metadata length
+_OFFSET_VALUE_TAIL = struct.Struct(">qq16s")  # commit timestamp, expire timestamp, topic id
+
+
+def _offset_value(record: OffsetRecord) -> bytes:
+    md = record.metadata
+    expire = record.expire_timestamp_ms
+    tail = _OFFSET_VALUE_TAIL.pack(record.commit_timestamp_ms, -1 if expire is None else expire,
+                                   (record.topic_id or ZERO_UUID).bytes)
+    if not md:
+        return _OFFSET_VALUE.pack(OFFSET_VALUE_VERSION, record.offset, record.leader_epoch,
+                                  -1 if md is None else 0) + tail
+    b = md.encode()
+    if len(b) > 0x7FFF:
+        raise StateFormatError(f"string of {len(b)} bytes is too long for the state topic")
+    return _OFFSET_VALUE.pack(OFFSET_VALUE_VERSION, record.offset, record.leader_epoch, len(b)) + b + tail
 
 
 def group_key(group_id: str) -> bytes:
@@ -112,12 +138,8 @@ def txn_offset_key(group_id: str, producer_id: int, topic: str, partition: int) 
 
 def encode(record) -> tuple[bytes, bytes | None]:
     """(key, value) of one coordinator record; value None for tombstones."""
-    if isinstance(record, OffsetRecord):
-        w = _Writer().i16(OFFSET_VALUE_VERSION).i64(record.offset).i32(record.leader_epoch)
-        w.string(record.metadata).i64(record.commit_timestamp_ms)
-        w.i64(-1 if record.expire_timestamp_ms is None else record.expire_timestamp_ms)
-        w.uuid(record.topic_id)
-        return offset_key(record.group_id, record.topic, record.partition), w.done()
+    if type(record) is OffsetRecord:
+        return offset_key(record.group_id, record.topic, record.partition), _offset_value(record)
     if isinstance(record, OffsetTombstone):
         return offset_key(record.group_id, record.topic, record.partition), None
     if isinstance(record, GroupMetadataRecord):

@@ -250,12 +250,23 @@ class StateLog:
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     def append(self, records) -> asyncio.Future:
-        by_partition: dict[int, list] = defaultdict(list)
+        by_partition: dict[int, list] = {}
+        group = part = recs = None
+        size = 0
+        encode = fmt.encode
         for rec in records:
-            by_partition[fmt.partition_for(rec.group_id, self.partitions)].append(fmt.encode(rec))
-        return self._enqueue(by_partition)
+            if rec.group_id != group:          # a step's records are mostly one group's
+                group = rec.group_id
+                part = fmt.partition_for(group, self.partitions)
+                recs = by_partition.get(part)
+                if recs is None:
+                    recs = by_partition[part] = []
+            kv = encode(rec)
+            size += len(kv[0]) + (len(kv[1]) if kv[1] is not None else 0) + 32
+            recs.append(kv)
+        return self._enqueue(by_partition, size)
 
-    def _enqueue(self, by_partition: dict[int, list]) -> asyncio.Future:
+    def _enqueue(self, by_partition: dict[int, list], size: int | None = None) -> asyncio.Future:
         fut = asyncio.get_running_loop().create_future()
         epochs = None
         if self.owned is not None:
@@ -265,8 +276,9 @@ class StateLog:
             epochs = {p: self.owned[p] for p in by_partition}
             by_partition = {p: [(k, v, [fmt.epoch_header(epochs[p])]) for k, v in recs]
                             for p, recs in by_partition.items()}
-        size = sum(len(r[0]) + len(r[1] or b"") + 32 for recs in by_partition.values() for r in recs)
-        self._queue.append(_Entry(dict(by_partition), fut, size, epochs))
+        if size is None or epochs is not None:      # (epoch headers add to the estimate)
+            size = sum(len(r[0]) + len(r[1] or b"") + 32 for recs in by_partition.values() for r in recs)
+        self._queue.append(_Entry(by_partition, fut, size, epochs))
         self._wake.set()
         return fut
 
@@ -388,7 +400,11 @@ class StateLog:
             by_leader: dict[int, list[int]] = defaultdict(list)
             for p in todo:
                 by_leader[self.leaders.get(p, -1)].append(p)
-            results = await asyncio.gather(*(self._produce(leader, ps, todo) for leader, ps in by_leader.items()))
+            if len(by_leader) == 1:            # the usual case: no tasks for a single request
+                (leader, ps), = by_leader.items()
+                results = [await self._produce(leader, ps, todo)]
+            else:
+                results = await asyncio.gather(*(self._produce(leader, ps, todo) for leader, ps in by_leader.items()))
             for res in results:
                 errors.update(res)
             todo = {p: todo[p] for p, err in errors.items() if err in RETRIABLE and p in todo}
