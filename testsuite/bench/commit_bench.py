@@ -4,9 +4,13 @@ coordinator (__consumer_offsets), in the same run, alternating rounds.
 
 N concurrent committers, each its own simple group (generation -1) on its own connection, each
 commits `--partitions` partitions of one topic at increasing offsets, one commit in flight per
-committer (a synchronous commit loop), for `--seconds` per round.
-Usage: scripts/bench-commits [--committers 16] [--partitions 4] [--seconds 5] [--rounds 2]
-                             [--upstream host:port]
+committer (a synchronous commit loop), for `--seconds` per round. An unmeasured warm-up round on
+each side comes first (the broker's JIT, kshim's caches). Each round also reports the CPU the
+kshim and broker processes used per acknowledged commit (from /proc; local broker only).
+With `--nodes 3` the local cluster has three brokers and both sides append to replicated partitions
+(__consumer_offsets and kshim's state topic: replication factor 3, acks=all), as in production.
+Usage: scripts/bench-commits [--committers 16] [--partitions 4] [--seconds 5] [--rounds 3]
+                             [--warmup 5] [--nodes 1|3] [--upstream host:port]
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -28,13 +33,37 @@ from testsuite.harness.clients import create_topic
 from testsuite.harness.kshimproc import KshimProcess
 from testsuite.harness.ports import free_port_block
 
-COMMIT = 8
+COMMIT, FIND_COORDINATOR = 8, 10
 
 
-async def committer(bootstrap: str, group: str, topic: str, partitions: int, until: float,
-                    latencies: list[float]) -> int:
-    host, port = bootstrap.rsplit(":", 1)
+async def coordinator_of(bootstrap: str, group: str, timeout: float = 30.0) -> tuple[str, int]:
+    """The group's coordinator as a client finds it (FindCoordinator through `bootstrap`)."""
+    from kcodec import api
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
     client = await UpstreamClient.connect(Config(), host, int(port))
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            v = client.version_for(FIND_COORDINATOR, 4)
+            req = api.REQUESTS[FIND_COORDINATOR](key_type=0)
+            if v >= 4:
+                req.coordinator_keys = [group]
+            else:
+                req.key = group
+            resp = await client.request(FIND_COORDINATOR, v, req)
+            found = resp.coordinators[0] if v >= 4 else resp
+            if found.error_code == 0:
+                return found.host, found.port
+            if time.monotonic() > deadline:
+                raise ConnectionError(f"FindCoordinator {group} via {bootstrap}: error {found.error_code}")
+            await asyncio.sleep(0.2)
+    finally:
+        client.close()
+
+
+async def committer(coordinator: tuple[str, int], group: str, topic: str, partitions: int, until: float,
+                    latencies: list[float]) -> int:
+    client = await UpstreamClient.connect(Config(), *coordinator)
     n = errors = 0
     try:
         while time.monotonic() < until:
@@ -51,7 +80,7 @@ async def committer(bootstrap: str, group: str, topic: str, partitions: int, unt
             else:
                 errors += 1
                 if errors == 1:
-                    print(f"{bootstrap} {group}: errors", {p.error_code for t in resp.topics for p in t.partitions})
+                    print(f"{coordinator} {group}: errors", {p.error_code for t in resp.topics for p in t.partitions})
                 await asyncio.sleep(0.05)
     finally:
         client.close()
@@ -60,10 +89,12 @@ async def committer(bootstrap: str, group: str, topic: str, partitions: int, unt
 
 async def round_(bootstrap: str, topic: str, tag: str, committers: int, partitions: int, seconds: float) -> dict:
     latencies: list[float] = []
+    groups = [f"bench-{tag}-{i}" for i in range(committers)]
+    coordinators = await asyncio.gather(*(coordinator_of(bootstrap, g) for g in groups))   # before the clock
     until = time.monotonic() + seconds
     t0 = time.monotonic()
-    errors = await asyncio.gather(*(committer(bootstrap, f"bench-{tag}-{i}", topic, partitions, until, latencies)
-                                    for i in range(committers)))
+    errors = await asyncio.gather(*(committer(c, g, topic, partitions, until, latencies)
+                                    for c, g in zip(coordinators, groups)))
     elapsed = time.monotonic() - t0
     lat = sorted(latencies)
     return {"commits_per_s": len(lat) / elapsed, "p50_ms": 1000 * lat[len(lat) // 2] if lat else None,
@@ -72,7 +103,7 @@ async def round_(bootstrap: str, topic: str, tag: str, committers: int, partitio
 
 
 async def warm_broker(bootstrap: str, timeout: float = 60.0) -> None:
-    host, port = bootstrap.rsplit(":", 1)
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
     client = await UpstreamClient.connect(Config(), host, int(port))
     from kcodec import api
     deadline = time.monotonic() + timeout
@@ -86,19 +117,46 @@ async def warm_broker(bootstrap: str, timeout: float = 60.0) -> None:
         client.close()
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds the processes `pids` used so far (0 for unknown ones)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def measured(run, pids: dict[str, list[int]]) -> dict:
+    """run() -> a round's result, plus the CPU microseconds per commit each group of processes in
+    `pids` used."""
+    before = {k: cpu_seconds(p) for k, p in pids.items()}
+    res = run()
+    for k, p in pids.items():
+        used = cpu_seconds(p) - before[k]
+        res[f"{k}_cpu_us_per_commit"] = 1e6 * used / res["commits"] if res["commits"] and p else None
+    return res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--committers", type=int, default=16)
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--seconds", type=float, default=5.0)
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--upstream", default="", help="an existing cluster (default: a local single-node Kafka)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--warmup", type=float, default=5.0, help="seconds of unmeasured commits on each side first")
+    ap.add_argument("--upstream", default="", help="an existing cluster (default: a local Kafka of --nodes)")
+    ap.add_argument("--nodes", type=int, choices=(1, 3), default=1, help="brokers of the local cluster (default 1)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         kafka = None
         upstream = args.upstream
         if not upstream:
-            kafka = LocalKafka(nodes=1, base_port=free_port_block(2, start=43000), workdir=d).start()
+            kafka = LocalKafka(nodes=args.nodes, base_port=free_port_block(2 * args.nodes, start=43000),
+                               workdir=d).start()
             upstream = kafka.bootstrap
         kshim = KshimProcess(upstream, free_port_block(5, start=44000), Path(d) / "kshim.log").start()
         try:
@@ -106,25 +164,34 @@ def main() -> None:
             create_topic(upstream, topic, args.partitions)
             # the broker creates __consumer_offsets at the first FindCoordinator: do that before timing
             asyncio.run(warm_broker(upstream))
+            pids = {"kshim": [kshim.proc.pid], "broker": [n.pid for n in kafka.nodes if n.pid] if kafka else []}
+            sides = (("broker", upstream), ("kshim", kshim.bootstrap))
+            if args.warmup > 0:
+                for where, bootstrap in sides:
+                    asyncio.run(round_(bootstrap, topic, f"{where}-warm", args.committers, args.partitions,
+                                       args.warmup))
             results: dict[str, list[dict]] = {"broker": [], "kshim": []}
             for r in range(args.rounds):
-                for where, bootstrap in (("broker", upstream), ("kshim", kshim.bootstrap)):
-                    res = asyncio.run(round_(bootstrap, topic, f"{where}-{r}", args.committers, args.partitions,
-                                             args.seconds))
+                for where, bootstrap in sides:
+                    res = measured(lambda: asyncio.run(round_(bootstrap, topic, f"{where}-{r}", args.committers,
+                                                              args.partitions, args.seconds)), pids)
                     results[where].append(res)
+                    cpu = "  ".join(f"{k} {res[f'{k}_cpu_us_per_commit']:.0f} us CPU/commit" for k in pids
+                                    if (res.get(f"{k}_cpu_us_per_commit") or 0) >= 1)
                     print(f"round {r + 1} {where:6s}: {res['commits_per_s']:8.0f} commits/s  "
-                          f"p50 {res['p50_ms']:.2f} ms  p99 {res['p99_ms']:.2f} ms  errors {res['errors']}",
+                          f"p50 {res['p50_ms']:.2f} ms  p99 {res['p99_ms']:.2f} ms  errors {res['errors']}  {cpu}",
                           flush=True)
             med = {w: {k: statistics.median(x[k] for x in v) for k in ("commits_per_s", "p50_ms", "p99_ms")}
                    for w, v in results.items()}
-            print(f"\n{args.committers} committers x {args.partitions} partitions, {args.rounds} rounds of "
+            where = args.upstream or f"{args.nodes} local broker(s)"
+            print(f"\n{where}, {args.committers} committers x {args.partitions} partitions, {args.rounds} rounds of "
                   f"{args.seconds:.0f}s (medians): broker {med['broker']['commits_per_s']:.0f}/s "
                   f"p99 {med['broker']['p99_ms']:.2f} ms; kshim {med['kshim']['commits_per_s']:.0f}/s "
                   f"p99 {med['kshim']['p99_ms']:.2f} ms; throughput kshim/broker = "
                   f"{med['kshim']['commits_per_s'] / med['broker']['commits_per_s']:.2f}")
             out = Path("build/bench")
             out.mkdir(parents=True, exist_ok=True)
-            (out / f"commits-{args.committers}.json").write_text(json.dumps(
+            (out / f"commits-{args.committers}-{args.nodes}n.json").write_text(json.dumps(
                 {"args": vars(args), "rounds": results, "median": med}, indent=2))
         finally:
             kshim.stop()
