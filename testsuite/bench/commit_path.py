@@ -29,19 +29,22 @@ COMMIT, PRODUCE = 8, 0
 
 
 class _Transport:
-    """Counts what a session writes."""
+    """Counts what a session writes and keeps the last frame."""
 
     def __init__(self) -> None:
         self.writes = 0
+        self.last = b""
 
     def get_extra_info(self, _key):
         return ("127.0.0.1", 1)
 
-    def writelines(self, _parts) -> None:
+    def writelines(self, parts) -> None:
         self.writes += 1
+        self.last = parts
 
-    def write(self, _data) -> None:
+    def write(self, data) -> None:
         self.writes += 1
+        self.last = data
 
     def close(self) -> None:
         pass
@@ -105,7 +108,8 @@ async def run(committers: int, partitions: int, waves: int) -> dict:
     answered = sum(s.transport.writes for s in sessions)
     if answered != commits or state.appended < commits * partitions:   # (+ one record per new group)
         raise AssertionError(f"{answered} answers and {state.appended} records for {commits} commits")
-    return {"commits": commits, "cpu_us_per_commit": 1e6 * cpu / commits}
+    return {"commits": commits, "cpu_us_per_commit": 1e6 * cpu / commits,
+            "last_answers": [s.transport.last for s in sessions]}
 
 
 def main() -> None:
