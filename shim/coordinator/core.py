@@ -418,7 +418,7 @@ class GroupCoordinator:
                 self.schedule_heartbeat(g, m.member_id, m.session_timeout_ms)
 
 
-@dataclass
+@dataclass(slots=True)
 class Ctx:
     token: object
     version: int

@@ -109,6 +109,7 @@ def offset_key(group_id: str, topic: str, partition: int) -> bytes:
 
 
 _OFFSET_KEYS: dict[tuple[str, str, int], bytes] = {}
+_UUID_BYTES: dict = {}                        # topic id -> its 16 bytes (UUID.bytes is computed each time)
 _OFFSET_VALUE = struct.Struct(">hqih")        # version, offset, leader epoch, metadata length
 _OFFSET_VALUE_TAIL = struct.Struct(">qq16s")  # commit timestamp, expire timestamp, topic id
 
@@ -116,8 +117,14 @@ _OFFSET_VALUE_TAIL = struct.Struct(">qq16s")  # commit timestamp, expire timesta
 def _offset_value(record: OffsetRecord) -> bytes:
     md = record.metadata
     expire = record.expire_timestamp_ms
-    tail = _OFFSET_VALUE_TAIL.pack(record.commit_timestamp_ms, -1 if expire is None else expire,
-                                   (record.topic_id or ZERO_UUID).bytes)
+    tid = record.topic_id
+    tid_bytes = _UUID_BYTES.get(tid)
+    if tid_bytes is None:
+        tid_bytes = (tid or ZERO_UUID).bytes
+        if len(_UUID_BYTES) >= 65536:
+            _UUID_BYTES.clear()
+        _UUID_BYTES[tid] = tid_bytes
+    tail = _OFFSET_VALUE_TAIL.pack(record.commit_timestamp_ms, -1 if expire is None else expire, tid_bytes)
     if not md:
         return _OFFSET_VALUE.pack(OFFSET_VALUE_VERSION, record.offset, record.leader_epoch,
                                   -1 if md is None else 0) + tail
