@@ -10,12 +10,15 @@ from shim.compat.pymembers import create_topic  # noqa: F401  (re-exported for t
 
 
 # ---------------------------------------------------------------------- confluent-kafka
-def ck_produce(bootstrap: str, topic: str, values: list[bytes], **conf) -> None:
+def ck_produce(bootstrap: str, topic: str, values: list[bytes], spread: int = 0, **conf) -> None:
+    """Produce `values` with confluent-kafka; `spread` > 0 sends value i to partition i % spread (else the
+    client's sticky partitioner decides, which may leave a partition empty)."""
     from confluent_kafka import Producer
     p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, **conf})
     errors = []
-    for v in values:
-        p.produce(topic, v, on_delivery=lambda err, msg: errors.append(err) if err else None)
+    for i, v in enumerate(values):
+        extra = {"partition": i % spread} if spread else {}
+        p.produce(topic, v, on_delivery=lambda err, msg: errors.append(err) if err else None, **extra)
         p.poll(0)
     left = p.flush(30)
     assert left == 0 and not errors, f"confluent-kafka produce: {left} undelivered, errors {errors[:3]}"
