@@ -64,7 +64,7 @@ def offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
     stored: dict[tuple[str, int], int] = {}
     if valid and err == E.NONE:
         group_id, now, max_md = req.group_id, c.now, c.cfg.offset_metadata_max_bytes
-        expire = c.now + req.retention_time_ms if 2 <= v <= 4 and req.retention_time_ms != -1 else None
+        expire = now + req.retention_time_ms if 2 <= v <= 4 and req.retention_time_ms != -1 else None
         put = c.offsets.put
         for _, info, parts in checked:
             for p, e in parts:
@@ -78,11 +78,10 @@ def offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
                                     p.committed_leader_epoch if v >= 6 else -1, metadata, now, expire, info.topic_id))
                 stored[(info.name, p.partition_index)] = E.NONE
     topics = []
-    for t, info, parts in checked:
-        name = info.name if info is not None else ("" if by_id else t.name)
+    for t, info, parts in checked:       # (a partition without error has its topic's info)
         topics.append(OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=[
             OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=e if e is not None
-                                          else (err or stored.get((name, p.partition_index), E.NONE)))
+                                          else (err or stored.get((info.name, p.partition_index), E.NONE)))
             for p, e in parts]))
     c.respond(ctx.token, OffsetCommitResponse(topics=topics))
 

@@ -50,8 +50,7 @@ def zigzag_varint(n: int) -> bytes:
 def _blob(b: bytes | None) -> bytes:
     if b is None:
         return _NULL
-    n = len(b)
-    return (_ZZ[n] if n < _SMALL else _zigzag(n)) + b
+    return zigzag_varint(len(b)) + bytes(b)
 
 
 def _headers(headers) -> bytes:
@@ -67,15 +66,12 @@ def encode_batch(records: list, timestamp_ms: int) -> bytes:
     if not records:
         raise ValueError("a record batch needs at least one record")
     parts = []
-    append = parts.append
-    zz = _ZZ
     for i, r in enumerate(records):
         # attributes 0, timestampDelta 0, offsetDelta i, key, value, headers
-        rec = b"\x00\x00" + (zz[i] if i < _SMALL else _zigzag(i)) + _blob(bytes(r[0]) if r[0] is not None else None) \
-            + _blob(bytes(r[1]) if r[1] is not None else None) + (_headers(r[2]) if len(r) > 2 and r[2] else b"\x00")
-        n = len(rec)
-        append(zz[n] if n < _SMALL else _zigzag(n))
-        append(rec)
+        rec = b"\x00\x00" + zigzag_varint(i) + _blob(r[0]) + _blob(r[1]) \
+            + (_headers(r[2]) if len(r) > 2 and r[2] else b"\x00")
+        parts.append(zigzag_varint(len(rec)))
+        parts.append(rec)
     tail = _AFTER_CRC.pack(0, len(records) - 1, timestamp_ms, timestamp_ms, -1, -1, -1, len(records)) + b"".join(parts)
     crc = crc32c(tail)
     batch_length = 4 + 1 + 4 + len(tail)    # partitionLeaderEpoch + magic + crc + rest

@@ -24,6 +24,7 @@ A null value is a tombstone (the key's group or offset is deleted).
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 import uuid
@@ -75,12 +76,7 @@ class _Writer:
         return self
 
     def string(self, s: str | None) -> "_Writer":
-        if s is None:
-            return self.i16(-1)
-        b = s.encode()
-        if len(b) > 0x7FFF:
-            raise StateFormatError(f"string of {len(b)} bytes is too long for the state topic")
-        self.parts.append(_I16.pack(len(b)) + b)
+        self.parts.append(_string(s))
         return self
 
     def bytes_(self, b: bytes | None) -> "_Writer":
@@ -97,41 +93,35 @@ class _Writer:
         return b"".join(self.parts)
 
 
+def _string(s: str | None) -> bytes:
+    """int16 length + UTF-8 (-1 = null)."""
+    if s is None:
+        return _I16.pack(-1)
+    b = s.encode()
+    if len(b) > 0x7FFF:
+        raise StateFormatError(f"string of {len(b)} bytes is too long for the state topic")
+    return _I16.pack(len(b)) + b
+
+
+@functools.lru_cache(maxsize=1 << 16)    # the hot path commits the same keys again and again
 def offset_key(group_id: str, topic: str, partition: int) -> bytes:
-    k = (group_id, topic, partition)
-    key = _OFFSET_KEYS.get(k)
-    if key is None:
-        key = _Writer().i16(OFFSET_KEY_VERSION).string(group_id).string(topic).i32(partition).done()
-        if len(_OFFSET_KEYS) >= 65536:       # the hot path commits the same keys again and again
-            _OFFSET_KEYS.clear()
-        _OFFSET_KEYS[k] = key
-    return key
+    return _Writer().i16(OFFSET_KEY_VERSION).string(group_id).string(topic).i32(partition).done()
 
 
-_OFFSET_KEYS: dict[tuple[str, str, int], bytes] = {}
-_UUID_BYTES: dict = {}                        # topic id -> its 16 bytes (UUID.bytes is computed each time)
-_OFFSET_VALUE = struct.Struct(">hqih")        # version, offset, leader epoch, metadata length
+@functools.lru_cache(maxsize=1 << 12)
+def _uuid_bytes(u: "uuid.UUID | None") -> bytes:
+    return (u or ZERO_UUID).bytes             # (UUID.bytes is computed on every access)
+
+
+_OFFSET_VALUE = struct.Struct(">hqi")         # version, offset, leader epoch
 _OFFSET_VALUE_TAIL = struct.Struct(">qq16s")  # commit timestamp, expire timestamp, topic id
 
 
 def _offset_value(record: OffsetRecord) -> bytes:
-    md = record.metadata
     expire = record.expire_timestamp_ms
-    tid = record.topic_id
-    tid_bytes = _UUID_BYTES.get(tid)
-    if tid_bytes is None:
-        tid_bytes = (tid or ZERO_UUID).bytes
-        if len(_UUID_BYTES) >= 65536:
-            _UUID_BYTES.clear()
-        _UUID_BYTES[tid] = tid_bytes
-    tail = _OFFSET_VALUE_TAIL.pack(record.commit_timestamp_ms, -1 if expire is None else expire, tid_bytes)
-    if not md:
-        return _OFFSET_VALUE.pack(OFFSET_VALUE_VERSION, record.offset, record.leader_epoch,
-                                  -1 if md is None else 0) + tail
-    b = md.encode()
-    if len(b) > 0x7FFF:
-        raise StateFormatError(f"string of {len(b)} bytes is too long for the state topic")
-    return _OFFSET_VALUE.pack(OFFSET_VALUE_VERSION, record.offset, record.leader_epoch, len(b)) + b + tail
+    return (_OFFSET_VALUE.pack(OFFSET_VALUE_VERSION, record.offset, record.leader_epoch) + _string(record.metadata)
+            + _OFFSET_VALUE_TAIL.pack(record.commit_timestamp_ms, -1 if expire is None else expire,
+                                      _uuid_bytes(record.topic_id)))
 
 
 def group_key(group_id: str) -> bytes:

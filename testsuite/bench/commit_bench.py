@@ -102,21 +102,6 @@ async def round_(bootstrap: str, topic: str, tag: str, committers: int, partitio
             "errors": sum(errors), "commits": len(lat)}
 
 
-async def warm_broker(bootstrap: str, timeout: float = 60.0) -> None:
-    host, port = bootstrap.split(",")[0].rsplit(":", 1)
-    client = await UpstreamClient.connect(Config(), host, int(port))
-    from kcodec import api
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            resp = await client.request(10, 3, api.REQUESTS[10](key="bench-warmup", key_type=0))
-            if resp.error_code == 0:
-                return
-            await asyncio.sleep(0.2)
-    finally:
-        client.close()
-
-
 def cpu_seconds(pids: list[int]) -> float:
     """User + system CPU seconds the processes `pids` used so far (0 for unknown ones)."""
     total = 0
@@ -163,7 +148,7 @@ def main() -> None:
             topic = f"bench-commits-{int(time.time())}"
             create_topic(upstream, topic, args.partitions)
             # the broker creates __consumer_offsets at the first FindCoordinator: do that before timing
-            asyncio.run(warm_broker(upstream))
+            asyncio.run(coordinator_of(upstream, "bench-warmup", timeout=60.0))
             pids = {"kshim": [kshim.proc.pid], "broker": [n.pid for n in kafka.nodes if n.pid] if kafka else []}
             sides = (("broker", upstream), ("kshim", kshim.bootstrap))
             if args.warmup > 0:
@@ -183,8 +168,8 @@ def main() -> None:
                           flush=True)
             med = {w: {k: statistics.median(x[k] for x in v) for k in ("commits_per_s", "p50_ms", "p99_ms")}
                    for w, v in results.items()}
-            where = args.upstream or f"{args.nodes} local broker(s)"
-            print(f"\n{where}, {args.committers} committers x {args.partitions} partitions, {args.rounds} rounds of "
+            cluster = args.upstream or f"{args.nodes} local broker(s)"
+            print(f"\n{cluster}, {args.committers} committers x {args.partitions} partitions, {args.rounds} rounds of "
                   f"{args.seconds:.0f}s (medians): broker {med['broker']['commits_per_s']:.0f}/s "
                   f"p99 {med['broker']['p99_ms']:.2f} ms; kshim {med['kshim']['commits_per_s']:.0f}/s "
                   f"p99 {med['kshim']['p99_ms']:.2f} ms; throughput kshim/broker = "

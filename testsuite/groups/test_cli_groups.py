@@ -20,7 +20,7 @@ def _normalise(text: str, group: str, topic: str) -> list[list[str]]:
         cols = [re.sub(r"^/?127\.0\.0\.1(:\d+)?$", "<host>", c) for c in cols]
         cols = [re.sub(r"\(\d+\)$", "(<id>)", c) for c in cols]
         cols = [c.replace(group, "<group>").replace(topic, "<topic>") for c in cols]
-        if cols[0].startswith("[") and re.fullmatch(r"\[\d{4}-\d\d-\d\d", cols[0]):   # a log line's timestamp
+        if re.fullmatch(r"\[\d{4}-\d\d-\d\d", cols[0]):   # a log line's timestamp (date, time)
             cols[:2] = ["<time>"]
         rows.append(cols)
     return rows[:1] + sorted(rows[1:])   # member order is a map's order on the broker
