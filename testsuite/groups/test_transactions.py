@@ -74,7 +74,7 @@ def eos_scenario(bootstrap: str, broker: str, names, where: str) -> dict:
     src, dst, group = names.topic(f"src-{where}"), names.topic(f"dst-{where}"), names.group(f"eos-{where}")
     create_topic(broker, src, 2)
     create_topic(broker, dst, 2)
-    ck_produce(broker, src, [b"in-%02d" % i for i in range(INPUTS)])
+    ck_produce(broker, src, [b"in-%02d" % i for i in range(INPUTS)], spread=2)   # both partitions committed
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
                          "enable.auto.commit": False, "isolation.level": "read_committed"})
     producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": names.instance(f"tx-{where}"),

@@ -97,7 +97,7 @@ def test_sasl_ssl_produce_consume_group(tls_kshim, pki, names, mechanism):
     topic, group = names.topic(), names.group()
     create_topic(tls_kshim.bootstrap, conf, topic, partitions=3)
     values = [f"{mechanism}-{i}".encode() for i in range(N)]
-    ck_produce(tls_kshim.bootstrap, topic, values, **conf)
+    ck_produce(tls_kshim.bootstrap, topic, values, spread=3, **conf)    # every partition gets a commit
     got = ck_consume(tls_kshim.bootstrap, topic, group, N, **conf)
     assert sorted(got) == sorted(values)
 
