@@ -25,7 +25,19 @@ def _kafka_args(p: argparse.ArgumentParser) -> None:
 
 def _cluster(args):
     from .localkafka import LocalKafka
-    return LocalKafka(nodes=args.nodes, base_port=args.port, workdir=args.workdir)
+    return LocalKafka(nodes=args.nodes, base_port=args.port, workdir=args.workdir,
+                      overrides=_broker_settings(getattr(args, "set", None) or []))
+
+
+def _broker_settings(pairs: list[str]) -> dict[str, str]:
+    """`--set num.partitions=4` pairs as broker properties (they win over kshim's defaults)."""
+    out = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise SystemExit(f"kshim kafka start: --set expects KEY=VALUE, got {pair!r}")
+        out[key.strip()] = value.strip()
+    return out
 
 
 def _wait_forever(cluster, what: str) -> int:
@@ -137,6 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
     _kafka_args(ks)
     ks.add_argument("--foreground", action="store_true", help="stay attached; Ctrl-C stops Kafka")
     ks.add_argument("--keep-data", action="store_true", help="reuse existing data instead of formatting fresh")
+    ks.add_argument("--set", action="append", metavar="KEY=VALUE",
+                    help="a broker property for every node, e.g. --set num.partitions=4 (repeatable)")
     ks.set_defaults(func=cmd_kafka_start)
     kt = ksub.add_parser("stop", help="stop a Kafka started by `kshim kafka start`")
     _kafka_args(kt)

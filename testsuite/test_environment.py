@@ -134,3 +134,16 @@ def test_broker_that_dies_at_start_shows_log_tail(tmp_path):
         assert "heartbeat" in msg.lower() or "exited" in msg
     finally:
         cluster.stop()
+
+
+def test_kafka_start_set_adds_broker_properties(tmp_path):
+    """`kshim kafka start --set k=v` reaches every node's properties and wins over kshim's defaults."""
+    from shim.cli import _cluster, build_parser
+    args = build_parser().parse_args(["kafka", "start", "--nodes", "3", "--workdir", str(tmp_path),
+                                      "--set", "num.partitions=4", "--set", " min.insync.replicas = 2"])
+    cluster = _cluster(args)
+    props = [cluster._properties(n) for n in cluster.nodes]
+    assert all("num.partitions=4\n" in p and "min.insync.replicas=2\n" in p for p in props), props[0]
+    assert "min.insync.replicas=1\n" not in props[0]
+    with pytest.raises(SystemExit, match="--set expects KEY=VALUE, got 'num.partitions'"):
+        _cluster(build_parser().parse_args(["kafka", "start", "--set", "num.partitions"]))
