@@ -53,7 +53,8 @@ FIND_COORDINATOR, LIST_GROUPS, OFFSET_COMMIT, METADATA, DELETE_GROUPS, OFFSET_DE
 TXN_OFFSET_COMMIT, END_TXN, INIT_PRODUCER_ID = 28, 26, 22
 OFFSET_FETCH, UNKNOWN_TOPIC_OR_PARTITION, CONSUMER_GROUP_HEARTBEAT = 9, 3, 68
 COMMITS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT)     # checked against topic metadata
-WITH_TOPICS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT, OFFSET_FETCH)   # may name topics kshim has not seen yet
+WITH_TOPICS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT, OFFSET_FETCH,   # may name topics kshim has not seen yet
+               CONSUMER_GROUP_HEARTBEAT)
 GROUP_KEY = 0
 _WALL0, _MONO0 = int(time.time() * 1000), time.monotonic()
 
@@ -355,7 +356,8 @@ class GroupService:
     # ------------------------------------------------------------------ topic metadata
     # The broker's coordinator sees the metadata image; kshim keeps `self.topics` (names, ids,
     # partition counts) from Metadata requests: the whole listing every group_metadata_refresh_ms,
-    # and the topics of a commit/fetch it does not know yet before that request is fed.
+    # and the topics of a commit/fetch/heartbeat subscription it does not know yet (all of them for a
+    # regex new to the group) before that request is fed.
     def _needs_metadata(self, api_key: int, version: int, req) -> bool:
         if api_key in COMMITS:
             for t in req.topics:
@@ -370,12 +372,27 @@ class GroupService:
         if api_key == OFFSET_FETCH and version >= 10:
             return any(self.topics.topic(t.topic_id) is None
                        for g in req.groups for t in (g.topics or ()))
+        if api_key == CONSUMER_GROUP_HEARTBEAT:
+            # the broker's coordinator assigns a topic created a moment ago, and resolves a new regex
+            # against the current image: list what this subscription needs first
+            return self._new_regex(version, req) or any(
+                self.topics.partitions(n) is None for n in (req.subscribed_topic_names or ()))
         return False
+
+    def _new_regex(self, version: int, req) -> bool:
+        regex = req.subscribed_topic_regex if version >= 1 else None
+        if not regex:
+            return False
+        group = self.coordinator.consumer_groups.get(req.group_id)
+        return group is None or regex not in group.regex_topics
 
     async def _feed_after_metadata(self, session: "Session", slot: "Slot", req) -> None:
         try:
-            if slot.api_key == OFFSET_FETCH or (slot.api_key == OFFSET_COMMIT and slot.version >= 10):
-                await self.refresh_all()          # topics named by id: list them all
+            if (slot.api_key == OFFSET_FETCH or (slot.api_key == OFFSET_COMMIT and slot.version >= 10)
+                    or (slot.api_key == CONSUMER_GROUP_HEARTBEAT and self._new_regex(slot.version, req))):
+                await self.refresh_all()          # topics named by id, or a regex: list them all
+            elif slot.api_key == CONSUMER_GROUP_HEARTBEAT:
+                await self.refresh_topics(list(req.subscribed_topic_names))
             else:
                 await self.refresh_topics([t.name for t in req.topics])
         except Exception as e:  # upstream unreachable: answer as the broker would when it cannot tell

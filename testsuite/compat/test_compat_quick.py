@@ -26,3 +26,16 @@ def test_quick_subset_kshim_matches_kafka(kafka, kshim, kafka_install, tmp_path)
     offsets = broker["offsets [librdkafka, classic]"]
     assert offsets["client_committed"] == {0: 5, 1: 7, 2: -1001}
     assert offsets["delete_while_subscribed"]["partitions"] == ["GROUP_SUBSCRIBED_TO_TOPIC"]
+
+
+def test_regex_subscription_kshim_matches_kafka(kafka, kshim, kafka_install, tmp_path):
+    """KIP-848 regex plus a topic name created a moment before: the first heartbeat assigns the named
+    topic (kshim lists a subscription's unknown topics first), the regex's matches come once it is
+    resolved after that heartbeat (librdkafka's test 0045 checks this order)."""
+    todo = plan(["cg-regex"], ["wire"], ["consumer"])
+    targets = [Target("Kafka", kafka.bootstrap), Target("kshim", kshim.bootstrap)]
+    run_all(targets, kafka_install, todo, tmp_path)
+    broker, through = targets[0].results, targets[1].results
+    assert not compare(broker, through), table(["Kafka", "kshim"], compare(broker, through))
+    seen = broker["cg-regex [wire, consumer]"]
+    assert seen["first_heartbeat_partitions"] == 1 and seen["assigned_partitions"] == 4, seen

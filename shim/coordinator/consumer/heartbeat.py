@@ -24,7 +24,8 @@ from .group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerGroup, Co
 from .membership import arm_rebalance, arm_session, fence, rebalance_key
 from .persist import write_current, write_group
 from .reconcile import FencedEpoch
-from .regex import InvalidRegex, resolve
+from .regex import InvalidRegex, schedule_resolution
+from .regex import validate as validate_regex
 from .target import member_updated, reconcile_member, refresh_group_metadata
 
 if TYPE_CHECKING:
@@ -171,13 +172,12 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
                                  f" member epoch ({epoch}) than the one known by the group coordinator "
                                  f"({m.member_epoch}). The member must abandon all its partitions and rejoin.")
     regex = req.subscribed_topic_regex if v >= 1 else None
-    if regex and regex not in g.regex_topics:
+    unresolved = bool(regex) and regex not in g.regex_topics
+    if unresolved and regex not in g.regex_counts:      # new to the group: compiled now, resolved later
         try:
-            resolved = resolve(regex, c.topics, ctx.topic_filter)
+            validate_regex(regex)
         except InvalidRegex as e:
             raise HeartbeatError(K.INVALID_REGULAR_EXPRESSION, e.message) from None
-    else:
-        resolved = None
 
     # -- the request is accepted from here on: state changes and records
     if upgraded is not None:                         # a non-empty classic group is upgraded (§D.9)
@@ -193,18 +193,22 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
         write_group(c, g)
     if new:
         g.add(m)
-    if resolved is not None:
-        g.regex_topics[regex] = resolved
-        if ctx.topic_filter is not None:
+    if unresolved:
+        if ctx.topic_filter is not None and regex not in g.regex_filters:
             g.regex_filters[regex] = ctx.topic_filter
+        schedule_resolution(c, g)
     elif ctx.topic_filter is not None:
         rx = regex or m.subscribed_topic_regex
         if rx and rx in g.regex_topics and rx not in g.regex_filters:
             g.regex_filters[rx] = ctx.topic_filter   # resolved without one (replayed): again, with it
             g.topics_version = -1
     refresh_group_metadata(c, g)
+    old_names = set(m.subscribed_topic_names)
     changed, sub_changed = _update_member(g, m, req, ctx, v)
-    member_updated(c, g, m, changed=changed, new=new, replaced=replaced is not None, sub_changed=sub_changed)
+    # §D.3.8: a switch to a regex not resolved yet bumps when its resolution arrives, not now
+    bump = sub_changed and (set(m.subscribed_topic_names) != old_names or m.subscribed_topic_regex is None
+                            or m.subscribed_topic_regex in g.regex_topics)
+    member_updated(c, g, m, changed=changed, new=new, replaced=replaced is not None, sub_changed=bump)
 
     # -- §D.4 reconciliation of this member
     old_assigned = m.assigned

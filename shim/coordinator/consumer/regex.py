@@ -3,19 +3,60 @@ RE2J semantics of shim/coordinator/assignors/regex.py (its docstring lists the d
 broker's RE2J). Resolution = every topic name of the catalog the pattern matches in full, that the
 member whose heartbeat resolved it may DESCRIBE (`allowed`, when kshim authorizes; the group keeps
 that member's filter for later re-resolutions, where the broker uses the member whose heartbeat
-triggers each one)."""
+triggers each one).
+
+As in the broker, a regex no member of the group uses yet is only validated by the heartbeat that
+brings it; its resolution runs afterwards (a timer due at once, like the broker's executor), and only
+its result bumps the group epoch. So a member subscribing to a new regex plus topic names gets the
+named topics first and the matched ones on a later heartbeat (librdkafka's test 0045 checks this)."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..assignors.regex import InvalidRegularExpression as InvalidRegex
 from ..assignors.regex import resolve as _resolve
 from ..assignors.regex import validate
 
-__all__ = ["InvalidRegex", "resolve", "validate"]
+if TYPE_CHECKING:
+    from ..core import GroupCoordinator
+    from .group import ConsumerGroup
+
+__all__ = ["InvalidRegex", "resolve", "validate", "schedule_resolution"]
 
 
 def resolve(pattern: str, names, allowed: Callable[[str], bool] | None = None) -> frozenset[str]:
     matched = _resolve(pattern, list(names))
     return matched if allowed is None else frozenset(n for n in matched if allowed(n))
+
+
+def schedule_resolution(c: "GroupCoordinator", g: "ConsumerGroup") -> None:
+    """Resolve the group's unresolved regexes right after the current event (one timer per group)."""
+    gid = g.group_id
+    key = ("regex", gid)
+    if c.timers.active(key):
+        return
+
+    def run():
+        grp = c.consumer_groups.get(gid)
+        if grp is not None:
+            resolve_pending(c, grp)
+    c.timers.schedule(key, c.now, run)
+
+
+def resolve_pending(c: "GroupCoordinator", g: "ConsumerGroup") -> None:
+    """The resolution result: every regex some member subscribes to and not yet resolved gets its
+    topics, then one group epoch bump (a new result always counts as changed)."""
+    for rx in [r for r in g.regex_filters if r not in g.regex_counts]:
+        del g.regex_filters[rx]                  # its members left before it was resolved
+    pending = [rx for rx in g.regex_counts if rx not in g.regex_topics]
+    if not pending:
+        return
+    for rx in pending:
+        try:
+            g.regex_topics[rx] = resolve(rx, c.topics, g.regex_filters.get(rx))
+        except InvalidRegex:                     # validated when it arrived; kept unresolvable
+            g.regex_topics[rx] = frozenset()
+    g.resolved_cache.clear()
+    from .target import bump_epoch
+    bump_epoch(c, g, "regular expressions resolved: " + ", ".join(sorted(pending)))

@@ -236,17 +236,58 @@ def test_47_rebalance_timeout_fences_a_member_that_does_not_revoke(h):
 
 
 # ---------------------------------------------------------------------- regex, metadata (E 48, §F)
+def _resolved(h):
+    """The regex resolution the heartbeat scheduled runs (the broker's executor: right after it)."""
+    h.advance(0)
+
+
 def test_48_regex_subscription_and_new_topic(h):
     r = h.cgh(topics=None, regex="fo.*")
-    assert r.error_code == 0 and h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5]}
+    # compiled by the heartbeat, resolved after it: nothing assigned yet and no epoch bump
+    assert r.error_code == 0 and r.member_epoch == 1 and h.names(r.assignment) == {}
+    assert h.cg().group_epoch == 1 and "fo.*" not in h.cg().regex_topics
     assert h.cgh(member_id="m2", topics=None, regex="(").error_code == K.INVALID_REGULAR_EXPRESSION
+    _resolved(h)
+    g = h.cg()
+    assert g.group_epoch == 2 and g.regex_topics["fo.*"] == frozenset({"foo"})
+    h.advance(1000)
+    r = h.cgh(epoch=1, topics=None, rebalance=-1, owned={})
+    assert r.member_epoch == 2 and h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5]}
     h.topics["fox"] = 2
     h.c.metadata_updated(h.now)
-    g = h.cg()
     assert g.group_epoch == 3 and g.regex_topics["fo.*"] == frozenset({"foo", "fox"})
     h.advance(1000)
     r = h.cgh(epoch=2, topics=None, rebalance=-1, owned={"foo": range(6)})
     assert r.member_epoch == 3 and h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5], "fox": [0, 1]}
+
+
+def test_new_regex_with_topic_names_assigns_the_names_first(h):
+    """librdkafka 0045 "Resubscribe with Regex" against the broker: subscribing to a regex no member
+    uses plus a literal topic, the first heartbeat assigns the literal topic, a later one the matches."""
+    h.topics["bar"] = 2
+    r = h.cgh(topics=["bar"], regex="fo.*")
+    assert h.names(r.assignment) == {"bar": [0, 1]} and r.member_epoch == 2     # the names bumped
+    _resolved(h)
+    h.advance(1000)
+    r = h.cgh(epoch=2, topics=None, rebalance=-1, owned={"bar": [0, 1]})
+    assert r.member_epoch == 3 and h.names(r.assignment) == {"bar": [0, 1], "foo": [0, 1, 2, 3, 4, 5]}
+
+
+def test_a_resolved_regex_applies_at_once_and_an_unused_one_goes(h):
+    """A second member switching to a regex the group has resolved bumps in its own heartbeat; a regex
+    whose only member leaves before its resolution is never resolved."""
+    h.cgh(topics=None, regex="fo.*")
+    _resolved(h)
+    epoch = h.cg().group_epoch
+    r = h.cgh(member_id="m2", topics=None, regex="fo.*")
+    assert h.cg().group_epoch == epoch + 1 and r.member_epoch == epoch + 1
+    h.cgh(member_id="m3", topics=None, regex="ba.*", topic_filter=lambda t: True)
+    assert h.cg().group_epoch == epoch + 1 and "ba.*" in h.cg().regex_filters
+    assert h.cgh(member_id="m3", epoch=-1, topics=None, rebalance=-1, owned=None).error_code == 0
+    epoch = h.cg().group_epoch
+    _resolved(h)
+    assert "ba.*" not in h.cg().regex_topics and "ba.*" not in h.cg().regex_filters
+    assert h.cg().group_epoch == epoch
 
 
 def test_regex_resolves_only_topics_the_member_may_describe(h):
@@ -255,6 +296,9 @@ def test_regex_resolves_only_topics_the_member_may_describe(h):
     h.topics["fob"] = 2
     h.topics["fox"] = 3
     r = h.cgh(topics=None, regex="fo.*", topic_filter=lambda t: t != "fox")
+    _resolved(h)
+    h.advance(1000)
+    r = h.cgh(epoch=r.member_epoch, topics=None, rebalance=-1, owned={})
     assert r.error_code == 0 and h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5], "fob": [0, 1]}
     h.topics["fold"] = 1
     h.topics["fox2"] = 1
@@ -269,6 +313,7 @@ def test_a_regex_resolved_without_rights_is_resolved_again_with_the_next_heartbe
     an authorizer resolves the regex again with them (and bumps the epoch when that changes it)."""
     h.topics["fox"] = 3
     r = h.cgh(topics=None, regex="fo.*")                  # as replayed: no filter known
+    _resolved(h)
     assert h.cg().regex_topics["fo.*"] == frozenset({"foo", "fox"})
     epoch = h.cg().group_epoch
     h.cgh(epoch=r.member_epoch, topics=None, rebalance=-1, owned=None, topic_filter=lambda t: t != "fox")
