@@ -12,7 +12,9 @@
 - Transactions (TxnOffsetCommit is answered by the coordinator; the transaction coordinator stays
   the broker's): the client's InitProducerId and EndTxn are forwarded as usual but watched
   (`Slot.watch`): a successful EndTxn applies or drops the producer's pending offsets, and the
-  broker's answer is held until those records are durable.
+  broker's answer is held until those records are durable. TxnOffsetCommit v5+ (transactions v2)
+  first enlists the group's offsets in the transaction, as the broker's coordinator does
+  (shim/proxy/txn_enlist.py).
 - Durability (shim/state): at start the state topic is replayed into the coordinator before the
   listeners open; after every handle/tick the new records are appended (acks=all) and the
   responses of that step are held until their append and every earlier one completed (steps leave
@@ -40,7 +42,9 @@ from ..coordinator import CoordinatorConfig, GroupCoordinator, Respond
 from ..coordinator.core import VERSIONS
 from ..coordinator.metadata import TopicCatalog, TopicInfo
 from ..state import find_coordinator
+from .error_answers import error_body
 from .periodic import every
+from .txn_enlist import COORDINATOR_NOT_AVAILABLE, ENLIST_MIN_VERSION, TxnEnlister
 from .upstream import UpstreamClient
 
 if TYPE_CHECKING:
@@ -76,6 +80,7 @@ class GroupService:
         self._refresher: asyncio.Task | None = None
         self._cleaner: asyncio.Task | None = None
         self.authz = None                      # shim.proxy.authz.AuthzService (SASL upstream / authorizer)
+        self.enlister = TxnEnlister(proxy)     # TxnOffsetCommit v5+: AddOffsetsToTxn for the client
         cfg = proxy.cfg
         if cfg.authorizer or cfg.upstream_sasl_mechanism:
             from .authz import AuthzService
@@ -146,6 +151,7 @@ class GroupService:
             await self.scale.stop()
         if self.state is not None:
             await self.state.close()
+        self.enlister.close()
 
     # ------------------------------------------------------------------ requests
     def _decode(self, session: "Session", frame, api_key: int, version: int):
@@ -186,6 +192,31 @@ class GroupService:
             early, patch = self.scale.route(session, slot, req)
             if early is not None:
                 return self._answer(session, slot, early)
+        if slot.api_key == TXN_OFFSET_COMMIT and slot.version >= ENLIST_MIN_VERSION:
+            # transactions v2: add the offsets to the transaction first, as the broker's coordinator does
+            asyncio.get_running_loop().create_task(self._enlist_then_handle(session, slot, req, patch))
+            return
+        self._handle(session, slot, req, patch)
+
+    async def _enlist_then_handle(self, session: "Session", slot: "Slot", req, patch) -> None:
+        try:
+            code = await self.enlister.enlist(req.transactional_id, req.producer_id, req.producer_epoch,
+                                              req.group_id)
+        except Exception as e:  # noqa: BLE001 - answered as the broker does when it cannot tell
+            log.warning("enlisting the offsets of %s in transaction %s failed: %s", req.group_id,
+                        req.transactional_id, e)
+            code = COORDINATOR_NOT_AVAILABLE
+        if session.closed:
+            return
+        if code:
+            body = error_body(TXN_OFFSET_COMMIT, slot.version, req, code)
+            if patch is not None:
+                patch(body)
+            self._answer(session, slot, body)
+            return
+        self._handle(session, slot, req, patch)
+
+    def _handle(self, session: "Session", slot: "Slot", req, patch) -> None:
         regex_filter = None            # the member's TOPIC DESCRIBE right resolves its regex (authorizer)
         if self.authz is not None and slot.api_key == CONSUMER_GROUP_HEARTBEAT:
             regex_filter = self.authz.topic_filter(session)

@@ -1,8 +1,10 @@
 """Decode-and-rewrite of the few responses that carry broker addresses or version ranges.
 
-Only ApiVersions, Metadata, FindCoordinator and DescribeCluster responses pass through here; every
-other response is forwarded as the broker's bytes. The response header is kept byte for byte; the
-body is decoded with the generated codec, changed, and encoded at the same version.
+Only ApiVersions, Metadata, FindCoordinator and DescribeCluster responses, and Produce responses
+from v10 (KIP-951 NodeEndpoints), pass through here; every other response is forwarded as the
+broker's bytes. The response header is kept byte for byte; the body is decoded with the generated
+codec, changed, and encoded at the same version (a Produce answer without NodeEndpoints is kept as
+the broker's bytes).
 """
 
 from __future__ import annotations
@@ -12,9 +14,15 @@ from dataclasses import dataclass
 from kcodec import api
 
 from .topology import Broker, Topology
-from .versions import API_VERSIONS, DESCRIBE_CLUSTER, FIND_COORDINATOR, METADATA, advertised_range
+from .versions import API_VERSIONS, DESCRIBE_CLUSTER, FIND_COORDINATOR, METADATA, PRODUCE, advertised_range
 
 REWRITTEN = frozenset({API_VERSIONS, METADATA, FIND_COORDINATOR, DESCRIBE_CLUSTER})
+PRODUCE_ENDPOINTS_MIN = 10     # Produce v10+ responses may name brokers (NodeEndpoints, KIP-951)
+
+
+def rewritten(api_key: int, version: int) -> bool:
+    """Is this response decoded and rewritten (else forwarded as the broker's bytes)?"""
+    return api_key in REWRITTEN or (api_key == PRODUCE and version >= PRODUCE_ENDPOINTS_MIN)
 UNSUPPORTED_VERSION = 35
 DESCRIBE_CLUSTER_BROKERS = 1  # DescribeCluster v1+ EndpointType: 1 brokers, 2 controllers
 
@@ -46,7 +54,13 @@ class Rewriter:
         cls = api.RESPONSES[api_key]
         msg = cls.decode(body, version)
         learned: list[Broker] = []
-        if api_key == METADATA:
+        if api_key == PRODUCE:
+            if not msg.node_endpoints:
+                return Rewritten(bytes(frame), [])
+            learned = self.topology.learn([Broker(e.node_id, e.host, e.port, e.rack) for e in msg.node_endpoints])
+            for e in msg.node_endpoints:
+                e.host, e.port = self.topology.advertised_host, self.topology.port_for(e.node_id)
+        elif api_key == METADATA:
             seen = [Broker(b.node_id, b.host, b.port, b.rack) for b in msg.brokers]
             learned = self.topology.learn(seen)
             for b in msg.brokers:

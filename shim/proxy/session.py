@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from kcodec.errors import DecodeError
 from kcodec.frames import FrameSplitter, peek_request, peek_response_correlation_id, produce_acks
 
-from .rewrite import REWRITTEN
+from .rewrite import rewritten
 from .versions import API_VERSIONS, PRODUCE
 
 C2K, K2U, U2K, K2C = 0, 1, 2, 3  # trace directions (shim.trace.records)
@@ -186,7 +186,7 @@ class Session(asyncio.Protocol):
                     tracer.frame(self.conn_id, K2U, api_key, version, corr, frame)
                 self._forward(frame)
                 return
-        slot = Slot(api_key, version, corr, api_key in REWRITTEN)
+        slot = Slot(api_key, version, corr, rewritten(api_key, version))
         if self.proxy.metrics is not None:
             slot.sent = self.proxy.metrics.clock()
         self.pending.append(slot)

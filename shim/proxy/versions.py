@@ -6,9 +6,11 @@ Rules, per api key the broker advertises:
   its coordinator answers) get the intersection of the broker's and the codec's range;
 - pass-through APIs keep the broker's minimum (broker quirks such as Produce min 0, KAFKA-18659,
   which librdkafka needs for compression) and are capped at the codec's maximum;
-- Produce is capped at v9 and Fetch at v15: from Produce v10 / Fetch v16 (KIP-951) responses can
-  carry broker addresses (NodeEndpoints). Capping keeps Produce/Fetch responses byte pass-through
-  (nothing decoded on the hot path) at the cost of KIP-951's faster leader discovery;
+- Fetch is capped at v15: from Fetch v16 (KIP-951) responses can carry broker addresses
+  (NodeEndpoints), and Fetch responses (records) stay byte pass-through. Produce is not capped:
+  a broker that finalizes transaction.version 2 (KIP-890, Kafka 4's default) must offer Produce
+  v12+, which clients then use without AddPartitionsToTxn (franz-go, the Java client); a Produce
+  answer is small, so from v10 it is decoded and its NodeEndpoints, when present, rewritten;
 - share-group and streams-group APIs are dropped: kshim's coordinator does not own those groups,
   and ShareFetch/ShareAcknowledge responses also carry broker addresses.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 PRODUCE, FETCH, METADATA, FIND_COORDINATOR, API_VERSIONS, DESCRIBE_CLUSTER = 0, 1, 3, 10, 18, 60
 
-VERSION_CAPS = {PRODUCE: 9, FETCH: 15}
+VERSION_CAPS = {FETCH: 15}
 
 DECODED = {API_VERSIONS, METADATA, FIND_COORDINATOR, DESCRIBE_CLUSTER}
 

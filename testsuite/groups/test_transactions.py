@@ -9,6 +9,7 @@ import time
 import pytest
 
 from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
+from kcodec.generated.txn_offset_commit import TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic
 from testsuite.harness.clients import ck_produce, create_topic
 from testsuite.harness.wire import Wire
 
@@ -125,13 +126,15 @@ def test_consume_transform_produce_exactly_once_agrees_with_the_broker(kafka, ks
                               "downstream_exactly_once": True}
 
 
-def _fetch_stable(bootstrap: str, group: str, topic: str) -> tuple[int, int]:
-    """Raw OffsetFetch v8 with RequireStable: (error, offset) of partition 0."""
+def _fetch_stable(bootstrap: str, group: str, topic: str, group_errors: bool = False) -> tuple[int, int]:
+    """Raw OffsetFetch v8 with RequireStable: (error, offset) of partition 0 (or (group error, -1))."""
     with Wire(bootstrap) as w:
         w.send(FETCH, 8, OffsetFetchRequest(require_stable=True, groups=[OffsetFetchRequestGroup(
             group_id=group, topics=[OffsetFetchRequestTopics(name=topic, partition_indexes=[0])])]))
         _, body = w.read_response(FETCH, 8)
     (g,) = body.groups
+    if group_errors and g.error_code:
+        return g.error_code, -1
     assert g.error_code == 0
     (p,) = g.topics[0].partitions
     return p.error_code, p.committed_offset
@@ -206,3 +209,53 @@ def test_pending_offsets_survive_a_kshim_restart(kafka, names, committed, tmp_pa
         if second is not None:
             second.stop()
         first.stop()
+
+
+def offsets_only_txn_v2(bootstrap: str, topic: str, group: str, tid: str) -> dict:
+    """A transactions-v2 producer (KIP-890: TxnOffsetCommit v5 and EndTxn v5, no AddOffsetsToTxn)
+    whose transaction holds only offsets, as franz-go's GroupTransactSession sends when a poll
+    produced nothing: the group coordinator must enlist the offsets itself, else EndTxn(commit)
+    fails with INVALID_TXN_STATE."""
+    from kcodec import api
+
+    def call(w, key, v, **fields):
+        w.send(key, v, api.REQUESTS[key](**fields))
+        return w.read_response(key, v)[1]
+
+    with Wire(bootstrap) as w:
+        deadline = time.monotonic() + 30
+        while True:        # FindCoordinator creates the transaction state topic; then it loads
+            call(w, 10, 4, key_type=1, coordinator_keys=[tid])
+            init = call(w, 22, 5, transactional_id=tid, transaction_timeout_ms=60000, producer_id=-1,
+                        producer_epoch=-1)
+            if init.error_code == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        pid, epoch = init.producer_id, init.producer_epoch
+        while True:        # as for the transaction coordinator: __consumer_offsets is created on demand
+            call(w, 10, 4, key_type=0, coordinator_keys=[group])
+            commit = call(w, 28, 5, transactional_id=tid, group_id=group, producer_id=pid, producer_epoch=epoch,
+                          generation_id=-1, member_id="", topics=[TxnOffsetCommitRequestTopic(
+                              name=topic, partitions=[TxnOffsetCommitRequestPartition(partition_index=0,
+                                                                                      committed_offset=3)])])
+            if commit.topics[0].partitions[0].error_code not in (14, 15, 16) or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        end = call(w, 26, 5, transactional_id=tid, producer_id=pid, producer_epoch=epoch, committed=True)
+    return {"init": init.error_code, "txn_offset_commit": commit.topics[0].partitions[0].error_code,
+            "end_txn": end.error_code, "epoch_bumped": end.producer_epoch == epoch + 1}
+
+
+def test_offsets_only_transaction_v2_commits_as_on_the_broker(kafka, kshim, names):
+    facts = {}
+    for where, bootstrap in (("broker", kafka.bootstrap), ("kshim", kshim.bootstrap)):
+        topic, group = names.topic(f"v2-{where}"), names.group(f"v2-{where}")
+        create_topic(kafka.bootstrap, topic, 1)
+        ck_produce(kafka.bootstrap, topic, [b"a", b"b", b"c", b"d"])
+        facts[where] = offsets_only_txn_v2(bootstrap, topic, group, names.instance(f"v2-{where}"))
+        deadline = time.monotonic() + 15     # (the broker writes its markers after EndTxn answers)
+        while _fetch_stable(bootstrap, group, topic, True) != (0, 3) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        facts[where]["committed"] = _fetch_stable(bootstrap, group, topic, True)
+    assert facts["kshim"] == facts["broker"] == {"init": 0, "txn_offset_commit": 0, "end_txn": 0,
+                                                 "epoch_bumped": True, "committed": (0, 3)}, facts

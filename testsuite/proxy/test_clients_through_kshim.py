@@ -106,3 +106,39 @@ def test_java_clients_and_cli_tools_through_kshim(kshim, kafka_install, names, t
         assert group in java.run("kafka-consumer-groups", ["--list"]).stdout.split()
     finally:
         java.stop_all()
+
+
+@pytest.mark.java
+def test_java_transactions_v2_through_kshim(kshim, kafka_install, names):
+    """The Java client 4.x uses transactions v2 when the cluster finalizes transaction.version 2 (KIP-890,
+    Kafka 4's default): Produce v12+ without AddPartitionsToTxn, TxnOffsetCommit v5 without
+    AddOffsetsToTxn. kshim used to cap Produce at v9, which made every such transaction fail with
+    "Partition was not added to the transaction". A transactional perf-test producer, then Kafka's
+    TransactionalMessageCopier (consume-transform-produce, offsets sent to kshim's coordinator)."""
+    from testsuite.harness.javatools import run_tool
+    perf, src, dst, group = names.topic("tx-perf"), names.topic("tx-src"), names.topic("tx-dst"), names.group("tx")
+    for topic in (perf, src, dst):
+        create_topic(kshim.bootstrap, topic, partitions=1)
+    out = run_tool(kafka_install, "kafka-producer-perf-test",
+                   ["--bootstrap-server", kshim.bootstrap, "--topic", perf, "--num-records", "300",
+                    "--record-size", "100", "--throughput", "-1", "--transactional-id", names.instance("perf"),
+                    "--transaction-duration-ms", "100"], timeout=90).stdout
+    assert "300 records sent" in out, out
+    assert len(ck_consume(kshim.bootstrap, perf, names.group("tx-perf"), 300, timeout=30,
+                          **{"isolation.level": "read_committed"})) == 300
+    ck_produce(kshim.bootstrap, src, [b"in-%d" % i for i in range(300)])   # (no markers: the copier counts offsets)
+    run_tool(kafka_install, "org.apache.kafka.tools.TransactionalMessageCopier",
+             ["--broker-list", kshim.bootstrap, "--input-topic", src, "--input-partition", "0",
+              "--output-topic", dst, "--max-messages", "300", "--consumer-group", group,
+              "--transaction-size", "40", "--transactional-id", names.instance("copier"),
+              "--group-mode", "--use-group-metadata"], timeout=120)
+    copied = ck_consume(kshim.bootstrap, dst, names.group("tx-check"), 300, timeout=30,
+                        **{"isolation.level": "read_committed"})
+    assert sorted(copied) == sorted(b"in-%d" % i for i in range(300))
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": kshim.bootstrap, "group.id": group})
+    try:
+        [tp] = c.committed([TopicPartition(src, 0)], timeout=30)
+    finally:
+        c.close()
+    assert tp.offset == 300
