@@ -165,9 +165,8 @@ def end_transaction(c: GroupCoordinator, producer_id: int, committed: bool, prod
         return
     applied: dict[str, int] = {}
     for key, rec in list(offsets.items()):
-        g = c.groups.get(rec.group_id)
         if committed and (producer_epoch is None or rec.producer_epoch == producer_epoch) \
-                and g is not None and g.state != DEAD:
+                and _group_alive(c, rec.group_id):
             c.offsets.put(c, OffsetRecord(rec.group_id, rec.topic, rec.partition, rec.offset, rec.leader_epoch,
                                           rec.metadata, rec.commit_timestamp_ms, None))
             applied[rec.group_id] = applied.get(rec.group_id, 0) + 1
@@ -175,6 +174,12 @@ def end_transaction(c: GroupCoordinator, producer_id: int, committed: bool, prod
     for gid in sorted({k[0] for k in offsets} | set(applied)):
         c.event("txn_offsets_committed" if committed else "txn_offsets_aborted", gid, producer_id=producer_id,
                 producer_epoch=producer_epoch, applied=applied.get(gid, 0))
+
+
+def _group_alive(c: GroupCoordinator, group_id: str) -> bool:
+    """The group still exists: a classic group not Dead, or a KIP-848 consumer group."""
+    g = c.groups.get(group_id)
+    return (g is not None and g.state != DEAD) or group_id in c.consumer_groups
 
 
 def producer_initialized(c: GroupCoordinator, producer_id: int, producer_epoch: int, timeout_ms: int) -> None:

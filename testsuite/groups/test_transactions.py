@@ -211,7 +211,23 @@ def test_pending_offsets_survive_a_kshim_restart(kafka, names, committed, tmp_pa
         first.stop()
 
 
-def offsets_only_txn_v2(bootstrap: str, topic: str, group: str, tid: str) -> dict:
+def _join_consumer_group(w, call, group: str, topic: str) -> tuple[str, int]:
+    """A KIP-848 member (ConsumerGroupHeartbeat v1) of `group` holding `topic`: (member id, epoch)."""
+    import uuid
+    member, epoch = uuid.uuid4().hex[:22], 0
+    deadline = time.monotonic() + 30
+    while True:
+        hb = call(w, 68, 1, group_id=group, member_id=member, member_epoch=epoch,
+                  rebalance_timeout_ms=30000 if epoch == 0 else -1,
+                  subscribed_topic_names=[topic] if epoch == 0 else None, topic_partitions=[] if epoch == 0 else None)
+        assert hb.error_code == 0, hb
+        epoch = hb.member_epoch
+        if (hb.assignment and hb.assignment.topic_partitions) or time.monotonic() > deadline:
+            return member, epoch
+        time.sleep(0.3)
+
+
+def offsets_only_txn_v2(bootstrap: str, topic: str, group: str, tid: str, member: bool = False) -> dict:
     """A transactions-v2 producer (KIP-890: TxnOffsetCommit v5 and EndTxn v5, no AddOffsetsToTxn)
     whose transaction holds only offsets, as franz-go's GroupTransactSession sends when a poll
     produced nothing: the group coordinator must enlist the offsets itself, else EndTxn(commit)
@@ -232,10 +248,13 @@ def offsets_only_txn_v2(bootstrap: str, topic: str, group: str, tid: str) -> dic
                 break
             time.sleep(0.5)
         pid, epoch = init.producer_id, init.producer_epoch
+        member_id, generation = "", -1
         while True:        # as for the transaction coordinator: __consumer_offsets is created on demand
             call(w, 10, 4, key_type=0, coordinator_keys=[group])
+            if member and not member_id:
+                member_id, generation = _join_consumer_group(w, call, group, topic)
             commit = call(w, 28, 5, transactional_id=tid, group_id=group, producer_id=pid, producer_epoch=epoch,
-                          generation_id=-1, member_id="", topics=[TxnOffsetCommitRequestTopic(
+                          generation_id=generation, member_id=member_id, topics=[TxnOffsetCommitRequestTopic(
                               name=topic, partitions=[TxnOffsetCommitRequestPartition(partition_index=0,
                                                                                       committed_offset=3)])])
             if commit.topics[0].partitions[0].error_code not in (14, 15, 16) or time.monotonic() > deadline:
@@ -246,13 +265,16 @@ def offsets_only_txn_v2(bootstrap: str, topic: str, group: str, tid: str) -> dic
             "end_txn": end.error_code, "epoch_bumped": end.producer_epoch == epoch + 1}
 
 
-def test_offsets_only_transaction_v2_commits_as_on_the_broker(kafka, kshim, names):
+@pytest.mark.parametrize("member", [False, True], ids=["simple-group", "consumer-protocol-member"])
+def test_offsets_only_transaction_v2_commits_as_on_the_broker(kafka, kshim, names, member):
+    """Also from a KIP-848 member: kshim used to drop a consumer group's transactional offsets at the
+    commit (franz-go's TestTxnEtl saw every record twice)."""
     facts = {}
     for where, bootstrap in (("broker", kafka.bootstrap), ("kshim", kshim.bootstrap)):
         topic, group = names.topic(f"v2-{where}"), names.group(f"v2-{where}")
         create_topic(kafka.bootstrap, topic, 1)
         ck_produce(kafka.bootstrap, topic, [b"a", b"b", b"c", b"d"])
-        facts[where] = offsets_only_txn_v2(bootstrap, topic, group, names.instance(f"v2-{where}"))
+        facts[where] = offsets_only_txn_v2(bootstrap, topic, group, names.instance(f"v2-{where}"), member)
         deadline = time.monotonic() + 15     # (the broker writes its markers after EndTxn answers)
         while _fetch_stable(bootstrap, group, topic, True) != (0, 3) and time.monotonic() < deadline:
             time.sleep(0.5)

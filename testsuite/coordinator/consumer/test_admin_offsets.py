@@ -174,3 +174,22 @@ def test_36_fetch_member_epochs(h):
     assert fetch_as(h, "g", "zz", 3) == (E.UNKNOWN_MEMBER_ID, [])
     assert fetch_as(h, "g", None, -1)[0] == 0
     assert fetch_as(h, "nope", "a", 3) == (0, [-1])
+
+
+def test_transactional_offsets_of_a_consumer_group_apply_at_commit(h):
+    """TxnOffsetCommit by a consumer-protocol member (member epoch as generation): pending until the
+    transaction ends, then committed (or dropped on abort). They used to be dropped at the commit too:
+    the end of a transaction looked the group up among classic groups only."""
+    from testsuite.coordinator.test_txn_offsets import end, txn_commit
+    a, _b = stable_pair(h)
+    p = a.owned["foo"][0]
+    assert txn_commit(h, "g", {("foo", p): 7}, generation=3, member_id="a", v=5) == {("foo", p): 0}
+    _err, got = h.fetch("g", {"foo": [p]})
+    assert got[("foo", p)][0] == -1                      # pending: invisible
+    end(h, committed=True)
+    _err, got = h.fetch("g", {"foo": [p]})
+    assert got[("foo", p)][0] == 7
+    assert txn_commit(h, "g", {("foo", p): 9}, generation=3, member_id="a", v=5, epoch=4) == {("foo", p): 0}
+    end(h, committed=False, epoch=4)
+    _err, got = h.fetch("g", {"foo": [p]})
+    assert got[("foo", p)][0] == 7
