@@ -121,10 +121,18 @@ def consumer_regex(ctx: Ctx, client: str, protocol: str) -> dict:
     """SubscribedTopicRegex (KIP-848 server-side regex, RE2/J): two matching topics, one not, which the
     member subscribes to by name as well. The broker resolves a new regex after the heartbeat that
     brings it: the first answer assigns only the named topic, a later one the matches too."""
+    # the broker's coordinator sees a new topic a moment after its metadata does: a probe member of
+    # another group waits until the named topic is assignable, so the first heartbeat below is not a race
+    other = ctx.topic("regex-other", 1)
+    probe = WireMember(ctx, ctx.name("g", "regex-probe"), topics=[other])
+    try:
+        probe.heartbeat()
+        probe.until(lambda: probe.count() == 1, 30, "the coordinator to assign the named topic")
+    finally:
+        probe.close()
     prefix = ctx.name("rx", "regex")
     for suffix, partitions in (("a", 2), ("b", 1)):
         create_topic(ctx.bootstrap, f"{prefix}-{suffix}", partitions)
-    other = ctx.topic("regex-other", 1)
     m = WireMember(ctx, ctx.name("g", "regex"), topics=[other], regex=f"{prefix}-.*")
     try:
         first = m.heartbeat()
