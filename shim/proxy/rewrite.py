@@ -18,6 +18,9 @@ from .versions import API_VERSIONS, DESCRIBE_CLUSTER, FIND_COORDINATOR, METADATA
 
 REWRITTEN = frozenset({API_VERSIONS, METADATA, FIND_COORDINATOR, DESCRIBE_CLUSTER})
 PRODUCE_ENDPOINTS_MIN = 10     # Produce v10+ responses may name brokers (NodeEndpoints, KIP-951)
+# The broker fills NodeEndpoints only for partitions answered NOT_LEADER_OR_FOLLOWER (6): an answer
+# whose bytes hold no int16 6 anywhere has none and leaves as it came, without decoding.
+_NOT_LEADER = b"\x00\x06"
 
 
 def rewritten(api_key: int, version: int) -> bool:
@@ -48,6 +51,10 @@ class Rewriter:
         self.local_versions = local_versions if local_versions is not None else {}  # shared with the proxy
 
     def rewrite(self, api_key: int, version: int, frame) -> Rewritten:
+        if api_key == PRODUCE:
+            frame = bytes(frame)
+            if _NOT_LEADER not in frame:
+                return Rewritten(frame, [])
         header, body = split_response(api_key, version, frame)
         if api_key == API_VERSIONS:
             return Rewritten(bytes(header) + self._api_versions(version, body), [])
@@ -56,7 +63,7 @@ class Rewriter:
         learned: list[Broker] = []
         if api_key == PRODUCE:
             if not msg.node_endpoints:
-                return Rewritten(bytes(frame), [])
+                return Rewritten(frame, [])
             learned = self.topology.learn([Broker(e.node_id, e.host, e.port, e.rack) for e in msg.node_endpoints])
             for e in msg.node_endpoints:
                 e.host, e.port = self.topology.advertised_host, self.topology.port_for(e.node_id)

@@ -14,6 +14,7 @@ from shim.proxy.topology import Broker, Topology
 from shim.proxy.versions import advertised_range
 
 NOT_LEADER = 6
+TOPIC_ID = uuid.UUID("12345678-1234-5678-1234-567812345678")
 
 
 def _frame(version: int, body: ProduceResponse) -> bytes:
@@ -23,7 +24,7 @@ def _frame(version: int, body: ProduceResponse) -> bytes:
 def _answer(endpoints) -> ProduceResponse:
     part = PartitionProduceResponse(index=0, error_code=NOT_LEADER if endpoints else 0, base_offset=-1,
                                     current_leader=LeaderIdAndEpoch(leader_id=2, leader_epoch=5))
-    return ProduceResponse(responses=[TopicProduceResponse(topic_id=uuid.uuid4(), partition_responses=[part])],
+    return ProduceResponse(responses=[TopicProduceResponse(topic_id=TOPIC_ID, partition_responses=[part])],
                            node_endpoints=endpoints)
 
 
@@ -53,3 +54,12 @@ def test_which_produce_answers_are_read():
     versions, names = {0: (3, 13), 1: (4, 18)}, {0: "Produce", 1: "Fetch"}
     assert advertised_range(0, 0, 13, versions, names) == (0, 13)
     assert advertised_range(1, 4, 18, versions, names) == (4, 15)
+
+
+def test_an_answer_without_a_not_leader_error_is_not_decoded(monkeypatch):
+    """No int16 6 in the bytes: no partition is NOT_LEADER_OR_FOLLOWER, so no NodeEndpoints to rewrite."""
+    topo = Topology(broker_base=9093, advertised_host="127.0.0.1")
+    ok = _frame(13, _answer([]))
+    assert b"\x00\x06" not in ok
+    monkeypatch.setattr(ProduceResponse, "decode", classmethod(lambda *a, **k: 1 / 0))
+    assert Rewriter(topo).rewrite(0, 13, memoryview(ok)).frame == ok
