@@ -57,6 +57,7 @@ class ConsumerMember:
     session_deadline: int = 0
     session_armed: bool = False
     classic: ClassicMeta | None = None                  # set for members of the classic protocol (§D.9)
+    recorded_assignor: str | None = None                # server_assignor of its last member record
 
     def assigned_sets(self) -> dict:
         return {t: frozenset(ps) for t, ps in self.assigned.items() if ps}
@@ -108,9 +109,8 @@ class ConsumerGroup:
         return names
 
     def preferred_assignor(self, default: str) -> str:
-        if not self.assignor_counts:
-            return default
-        return max(self.assignor_counts.items(), key=lambda kv: kv[1])[0]
+        from .assignor_choice import described
+        return described(self.assignor_counts, default)
 
     # ---------------------------------------------------------------- membership
     def add(self, m: ConsumerMember) -> None:

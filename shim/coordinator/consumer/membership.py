@@ -129,7 +129,8 @@ def replace_static(c: "GroupCoordinator", g: ConsumerGroup, old: ConsumerMember,
     subscription, assignment (epoch 0, previous 0) and target; the old member's records go, no bump."""
     m = ConsumerMember(new_id, instance_id=old.instance_id, rack_id=old.rack_id, client_id=old.client_id,
                        client_host=old.client_host, rebalance_timeout_ms=old.rebalance_timeout_ms,
-                       server_assignor=old.server_assignor, subscribed_topic_names=old.subscribed_topic_names,
+                       server_assignor=old.server_assignor, recorded_assignor=old.server_assignor,
+                       subscribed_topic_names=old.subscribed_topic_names,
                        subscribed_topic_regex=old.subscribed_topic_regex, member_epoch=0, previous_member_epoch=0,
                        state=old.state, assigned={t: dict(ps) for t, ps in old.assigned.items()},
                        pending_revocation=dict(old.pending_revocation), target=dict(old.target))

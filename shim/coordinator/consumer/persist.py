@@ -18,6 +18,7 @@ def write_group(c: "GroupCoordinator", g: ConsumerGroup) -> None:
 
 
 def write_member(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) -> None:
+    m.recorded_assignor = m.server_assignor
     c.records.append(ConsumerMemberRecord(g.group_id, m.member_id, m.instance_id, m.rack_id, m.client_id,
                                           m.client_host, m.rebalance_timeout_ms, m.server_assignor,
                                           tuple(m.subscribed_topic_names), m.subscribed_topic_regex,

@@ -55,6 +55,7 @@ def replay_consumer(c: "GroupCoordinator", rec) -> None:
                                                                  rec.client_host)
         m.rebalance_timeout_ms = rec.rebalance_timeout_ms
         g.set_subscription(m, tuple(rec.subscribed_topic_names), rec.subscribed_topic_regex, rec.server_assignor)
+        m.recorded_assignor = rec.server_assignor
         if rec.subscribed_topic_regex and rec.subscribed_topic_regex not in g.regex_topics:
             from .regex import InvalidRegex, resolve
             try:

@@ -55,14 +55,16 @@ def member_updated(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, *
                    replaced: bool, sub_changed: bool, who: str = "member") -> None:
     """Records and epoch after a member joined or changed (§D.3 steps 7-10, also a classic JoinGroup):
     its subscription record, the target it inherited from a replaced static member, the epoch bump
-    when its subscription changed, then the target assignment if due."""
+    when its subscription changed, then the target assignment if due (the assignor chosen with this
+    member's server assignor before and after, as `GroupMetadataManager.maybeUpdateTargetAssignment`)."""
+    trigger = (m.recorded_assignor, m.server_assignor)
     if changed or new:
         write_member(c, g, m)
     if replaced:
         write_target(c, g, m)
     if sub_changed:
         bump_epoch(c, g, f"{who} {m.member_id} subscription changed")
-    maybe_compute_target(c, g)
+    maybe_compute_target(c, g, trigger)
 
 
 def maybe_refresh_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> bool:
@@ -92,16 +94,17 @@ def refresh_group_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> None:
     maybe_refresh_metadata(c, g)
 
 
-def maybe_compute_target(c: "GroupCoordinator", g: ConsumerGroup) -> None:
+def maybe_compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple = (None, None)) -> None:
     if g.group_epoch <= g.assignment_epoch:
         return
     interval = c.cfg.consumer_assignment_interval_ms
     if g.assignment_timestamp_ms >= 0 and interval > 0 and c.now - g.assignment_timestamp_ms < interval:
         return
-    compute_target(c, g)
+    compute_target(c, g, trigger)
 
 
-def compute_target(c: "GroupCoordinator", g: ConsumerGroup) -> None:
+def compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple = (None, None)) -> None:
+    """`trigger`: the server assignor of the member whose request computes it, before and after."""
     from ..assignors import AssignorError, MemberSubscription, TopicMetadata, assign, is_homogeneous
     topics = {}
     for tid, (name, parts) in (g.metadata_snapshot or metadata_snapshot(c, g)).items():
@@ -111,7 +114,8 @@ def compute_target(c: "GroupCoordinator", g: ConsumerGroup) -> None:
         ids = frozenset(t for t in subscribed_ids(c, g, m) if t in topics)
         subs[mid] = MemberSubscription(mid, m.instance_id, m.rack_id, ids,
                                        {t: ps for t, ps in m.target.items() if t in ids})
-    name = g.preferred_assignor(c.cfg.consumer_assignors[0])
+    from .assignor_choice import for_target
+    name = for_target(g.assignor_counts, *trigger, c.cfg.consumer_assignors[0])
     homogeneous = is_homogeneous((m.subscribed_topic_names, m.subscribed_topic_regex) for m in g.members.values())
     try:
         result = assign(name, subs, topics, homogeneous=homogeneous)
