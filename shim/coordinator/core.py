@@ -352,14 +352,14 @@ class GroupCoordinator:
             self._schedule_join(g)
             return
         g.generation_id += 1
+        g.protocol_name = g.select_protocol() if g.members else None
+        g.subscribed = g.compute_subscribed_topics()       # ClassicGroup.initNextGeneration
         if not g.members:
-            g.protocol_name = None
             # protocol_type is kept: Kafka keeps the type of an emptied group
             self.transition(g, EMPTY)
             self.write_group(g)
             self.event("generation", g.group_id, generation=g.generation_id, members=0)
             return
-        g.protocol_name = g.select_protocol()
         self.transition(g, COMPLETING)
         self.event("generation", g.group_id, generation=g.generation_id, members=len(g.members),
                    leader=g.leader_id, protocol=g.protocol_name)

@@ -94,6 +94,9 @@ class ClassicGroup:
     # protocol name -> number of members offering it (kept incrementally: the per-join protocol
     # check and the vote's candidate set stay O(#protocols) instead of O(#members))
     protocol_counts: dict[str, int] = field(default_factory=dict)
+    # topics the members subscribed to as of the last generation (None: unknown), set with the
+    # generation as ClassicGroup.initNextGeneration does; OffsetDelete and offset expiry read it
+    subscribed: frozenset[str] | None = None
 
     # ------------------------------------------------------------------ state
     def transition(self, to: str, now_ms: int) -> None:
@@ -215,9 +218,14 @@ class ClassicGroup:
                 return True
         return False
 
-    def subscribed_topics(self) -> set[str] | None:
-        """Topics of the members' consumer-protocol subscriptions (None = unknown)."""
-        if self.protocol_type != "consumer" or self.protocol_name is None:
+    def compute_subscribed_topics(self) -> frozenset[str] | None:
+        """Topics of the members' consumer-protocol subscriptions (None = unknown), as
+        ClassicGroup.computeSubscribedTopics: only for protocol type "consumer", empty without members."""
+        if self.protocol_type != "consumer":
+            return None
+        if not self.members:
+            return frozenset()
+        if self.protocol_name is None:
             return None
         from .consumer.embedded import Malformed, subscription
         topics: set[str] = set()
@@ -226,7 +234,14 @@ class ClassicGroup:
                 topics.update(subscription(m.metadata(self.protocol_name)).topics)
             except Malformed:
                 return None
-        return topics
+        return frozenset(topics)
+
+    def is_subscribed_to_topic(self, topic: str) -> bool:
+        """ClassicGroup.isSubscribedToTopic: by the last generation's subscriptions; when those are
+        unknown, a group of the consumer protocol counts as subscribed to every topic."""
+        if self.subscribed is None:
+            return self.protocol_type == "consumer"
+        return topic in self.subscribed
 
 
 @functools.lru_cache(maxsize=1 << 16)

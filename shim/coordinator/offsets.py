@@ -2,7 +2,9 @@
 C.4, B.7; RequireStable sees the pending transactional offsets of txn_offsets.py). Offsets live in
 memory here and are expressed as OffsetRecord/OffsetTombstone records (the durability issue
 persists them). Topic existence is checked against live metadata, as the
-broker's KafkaApis does before its coordinator sees a commit."""
+broker's KafkaApis does before its coordinator sees a commit or an OffsetDelete. The empty group id
+"" is a group like any other for OffsetCommit and OffsetFetch (GroupCoordinatorService refuses only
+a null id there), not for OffsetDelete."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from . import errors as E
 from .core import Ctx, GroupCoordinator
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup
 from .join import validate_member
+from .metadata_size import metadata_too_large
 from .records import OffsetRecord, OffsetTombstone
 from .txn_offsets import drop_partition
 
@@ -60,7 +63,7 @@ def offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
         parts = [(p, None if 0 <= p.partition_index < count else E.UNKNOWN_TOPIC_OR_PARTITION) for p in t.partitions]
         valid = valid or any(e is None for _, e in parts)
         checked.append((t, info, parts))
-    err = _validate_commit(c, ctx, req) if valid else E.NONE
+    err = _validate_commit(c, ctx, req, checked) if valid else E.NONE
     stored: dict[tuple[str, int], int] = {}
     if valid and err == E.NONE:
         group_id, now, max_md = req.group_id, c.now, c.cfg.offset_metadata_max_bytes
@@ -71,7 +74,7 @@ def offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
                 if e is not None:
                     continue
                 metadata = p.committed_metadata or ""
-                if len(metadata) > max_md:   # Java counts chars
+                if metadata_too_large(metadata, max_md):
                     stored[(info.name, p.partition_index)] = E.OFFSET_METADATA_TOO_LARGE
                     continue
                 put(c, OffsetRecord(group_id, info.name, p.partition_index, p.committed_offset,
@@ -86,16 +89,19 @@ def offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
     c.respond(ctx.token, OffsetCommitResponse(topics=topics))
 
 
-def _validate_commit(c: GroupCoordinator, ctx: Ctx, req) -> int:
+def _validate_commit(c: GroupCoordinator, ctx: Ctx, req, checked) -> int:
     v = ctx.version
-    if not req.group_id:
+    if req.group_id is None:
         return E.INVALID_GROUP_ID
     gen = req.generation_id_or_member_epoch
     member_id = req.member_id or ""
     instance_id = req.group_instance_id if v >= 7 else None
     if req.group_id in c.consumer_groups:              # KIP-848 group: member epochs (consumer/)
         from .consumer.offsets_check import commit_error
-        return commit_error(c, ctx, req)
+        max_md = c.cfg.offset_metadata_max_bytes    # partitions whose metadata is too large are not validated
+        return commit_error(c, ctx, req, partitions=[
+            (info, p.partition_index) for _, info, parts in checked for p, e in parts
+            if e is None and not metadata_too_large(p.committed_metadata, max_md)])
     g = c.groups.get(req.group_id)
     if g is None:
         if gen < 0:
@@ -173,7 +179,7 @@ def _fetch_group(c: GroupCoordinator, group_id: str, topics, require_stable: boo
     """([(topic, [(partition, offset, leader epoch, metadata, error)])], group error). With
     RequireStable, a partition with a pending transactional offset is UNSTABLE_OFFSET_COMMIT, -1.
     `topics`: None (all) or [(name | None when the requested id is unknown, partitions, expected id)]."""
-    if not group_id:
+    if group_id is None:
         return [], E.INVALID_GROUP_ID
     g = c.groups.get(group_id) or c.consumer_groups.get(group_id)
     stored = c.offsets.get(group_id) if g is not None and g.state != DEAD else {}
@@ -219,28 +225,67 @@ def drop_deleted_topics(c: GroupCoordinator, names: set[str]) -> None:
 
 
 def offset_delete(c: GroupCoordinator, ctx: Ctx, req) -> None:
-    def top(err: int) -> None:
-        c.respond(ctx.token, OffsetDeleteResponse(error_code=err, topics=[]))
-
-    if not req.group_id:
-        return top(E.INVALID_GROUP_ID)
-    g = c.groups.get(req.group_id)
-    if g is None or g.state == DEAD:
-        return top(E.GROUP_ID_NOT_FOUND)
-    if g.state != EMPTY and g.protocol_type != "consumer":
-        return top(E.NON_EMPTY_GROUP)
-    subscribed = set() if g.state == EMPTY else g.subscribed_topics()
-    out = []
+    """KafkaApis.handleOffsetDeleteRequest: partitions of topics or partitions missing from the
+    metadata answer UNKNOWN_TOPIC_OR_PARTITION without reaching the coordinator, which judges the
+    group (even with nothing left to delete); its answer is merged into theirs as
+    OffsetDeleteResponse.Builder.merge does: a group error replaces everything."""
+    early: list[OffsetDeleteResponseTopic] = []
+    known = []
     for t in req.topics:
-        is_sub = subscribed is None or t.name in subscribed
-        parts = []
+        count = c.topics.partitions(t.name)
+        if count is None:
+            _add_topic(early, t.name, [p.partition_index for p in t.partitions], E.UNKNOWN_TOPIC_OR_PARTITION)
+            continue
+        ok = [p.partition_index for p in t.partitions if 0 <= p.partition_index < count]
         for p in t.partitions:
-            if is_sub:
-                parts.append(OffsetDeleteResponsePartition(partition_index=p.partition_index,
-                                                           error_code=E.GROUP_SUBSCRIBED_TO_TOPIC))
+            if not 0 <= p.partition_index < count:
+                _add_topic(early, t.name, [p.partition_index], E.UNKNOWN_TOPIC_OR_PARTITION)
+        if ok:
+            known.append((t.name, ok))
+    body = delete_offsets(c, req.group_id, known)
+    if body.error_code == E.NONE and early:
+        for t in body.topics:
+            _add_topic(early, t.name, [p.partition_index for p in t.partitions], None, t.partitions)
+        body.topics = early
+    c.respond(ctx.token, body)
+
+
+def _add_topic(out: list, name: str, partitions: list[int], err: int | None, parts=None) -> None:
+    """The response builder's getOrCreateTopic: partitions join the first entry of that name."""
+    entry = next((t for t in out if t.name == name), None)
+    if entry is None:
+        entry = OffsetDeleteResponseTopic(name=name, partitions=[])
+        out.append(entry)
+    entry.partitions.extend(parts if parts is not None else [
+        OffsetDeleteResponsePartition(partition_index=i, error_code=err) for i in partitions])
+
+
+def delete_offsets(c: GroupCoordinator, group_id: str, topics: list[tuple[str, list[int]]]) -> OffsetDeleteResponse:
+    """GroupCoordinatorService.deleteOffsets + OffsetMetadataManager.deleteOffsets for the topics that
+    passed KafkaApis' checks: the group's error, or per topic GROUP_SUBSCRIBED_TO_TOPIC when the
+    group subscribes to it, else its offsets (and pending transactional offsets) deleted."""
+    if not group_id:
+        return OffsetDeleteResponse(error_code=E.INVALID_GROUP_ID, topics=[])
+    cg = c.consumer_groups.get(group_id)
+    if cg is not None:                       # KIP-848 group (ConsumerGroup.validateOffsetDelete: no check)
+        from .consumer.classic_apis import subscribed_to
+        subscribed = subscribed_to(cg)
+    else:
+        g = c.groups.get(group_id)
+        if g is None or g.state == DEAD:
+            return OffsetDeleteResponse(error_code=E.GROUP_ID_NOT_FOUND, topics=[])
+        if g.state != EMPTY and g.protocol_type != "consumer":    # ClassicGroup.validateOffsetDelete
+            return OffsetDeleteResponse(error_code=E.NON_EMPTY_GROUP, topics=[])
+        subscribed = g.is_subscribed_to_topic
+    out = []
+    for name, partitions in topics:
+        parts = []
+        for i in partitions:
+            if subscribed(name):
+                parts.append(OffsetDeleteResponsePartition(partition_index=i, error_code=E.GROUP_SUBSCRIBED_TO_TOPIC))
             else:
-                c.offsets.delete(c, req.group_id, t.name, p.partition_index)
-                drop_partition(c, req.group_id, t.name, p.partition_index)
-                parts.append(OffsetDeleteResponsePartition(partition_index=p.partition_index, error_code=E.NONE))
-        out.append(OffsetDeleteResponseTopic(name=t.name, partitions=parts))
-    c.respond(ctx.token, OffsetDeleteResponse(error_code=E.NONE, topics=out))
+                c.offsets.delete(c, group_id, name, i)
+                drop_partition(c, group_id, name, i)
+                parts.append(OffsetDeleteResponsePartition(partition_index=i, error_code=E.NONE))
+        out.append(OffsetDeleteResponseTopic(name=name, partitions=parts))
+    return OffsetDeleteResponse(error_code=E.NONE, topics=out)

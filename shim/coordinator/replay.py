@@ -64,6 +64,7 @@ def _group_from(c: "GroupCoordinator", rec: GroupMetadataRecord) -> ClassicGroup
                             [(rec.protocol_name or "", m.subscription)], assignment=m.assignment))
     g.protocol_type = rec.protocol_type
     g.leader_id = rec.leader_id if rec.leader_id in g.members else next(iter(g.members), None)
+    g.subscribed = g.compute_subscribed_topics()           # as GroupMetadataManager.replay of a classic group
     for m in g.members.values():
         c.schedule_heartbeat(g, m.member_id, m.session_timeout_ms)
     return g

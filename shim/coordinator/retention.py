@@ -34,7 +34,7 @@ def expiration_base(g, now: int) -> tuple[Base | None, set[str]]:
         if g.state == EMPTY:
             return (lambda rec: g.state_timestamp_ms), set()
         if g.protocol_type == "consumer" and g.state == STABLE:
-            subscribed = g.subscribed_topics()
+            subscribed = g.subscribed                      # the last generation's (ClassicGroup.subscribedTopics)
             if subscribed is not None:
                 return (lambda rec: rec.commit_timestamp_ms), subscribed
         return None, set()

@@ -22,6 +22,7 @@ from . import errors as E
 from .core import Ctx, GroupCoordinator
 from .group import DEAD, EMPTY, ClassicGroup
 from .join import validate_member
+from .metadata_size import metadata_too_large
 from .records import OffsetRecord, TxnOffsetRecord, TxnOffsetTombstone
 
 DEFAULT_TIMEOUT_MS = 15 * 60 * 1000   # the transaction timeout was not observed (InitProducerId)
@@ -89,7 +90,7 @@ def txn_offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
                 parts.append((p.partition_index, None))
                 valid.append((t.name, p))
         results.append((t.name, parts))
-    err = _validate(c, ctx, req) if valid else E.NONE
+    err = _validate(c, ctx, req, valid) if valid else E.NONE
     stored: dict[tuple[str, int], int] = {}
     if err == E.NONE:
         txns: PendingTxns = c.txns
@@ -99,7 +100,7 @@ def txn_offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
         timeout = txns.timeouts.get(pid, DEFAULT_TIMEOUT_MS)
         for topic, p in valid:
             metadata = p.committed_metadata or ""
-            if len(metadata) > c.cfg.offset_metadata_max_bytes:
+            if metadata_too_large(metadata, c.cfg.offset_metadata_max_bytes):
                 stored[(topic, p.partition_index)] = E.OFFSET_METADATA_TOO_LARGE
                 continue
             rec = TxnOffsetRecord(req.group_id, pid, epoch, topic, p.partition_index, p.committed_offset,
@@ -119,7 +120,7 @@ def txn_offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
         for name, parts in results]))
 
 
-def _validate(c: GroupCoordinator, ctx: Ctx, req) -> int:
+def _validate(c: GroupCoordinator, ctx: Ctx, req, valid) -> int:
     """§C.3 for classic groups: C.2 steps 1-3, except that a commit with no identity at all is
     accepted whatever the state, and CompletingRebalance is allowed."""
     if not req.group_id:
@@ -133,7 +134,10 @@ def _validate(c: GroupCoordinator, ctx: Ctx, req) -> int:
     instance_id = req.group_instance_id if v >= 3 else None
     if req.group_id in c.consumer_groups:              # KIP-848 group: member epochs (consumer/)
         from .consumer.offsets_check import commit_error
-        return commit_error(c, ctx, req, txn=True)
+        max_md = c.cfg.offset_metadata_max_bytes    # partitions whose metadata is too large are not validated
+        return commit_error(c, ctx, req, txn=True, partitions=[
+            (c.topics.get(name), p.partition_index) for name, p in valid
+            if not metadata_too_large(p.committed_metadata, max_md)])
     g = c.groups.get(req.group_id)
     if g is None:
         if gen < 0:

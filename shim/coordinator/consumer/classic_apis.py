@@ -5,7 +5,7 @@ is recreated as classic by a JoinGroup (whatever the migration policy); on a non
 APIs serve members of the classic protocol inside the consumer group (classic_members.py; JoinGroup
 answers INCONSISTENT_GROUP_PROTOCOL when `consumer_migration_policy` is `disabled`). ListGroups lists
 consumer groups (type "consumer", protocol type "consumer"); DeleteGroups deletes empty ones;
-OffsetDelete refuses topics some member subscribes to (by name or resolved regex).
+OffsetDelete (offsets.delete_offsets) refuses topics some member subscribes to (`subscribed_to`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from kcodec.generated.list_groups import ListedGroup
-from kcodec.generated.offset_delete import (OffsetDeleteResponse, OffsetDeleteResponsePartition,
-                                            OffsetDeleteResponseTopic)
 
 from .. import errors as E
 from .group import G_EMPTY
@@ -25,13 +23,13 @@ from .persist import write_group_removed
 if TYPE_CHECKING:
     from ..core import Ctx, GroupCoordinator
 
-JOIN, HEARTBEAT, LEAVE, SYNC, LIST, DELETE, OFFSET_DELETE = 11, 12, 13, 14, 16, 42, 47
+JOIN, HEARTBEAT, LEAVE, SYNC, LIST, DELETE = 11, 12, 13, 14, 16, 42
 
 
 def wrap(c: "GroupCoordinator") -> None:
     h = c.handlers
     for key, fn in ((JOIN, _join), (SYNC, _sync), (HEARTBEAT, _heartbeat), (LEAVE, _leave),
-                    (LIST, _list), (DELETE, _delete), (OFFSET_DELETE, _offset_delete)):
+                    (LIST, _list), (DELETE, _delete)):
         h[key] = _guarded(fn, h[key])
 
 
@@ -125,22 +123,7 @@ def _delete(c, ctx, req, classic) -> None:
         r.error_code = E.NONE
 
 
-def _offset_delete(c, ctx, req, classic) -> None:
-    g = c.consumer_groups.get(req.group_id)
-    if g is None:
-        return classic(c, ctx, req)
-    from ..txn_offsets import drop_partition
-    subscribed = g.subscribed_names() if g.state != G_EMPTY else set()
-    out = []
-    for t in req.topics:
-        parts = []
-        for p in t.partitions:
-            if t.name in subscribed:
-                err = E.GROUP_SUBSCRIBED_TO_TOPIC
-            else:
-                c.offsets.delete(c, req.group_id, t.name, p.partition_index)
-                drop_partition(c, req.group_id, t.name, p.partition_index)
-                err = E.NONE
-            parts.append(OffsetDeleteResponsePartition(partition_index=p.partition_index, error_code=err))
-        out.append(OffsetDeleteResponseTopic(name=t.name, partitions=parts))
-    c.respond(ctx.token, OffsetDeleteResponse(error_code=E.NONE, topics=out))
+def subscribed_to(g) -> Callable[[str], bool]:
+    """ConsumerGroup.isSubscribedToTopic for OffsetDelete: a topic some member subscribes to, by name
+    or resolved regex (an empty group subscribes to nothing)."""
+    return (g.subscribed_names() if g.state != G_EMPTY else set()).__contains__

@@ -38,7 +38,8 @@ def consumer_group_describe(c: "GroupCoordinator", ctx: "Ctx", req) -> None:
     out = []
     for gid in req.group_ids:
         if not gid:
-            out.append(DescribedGroup(error_code=E.INVALID_GROUP_ID, error_message="Group id cannot be empty.",
+            # GroupCoordinatorService.consumerGroupDescribe: the error without a message
+            out.append(DescribedGroup(error_code=E.INVALID_GROUP_ID, error_message=None,
                                       group_id="", group_state="", assignor_name="", members=[],
                                       authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
             continue

@@ -150,6 +150,7 @@ def downgrade(c: "GroupCoordinator", g: ConsumerGroup, leaving: set, reason: str
         cg.add(ClassicMember(mid, m.instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
                              m.classic.session_timeout_ms, "consumer", list(m.classic.protocols)))
     cg.protocol_name = cg.select_protocol()
+    cg.subscribed = cg.compute_subscribed_topics()         # ClassicGroup.fromConsumerGroup
     for mid, cm in cg.members.items():
         src = replaced if (joining is not None and mid == joining.member_id and replaced is not None) else sources[mid]
         try:

@@ -12,7 +12,11 @@ if TYPE_CHECKING:
     from ..core import Ctx, GroupCoordinator
 
 
-def commit_error(c: "GroupCoordinator", ctx: "Ctx", req, txn: bool = False) -> int:
+def commit_error(c: "GroupCoordinator", ctx: "Ctx", req, txn: bool = False, partitions=()) -> int:
+    """ConsumerGroup.validateOffsetCommit, then its per-partition validator for `partitions`:
+    [(TopicInfo, partition)] of the commit that passed KafkaApis' topic checks and the metadata size
+    check (OffsetMetadataManager validates nothing else), topics resolved to ids either way (v10
+    names them by id; older versions by name, resolved by KafkaApis)."""
     g = c.consumer_groups[req.group_id]
     if txn:
         epoch = req.generation_id if ctx.version >= 3 else -1
@@ -36,21 +40,13 @@ def commit_error(c: "GroupCoordinator", ctx: "Ctx", req, txn: bool = False) -> i
     if epoch > m.member_epoch:
         return stale
     # KIP-1251: an older epoch is fine for partitions the member still holds since that epoch
-    for t in req.topics:
-        info = c.topics.get(t.name)
-        if info is None:
-            if txn:
-                return E.ILLEGAL_GENERATION
-            continue                         # answered UNKNOWN_TOPIC_OR_PARTITION by offsets.py
-        assigned = m.assigned.get(info.topic_id, {})
-        pending = m.pending_revocation.get(info.topic_id, frozenset())
-        for p in t.partitions:
-            assigned_at = assigned.get(p.partition_index)
-            if assigned_at is not None:
-                if epoch < assigned_at:
-                    return stale
-            elif p.partition_index not in pending:
+    for info, partition in partitions:
+        assigned_at = m.assigned.get(info.topic_id, {}).get(partition)
+        if assigned_at is not None:
+            if epoch < assigned_at:
                 return stale
+        elif partition not in m.pending_revocation.get(info.topic_id, frozenset()):
+            return stale
     return E.NONE
 
 
