@@ -31,9 +31,12 @@ def describe_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
             continue
         g = c.groups.get(gid)
         if g is None or g.state == DEAD:
+            # GroupMetadataManager.classicGroup(groupId, committedOffset): its message names a group of the
+            # other type
+            msg = f"Group {gid} is not a classic group." if gid in c.consumer_groups else f"Group {gid} not found."
             out.append(DescribedGroup(
                 error_code=E.GROUP_ID_NOT_FOUND if v >= 6 else E.NONE,
-                error_message=f"Group {gid} not found." if v >= 6 else None,
+                error_message=msg if v >= 6 else None,
                 group_id=gid, group_state="Dead", protocol_type="", protocol_data="", members=[],
                 authorized_operations=ops if v < 6 else AUTHORIZED_OPERATIONS_OMITTED))
             continue

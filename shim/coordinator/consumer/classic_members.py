@@ -50,11 +50,13 @@ def join(c: "GroupCoordinator", ctx: "Ctx", req, g: ConsumerGroup) -> None:
     instance_id = req.group_instance_id if v >= 5 else None
     given = req.member_id or ""
 
-    def fail(err: int, member_id: str = given) -> None:
+    def fail(err: int, member_id: str = "") -> None:
+        # GroupCoordinatorService.joinGroup: an error raised inside classicGroupJoinToConsumerGroup answers a
+        # bare JoinGroupResponseData (member id ""); only its own checks before it echo the request's id
         c.respond(ctx.token, join_error(v, err, member_id))
 
     if not c.cfg.min_session_timeout_ms <= req.session_timeout_ms <= c.cfg.max_session_timeout_ms:
-        return fail(E.INVALID_SESSION_TIMEOUT)
+        return fail(E.INVALID_SESSION_TIMEOUT, given)
     if c.cfg.consumer_migration_policy == "disabled":
         return fail(E.INCONSISTENT_GROUP_PROTOCOL)
     member_id = given or kafka_uuid(c)
@@ -90,9 +92,12 @@ def join(c: "GroupCoordinator", ctx: "Ctx", req, g: ConsumerGroup) -> None:
     except embedded.Malformed:
         return fail(E.INCONSISTENT_GROUP_PROTOCOL)
     reported = embedded.by_id(c, getattr(sub, "owned_partitions", None))
-    from .migration import downgrade, downgrade_allowed
-    if replaced is not None and replaced.classic is None and downgrade_allowed(c, g, {replaced.member_id}):
-        return _join_downgrading(c, ctx, req, g, replaced, member_id, protocols, sub)
+    # GroupMetadataManager.classicGroupJoinToConsumerGroup: whoever holds the instance id (replaced, or the
+    # joining member itself) may be the last non-classic member: then the group goes back to classic
+    from .migration import downgrade_allowed_replacing
+    holder = g.members.get(g.static_members[instance_id]) if instance_id in g.static_members else None
+    if holder is not None and downgrade_allowed_replacing(c, g, holder):
+        return _join_downgrading(c, ctx, req, g, holder, member_id, protocols, sub)
 
     # -- accepted: state changes and records
     if replaced is not None:
@@ -109,7 +114,10 @@ def join(c: "GroupCoordinator", ctx: "Ctx", req, g: ConsumerGroup) -> None:
     c.timers.cancel(rebalance_key(g.group_id, member_id))
     c.timers.cancel(join_key(g.group_id, member_id))
     arm_session(c, g, m)
-    arm_classic_timer(c, g, m, sync_key, m.rebalance_timeout_ms, SYNC_TIMEOUT)
+    # GroupMetadataManager.scheduleConsumerGroupSyncTimeout runs on the request's rebalance timeout, not the
+    # member's: a rejoin with -1 ("unchanged") expires at once and the member is fenced before its SyncGroup
+    requested = req.rebalance_timeout_ms if v >= 1 else req.session_timeout_ms
+    arm_classic_timer(c, g, m, sync_key, requested, SYNC_TIMEOUT)
     c.event("classic_member_joined", g.group_id, member=member_id, instance=instance_id, epoch=m.member_epoch,
             new=new)
     c.respond(ctx.token, join_response(v, E.NONE, generation_id=m.member_epoch, protocol_type="consumer",
@@ -141,9 +149,9 @@ def _update(g: ConsumerGroup, m: ConsumerMember, ctx: "Ctx", req, protocols: tup
 
 
 def _join_downgrading(c, ctx, req, g: ConsumerGroup, replaced: ConsumerMember, member_id: str, protocols, sub):
-    """A classic static member replaces the last consumer-protocol member: the group goes back to classic
-    with the joining member in the replaced one's place (its assignment), rebalancing if the target is
-    stale."""
+    """A classic static member takes the instance id of the last consumer-protocol member (or of any member
+    when all others are classic): the group goes back to classic with the joining member in the replaced
+    one's place (its assignment), rebalancing if the target is stale."""
     from ..core import join_response
     from .migration import downgrade
     v = ctx.version
@@ -156,7 +164,10 @@ def _join_downgrading(c, ctx, req, g: ConsumerGroup, replaced: ConsumerMember, m
     stale = sub_changed or g.assignment_epoch < g.group_epoch
     downgrade(c, g, set(), f"static member {member_id} with instance id {m.instance_id} replaced the last "
               f"consumer-protocol member", joining=m, rebalance=stale)
-    c.respond(ctx.token, join_response(v, E.NONE, generation_id=0 if stale else g.group_epoch,
+    # the response carries the member's epoch: 0 for a new member id (the replacement), the holder's own when
+    # it rejoins with its id; reconciled to the assignment epoch when the target is current
+    gen = g.group_epoch if not stale else replaced.member_epoch if member_id == replaced.member_id else 0
+    c.respond(ctx.token, join_response(v, E.NONE, generation_id=gen,
                                        protocol_type="consumer", protocol_name=protocols[0][0], leader="",
                                        member_id=member_id))
 

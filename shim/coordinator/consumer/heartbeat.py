@@ -56,19 +56,26 @@ def consumer_group_heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> None:
 
 
 # ---------------------------------------------------------------------------------- §D.1
+def _blank(s: str | None) -> bool:
+    """Utils.throwIfEmptyString: Java's String.trim() drops every char <= U+0020 at both ends."""
+    return s is not None and all(ch <= " " for ch in s)
+
+
 def validate(c: "GroupCoordinator", version: int, req) -> None:
     def invalid(msg: str):
         raise HeartbeatError(K.INVALID_REQUEST, msg)
 
-    if not req.group_id:
-        invalid("GroupId can't be empty.")
-    if req.instance_id is not None and not req.instance_id:
-        invalid("InstanceId can't be empty.")
-    if req.rack_id is not None and not req.rack_id:
-        invalid("RackId can't be empty.")
     epoch = req.member_epoch
-    if (version >= 1 or epoch > 0 or epoch == LEAVE_EPOCH) and not req.member_id:
+    # GroupCoordinatorService.throwIfConsumerGroupHeartbeatRequestIsInvalid: the member id first; a string
+    # of blanks is empty
+    if (version >= 1 or epoch > 0 or epoch == LEAVE_EPOCH) and _blank(req.member_id or ""):
         invalid("MemberId can't be empty.")
+    if _blank(req.group_id):
+        invalid("GroupId can't be empty.")
+    if _blank(req.instance_id):
+        invalid("InstanceId can't be empty.")
+    if _blank(req.rack_id):
+        invalid("RackId can't be empty.")
     if epoch == 0:
         if req.rebalance_timeout_ms == -1:
             invalid("RebalanceTimeoutMs must be provided in first request.")
@@ -76,12 +83,12 @@ def validate(c: "GroupCoordinator", version: int, req) -> None:
             invalid("TopicPartitions must be empty when (re-)joining.")
         regex = req.subscribed_topic_regex if version >= 1 else None
         if req.subscribed_topic_names is None and regex is None:
-            invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
+            invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
     elif epoch == STATIC_LEAVE_EPOCH:
         if req.instance_id is None:
             invalid("InstanceId can't be null.")
     elif epoch < STATIC_LEAVE_EPOCH:
-        invalid(f"MemberEpoch is invalid: {epoch}.")
+        invalid("MemberEpoch is invalid.")
     if req.server_assignor is not None and req.server_assignor not in c.cfg.consumer_assignors:
         raise HeartbeatError(K.UNSUPPORTED_ASSIGNOR,
                              f"ServerAssignor {req.server_assignor} is not supported. Supported assignors: "
@@ -91,8 +98,9 @@ def validate(c: "GroupCoordinator", version: int, req) -> None:
 # ---------------------------------------------------------------------------------- §D.2
 def _leave(c: "GroupCoordinator", req) -> ConsumerGroupHeartbeatResponse:
     g = c.consumer_groups.get(req.group_id)
-    if g is None:
-        raise HeartbeatError(E.GROUP_ID_NOT_FOUND, f"Group {req.group_id} not found.")
+    if g is None:                       # GroupMetadataManager.consumerGroup(groupId)
+        raise HeartbeatError(E.GROUP_ID_NOT_FOUND, f"Group {req.group_id} is not a consumer group."
+                             if _other_type(c, req.group_id) else f"Group {req.group_id} not found.")
     if req.instance_id is None:
         m = g.members.get(req.member_id)
         if m is None:
@@ -103,8 +111,7 @@ def _leave(c: "GroupCoordinator", req) -> ConsumerGroupHeartbeatResponse:
         if mid is None:
             raise HeartbeatError(E.UNKNOWN_MEMBER_ID, f"Instance id {req.instance_id} is unknown.")
         if mid != req.member_id:
-            raise HeartbeatError(E.FENCED_INSTANCE_ID,
-                                 f"Instance id {req.instance_id} is in use by another member ({mid}).")
+            raise HeartbeatError(E.FENCED_INSTANCE_ID, _fenced_message(req.member_id, req.instance_id, mid))
         m = g.members[mid]
         if req.member_epoch == STATIC_LEAVE_EPOCH:
             assigned = {t: {p: 0 for p in ps} for t, ps in m.assigned.items()}
@@ -127,14 +134,26 @@ def kafka_uuid(c: "GroupCoordinator") -> str:
     return base64.urlsafe_b64encode(b).decode().rstrip("=")
 
 
+def _other_type(c: "GroupCoordinator", gid: str) -> bool:
+    g = c.groups.get(gid)
+    return g is not None and g.state != DEAD
+
+
+def _fenced_message(member_id: str, instance_id: str, holder: str) -> str:
+    # GroupMetadataManager.throwIfInstanceIdIsFenced
+    return f"Static member {member_id} with instance id {instance_id} was fenced by member {holder}."
+
+
 def _group_for_join(c: "GroupCoordinator", req) -> tuple[ConsumerGroup, bool, object]:
-    """(group, created, classic group it upgrades or None)."""
+    """(group, created, classic group it upgrades or None); GroupMetadataManager
+    .getOrMaybeCreateConsumerGroup's errors."""
     gid, epoch = req.group_id, req.member_epoch
     g = c.consumer_groups.get(gid)
     if g is not None:
         return g, False, None
     if epoch != 0:
-        raise HeartbeatError(E.GROUP_ID_NOT_FOUND, f"Group {gid} not found.")
+        raise HeartbeatError(E.GROUP_ID_NOT_FOUND, f"Group {gid} is not a consumer group."
+                             if _other_type(c, gid) else f"Consumer group {gid} not found.")
     classic = c.groups.get(gid)
     if classic is not None and classic.state != DEAD:
         if classic.state != EMPTY or classic.members:
@@ -216,7 +235,8 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
     try:
         reconcile_member(c, g, m, reported, sub_changed, keep=new or replaced is not None)
     except FencedEpoch:
-        raise HeartbeatError(K.FENCED_MEMBER_EPOCH, "The member is in an unknown state; it must rejoin.") from None
+        raise HeartbeatError(K.FENCED_MEMBER_EPOCH, "The consumer group member is in a unknown state. The member "
+                             "must abandon all its partitions and rejoin.") from None
     if m.state == UNREVOKED:
         if old_state != UNREVOKED or new:
             arm_rebalance(c, g, m)
@@ -272,7 +292,7 @@ def _member_for(c: "GroupCoordinator", g: ConsumerGroup, req, member_id: str):
         if held is None:
             raise HeartbeatError(E.UNKNOWN_MEMBER_ID, f"Instance id {instance} is unknown.")
         if held != member_id:
-            raise HeartbeatError(E.FENCED_INSTANCE_ID, f"Instance id {instance} is in use by another member.")
+            raise HeartbeatError(E.FENCED_INSTANCE_ID, _fenced_message(member_id, instance, held))
         return g.members[held], False, None
     if held is None:
         m = g.members.get(member_id)
@@ -281,9 +301,9 @@ def _member_for(c: "GroupCoordinator", g: ConsumerGroup, req, member_id: str):
         return ConsumerMember(member_id, instance_id=instance, previous_member_epoch=-1), True, None
     old = g.members[held]
     if old.member_epoch != STATIC_LEAVE_EPOCH and old.classic is None:
-        raise HeartbeatError(K.UNRELEASED_INSTANCE_ID,
-                             f"Static member {held} with instance id {instance} cannot be replaced because it is "
-                             f"still in the group.")
+        raise HeartbeatError(K.UNRELEASED_INSTANCE_ID,      # GroupMetadataManager.throwIfInstanceIdIsUnreleased
+                             f"Static member {member_id} with instance id {instance} cannot join the group because "
+                             f"the instance id is owned by {held} member.")
     # the new member id takes over the old one's subscription, assignment and target (no epoch bump)
     from .membership import replace_static
     return replace_static(c, g, old, member_id), True, old

@@ -123,6 +123,17 @@ def downgrade_allowed(c: "GroupCoordinator", g: ConsumerGroup, leaving: set) -> 
     return True
 
 
+def downgrade_allowed_replacing(c: "GroupCoordinator", g: ConsumerGroup, existing: ConsumerMember) -> bool:
+    """A classic JoinGroup with the instance id `existing` holds (GroupMetadataManager
+    .validateOnlineDowngradeWithReplacedMember, ConsumerGroup.allMembersUseClassicProtocolExcept): `existing`
+    uses the consumer protocol and every other member the classic one (there may be none), downgrades are
+    allowed and the group fits a classic group."""
+    if existing.classic is not None or any(m.classic is None for mid, m in g.members.items()
+                                           if mid != existing.member_id):
+        return False
+    return c.cfg.downgrade_enabled() and len(g.members) <= c.cfg.max_size
+
+
 def downgrade(c: "GroupCoordinator", g: ConsumerGroup, leaving: set, reason: str,
               joining: ConsumerMember | None = None, rebalance: bool = True) -> ClassicGroup:
     """Turn `g` into a classic group without the `leaving` members (and with `joining` in place of the

@@ -7,7 +7,7 @@ triggers each one).
 
 As in the broker, a regex no member of the group uses yet is only validated by the heartbeat that
 brings it; its resolution runs afterwards (a timer due at once, like the broker's executor), and only
-its result bumps the group epoch. So a member subscribing to a new regex plus topic names gets the
+its result bumps the group epoch (when it matched a topic). So a member subscribing to a new regex plus topic names gets the
 named topics first and the matched ones on a later heartbeat (librdkafka's test 0045 checks this)."""
 
 from __future__ import annotations
@@ -46,17 +46,22 @@ def schedule_resolution(c: "GroupCoordinator", g: "ConsumerGroup") -> None:
 
 def resolve_pending(c: "GroupCoordinator", g: "ConsumerGroup") -> None:
     """The resolution result: every regex some member subscribes to and not yet resolved gets its
-    topics, then one group epoch bump (a new result always counts as changed)."""
+    topics; the group epoch is bumped once when a result differs from the empty one it replaces or
+    the subscribed topics' metadata changed (`GroupMetadataManager.handleRegularExpressionsResult`:
+    a regex that matches nothing changes nothing)."""
     for rx in [r for r in g.regex_filters if r not in g.regex_counts]:
         del g.regex_filters[rx]                  # its members left before it was resolved
     pending = [rx for rx in g.regex_counts if rx not in g.regex_topics]
     if not pending:
         return
+    changed = False
     for rx in pending:
         try:
             g.regex_topics[rx] = resolve(rx, c.topics, g.regex_filters.get(rx))
         except InvalidRegex:                     # validated when it arrived; kept unresolvable
             g.regex_topics[rx] = frozenset()
+        changed = changed or bool(g.regex_topics[rx])
     g.resolved_cache.clear()
-    from .target import bump_epoch
-    bump_epoch(c, g, "regular expressions resolved: " + ", ".join(sorted(pending)))
+    from .target import bump_epoch, metadata_snapshot
+    if changed or (g.metadata_snapshot is not None and metadata_snapshot(c, g) != g.metadata_snapshot):
+        bump_epoch(c, g, "regular expressions resolved: " + ", ".join(sorted(pending)))

@@ -27,9 +27,9 @@ def h():
     (dict(rebalance=-1), 1, "RebalanceTimeoutMs must be provided in first request."),
     (dict(owned=None), 1, "TopicPartitions must be empty when (re-)joining."),
     (dict(owned={"foo": [0]}), 1, "TopicPartitions must be empty when (re-)joining."),
-    (dict(topics=None), 1, "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."),
+    (dict(topics=None), 1, "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."),
     (dict(epoch=-2), 1, "InstanceId can't be null."),
-    (dict(epoch=-3), 1, "MemberEpoch is invalid: -3."),
+    (dict(epoch=-3), 1, "MemberEpoch is invalid."),
 ])
 def test_39_request_validation(h, kw, v, message):
     kw.setdefault("gid", "g")
