@@ -56,9 +56,9 @@ log = logging.getLogger("kshim.coordinator")
 FIND_COORDINATOR, LIST_GROUPS, OFFSET_COMMIT, METADATA, DELETE_GROUPS, OFFSET_DELETE = 10, 16, 8, 3, 42, 47
 TXN_OFFSET_COMMIT, END_TXN, INIT_PRODUCER_ID = 28, 26, 22
 OFFSET_FETCH, UNKNOWN_TOPIC_OR_PARTITION, CONSUMER_GROUP_HEARTBEAT = 9, 3, 68
-COMMITS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT)     # checked against topic metadata
+COMMITS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT, OFFSET_DELETE)     # checked against topic metadata
 WITH_TOPICS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT, OFFSET_FETCH,   # may name topics kshim has not seen yet
-               CONSUMER_GROUP_HEARTBEAT)
+               CONSUMER_GROUP_HEARTBEAT, OFFSET_DELETE)
 GROUP_KEY = 0
 _WALL0, _MONO0 = int(time.time() * 1000), time.monotonic()
 
@@ -192,11 +192,17 @@ class GroupService:
             early, patch = self.scale.route(session, slot, req)
             if early is not None:
                 return self._answer(session, slot, early)
-        if slot.api_key == TXN_OFFSET_COMMIT and slot.version >= ENLIST_MIN_VERSION:
+        if slot.api_key == TXN_OFFSET_COMMIT and slot.version >= ENLIST_MIN_VERSION and self._enlists(req):
             # transactions v2: add the offsets to the transaction first, as the broker's coordinator does
             asyncio.get_running_loop().create_task(self._enlist_then_handle(session, slot, req, patch))
             return
         self._handle(session, slot, req, patch)
+
+    def _enlists(self, req) -> bool:
+        """KafkaApis hands the coordinator a TxnOffsetCommit only with a partition the metadata knows, and
+        GroupCoordinatorService.commitTransactionalOffsets refuses an empty group id before enlisting."""
+        return bool(req.group_id) and any(0 <= p.partition_index < (self.topics.partitions(t.name) or 0)
+                                          for t in req.topics for p in t.partitions)
 
     async def _enlist_then_handle(self, session: "Session", slot: "Slot", req, patch) -> None:
         try:
