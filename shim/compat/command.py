@@ -29,6 +29,8 @@ def add_parser(sub) -> None:
     p.add_argument("--json", type=Path, default=None, metavar="OUT", help="write every observation as JSON")
     p.add_argument("--html", type=Path, default=None, metavar="OUT", help="write an HTML report")
     p.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    from .wirediff.command import add_arguments
+    add_arguments(p)
     p.set_defaults(func=cmd_compat)
 
 
@@ -40,6 +42,9 @@ def cmd_compat(args) -> int:
     from .diff import compare
     from .runner import Target, run_all
     from .scenarios import SCENARIOS, plan
+    if args.wire:
+        from .wirediff.command import cmd_wire
+        return cmd_wire(args)
     if args.list:
         for s in SCENARIOS.values():
             print(f"{s.name:28s} {','.join(s.clients):40s} {','.join(s.protocols):10s} {s.doc}")

@@ -1,0 +1,100 @@
+"""A target of the wire tester (a bootstrap: kshim or a Kafka cluster): its API version ranges, the
+run's topics created on it and their ids, and the coordinator of each group id."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+
+from kcodec import api
+
+from .generate import DEFAULT_RANGES, TOPICS
+
+API_VERSIONS, METADATA, CREATE_TOPICS, FIND_COORDINATOR = 18, 3, 19, 10
+TOPIC_ALREADY_EXISTS = 36
+
+
+async def call(host: str, port: int, api_key: int, version: int, req, timeout: float = 15.0):
+    """One request on a fresh connection; the decoded answer."""
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    try:
+        hdr = api.RequestHeader(request_api_key=api_key, request_api_version=version, correlation_id=1,
+                                client_id="kw-setup")
+        payload = hdr.encode(api.request_header_version(api_key, version)) + req.encode(version)
+        writer.write(struct.pack(">i", len(payload)) + payload)
+        size = struct.unpack(">i", await asyncio.wait_for(reader.readexactly(4), timeout))[0]
+        frame = await asyncio.wait_for(reader.readexactly(size), timeout)
+        rhv = 0 if api_key == API_VERSIONS else api.response_header_version(api_key, version)
+        _, pos = api.ResponseHeader.decode_from(frame, 0, rhv)
+        return api.RESPONSES[api_key].decode(memoryview(frame)[pos:], version)
+    finally:
+        writer.close()
+
+
+class Target:
+    def __init__(self, label: str, bootstrap: str, run_id: str):
+        host, port = bootstrap.rsplit(":", 1)
+        self.label, self.bootstrap, self.host, self.port = label, bootstrap, host, int(port)
+        self.run_id = run_id
+        self.prefix = f"{run_id}-{label}"          # group ids of this target
+        self.topic_ids: dict[str, str] = {}
+        self.ranges: dict[int, tuple[int, int]] = {}
+        self._coordinators: dict[str, tuple[str, int]] = {}
+
+    def topic(self, sym: str) -> str:
+        return f"{self.run_id}-{sym}"
+
+    def regex(self, kind: str) -> str:
+        return {"all": f"{self.run_id}-t.*", "t2": f"{self.run_id}-t2", "none": f"{self.run_id}-zz.*",
+                "bad": f"{self.run_id}-(t"}[kind]
+
+    async def setup(self) -> None:
+        av = await call(self.host, self.port, API_VERSIONS, 3,
+                        api.REQUESTS[API_VERSIONS](client_software_name="kshim-wire", client_software_version="1"))
+        offered = {k.api_key: (k.min_version, k.max_version) for k in av.api_keys}
+        for key, (lo, hi) in DEFAULT_RANGES.items():
+            if key in offered:
+                self.ranges[key] = (max(lo, offered[key][0]), min(hi, offered[key][1]))
+        create = api.REQUESTS[CREATE_TOPICS]
+        req = create.from_json({"topics": [{"name": self.topic(t), "numPartitions": n, "replicationFactor": -1,
+                                            "assignments": [], "configs": []} for t, n in TOPICS.items()],
+                                "timeoutMs": 15000, "validateOnly": False}, 7)
+        resp = await call(self.host, self.port, CREATE_TOPICS, 7, req)
+        for t in resp.topics:
+            if t.error_code not in (0, TOPIC_ALREADY_EXISTS):
+                raise RuntimeError(f"{self.label}: cannot create topic {t.name}: error {t.error_code}")
+        await self.warm_transactions()
+        names = {self.topic(t): t for t in TOPICS}
+        for _ in range(100):
+            md = await call(self.host, self.port, METADATA, 12, api.REQUESTS[METADATA].from_json(
+                {"topics": [{"name": n, "topicId": "AAAAAAAAAAAAAAAAAAAAAA"} for n in names],
+                 "allowAutoTopicCreation": False, "includeTopicAuthorizedOperations": False}, 12))
+            ok = {t.name: t for t in md.topics if t.error_code == 0 and all(p.leader_id >= 0 for p in t.partitions)
+                  and len(t.partitions) == TOPICS[names[t.name]]}
+            if len(ok) == len(names):
+                from kcodec._json import uuid_to_kafka
+                self.topic_ids = {names[n]: uuid_to_kafka(t.topic_id) for n, t in ok.items()}
+                return
+            await asyncio.sleep(0.1)
+        raise RuntimeError(f"{self.label}: topics {sorted(names)} not ready")
+
+    async def warm_transactions(self) -> None:
+        """The broker creates its transaction-state partitions on the first FindCoordinator for a
+        transactional id and answers COORDINATOR_NOT_AVAILABLE until they are loaded: ask until
+        every one of a few ids has a coordinator, so no scenario sees the first-use delay."""
+        for i in range(16):
+            for _ in range(100):
+                resp = await call(self.host, self.port, FIND_COORDINATOR, 1,
+                                  api.REQUESTS[FIND_COORDINATOR](key=f"{self.run_id}-warm-{i}", key_type=1))
+                if resp.error_code == 0:
+                    break
+                await asyncio.sleep(0.1)
+
+    async def coordinator(self, group: str) -> tuple[str, int]:
+        found = self._coordinators.get(group)
+        if found is None:
+            resp = await call(self.host, self.port, FIND_COORDINATOR, 1,
+                              api.REQUESTS[FIND_COORDINATOR](key=group, key_type=0))
+            found = (resp.host, resp.port) if resp.error_code == 0 else (self.host, self.port)
+            self._coordinators[group] = found
+        return found
