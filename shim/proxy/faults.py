@@ -213,7 +213,7 @@ class FaultInjector:
         return False
 
     def _apply(self, rule: Rule, session: "Session", api_key: int, version: int, frame) -> bool:
-        from .session import Slot
+        from .session import FAULT_DELAY, Slot
         from .versions import PRODUCE
         action = rule.action
         if action == "close":
@@ -222,8 +222,7 @@ class FaultInjector:
             return True
         if action == "delay":
             self.held[session] = deque()
-            if session.transport is not None:
-                session.transport.pause_reading()
+            session.pause_client(FAULT_DELAY)
             asyncio.get_running_loop().call_later(rule.delay_s, self._release, session, bytes(frame))
             return True
         no_answer = api_key == PRODUCE and _acks_zero(frame, version)
@@ -252,6 +251,8 @@ class FaultInjector:
         if session.closed:
             return
         from kcodec.frames import peek_request
+
+        from .session import FAULT_DELAY
         # the delayed request goes on, then the ones that queued behind it (which may meet a rule again:
         # a new delay holds the rest behind it)
         session.dispatch(frame, *peek_request(frame)[:3], faults=False)
@@ -259,8 +260,8 @@ class FaultInjector:
             if session.closed:
                 return
             session.dispatch(f, *peek_request(f)[:3])
-        if not session.closed and session not in self.held and session.transport is not None:
-            session.transport.resume_reading()
+        if session not in self.held:
+            session.resume_client(FAULT_DELAY)
 
     def forget(self, session: "Session") -> None:
         self.held.pop(session, None)

@@ -12,6 +12,15 @@ answers itself (the routing table) fill their slot when done. Slots leave for th
 from the head, so responses go out in request order whoever answered them. Produce with acks=0 has
 no response and no slot.
 
+One request at a time, as the broker: its network processor reads a connection's next request only
+once the current one is answered (`SocketServer.Processor` mutes the `KafkaChannel` while a request
+is in flight). A request of the routing table goes to its handler only when every earlier request
+of the connection has been answered, and while such a request is in flight every later one waits
+in `waiting` (a LeaveGroup sent behind a parked JoinGroup takes effect after the join is answered,
+as on the broker). Forwarded requests with no local one before them are still pipelined to the
+broker, which serializes them itself (the Produce/Fetch path does not wait). Past HIGH_WATER bytes
+waiting, the client socket is not read until they drain (the broker stops reading too).
+
 Nothing is decoded on this path except the request header peek, and the four responses the
 `Rewriter` changes (ApiVersions, Metadata, FindCoordinator, DescribeCluster). Route handlers may
 decline a request but watch its answer (`Slot.watch`: EndTxn and InitProducerId, for kshim's
@@ -40,6 +49,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("kshim.proxy")
 
 HIGH_WATER = 4 * 1024 * 1024
+# reasons the client socket is not read (`pause_client`): a slow broker, a fault delay, requests waiting
+UPSTREAM_FULL, FAULT_DELAY, WAITING = 1, 2, 4
 
 
 class Slot:
@@ -70,6 +81,11 @@ class Session(asyncio.Protocol):
         self.splitter = FrameSplitter(proxy.cfg.max_frame_bytes)
         self.pending: deque[Slot] = deque()
         self.awaiting: deque[Slot] = deque()
+        self.local: Slot | None = None  # the locally answered request in flight (at most one)
+        self.waiting: deque = deque()   # (frame, api_key, version, corr, faults) behind it, in order
+        self.waiting_bytes = 0
+        self._draining = False
+        self._paused = 0                # UPSTREAM_FULL | FAULT_DELAY | WAITING
         self.early: list = []           # frames received before the upstream connection is up
         self.transport: asyncio.Transport | None = None
         self.upstream: asyncio.Transport | None = None
@@ -154,8 +170,39 @@ class Session(asyncio.Protocol):
         self.dispatch(frame, api_key, version, corr)
 
     def dispatch(self, frame, api_key: int, version: int, corr: int, faults: bool = True) -> None:
-        """Route a checked request: fault injection first (shim/proxy/faults.py), then the routing
-        table or the broker. A request released after a fault delay comes back with faults=False."""
+        """A checked request goes on now, or waits its turn (one request at a time: a request of the
+        routing table once every earlier one is answered, any request while a local one is in flight).
+        A request released after a fault delay comes back with faults=False."""
+        if self.local is not None or self.waiting or (self.pending and api_key in self.proxy.routes):
+            frame = bytes(frame)
+            self.waiting.append((frame, api_key, version, corr, faults))
+            self.waiting_bytes += len(frame)
+            if self.waiting_bytes > HIGH_WATER:
+                self.pause_client(WAITING)
+            return
+        self._route(frame, api_key, version, corr, faults)
+
+    def _drain(self) -> None:
+        """Route the waiting requests whose turn has come (called when a slot completes)."""
+        if self._draining:                   # a handler answering at once: the loop below goes on
+            return
+        self._draining = True
+        waiting, routes = self.waiting, self.proxy.routes
+        try:
+            while waiting and self.local is None and not self.closed:
+                frame, api_key, version, corr, faults = waiting[0]
+                if self.pending and api_key in routes:
+                    break
+                waiting.popleft()
+                self.waiting_bytes -= len(frame)
+                self._route(frame, api_key, version, corr, faults)
+        finally:
+            self._draining = False
+        if self._paused & WAITING and self.waiting_bytes <= HIGH_WATER // 2:
+            self.resume_client(WAITING)
+
+    def _route(self, frame, api_key: int, version: int, corr: int, faults: bool) -> None:
+        """Fault injection first (shim/proxy/faults.py), then the routing table or the broker."""
         injector = self.proxy.faults
         if faults and (injector.rules or injector.held) and injector.intercept(self, api_key, version, frame):
             return
@@ -165,6 +212,8 @@ class Session(asyncio.Protocol):
             slot = Slot(api_key, version, corr, False)
             self.pending.append(slot)
             if handler(self, slot, frame):   # taken: the handler completes the slot, now or later
+                if slot.data is None and not self.closed:
+                    self.local = slot        # later requests wait until it is answered
                 return
             self.pending.pop()               # declined (e.g. a transaction-key FindCoordinator)
             if getattr(slot, "watch", None) is not None:   # forwarded, answer watched (EndTxn)
@@ -209,6 +258,8 @@ class Session(asyncio.Protocol):
     def complete(self, slot: Slot, data) -> None:
         """Fill a slot (from a local handler or an upstream answer) and send what is in order."""
         slot.data = data
+        if slot is self.local:
+            self.local = None
         pending = self.pending
         transport = self.transport
         tracer = self.tracer
@@ -222,6 +273,8 @@ class Session(asyncio.Protocol):
                 transport.writelines((_Prefix.of(len(out)), out))
                 if tracer is not None:
                     tracer.frame(self.conn_id, K2C, done.api_key, done.version, done.correlation_id, out)
+        if self.waiting:
+            self._drain()
 
     def bad_input(self, reason: str) -> None:
         log.warning("closing client %s (client id %r) on %s: %s", self.peer, self.client_id,
@@ -233,6 +286,8 @@ class Session(asyncio.Protocol):
         if self.closed:
             return
         self.closed = True
+        self.waiting.clear()                 # requests not yet handled go with the connection
+        self.waiting_bytes = 0
         if self.proxy.faults.held:
             self.proxy.faults.forget(self)
         if self.tracer is not None:
@@ -247,6 +302,18 @@ class Session(asyncio.Protocol):
         self.close()
 
     # flow control: a slow client pauses the broker side, a slow broker pauses the client side
+    def pause_client(self, reason: int) -> None:
+        """Stop reading the client socket for `reason` (reading resumes when no reason is left)."""
+        if not self._paused and self.transport is not None and not self.closed:
+            self.transport.pause_reading()
+        self._paused |= reason
+
+    def resume_client(self, reason: int) -> None:
+        if self._paused & reason:
+            self._paused &= ~reason
+            if not self._paused and self.transport is not None and not self.closed:
+                self.transport.resume_reading()
+
     def pause_writing(self) -> None:
         if self.upstream is not None:
             self.upstream.pause_reading()
@@ -321,9 +388,7 @@ class UpstreamSide(asyncio.Protocol):
         self.session.upstream_lost(exc)
 
     def pause_writing(self) -> None:
-        if self.session.transport is not None:
-            self.session.transport.pause_reading()
+        self.session.pause_client(UPSTREAM_FULL)
 
     def resume_writing(self) -> None:
-        if self.session.transport is not None and not self.session.closed:
-            self.session.transport.resume_reading()
+        self.session.resume_client(UPSTREAM_FULL)
