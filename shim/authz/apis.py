@@ -327,7 +327,7 @@ def find_coordinator(authz: Authorizer, caller: Caller, version: int, req, body)
         for c in body.coordinators:
             if not _can(authz, caller, DESCRIBE, GROUP, c.key):
                 c.error_code, c.node_id, c.host, c.port = GROUP_AUTHORIZATION_FAILED, -1, "", -1
-                c.error_message = None
+                c.error_message = ""           # KafkaApis sets none at v4+: the field's default
         return body
     if _can(authz, caller, DESCRIBE, GROUP, req.key):
         return body

@@ -71,7 +71,8 @@ def _decode(slot: "Slot", frame, response: bool):
         return api.RESPONSES[slot.api_key].decode(memoryview(frame)[pos:], slot.version)
     hv = api.request_header_version(slot.api_key, slot.version)
     _, pos = api.RequestHeader.decode_from(frame, 0, hv)
-    return api.REQUESTS[slot.api_key].decode(memoryview(frame)[pos:], slot.version)
+    # bytes after the body are ignored, as the broker reads a request (RequestContext.parseRequest)
+    return api.REQUESTS[slot.api_key].decode_from(bytes(frame), pos, slot.version)[0]
 
 
 class AuthzService:

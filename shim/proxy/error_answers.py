@@ -143,7 +143,7 @@ def error_frame(api_key: int, version: int, frame, code: int) -> bytes:
     """Decode the request frame (header + body) and encode the error answer (header + body)."""
     hv = api.request_header_version(api_key, version)
     hdr, pos = api.RequestHeader.decode_from(frame, 0, hv)
-    request = api.REQUESTS[api_key].decode(memoryview(frame)[pos:], version)
+    request = api.REQUESTS[api_key].decode_from(bytes(frame), pos, version)[0]   # trailing bytes ignored
     body = error_body(api_key, version, request, code)
     rhv = api.response_header_version(api_key, version)
     return api.ResponseHeader(correlation_id=hdr.correlation_id).encode(rhv) + body.encode(version)

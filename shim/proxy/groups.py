@@ -155,9 +155,11 @@ class GroupService:
 
     # ------------------------------------------------------------------ requests
     def _decode(self, session: "Session", frame, api_key: int, version: int):
+        """The request body as the broker reads it (`RequestContext.parseRequest`): bytes after the
+        body are ignored, not refused."""
         buf = bytes(frame)                     # bytes: the decoders' fast path (no memoryview copies)
         _, pos = api.RequestHeader.decode_from(buf, 0, api.request_header_version(api_key, version))
-        return api.REQUESTS[api_key].decode(buf[pos:], version)
+        return api.REQUESTS[api_key].decode_from(buf, pos, version)[0]
 
     def handle(self, session: "Session", slot: "Slot", frame) -> bool:
         try:
