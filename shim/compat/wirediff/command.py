@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .compare import Normaliser, compare
+from .known import reason
 from .driver import run_scenario
 from .generate import generate
 from .runner import load_replay, minimize, prepare, ranges_of, run_one, run_seeds, save_replay
@@ -71,15 +72,19 @@ async def _main(args, bootstrap_a: str, bootstrap_b: str) -> int:
             print(f"  [{n}/{len(seeds)}] seeds done", file=sys.stderr)
     report = await run_seeds(seeds, a, b, args.concurrency, progress)
     classes = report.by_class()
-    hard = {k: v for k, v in classes.items() if " (message): " not in k}
-    soft = {k: v for k, v in classes.items() if " (message): " in k}
+    known = {k: v for k, v in classes.items() if reason(k)}
+    hard = {k: v for k, v in classes.items() if " (message): " not in k and k not in known}
+    soft = {k: v for k, v in classes.items() if " (message): " in k and k not in known}
     print(f"{len(report.results)} seeds, {report.requests} requests in {report.seconds:.0f} s: "
-          f"{len(hard)} difference classes, {len(soft)} error-message classes, {len(report.errors())} seeds failed to run")
-    for title, group in (("differences", hard), ("error messages", soft)):
+          f"{len(hard)} difference classes, {len(soft)} error-message classes, {len(known)} known, "
+          f"{len(report.errors())} seeds failed to run")
+    for title, group in (("differences", hard), ("error messages", soft), ("known differences", known)):
         if group:
             print(f"\n{title} ({labels[0]} vs {labels[1]}); count, class, seeds:")
             for k, v in group.items():
                 print(f"  {len(v):4d}  {k}   seeds {','.join(map(str, v[:8]))}{',...' if len(v) > 8 else ''}")
+                if title.startswith("known"):
+                    print(f"        reason: {reason(k)}")
     for r in report.errors():
         print(f"  seed {r.seed}: {r.error}")
     if args.json:
@@ -87,16 +92,26 @@ async def _main(args, bootstrap_a: str, bootstrap_b: str) -> int:
             "labels": labels, "bootstraps": [bootstrap_a, bootstrap_b], "seeds": len(report.results),
             "requests": report.requests, "seconds": round(report.seconds, 1), "classes": classes,
             "errors": {r.seed: r.error for r in report.errors()}}, indent=1))
-    if args.minimize and hard:
+    if args.minimize and classes:
         args.minimize.mkdir(parents=True, exist_ok=True)
-        ranges = ranges_of(a, b)
-        for i, (kind, seeds_) in enumerate(hard.items()):
-            small = await minimize(generate(seeds_[0], ranges), kind, a, b)
-            path = args.minimize / f"diff-{i:02d}-seed{seeds_[0]}.json"
-            save_replay(path, small, kind)
-            print(f"minimized {kind!r}: seed {seeds_[0]}, {len(small.steps)} steps -> {path}")
+        todo = hard if args.ignore_messages else {**hard, **soft}
+        await _minimize_all(todo, a, b, args.minimize, args.concurrency)
     bad = hard or report.errors() or (soft and not args.ignore_messages)
     return 1 if bad else 0
+
+
+async def _minimize_all(classes: dict, a, b, out: Path, concurrency: int) -> None:
+    """One replay file per difference class, shrunk from its first seed (several at once)."""
+    ranges = ranges_of(a, b)
+    sem = asyncio.Semaphore(max(1, concurrency // 2))
+
+    async def one(i: int, kind: str, seed: int):
+        async with sem:
+            small = await minimize(generate(seed, ranges), kind, a, b)
+            path = out / f"diff-{i:02d}-seed{seed}.json"
+            save_replay(path, small, kind)
+            print(f"minimized {kind!r}: seed {seed}, {len(small.steps)} steps -> {path}", flush=True)
+    await asyncio.gather(*(one(i, k, v[0]) for i, (k, v) in enumerate(classes.items())))
 
 
 async def _show(sc, a, b, labels) -> None:

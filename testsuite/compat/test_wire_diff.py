@@ -1,0 +1,50 @@
+"""CI's `kshim compat --wire` budget: a fixed range of seeds sent to the real broker and through kshim
+in lock-step (every difference class that is not a reviewed known difference fails, error messages
+included), the same seeds broker versus broker (the control: the tester itself adds no noise), and
+every saved replay of a difference fixed so far (testsuite/compat/wire_replays/)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from shim.compat.wirediff.known import reason
+from shim.compat.wirediff.runner import load_replay, prepare, run_one, run_seeds
+
+REPLAYS = sorted((Path(__file__).parent / "wire_replays").glob("*.json"))
+SEEDS = range(0, 150)
+
+
+def _unexplained(report) -> dict:
+    return {k: v for k, v in report.by_class().items() if reason(k) is None}
+
+
+def test_wire_seeds_kshim_matches_kafka(kafka, kshim):
+    async def go():
+        a, b = await prepare(kafka.bootstrap, kshim.bootstrap)
+        return await run_seeds(SEEDS, a, b, concurrency=8)
+    report = asyncio.run(go())
+    assert not report.errors(), [(r.seed, r.error) for r in report.errors()]
+    assert report.requests > 20 * len(SEEDS) * 0.8
+    bad = _unexplained(report)
+    assert not bad, "\n".join(f"{len(v)} {k} seeds {v[:5]}" for k, v in bad.items())
+
+
+def test_wire_control_broker_matches_itself(kafka):
+    async def go():
+        a, b = await prepare(kafka.bootstrap, kafka.bootstrap)
+        return await run_seeds(range(0, 60), a, b, concurrency=8)
+    report = asyncio.run(go())
+    assert not report.errors() and not report.by_class(), report.by_class()
+
+
+@pytest.mark.parametrize("path", REPLAYS, ids=[p.stem for p in REPLAYS])
+def test_wire_replay_kshim_matches_kafka(kafka, kshim, path):
+    async def go():
+        a, b = await prepare(kafka.bootstrap, kshim.bootstrap)
+        return await run_one(load_replay(path), a, b)
+    res = asyncio.run(go())
+    assert res.error is None, res.error
+    assert not res.diffs, "\n".join(d.line() for d in res.diffs)

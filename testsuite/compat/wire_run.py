@@ -1,0 +1,69 @@
+"""A large `kshim compat --wire` run: the real broker versus kshim in front of it (both started here,
+or given), then the same seeds broker versus broker (the control: differences there are the tester's
+noise, not kshim's). Usage: scripts/wire-diff [--seeds 0-1999] [--kafka H:P --kshim H:P]
+[--minimize DIR] [--concurrency N]. Writes build/wire-diff/report.json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from shim.localkafka import LocalKafka
+from shim.localkafka.home import build_dir
+from testsuite.harness.kshimproc import KshimProcess
+from testsuite.harness.ports import free_port_block
+
+
+def _wire(a: str, b: str | None, seeds: str, concurrency: int, out: Path, extra: list[str]) -> int:
+    cmd = [sys.executable, "-m", "shim.cli", "compat", "--wire", "--bootstrap", a, "--seeds", seeds,
+           "--concurrency", str(concurrency), "--json", str(out), *extra]
+    cmd += ["--against", b] if b else ["--control"]
+    return subprocess.call(cmd)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", default="0-1999")
+    ap.add_argument("--kafka", default=None)
+    ap.add_argument("--kshim", default=None)
+    ap.add_argument("--concurrency", type=int, default=10)
+    ap.add_argument("--minimize", type=Path, default=None)
+    ap.add_argument("--no-control", action="store_true")
+    args = ap.parse_args()
+    import signal
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
+    out = build_dir() / "wire-diff"
+    out.mkdir(parents=True, exist_ok=True)
+    kafka = kshim = None
+    with tempfile.TemporaryDirectory() as d:
+        try:
+            if not args.kafka:
+                kafka = LocalKafka(nodes=1, base_port=free_port_block(2, start=45100), workdir=d).start()
+            broker = args.kafka or kafka.bootstrap
+            if not args.kshim:
+                kshim = KshimProcess(broker, free_port_block(5, start=46100), Path(d) / "kshim.log").start()
+            extra = ["--minimize", str(args.minimize)] if args.minimize else []
+            print(f"== Kafka ({broker}) versus kshim", flush=True)
+            rc = _wire(broker, args.kshim or kshim.bootstrap, args.seeds, args.concurrency, out / "kshim.json", extra)
+            rc_control = 0
+            if not args.no_control:
+                print(f"== control: Kafka versus Kafka ({broker})", flush=True)
+                rc_control = _wire(broker, None, args.seeds, args.concurrency, out / "control.json", [])
+        finally:
+            if kshim:
+                kshim.stop()
+            if kafka:
+                kafka.stop()
+    report = {name: json.loads((out / f"{name}.json").read_text()) for name in ("kshim", "control")
+              if (out / f"{name}.json").exists()}
+    (out / "report.json").write_text(json.dumps(report, indent=1))
+    print(f"wrote {out / 'report.json'}")
+    return rc or rc_control
+
+
+if __name__ == "__main__":
+    sys.exit(main())
