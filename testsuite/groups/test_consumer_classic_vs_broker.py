@@ -43,9 +43,10 @@ class Client:
             subscribed_topic_regex=regex, server_assignor=assignor, topic_partitions=tps))
 
     def join(self, topics, member_id="", *, instance=None, ptype="consumer", protocol="range", session=10_000,
-             rebalance=30_000):
-        sub = ConsumerProtocolSubscription(topics=list(topics), user_data=None, owned_partitions=[])
-        meta = struct.pack(">h", 1) + sub.encode(1)
+             rebalance=30_000, meta=None):
+        if meta is None:
+            sub = ConsumerProtocolSubscription(topics=list(topics), user_data=None, owned_partitions=[])
+            meta = struct.pack(">h", 1) + sub.encode(1)
         return self.call(JOIN, 9, JoinGroupRequest(
             group_id=self.group, session_timeout_ms=session, rebalance_timeout_ms=rebalance, member_id=member_id,
             group_instance_id=instance, protocol_type=ptype, reason=None,
@@ -117,6 +118,8 @@ def join_errors(c: Client, topic: str) -> dict:
     out["fenced"] = join_answer(c.join([topic], "other-id", instance="i1"))
     out["unknown"] = join_answer(c.join([topic], "other-id", instance="i9"))
     out["session"] = join_answer(c.join([topic], "given", session=10), ("given",))
+    for n, meta in enumerate((b"", b"\xff\xff\x00\x00\x00\x00", b"\x00\x01garbage")):
+        out[f"malformed {n}"] = join_answer(c.join([topic], "given", meta=meta))
     return out
 
 
@@ -198,7 +201,7 @@ def test_classic_rejoin_with_rebalance_timeout_minus_one(kafka, kshim, new_topic
 
 def test_join_errors_inside_a_consumer_group(kafka, kshim, new_topic, names):
     seen = differ(kafka, kshim, new_topic, names, join_errors)
-    assert seen["fenced"] == (82, -1, "", "")
+    assert seen["fenced"] == (82, -1, "", "") and seen["malformed 2"] == (-1, -1, "", "")
 
 
 def test_consumer_group_heartbeat_validation(kafka, kshim, new_topic, names):

@@ -90,7 +90,10 @@ def join(c: "GroupCoordinator", ctx: "Ctx", req, g: ConsumerGroup) -> None:
     try:
         sub = embedded.subscription(protocols[0][1])
     except embedded.Malformed:
-        return fail(E.INCONSISTENT_GROUP_PROTOCOL)
+        # Kafka 4.3.1's GroupMetadataManager.deserializeSubscription throws an IllegalStateException (and the
+        # generated reader's own RuntimeExceptions pass through): GroupCoordinatorService answers
+        # UNKNOWN_SERVER_ERROR
+        return fail(E.UNKNOWN_SERVER_ERROR)
     reported = embedded.by_id(c, getattr(sub, "owned_partitions", None))
     # GroupMetadataManager.classicGroupJoinToConsumerGroup: whoever holds the instance id (replaced, or the
     # joining member itself) may be the last non-classic member: then the group goes back to classic

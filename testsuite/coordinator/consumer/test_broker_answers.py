@@ -95,6 +95,17 @@ def test_join_errors_inside_a_consumer_group_carry_no_member_id():
     assert (r.error_code, r.member_id) == (E.INVALID_SESSION_TIMEOUT, "given")
 
 
+@pytest.mark.parametrize("metadata", [b"", b"\x00", b"\xff\xff\x00\x00\x00\x00", b"\x00\x01garbage",
+                                      b"\x00\x01\x00\x00\x00\x01\x00\x05ab"])
+def test_join_with_a_malformed_subscription_into_a_consumer_group_is_a_server_error(metadata):
+    # Kafka 4.3.1: deserializeSubscription throws IllegalStateException (not INCONSISTENT_GROUP_PROTOCOL)
+    h = harness()
+    Client(h, "c").beat()
+    r = h.answered(h.join("g", "given", protocols=(("range", metadata),), session=SESSION))
+    assert (r.error_code, r.member_id) == (E.UNKNOWN_SERVER_ERROR, "")
+    assert set(h.cg().members) == {"c"}
+
+
 def test_join_refused_by_a_disabled_migration_carries_no_member_id():
     h = harness(consumer_migration_policy="disabled")
     Client(h, "c").beat()
