@@ -143,9 +143,12 @@ def _replace_static_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, 
         c.respond(old.awaiting_sync.token, sync_response(old.awaiting_sync.version, E.FENCED_INSTANCE_ID))
         old.awaiting_sync = None
     c.cancel_heartbeat(g, old_id)
+    # ClassicGroup.replaceStaticMember: a new member object (not new to the group) with the old one's
+    # client id, host and timeouts; its heartbeat is rescheduled before updateMember applies the
+    # request's timeouts (GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin)
     m = g.replace_static_member(instance_id, old_id, new_id)
-    m.client_id, m.client_host = ctx.client_id, ctx.client_host
-    c.schedule_heartbeat(g, new_id, req.session_timeout_ms)
+    m.is_new = False
+    c.schedule_heartbeat(g, new_id, m.session_timeout_ms)
     c.event("static_member_replaced", g.group_id, instance=instance_id, old_member=old_id, member=new_id,
             reason=req.reason if v >= 8 else None)
     if g.state == STABLE:
