@@ -22,12 +22,13 @@ PRODUCE_ENDPOINTS_MIN = 10     # Produce v10+ responses may name brokers (NodeEn
 # whose bytes hold no int16 6 anywhere has none and leaves as it came, without decoding.
 _NOT_LEADER = b"\x00\x06"
 
+UNSUPPORTED_VERSION = 35
+DESCRIBE_CLUSTER_BROKERS = 1  # DescribeCluster v1+ EndpointType: 1 brokers, 2 controllers
+
 
 def rewritten(api_key: int, version: int) -> bool:
     """Is this response decoded and rewritten (else forwarded as the broker's bytes)?"""
     return api_key in REWRITTEN or (api_key == PRODUCE and version >= PRODUCE_ENDPOINTS_MIN)
-UNSUPPORTED_VERSION = 35
-DESCRIBE_CLUSTER_BROKERS = 1  # DescribeCluster v1+ EndpointType: 1 brokers, 2 controllers
 
 
 @dataclass
