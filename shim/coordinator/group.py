@@ -7,9 +7,9 @@ static members mapped by group.instance.id; pending members (KIP-394 MEMBER_ID_R
 
 from __future__ import annotations
 
-import functools
-import struct
 from dataclasses import dataclass, field
+
+from .assignors.javaorder import java_hashmap_order, java_string_hash  # noqa: F401 (state/format.py)
 
 EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
 
@@ -242,26 +242,3 @@ class ClassicGroup:
         if self.subscribed is None:
             return self.protocol_type == "consumer"
         return topic in self.subscribed
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def java_string_hash(s: str) -> int:
-    """Java's String.hashCode (over UTF-16 code units), as an unsigned 32-bit value. Cached: it is
-    asked for every state record of a group (its partition)."""
-    h = 0
-    b = s.encode("utf-16-be")
-    for unit in struct.unpack(f">{len(b) // 2}H", b):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h
-
-
-def java_hashmap_order(keys: list[str]) -> list[str]:
-    """Iteration order of a java.util.HashMap holding `keys` inserted in this order (no removals)."""
-    cap = 16
-    while len(keys) > cap * 0.75:
-        cap *= 2
-    def bucket(k: str) -> int:
-        h = java_string_hash(k)
-        return (h ^ (h >> 16)) & (cap - 1)
-    indexed = sorted(enumerate(keys), key=lambda ik: (bucket(ik[1]), ik[0]))
-    return [k for _, k in indexed]

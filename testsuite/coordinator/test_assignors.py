@@ -205,3 +205,14 @@ def test_topic_regex_full_match_and_errors():
         assert err.value.message == f"SubscribedTopicRegex `{bad}` is not a valid regular expression: {description}."
     # the \C check skips quoted text and classes
     assert topic_regex.matches(r"\Qa\C\E", "a\\C")
+
+
+def test_java_hash_set_order_of_topic_names_is_the_brokers():
+    """ConsumerGroupDescribe lists a member's subscribed topic names in HashSet order; the broker
+    (4.3.1) described ["kw6da8648e-t1", "kw6da8648e-t2"] as t2, t1."""
+    from shim.coordinator.assignors.javaorder import java_hash_set_order
+    assert java_hash_set_order(["kw6da8648e-t1", "kw6da8648e-t2"]) == ["kw6da8648e-t2", "kw6da8648e-t1"]
+    assert java_hash_set_order(["kw6da8648e-t2", "kw6da8648e-t1"]) == ["kw6da8648e-t2", "kw6da8648e-t1"]
+    # "Aa" and "BB" share String.hashCode (2112): one bucket, insertion order kept; duplicates dropped
+    assert java_hash_set_order(["BB", "Aa", "BB"]) == ["BB", "Aa"]
+    assert java_hash_set_order(["Aa", "BB"]) == ["Aa", "BB"]

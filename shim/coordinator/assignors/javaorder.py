@@ -5,6 +5,9 @@
 - `string_keys`: `String.compareTo` compares UTF-16 code units; Python compares code
   points. They differ only when a supplementary character (encoded as a surrogate pair) meets a BMP
   character at or above U+E000, so only strings with such characters are compared as UTF-16.
+- `java_string_hash`, `java_hashmap_order`, `java_hash_set_order`: String.hashCode and the
+  iteration order of a HashMap / `new HashSet<>(list)` of strings (group protocol votes, a consumer
+  member's subscribed topic names).
 - `hash_set_order`: the iteration order of `new HashSet<>(ids)` (JDK 17-20 sizing) when `ids` are
   inserted in `uuid_key` order: by bucket (`Uuid.hashCode`, HashMap's spread, table size), then by
   insertion order within a bucket. JDK 21+ sizes `new HashSet<>(c)` differently when |c| is 12·2^k.
@@ -12,6 +15,8 @@
 
 from __future__ import annotations
 
+import functools
+import struct
 import uuid
 from typing import Iterable
 
@@ -56,3 +61,39 @@ def string_keys(strings: Iterable[str]):
     if any(_needs_utf16(s) for s in strings):
         return lambda s: s.encode("utf-16-be", "surrogatepass")
     return lambda s: s
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def java_string_hash(s: str) -> int:
+    """Java's String.hashCode (over UTF-16 code units), as an unsigned 32-bit value. Cached: it is
+    asked for every state record of a group (its partition)."""
+    h = 0
+    b = s.encode("utf-16-be")
+    for unit in struct.unpack(f">{len(b) // 2}H", b):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h
+
+
+def java_hashmap_order(keys: list[str]) -> list[str]:
+    """Iteration order of a java.util.HashMap holding `keys` inserted in this order (no removals)."""
+    cap = 16
+    while len(keys) > cap * 0.75:
+        cap *= 2
+    def bucket(k: str) -> int:
+        h = java_string_hash(k)
+        return (h ^ (h >> 16)) & (cap - 1)
+    indexed = sorted(enumerate(keys), key=lambda ik: (bucket(ik[1]), ik[0]))
+    return [k for _, k in indexed]
+
+
+def java_hash_set_order(strings: Iterable[str]) -> list[str]:
+    """Iteration order of `new HashSet<>(list)` of strings (JDK 17 sizing: a table for
+    max(n / 0.75 + 1, 16) entries): by bucket of String.hashCode spread, then insertion order;
+    duplicates dropped. ConsumerGroupMember keeps its subscribed topic names in such a set."""
+    unique = list(dict.fromkeys(strings))
+    size = _table_size(max(int(len(unique) / 0.75) + 1, 16))
+
+    def bucket(k: str) -> int:
+        h = java_string_hash(k)
+        return (h ^ (h >> 16)) & (size - 1)
+    return [k for _, k in sorted(enumerate(unique), key=lambda ik: (bucket(ik[1]), ik[0]))]

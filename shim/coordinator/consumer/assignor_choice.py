@@ -18,16 +18,15 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
+from ..assignors.javaorder import java_string_hash as _unsigned_hash
+
 _GOLDEN = -7046029254386353131          # BaseHashTable.findSlot's multiplier
 _M64 = (1 << 64) - 1
 
 
 def java_string_hash(s: str) -> int:
-    """`String.hashCode()` (over UTF-16 code units) as a signed 32-bit int."""
-    h = 0
-    data = s.encode("utf-16-be", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+    """`String.hashCode()` as a signed 32-bit int."""
+    h = _unsigned_hash(s)
     return h - (1 << 32) if h & 0x80000000 else h
 
 

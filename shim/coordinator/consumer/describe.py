@@ -11,6 +11,7 @@ from kcodec.generated.consumer_group_describe import (Assignment, ConsumerGroupD
                                                       Member, TopicPartitions)
 
 from .. import errors as E
+from ..assignors.javaorder import java_hash_set_order
 from ..admin import ALL_GROUP_OPERATIONS, AUTHORIZED_OPERATIONS_OMITTED
 from . import codes as K
 
@@ -54,7 +55,7 @@ def consumer_group_describe(c: "GroupCoordinator", ctx: "Ctx", req) -> None:
         members = [Member(
             member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id, member_epoch=m.member_epoch,
             client_id=m.client_id, client_host=m.client_host,
-            subscribed_topic_names=sorted(m.subscribed_topic_names),
+            subscribed_topic_names=java_hash_set_order(m.subscribed_topic_names),   # a HashSet in ConsumerGroupMember
             subscribed_topic_regex=m.subscribed_topic_regex or "",   # ConsumerGroupMember's regex defaults to ""
             assignment=_assignment(c, m.assigned, m.pending_revocation), target_assignment=_assignment(c, m.target),
             member_type=(K.MEMBER_TYPE_CONSUMER if m.classic is None else K.MEMBER_TYPE_CLASSIC)
