@@ -84,3 +84,41 @@ def test_diff_reports_paths_and_error_names():
 def test_seed_ranges_parse():
     assert parse_seeds("0-3,9") == [0, 1, 2, 3, 9]
     assert parse_seeds("5") == [5]
+
+
+class _FakeTarget:
+    run_id, prefix = "kwrun", "kwrun-a"
+    topic_ids = {"t1": "AAAAAAAAAAAAAAAAAAAAAQ", "t2": "AAAAAAAAAAAAAAAAAAAAAg"}
+
+    def topic(self, sym):
+        return f"kwrun-{sym}"
+
+
+class _FakeSide:
+    def __init__(self):
+        self.t = _FakeTarget()
+        self.sc = Scenario(5)
+        self.ids = {"kw-m1-1234": "m1"}
+
+    def group_symbol(self, name):
+        head = "kwrun-a-5-"
+        return name[len(head):] if name.startswith(head) else None
+
+
+def test_normaliser_replaces_generated_names_and_keeps_everything_else():
+    from shim.compat.wirediff.compare import Normaliser
+    n = Normaliser(_FakeSide())
+    body, messages = n.answer(15, ("ok", {"throttleTimeMs": 7, "groups": [
+        {"groupId": "kwrun-a-5-g1", "errorCode": 0, "errorMessage": "Group kwrun-a-5-g1 kw-m1-1234 x",
+         "members": [{"memberId": "zz-other"}, {"memberId": "kw-m1-1234", "clientId": "c"}]}]}))
+    assert body == {"groups": [{"groupId": "<g1>", "errorCode": 0,
+                                "members": [{"memberId": "<m1>", "clientId": "c"}, {"memberId": "<other member>"}]}]}
+    assert messages == {"groups[0].errorMessage": "Group <group:g1 <m1> x"}
+    listed, _ = n.answer(16, ("ok", {"errorCode": 0, "groups": [{"groupId": "someone-elses"},
+                                                               {"groupId": "kwrun-a-5-g2"}]}))
+    assert listed["groups"] == [{"groupId": "<g2>"}]
+    hb, _ = n.answer(68, ("ok", {"assignment": {"topicPartitions": [
+        {"topicId": "AAAAAAAAAAAAAAAAAAAAAg", "partitions": [2, 0]}, {"topicId": "AAAAAAAAAAAAAAAAAAAAAQ", "partitions": [0]}]}}))
+    assert hb["assignment"]["topicPartitions"] == [{"topicId": "<t1>", "partitions": [0]},
+                                                   {"topicId": "<t2>", "partitions": [0, 2]}]
+    assert n.answer(11, ("closed",)) == ({"answer": "closed"}, {})
