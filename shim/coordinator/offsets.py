@@ -16,6 +16,7 @@ from kcodec.generated.offset_fetch import (OffsetFetchResponse, OffsetFetchRespo
                                            OffsetFetchResponseTopics)
 
 from . import errors as E
+from .commit_answer import CommitAnswer
 from .core import Ctx, GroupCoordinator
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup
 from .join import validate_member
@@ -80,13 +81,21 @@ def offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
                 put(c, OffsetRecord(group_id, info.name, p.partition_index, p.committed_offset,
                                     p.committed_leader_epoch if v >= 6 else -1, metadata, now, expire, info.topic_id))
                 stored[(info.name, p.partition_index)] = E.NONE
-    topics = []
+    # KafkaApis answers the partitions it refused first, then merges the coordinator's answer
+    answer = CommitAnswer(lambda t: OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=[]),
+                          lambda idx, e: OffsetCommitResponsePartition(partition_index=idx, error_code=e))
+    key_of = (lambda t: t.topic_id) if by_id else (lambda t: t.name)
+    accepted = []
     for t, info, parts in checked:       # (a partition without error has its topic's info)
-        topics.append(OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=[
-            OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=e if e is not None
-                                          else (err or stored.get((info.name, p.partition_index), E.NONE)))
-            for p, e in parts]))
-    c.respond(ctx.token, OffsetCommitResponse(topics=topics))
+        for p, e in parts:
+            if e is not None:
+                answer.refuse(key_of(t), t, p.partition_index, e)
+        ok = [OffsetCommitResponsePartition(partition_index=p.partition_index,
+                                            error_code=err or stored.get((info.name, p.partition_index), E.NONE))
+              for p, e in parts if e is None]
+        if ok:
+            accepted.append(OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=ok))
+    c.respond(ctx.token, OffsetCommitResponse(topics=answer.merge(accepted, key_of)))
 
 
 def _validate_commit(c: GroupCoordinator, ctx: Ctx, req, checked) -> int:

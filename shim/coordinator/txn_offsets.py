@@ -19,6 +19,7 @@ from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffs
                                                 TxnOffsetCommitResponseTopic)
 
 from . import errors as E
+from .commit_answer import CommitAnswer
 from .core import Ctx, GroupCoordinator
 from .group import DEAD, EMPTY, ClassicGroup
 from .join import validate_member
@@ -112,12 +113,24 @@ def txn_offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
         if stored:
             c.event("txn_offsets_pending", req.group_id, producer_id=pid, producer_epoch=epoch,
                     partitions=sum(1 for e in stored.values() if e == E.NONE))
-    c.respond(ctx.token, TxnOffsetCommitResponse(topics=[
-        TxnOffsetCommitResponseTopic(name=name, partitions=[
-            TxnOffsetCommitResponsePartition(partition_index=idx, error_code=e if e is not None
-                                             else (err or stored.get((name, idx), E.NONE)))
-            for idx, e in parts])
-        for name, parts in results]))
+    c.respond(ctx.token, txn_commit_answer(results, lambda name, idx: err or stored.get((name, idx), E.NONE)))
+
+
+def txn_commit_answer(results, code_of) -> TxnOffsetCommitResponse:
+    """KafkaApis.handleTxnOffsetCommitRequest: the partitions it refused (error in `results`) first,
+    then the coordinator's answer (`code_of(topic, partition)`) merged (commit_answer.py)."""
+    answer = CommitAnswer(lambda name: TxnOffsetCommitResponseTopic(name=name, partitions=[]),
+                          lambda idx, e: TxnOffsetCommitResponsePartition(partition_index=idx, error_code=e))
+    accepted = []
+    for name, parts in results:
+        for idx, e in parts:
+            if e is not None:
+                answer.refuse(name, name, idx, e)
+        ok = [TxnOffsetCommitResponsePartition(partition_index=idx, error_code=code_of(name, idx))
+              for idx, e in parts if e is None]
+        if ok:
+            accepted.append(TxnOffsetCommitResponseTopic(name=name, partitions=ok))
+    return TxnOffsetCommitResponse(topics=answer.merge(accepted, lambda t: t.name))
 
 
 def _validate(c: GroupCoordinator, ctx: Ctx, req, valid) -> int:
