@@ -36,11 +36,11 @@ class Conn:
         self.reader, self.writer = await asyncio.open_connection(host, port)
         self.task = asyncio.get_running_loop().create_task(self._read())
 
-    def send(self, api_key: int, version: int, req, idx: int) -> None:
+    def send(self, api_key: int, version: int, req, idx: int, trailing: bytes = b"") -> None:
         self.corr += 1
         hdr = api.RequestHeader(request_api_key=api_key, request_api_version=version, correlation_id=self.corr,
                                 client_id=f"kw-{self.name.split('#')[0]}")
-        payload = hdr.encode(api.request_header_version(api_key, version)) + req.encode(version)
+        payload = hdr.encode(api.request_header_version(api_key, version)) + req.encode(version) + trailing
         self.waiting.append((self.corr, api_key, version, idx))
         self.writer.write(struct.pack(">i", len(payload)) + payload)
 
@@ -180,7 +180,7 @@ class Side:
         req = build(step["api"], step["v"], body)
         conn = await self.conn_for(step["conn"], step.get("pipe", False))
         self.sent[idx] = step["conn"]
-        conn.send(step["api"], step["v"], req, idx)
+        conn.send(step["api"], step["v"], req, idx, bytes.fromhex(step.get("trailing", "")))
 
     def answered(self, idx: int, answer: tuple) -> None:
         self.answers[idx] = answer

@@ -70,8 +70,10 @@ class _Gen:
         m = self.sc.members.get(conn)
         if v is None:
             v = m["versions"][str(api_key)] if m and str(api_key) in m["versions"] else self.version(api_key)
-        self.sc.steps.append({"conn": conn, "api": api_key, "v": v, "body": body,
-                              "pipe": self.chance(0.5)})
+        step = {"conn": conn, "api": api_key, "v": v, "body": body, "pipe": self.chance(0.5)}
+        if self.chance(0.03):
+            step["trailing"] = self.pick("00", "0000ffff", "deadbeef00")   # bytes after the body
+        self.sc.steps.append(step)
 
     # ------------------------------------------------------------------ scenario
     def scenario(self) -> Scenario:
