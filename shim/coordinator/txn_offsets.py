@@ -78,19 +78,7 @@ class PendingTxns:
 
 
 def txn_offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
-    topics = c.topics
-    results: list[tuple[str, list[tuple[int, int | None]]]] = []
-    valid = []
-    for t in req.topics:
-        count = topics.partitions(t.name)
-        parts: list[tuple[int, int | None]] = []
-        for p in t.partitions:
-            if count is None or not 0 <= p.partition_index < count:
-                parts.append((p.partition_index, E.UNKNOWN_TOPIC_OR_PARTITION))
-            else:
-                parts.append((p.partition_index, None))
-                valid.append((t.name, p))
-        results.append((t.name, parts))
+    results, valid = _checked(c.topics, req)
     err = _validate(c, ctx, req, valid) if valid else E.NONE
     stored: dict[tuple[str, int], int] = {}
     if err == E.NONE:
@@ -114,6 +102,32 @@ def txn_offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
             c.event("txn_offsets_pending", req.group_id, producer_id=pid, producer_epoch=epoch,
                     partitions=sum(1 for e in stored.values() if e == E.NONE))
     c.respond(ctx.token, txn_commit_answer(results, lambda name, idx: err or stored.get((name, idx), E.NONE)))
+
+
+def _checked(topics, req):
+    """KafkaApis.handleTxnOffsetCommitRequest's metadata check: per request topic, its partitions with
+    UNKNOWN_TOPIC_OR_PARTITION or None (handed to the coordinator); and those handed over."""
+    results: list[tuple[str, list[tuple[int, int | None]]]] = []
+    valid = []
+    for t in req.topics:
+        count = topics.partitions(t.name)
+        parts: list[tuple[int, int | None]] = []
+        for p in t.partitions:
+            if count is None or not 0 <= p.partition_index < count:
+                parts.append((p.partition_index, E.UNKNOWN_TOPIC_OR_PARTITION))
+            else:
+                parts.append((p.partition_index, None))
+                valid.append((t.name, p))
+        results.append((t.name, parts))
+    return results, valid
+
+
+def txn_commit_refused(topics, req, code: int) -> TxnOffsetCommitResponse:
+    """The answer when GroupCoordinatorService.commitTransactionalOffsets failed before the coordinator
+    saw the offsets (the transaction's verification or enlisting, shim/proxy/txn_verify.py and
+    txn_enlist.py): `code` for every partition KafkaApis handed over, after those it refused."""
+    results, _ = _checked(topics, req)
+    return txn_commit_answer(results, lambda name, idx: code)
 
 
 def txn_commit_answer(results, code_of) -> TxnOffsetCommitResponse:

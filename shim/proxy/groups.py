@@ -14,7 +14,8 @@
   (`Slot.watch`): a successful EndTxn applies or drops the producer's pending offsets, and the
   broker's answer is held until those records are durable. TxnOffsetCommit v5+ (transactions v2)
   first enlists the group's offsets in the transaction, as the broker's coordinator does
-  (shim/proxy/txn_enlist.py).
+  (shim/proxy/txn_enlist.py); v0-4 first has the transaction coordinator verify that they belong
+  to the producer's ongoing transaction (KIP-890 part 1, shim/proxy/txn_verify.py).
 - Durability (shim/state): at start the state topic is replayed into the coordinator before the
   listeners open; after every handle/tick the new records are appended (acks=all) and the
   responses of that step are held until their append and every earlier one completed (steps leave
@@ -41,9 +42,10 @@ from kcodec.generated.metadata import MetadataRequestTopic
 from ..coordinator import CoordinatorConfig, GroupCoordinator, Respond
 from ..coordinator.core import VERSIONS
 from ..coordinator.metadata import TopicCatalog, TopicInfo
+from ..coordinator.txn_offsets import txn_commit_refused
 from ..state import find_coordinator
-from .error_answers import error_body
 from .periodic import every
+from . import txn_verify
 from .txn_enlist import COORDINATOR_NOT_AVAILABLE, ENLIST_MIN_VERSION, TxnEnlister
 from .upstream import UpstreamClient
 
@@ -194,8 +196,9 @@ class GroupService:
             early, patch = self.scale.route(session, slot, req)
             if early is not None:
                 return self._answer(session, slot, early)
-        if slot.api_key == TXN_OFFSET_COMMIT and slot.version >= ENLIST_MIN_VERSION and self._enlists(req):
-            # transactions v2: add the offsets to the transaction first, as the broker's coordinator does
+        if slot.api_key == TXN_OFFSET_COMMIT and self._enlists(req):
+            # v5+ (transactions v2): add the offsets to the transaction first, as the broker's coordinator
+            # does; v0-4: verify the transaction first (KIP-890 part 1, txn_verify.py)
             asyncio.get_running_loop().create_task(self._enlist_then_handle(session, slot, req, patch))
             return
         self._handle(session, slot, req, patch)
@@ -208,8 +211,12 @@ class GroupService:
 
     async def _enlist_then_handle(self, session: "Session", slot: "Slot", req, patch) -> None:
         try:
-            code = await self.enlister.enlist(req.transactional_id, req.producer_id, req.producer_epoch,
-                                              req.group_id)
+            if slot.version >= ENLIST_MIN_VERSION:
+                code = await self.enlister.enlist(req.transactional_id, req.producer_id, req.producer_epoch,
+                                                  req.group_id)
+            else:
+                code = await txn_verify.verify(self.enlister, slot.version, req.transactional_id, req.producer_id,
+                                               req.producer_epoch, req.group_id, await self._offsets_partitions())
         except Exception as e:  # noqa: BLE001 - answered as the broker does when it cannot tell
             log.warning("enlisting the offsets of %s in transaction %s failed: %s", req.group_id,
                         req.transactional_id, e)
@@ -217,12 +224,18 @@ class GroupService:
         if session.closed:
             return
         if code:
-            body = error_body(TXN_OFFSET_COMMIT, slot.version, req, code)
+            body = txn_commit_refused(self.topics, req, code)
             if patch is not None:
                 patch(body)
             self._answer(session, slot, body)
             return
         self._handle(session, slot, req, patch)
+
+    async def _offsets_partitions(self) -> int | None:
+        """The partition count of the upstream's __consumer_offsets (GroupCoordinatorService.partitionFor)."""
+        if self.topics.partitions(txn_verify.OFFSETS_TOPIC) is None:
+            await self.refresh_topics([txn_verify.OFFSETS_TOPIC])
+        return self.topics.partitions(txn_verify.OFFSETS_TOPIC)
 
     def _handle(self, session: "Session", slot: "Slot", req, patch) -> None:
         regex_filter = None            # the member's TOPIC DESCRIBE right resolves its regex (authorizer)
