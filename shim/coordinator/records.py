@@ -134,7 +134,8 @@ class ConsumerTargetTombstone:
 @dataclass(frozen=True)
 class ConsumerCurrentRecord:
     """A member's reconciliation state: epochs, state code, assigned partitions with the epoch each was
-    assigned at ((topic id, ((partition, epoch), ...)), ...), partitions pending revocation."""
+    assigned at ((topic id, ((partition, epoch), ...)), ...), partitions pending revocation (the same
+    shape: each keeps the epoch it was assigned at)."""
     group_id: str
     member_id: str
     member_epoch: int

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING
 from kcodec.generated.add_partitions_to_txn import (AddPartitionsToTxnRequest, AddPartitionsToTxnTopic,
                                                     AddPartitionsToTxnTransaction)
 
+from ..coordinator.assignors.javaorder import java_string_hash
+
 if TYPE_CHECKING:
     from .txn_enlist import TxnEnlister
 
@@ -53,10 +55,7 @@ SKIP = None                          # verification skipped: the commit goes on
 def offsets_partition(group_id: str, partitions: int) -> int:
     """GroupCoordinatorService.partitionFor: Utils.abs(groupId.hashCode()) % partitions (Java's
     String.hashCode over UTF-16 code units; Utils.abs(Integer.MIN_VALUE) is 0)."""
-    h = 0
-    data = group_id.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    h = java_string_hash(group_id)          # unsigned 32 bits
     if h >= 1 << 31:
         h -= 1 << 32
     return (0 if h == -(1 << 31) else abs(h)) % partitions

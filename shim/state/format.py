@@ -321,6 +321,7 @@ CONSUMER_GROUP_KEY_VERSION, CONSUMER_MEMBER_KEY_VERSION = 5, 6
 CONSUMER_TARGET_KEY_VERSION, CONSUMER_CURRENT_KEY_VERSION = 7, 8
 CONSUMER_VALUE_VERSION = 1
 CLASSIC_MEMBER_VALUE_VERSION = 2      # key 6 of a classic-protocol member (v1 is still written otherwise)
+CURRENT_VALUE_VERSION = 2             # key 8: partitions pending revocation with their assignment epochs (v1 read)
 
 
 def _consumer_key(version: int, group_id: str, member_id: str | None = None) -> bytes:
@@ -374,10 +375,10 @@ def _encode_consumer(record):
     if isinstance(record, R.ConsumerTargetTombstone):
         return _consumer_key(CONSUMER_TARGET_KEY_VERSION, record.group_id, record.member_id), None
     if isinstance(record, R.ConsumerCurrentRecord):
-        w = _Writer().i16(CONSUMER_VALUE_VERSION).i32(record.member_epoch).i32(record.previous_member_epoch)
+        w = _Writer().i16(CURRENT_VALUE_VERSION).i32(record.member_epoch).i32(record.previous_member_epoch)
         w.i16(record.state)
         _topic_partitions(w, record.assigned, with_epochs=True)
-        _topic_partitions(w, record.pending_revocation)
+        _topic_partitions(w, record.pending_revocation, with_epochs=True)
         return _consumer_key(CONSUMER_CURRENT_KEY_VERSION, record.group_id, record.member_id), w.done()
     if isinstance(record, R.ConsumerCurrentTombstone):
         return _consumer_key(CONSUMER_CURRENT_KEY_VERSION, record.group_id, record.member_id), None
@@ -396,7 +397,8 @@ def _decode_consumer(kv: int, r: "_Reader", value: bytes | None):
                 CONSUMER_CURRENT_KEY_VERSION: lambda: R.ConsumerCurrentTombstone(group, member)}[kv]()
     v = _Reader(value)
     vv = v.i16()
-    if vv != CONSUMER_VALUE_VERSION and not (kv == CONSUMER_MEMBER_KEY_VERSION and vv == CLASSIC_MEMBER_VALUE_VERSION):
+    if vv != CONSUMER_VALUE_VERSION and not (kv == CONSUMER_MEMBER_KEY_VERSION and vv == CLASSIC_MEMBER_VALUE_VERSION
+                                             or kv == CONSUMER_CURRENT_KEY_VERSION and vv == CURRENT_VALUE_VERSION):
         raise StateFormatError(f"consumer group value version {vv} (key {kv}) is unknown "
                                f"(kshim reads {CONSUMER_VALUE_VERSION})")
 
@@ -420,5 +422,8 @@ def _decode_consumer(kv: int, r: "_Reader", value: bytes | None):
                                                            for _ in range(v.i32())))
     epoch, prev, state = v.i32(), v.i32(), v.i16()
     assigned = tuple((tid(), tuple((v.i32(), v.i32()) for _ in range(v.i32()))) for _ in range(v.i32()))
-    pending = tuple((tid(), tuple(v.i32() for _ in range(v.i32()))) for _ in range(v.i32()))
+    if vv >= CURRENT_VALUE_VERSION:
+        pending = tuple((tid(), tuple((v.i32(), v.i32()) for _ in range(v.i32()))) for _ in range(v.i32()))
+    else:       # v1 had no epochs: the member epoch, as Utils.assignmentFromTopicPartitions without AssignmentEpochs
+        pending = tuple((tid(), tuple((v.i32(), epoch) for _ in range(v.i32()))) for _ in range(v.i32()))
     return R.ConsumerCurrentRecord(group, member, epoch, prev, state, assigned, pending)

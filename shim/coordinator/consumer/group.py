@@ -52,7 +52,7 @@ class ConsumerMember:
     previous_member_epoch: int = -1
     state: int = STABLE
     assigned: dict = field(default_factory=dict)        # topic id -> {partition: assignment epoch}
-    pending_revocation: dict = field(default_factory=dict)   # topic id -> frozenset[int]
+    pending_revocation: dict = field(default_factory=dict)   # topic id -> {partition: assignment epoch}
     target: dict = field(default_factory=dict)          # topic id -> frozenset[int]
     session_deadline: int = 0
     session_armed: bool = False

@@ -39,13 +39,13 @@ def commit_error(c: "GroupCoordinator", ctx: "Ctx", req, txn: bool = False, part
     stale = E.ILLEGAL_GENERATION if txn or m.classic is not None else E.STALE_MEMBER_EPOCH
     if epoch > m.member_epoch:
         return stale
-    # KIP-1251: an older epoch is fine for partitions the member still holds since that epoch
+    # KIP-1251 (ConsumerGroup.createAssignmentEpochValidator): an older epoch is fine for partitions
+    # the member holds, assigned or pending revocation, since that epoch or earlier
     for info, partition in partitions:
         assigned_at = m.assigned.get(info.topic_id, {}).get(partition)
-        if assigned_at is not None:
-            if epoch < assigned_at:
-                return stale
-        elif partition not in m.pending_revocation.get(info.topic_id, frozenset()):
+        if assigned_at is None:
+            assigned_at = m.pending_revocation.get(info.topic_id, {}).get(partition)
+        if assigned_at is None or epoch < assigned_at:
             return stale
     return E.NONE
 

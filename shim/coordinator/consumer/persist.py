@@ -36,8 +36,8 @@ def write_current(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) ->
         g.group_id, m.member_id, m.member_epoch, m.previous_member_epoch, m.state,
         tuple((t, tuple(sorted(ps.items()))) for t, ps in sorted(m.assigned.items(), key=lambda kv: kv[0].bytes)
               if ps),
-        tuple((t, tuple(sorted(ps))) for t, ps in sorted(m.pending_revocation.items(),
-                                                            key=lambda kv: kv[0].bytes) if ps)))
+        tuple((t, tuple(sorted(ps.items()))) for t, ps in sorted(m.pending_revocation.items(),
+                                                                    key=lambda kv: kv[0].bytes) if ps)))
 
 
 def write_member_removed(c: "GroupCoordinator", g: ConsumerGroup, member_id: str) -> None:

@@ -2,8 +2,9 @@
 
 Pure: from the member's current state, the target epoch and the member's target assignment (already
 restricted to topics it subscribes to), the partitions it reports owning (None = not reported) and
-the group's partition owners, compute its next epoch, state, assigned partitions (with the epoch each
-was assigned at) and partitions pending revocation. Revoke before assign: a partition is only given
+the group's partition owners, compute its next epoch, state, assigned partitions and partitions
+pending revocation (each with the epoch it was assigned at, which a partition keeps while it is being
+revoked: CurrentAssignmentBuilder.computeNextAssignment, KIP-1251). Revoke before assign: a partition is only given
 to a member once no other member holds it (assigned or pending revocation).
 """
 
@@ -53,12 +54,12 @@ def next_state(m: ConsumerMember, target_epoch: int, target: dict, reported: dic
 
 def _drop_unsubscribed(m: ConsumerMember, subscribed_ids: set, reported: dict | None):
     keep = {t: ps for t, ps in m.assigned.items() if t in subscribed_ids}
-    drop = {t: frozenset(ps) for t, ps in m.assigned.items() if t not in subscribed_ids and ps}
+    drop = {t: ps for t, ps in m.assigned.items() if t not in subscribed_ids and ps}
     if not drop:
         return None
     pending = dict(m.pending_revocation)
-    for t, ps in drop.items():
-        pending[t] = pending.get(t, frozenset()) | ps
+    for t, ps in drop.items():        # each keeps its assignment epoch (updateCurrentAssignment)
+        pending[t] = {**pending.get(t, {}), **ps}
     if _reports_any(reported, pending):
         return m.member_epoch, m.previous_member_epoch, UNREVOKED, keep, pending
     return m.member_epoch, m.previous_member_epoch, STABLE, keep, {}
@@ -72,13 +73,13 @@ def compute_next(m: ConsumerMember, target_epoch: int, target: dict, reported: d
         tgt = target.get(t)
         if tgt is None:
             if ps:
-                revoke[t] = frozenset(ps)
+                revoke[t] = dict(ps)
             continue
         k = {p: e for p, e in ps.items() if p in tgt}
         if k:
             keep[t] = k
         if len(k) != len(ps):
-            revoke[t] = frozenset(p for p in ps if p not in tgt)
+            revoke[t] = {p: e for p, e in ps.items() if p not in tgt}   # with their assignment epochs
     add: dict = {}
     held_back = False
     for t, ps in target.items():

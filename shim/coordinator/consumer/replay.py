@@ -76,7 +76,7 @@ def replay_consumer(c: "GroupCoordinator", rec) -> None:
         m.target = {}
     elif isinstance(rec, ConsumerCurrentRecord):
         g.set_current(m, rec.member_epoch, rec.previous_member_epoch, rec.state,
-                      {t: dict(ps) for t, ps in rec.assigned}, {t: frozenset(ps) for t, ps in rec.pending_revocation})
+                      {t: dict(ps) for t, ps in rec.assigned}, {t: dict(ps) for t, ps in rec.pending_revocation})
         if m.state == UNREVOKED and m.classic is None:     # classic members have join/sync timers only
             arm_rebalance(c, g, m)
         else:
