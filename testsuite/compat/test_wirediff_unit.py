@@ -98,6 +98,7 @@ class _FakeSide:
     def __init__(self):
         self.t = _FakeTarget()
         self.sc = Scenario(5)
+        self.tag = "5"
         self.ids = {"kw-m1-1234": "m1"}
 
     def group_symbol(self, name):

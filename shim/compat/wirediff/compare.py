@@ -1,7 +1,8 @@
 """Normalising answers and comparing them. Only what must differ between two targets is rewritten:
 member ids (generated) become the member's symbol, group ids and topic names their symbols, topic
 ids the topic's symbol; throttle times and the coordinator's address are dropped; lists whose order
-Kafka does not fix (members of a group, listed groups, assigned partitions) are sorted. Error
+Kafka does not fix (members of a group, listed groups, assigned partitions, the partitions of an
+OffsetFetch of all topics: Java hash-table orders of generated ids) are sorted. Error
 messages are compared apart (`messages`). Everything else must be equal."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from kcodec import api
 
 from ..errors import name as error_name
-from .generate import FIND_COORDINATOR, LIST_GROUPS
+from .generate import FIND_COORDINATOR, LIST_GROUPS, OFFSET_FETCH
 
 DROP = {"throttleTimeMs"}
 COORDINATOR_FIELDS = {"nodeId", "host", "port"}
@@ -89,7 +90,7 @@ class Normaliser:
             return s
         for real, sym in sorted(self.side.ids.items(), key=lambda kv: -len(kv[0])):
             s = s.replace(real, f"<{sym}>")
-        head = f"{self.side.t.prefix}-{self.side.sc.seed}-"
+        head = f"{self.side.t.prefix}-{self.side.tag}-"
         s = s.replace(head, "<group:")
         return s.replace(self.side.t.run_id, "<run>")
 
@@ -104,7 +105,9 @@ class Normaliser:
         if isinstance(x, list):
             items = [self._walk(e, api_key, key) for e in x]
             if items and all(isinstance(e, dict) for e in items):
-                for sort_key in ("memberId", "groupId", "topicId", "name"):
+                # OffsetFetch of all topics lists partitions in the broker's hash-table order
+                keys = ("memberId", "groupId", "topicId", "name") + (("partitionIndex",) if api_key == OFFSET_FETCH else ())
+                for sort_key in keys:
                     if all(sort_key in e for e in items):
                         return sorted(items, key=lambda e: (str(e[sort_key]), json.dumps(e, sort_keys=True)))
             if key == "partitions" and all(isinstance(e, int) for e in items):

@@ -99,13 +99,16 @@ class Side:
             if spec["kind"] == "consumer":
                 self.ids[member_id_for(scenario.seed, m)] = m
         self.sent: dict[int, str] = {}    # step index -> member
+        # a scenario run again on the same target (shrinking) gets fresh group ids
+        self.tag = f"{scenario.seed}" + (f"r{target.runs[scenario.seed]}" if target.runs.get(scenario.seed) else "")
+        target.runs[scenario.seed] = target.runs.get(scenario.seed, 0) + 1
 
     # ------------------------------------------------------------------ names
     def group(self, sym: str) -> str:
-        return f"{self.t.prefix}-{self.sc.seed}-{sym}" if sym else ""
+        return f"{self.t.prefix}-{self.tag}-{sym}" if sym else ""
 
     def group_symbol(self, name: str) -> str | None:
-        head = f"{self.t.prefix}-{self.sc.seed}-"
+        head = f"{self.t.prefix}-{self.tag}-"
         return name[len(head):] if name.startswith(head) else None
 
     def lookup(self, kind: str, arg: str):

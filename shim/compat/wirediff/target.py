@@ -40,6 +40,7 @@ class Target:
         self.topic_ids: dict[str, str] = {}
         self.ranges: dict[int, tuple[int, int]] = {}
         self._coordinators: dict[str, tuple[str, int]] = {}
+        self.runs: dict[int, int] = {}             # seed -> times run on this target
 
     def topic(self, sym: str) -> str:
         return f"{self.run_id}-{sym}"
