@@ -52,6 +52,7 @@ class Scenario:
 class _Gen:
     def __init__(self, seed: int, ranges: dict):
         self.r = random.Random(seed)
+        self.extra = random.Random(f"{seed}/extra")
         self.ranges = ranges
         self.sc = Scenario(seed)
         self.joined: set[str] = set()            # members that (probably) joined: mostly act as such
@@ -71,8 +72,8 @@ class _Gen:
         if v is None:
             v = m["versions"][str(api_key)] if m and str(api_key) in m["versions"] else self.version(api_key)
         step = {"conn": conn, "api": api_key, "v": v, "body": body, "pipe": self.chance(0.5)}
-        if self.chance(0.03):
-            step["trailing"] = self.pick("00", "0000ffff", "deadbeef00")   # bytes after the body
+        if self.extra.random() < 0.03:           # (own stream: the other draws stay as they were)
+            step["trailing"] = self.extra.choice(("00", "0000ffff", "deadbeef00"))   # bytes after the body
         self.sc.steps.append(step)
 
     # ------------------------------------------------------------------ scenario
