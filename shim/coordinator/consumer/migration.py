@@ -9,7 +9,8 @@ assignment parse with the consumer protocol without custom-assignor userData; ot
 gets GROUP_ID_NOT_FOUND. The consumer group starts at group epoch = assignment epoch = the classic
 generation; each classic member becomes a classic-protocol member at that epoch, STABLE, owning (and
 targeted with) its last classic assignment, with its session timeout; parked JoinGroup/SyncGroup
-requests are answered REBALANCE_IN_PROGRESS. The records: the classic group's tombstone, the group
+requests are answered REBALANCE_IN_PROGRESS once the policy, protocol type and size allow the
+upgrade, even if the members' protocol then turns out malformed. The records: the classic group's tombstone, the group
 epochs, then the members' subscriptions, targets and current assignments (Kafka writes the epochs
 after the subscriptions; kshim's replay needs the group record first).
 
@@ -41,7 +42,10 @@ class UpgradeRefused(Exception):
 
 # ---------------------------------------------------------------------------------- upgrade
 def plan_upgrade(c: "GroupCoordinator", classic: ClassicGroup) -> ConsumerGroup:
-    """The consumer group a non-empty classic group would become (no state is changed here)."""
+    """The consumer group a non-empty classic group would become. Once the policy, protocol type
+    and size allow it, the classic group's parked JoinGroup/SyncGroup requests are answered
+    REBALANCE_IN_PROGRESS, even when reading its members then fails or the heartbeat is refused
+    later: GroupMetadataManager.convertToConsumerGroup completes those futures first."""
     gid = classic.group_id
     why = f"Cannot upgrade classic group {gid} to consumer group because "
     if not c.cfg.upgrade_enabled():
@@ -50,6 +54,7 @@ def plan_upgrade(c: "GroupCoordinator", classic: ClassicGroup) -> ConsumerGroup:
         raise UpgradeRefused(why + "the group does not use the consumer embedded protocol.")
     if len(classic.members) > c.cfg.consumer_max_size:
         raise UpgradeRefused(why + "the group size exceeds the consumer group maximum size.")
+    answer_parked(c, classic)
     gen = classic.generation_id
     g = ConsumerGroup(gid, group_epoch=gen, assignment_epoch=gen)
     g.assignment_timestamp_ms = 0
@@ -81,18 +86,10 @@ def plan_upgrade(c: "GroupCoordinator", classic: ClassicGroup) -> ConsumerGroup:
 
 def install_upgrade(c: "GroupCoordinator", classic: ClassicGroup, g: ConsumerGroup) -> None:
     """Replace the classic group by `g`: parked requests answered, classic timers gone, records written."""
-    from ..core import join_error, sync_response
     from .membership import arm_session
     from .target import metadata_snapshot
     gid = classic.group_id
-    for cm in classic.members.values():
-        if cm.awaiting_join is not None:
-            c.respond(cm.awaiting_join.token,
-                      join_error(cm.awaiting_join.version, E.REBALANCE_IN_PROGRESS, cm.member_id))
-            classic.set_awaiting_join(cm, None)
-        if cm.awaiting_sync is not None:
-            c.respond(cm.awaiting_sync.token, sync_response(cm.awaiting_sync.version, E.REBALANCE_IN_PROGRESS))
-            cm.awaiting_sync = None
+    answer_parked(c, classic)
     for mid in [*classic.members, *classic.pending_members]:
         c.timers.cancel(("hb", gid, mid))
     c.timers.cancel(("join", gid))
@@ -111,6 +108,19 @@ def install_upgrade(c: "GroupCoordinator", classic: ClassicGroup, g: ConsumerGro
         write_current(c, g, m)
         arm_session(c, g, m)
     c.event("group_converted", gid, to="consumer", generation=classic.generation_id, members=len(g.members))
+
+
+def answer_parked(c: "GroupCoordinator", classic: ClassicGroup) -> None:
+    """ClassicGroup.completeAllJoinFutures / completeAllSyncFutures(REBALANCE_IN_PROGRESS)."""
+    from ..core import join_error, sync_response
+    for cm in classic.members.values():
+        if cm.awaiting_join is not None:
+            c.respond(cm.awaiting_join.token,
+                      join_error(cm.awaiting_join.version, E.REBALANCE_IN_PROGRESS, cm.member_id))
+            classic.set_awaiting_join(cm, None)
+        if cm.awaiting_sync is not None:
+            c.respond(cm.awaiting_sync.token, sync_response(cm.awaiting_sync.version, E.REBALANCE_IN_PROGRESS))
+            cm.awaiting_sync = None
 
 
 # ---------------------------------------------------------------------------------- downgrade
