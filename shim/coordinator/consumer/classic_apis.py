@@ -52,6 +52,8 @@ def _join(c, ctx, req, classic) -> None:
     if g is None:
         return classic(c, ctx, req)
     if not g.members:
+        if not c.cfg.min_session_timeout_ms <= req.session_timeout_ms <= c.cfg.max_session_timeout_ms:
+            return classic(c, ctx, req)      # refused by GroupCoordinatorService.joinGroup: the group stays
         delete_group(c, req.group_id)        # an empty consumer group becomes classic (§D.9)
         c.event("group_converted", req.group_id, to="classic")
         return classic(c, ctx, req)
