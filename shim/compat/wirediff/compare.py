@@ -186,6 +186,10 @@ def compare(sides) -> list[Difference]:
                                       "parked" if got_a is None else got_a[0],
                                       "parked" if got_b is None else got_b[0]))
             continue
+        if got_a[0] != "ok" or got_b[0] != "ok":
+            if got_a[0] != got_b[0]:         # answered on one side, the connection closed on the other
+                out.append(Difference(idx, name, step["v"], "answer", got_a[0], got_b[0]))
+                continue
         (body_a, msg_a), (body_b, msg_b) = na.answer(step["api"], got_a), nb.answer(step["api"], got_b)
         for path, x, y in diff(body_a, body_b):
             out.append(Difference(idx, name, step["v"], path, x, y))
