@@ -114,6 +114,10 @@ def _validate_commit(c: GroupCoordinator, ctx: Ctx, req, checked) -> int:
     g = c.groups.get(req.group_id)
     if g is None:
         if gen < 0:
+            max_md = c.cfg.offset_metadata_max_bytes
+            if not any(e is None and not metadata_too_large(p.committed_metadata, max_md)
+                       for _, _, parts in checked for p, e in parts):
+                return E.NONE          # nothing to store: the broker writes no record, so no group appears
             g = ClassicGroup(req.group_id, state_timestamp_ms=c.now)
             c.groups[req.group_id] = g
             c.write_group(g)
