@@ -123,3 +123,11 @@ def test_normaliser_replaces_generated_names_and_keeps_everything_else():
     assert hb["assignment"]["topicPartitions"] == [{"topicId": "<t1>", "partitions": [0]},
                                                    {"topicId": "<t2>", "partitions": [0, 2]}]
     assert n.answer(11, ("closed",)) == ({"answer": "closed"}, {})
+
+
+def test_known_differences_match_their_classes_only():
+    from shim.compat.wirediff.known import reason
+    assert "IllegalStateException" in reason(
+        "ConsumerGroupHeartbeat v0 errorCode: 'UNKNOWN_SERVER_ERROR' vs 'GROUP_ID_NOT_FOUND'")
+    assert reason("ConsumerGroupHeartbeat v0 errorCode: 'NONE' vs 'GROUP_ID_NOT_FOUND'") is None
+    assert reason("JoinGroup members[].clientId") is None
