@@ -210,6 +210,9 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
         g.metadata_snapshot = {}
         g.topics_version = c.topics.version
         write_group(c, g)
+    if replaced is not None:
+        from .membership import retire_static
+        retire_static(c, g, replaced, m.member_id)
     if new:
         g.add(m)
     if unresolved:
@@ -304,9 +307,10 @@ def _member_for(c: "GroupCoordinator", g: ConsumerGroup, req, member_id: str):
         raise HeartbeatError(K.UNRELEASED_INSTANCE_ID,      # GroupMetadataManager.throwIfInstanceIdIsUnreleased
                              f"Static member {member_id} with instance id {instance} cannot join the group because "
                              f"the instance id is owned by {held} member.")
-    # the new member id takes over the old one's subscription, assignment and target (no epoch bump)
-    from .membership import replace_static
-    return replace_static(c, g, old, member_id), True, old
+    # the new member id takes over the old one's subscription, assignment and target (no epoch bump);
+    # the old one is removed once the request is accepted (_heartbeat)
+    from .membership import static_successor
+    return static_successor(old, member_id), True, old
 
 
 def _update_member(g: ConsumerGroup, m: ConsumerMember, req, ctx: "Ctx", v: int) -> tuple[bool, bool]:

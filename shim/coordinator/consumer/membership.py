@@ -125,8 +125,17 @@ def arm_rebalance(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) ->
 
 
 def replace_static(c: "GroupCoordinator", g: ConsumerGroup, old: ConsumerMember, new_id: str) -> ConsumerMember:
-    """§D.3 5: a static member that left with epoch -2 is replaced by a new member id, which takes its
+    """A static member that left with epoch -2 is replaced by a new member id, which takes its
     subscription, assignment (epoch 0, previous 0) and target; the old member's records go, no bump."""
+    m = static_successor(old, new_id)
+    retire_static(c, g, old, new_id)
+    return m
+
+
+def static_successor(old: ConsumerMember, new_id: str) -> ConsumerMember:
+    """The member that takes over `old`'s instance id (GroupMetadataManager
+    .getOrMaybeSubscribeStaticConsumerGroupMember copies it with the new id); the group is not touched,
+    so a request refused later (e.g. for its regex) leaves the old member in place."""
     m = ConsumerMember(new_id, instance_id=old.instance_id, rack_id=old.rack_id, client_id=old.client_id,
                        client_host=old.client_host, rebalance_timeout_ms=old.rebalance_timeout_ms,
                        server_assignor=old.server_assignor, recorded_assignor=old.server_assignor,
@@ -135,8 +144,12 @@ def replace_static(c: "GroupCoordinator", g: ConsumerGroup, old: ConsumerMember,
                        state=old.state, assigned={t: dict(ps) for t, ps in old.assigned.items()},
                        pending_revocation=dict(old.pending_revocation), target=dict(old.target))
     m.classic = old.classic
+    return m
+
+
+def retire_static(c: "GroupCoordinator", g: ConsumerGroup, old: ConsumerMember, new_id: str) -> None:
+    """GroupMetadataManager.replaceMember: the replaced static member's records go, no epoch bump."""
     g.remove(old.member_id)
     write_member_removed(c, g, old.member_id)
     cancel_member_timers(c, g.group_id, old.member_id)
     c.event("static_member_replaced", g.group_id, instance=old.instance_id, old=old.member_id, new=new_id)
-    return m
