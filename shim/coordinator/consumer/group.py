@@ -80,6 +80,7 @@ class ConsumerGroup:
         self.regex_counts: Counter = Counter()     # regex -> members
         self.regex_topics: dict[str, frozenset[str]] = {}   # resolved regexes
         self.regex_filters: dict = {}              # regex -> TOPIC DESCRIBE filter it was resolved with
+        self.regex_refreshed_ms: int | None = None  # when the regexes were last resolved (regex.py)
         self.metadata_snapshot: dict | None = None  # topic id -> partitions, when the epoch was last set
         self.assignor_counts: Counter = Counter()
         self.topics_version = -1                   # TopicCatalog.version this group last resolved against
@@ -128,10 +129,15 @@ class ConsumerGroup:
             del self.static_members[m.instance_id]
         self._count(m, -1)
         self._disown(m)
-        for rx in [r for r in self.regex_topics if r not in self.regex_counts]:
-            del self.regex_topics[rx]
-            self.regex_filters.pop(rx, None)
+        self._drop_unused_regexes()
         return m
+
+    def _drop_unused_regexes(self) -> None:
+        """A regex no member subscribes to any more loses its resolution (the broker's tombstone of
+        its ConsumerGroupRegularExpression record)."""
+        for rx in [r for r in (*self.regex_topics, *self.regex_filters) if r not in self.regex_counts]:
+            self.regex_topics.pop(rx, None)
+            self.regex_filters.pop(rx, None)
 
     def classic_count(self) -> int:
         return sum(1 for m in self.members.values() if m.classic is not None)
@@ -153,6 +159,7 @@ class ConsumerGroup:
         self._count(m, -1)
         m.subscribed_topic_names, m.subscribed_topic_regex, m.server_assignor = names, regex, assignor
         self._count(m, 1)
+        self._drop_unused_regexes()
 
     def _count(self, m: ConsumerMember, d: int) -> None:
         for n in m.subscribed_topic_names:

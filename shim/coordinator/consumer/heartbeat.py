@@ -24,7 +24,7 @@ from .group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerGroup, Co
 from .membership import arm_rebalance, arm_session, fence, rebalance_key
 from .persist import write_current, write_group
 from .reconcile import FencedEpoch
-from .regex import InvalidRegex, schedule_resolution
+from .regex import InvalidRegex, maybe_refresh
 from .regex import validate as validate_regex
 from .target import member_updated, reconcile_member, refresh_group_metadata
 
@@ -192,7 +192,8 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
                                  f"({m.member_epoch}). The member must abandon all its partitions and rejoin.")
     regex = req.subscribed_topic_regex if v >= 1 else None
     unresolved = bool(regex) and regex not in g.regex_topics
-    if unresolved and regex not in g.regex_counts:      # new to the group: compiled now, resolved later
+    brought_new = unresolved and regex not in g.regex_counts
+    if brought_new:                                  # new to the group: compiled now, resolved later
         try:
             validate_regex(regex)
         except InvalidRegex as e:
@@ -218,7 +219,6 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
     if unresolved:
         if ctx.topic_filter is not None and regex not in g.regex_filters:
             g.regex_filters[regex] = ctx.topic_filter
-        schedule_resolution(c, g)
     elif ctx.topic_filter is not None:
         rx = regex or m.subscribed_topic_regex
         if rx and rx in g.regex_topics and rx not in g.regex_filters:
@@ -231,6 +231,7 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
     bump = sub_changed and (set(m.subscribed_topic_names) != old_names or m.subscribed_topic_regex is None
                             or m.subscribed_topic_regex in g.regex_topics)
     member_updated(c, g, m, changed=changed, new=new, replaced=replaced is not None, sub_changed=bump)
+    maybe_refresh(c, g, brought_new)
 
     # -- §D.4 reconciliation of this member
     old_assigned = m.assigned

@@ -8,7 +8,14 @@ triggers each one).
 As in the broker, a regex no member of the group uses yet is only validated by the heartbeat that
 brings it; its resolution runs afterwards (a timer due at once, like the broker's executor), and only
 its result bumps the group epoch (when it matched a topic). So a member subscribing to a new regex plus topic names gets the
-named topics first and the matched ones on a later heartbeat (librdkafka's test 0045 checks this)."""
+named topics first and the matched ones on a later heartbeat (librdkafka's test 0045 checks this).
+
+A heartbeat starts a resolution only as GroupMetadataManager.maybeUpdateRegularExpressions does: none
+running for the group, the last one more than 10 s ago (REGEX_BATCH_REFRESH_MIN_INTERVAL_MS), and a
+subscribed regex not resolved yet; it then resolves every regex the group subscribes to. A regex
+brought within 10 s of the last resolution stays unresolved until a heartbeat after that. Where the
+broker also refreshes on new topics or every group.consumer.regex.refresh.interval.ms, kshim
+re-resolves the group's regexes whenever its topic catalog changes (target.refresh_group_metadata)."""
 
 from __future__ import annotations
 
@@ -22,12 +29,28 @@ if TYPE_CHECKING:
     from ..core import GroupCoordinator
     from .group import ConsumerGroup
 
-__all__ = ["InvalidRegex", "resolve", "validate", "schedule_resolution"]
+# GroupMetadataManager.REGEX_BATCH_REFRESH_MIN_INTERVAL_MS
+REFRESH_MIN_INTERVAL_MS = 10_000
+
+__all__ = ["InvalidRegex", "resolve", "validate", "schedule_resolution", "maybe_refresh"]
 
 
 def resolve(pattern: str, names, allowed: Callable[[str], bool] | None = None) -> frozenset[str]:
     matched = _resolve(pattern, list(names))
     return matched if allowed is None else frozenset(n for n in matched if allowed(n))
+
+
+def maybe_refresh(c: "GroupCoordinator", g: "ConsumerGroup", brought_new: bool) -> None:
+    """After a heartbeat's subscription update (`brought_new`: it brought a regex new to the group):
+    GroupMetadataManager.maybeUpdateRegularExpressions' conditions for a resolution."""
+    if not g.regex_counts or c.timers.active(("regex", g.group_id)):
+        return
+    if g.regex_topics and g.regex_refreshed_ms is not None \
+            and c.now <= g.regex_refreshed_ms + REFRESH_MIN_INTERVAL_MS:
+        return
+    if brought_new or len(g.regex_topics) != len(g.regex_counts) \
+            or any(rx not in g.regex_topics for rx in g.regex_counts):
+        schedule_resolution(c, g)
 
 
 def schedule_resolution(c: "GroupCoordinator", g: "ConsumerGroup") -> None:
@@ -45,22 +68,24 @@ def schedule_resolution(c: "GroupCoordinator", g: "ConsumerGroup") -> None:
 
 
 def resolve_pending(c: "GroupCoordinator", g: "ConsumerGroup") -> None:
-    """The resolution result: every regex some member subscribes to and not yet resolved gets its
-    topics; the group epoch is bumped once when a result differs from the empty one it replaces or
-    the subscribed topics' metadata changed (`GroupMetadataManager.handleRegularExpressionsResult`:
-    a regex that matches nothing changes nothing)."""
+    """The resolution result: every regex some member subscribes to gets its topics; the group epoch
+    is bumped once when a result differs from the one it replaces (none: empty) or the subscribed
+    topics' metadata changed (`GroupMetadataManager.handleRegularExpressionsResult`: a regex that
+    matches nothing changes nothing)."""
     for rx in [r for r in g.regex_filters if r not in g.regex_counts]:
         del g.regex_filters[rx]                  # its members left before it was resolved
-    pending = [rx for rx in g.regex_counts if rx not in g.regex_topics]
+    pending = list(g.regex_counts)
     if not pending:
         return
+    g.regex_refreshed_ms = c.now
     changed = False
     for rx in pending:
+        old = g.regex_topics.get(rx, frozenset())
         try:
             g.regex_topics[rx] = resolve(rx, c.topics, g.regex_filters.get(rx))
         except InvalidRegex:                     # validated when it arrived; kept unresolvable
             g.regex_topics[rx] = frozenset()
-        changed = changed or bool(g.regex_topics[rx])
+        changed = changed or g.regex_topics[rx] != old
     g.resolved_cache.clear()
     from .target import bump_epoch, metadata_snapshot
     if changed or (g.metadata_snapshot is not None and metadata_snapshot(c, g) != g.metadata_snapshot):

@@ -30,3 +30,29 @@ def test_refused_static_rejoin_keeps_the_member_that_left(h):
     r = h.cgh(member_id="b", instance="i1")
     assert (r.error_code, r.member_id) == (E.NONE, "b")
     assert h.cg().static_members == {"i1": "b"} and list(h.cg().members) == ["b"]
+
+
+def test_a_regex_brought_within_10s_of_the_last_resolution_waits(h):
+    """GroupMetadataManager.maybeUpdateRegularExpressions: no resolution within 10 s
+    (REGEX_BATCH_REFRESH_MIN_INTERVAL_MS) of the last one; a heartbeat after that resolves every
+    subscribed regex, and only then the new one bumps the epoch (replay regex-refresh-min-interval.json,
+    seed 5145)."""
+    h.cgh(member_id="a", topics=None, regex="fo.*")
+    h.advance(0)
+    g = h.cg()
+    assert g.group_epoch == 2 and g.regex_topics == {"fo.*": frozenset({"foo"})}
+    h.advance(200)
+    r = h.cgh(member_id="b", topics=["bar"], regex="ba.*")
+    assert r.member_epoch == 3                             # its names bumped
+    h.advance(0)
+    assert "ba.*" not in g.regex_topics and g.group_epoch == 3
+    h.advance(9_000)
+    h.cgh(member_id="b", epoch=3, topics=None, rebalance=-1, owned=None)
+    h.advance(0)
+    assert "ba.*" not in g.regex_topics and g.group_epoch == 3
+    h.advance(1_000)                                       # 10.2 s after the first resolution
+    h.cgh(member_id="b", epoch=3, topics=None, rebalance=-1, owned=None)
+    assert g.group_epoch == 3
+    h.advance(0)
+    assert g.regex_topics == {"fo.*": frozenset({"foo"}), "ba.*": frozenset({"bar"})}
+    assert g.group_epoch == 4
