@@ -12,13 +12,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable
 
-from kcodec.generated.join_group import JoinGroupResponse, JoinGroupResponseMember
-from kcodec.generated.sync_group import SyncGroupResponse
+from kcodec.generated.join_group import JoinGroupResponseMember
 
 from . import errors as E
 from .metadata import TopicCatalog
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, ClassicMember
 from .records import GroupMetadataRecord, MemberRecord
+# the answers' shapes per version live in responses.py; join.py, sync.py and consumer/ import them from here
+from .responses import _for_version, join_error, join_response, sync_response  # noqa: F401
 from .timers import Timers
 
 
@@ -83,6 +84,7 @@ class GroupCoordinator:
         self.now = now_ms
         self.groups: dict[str, ClassicGroup] = {}
         self.timers = Timers()
+        self.join_polling: set[str] = set()      # see complete_join
         self.records: list = []
         self.out: list[Respond] = []
         self.offsets = offsets.OffsetStore()
@@ -108,6 +110,7 @@ class GroupCoordinator:
         if now_ms is not None:
             self._advance(now_ms)
         self.handlers[api_key](self, Ctx(token, version, client_id or "", client_host or "", topic_filter), request)
+        self._poll_joins()
         return self._drain()
 
     def end_transaction(self, producer_id: int, committed: bool, now_ms: int | None = None,
@@ -174,6 +177,7 @@ class GroupCoordinator:
                     self.timers.cancel(("hb", gid, mid))
                 self.timers.cancel(("join", gid))
                 self.timers.cancel(("sync", gid))
+                self.join_polling.discard(gid)
             cg = self.consumer_groups.pop(gid, None)
             if cg is not None:                     # KIP-848 group: its members' timers go too
                 from .consumer.membership import cancel_member_timers
@@ -202,7 +206,18 @@ class GroupCoordinator:
                 break
             self.now = max(self.now, nxt)
             self.timers.fire_due(nxt)
+            self._poll_joins()
         self.now = max(self.now, now_ms)
+
+    def _poll_joins(self) -> None:
+        # groups whose join completion the broker retries with a 0 ms timer (complete_join): try once
+        # after each event; complete_join puts a group back while it still cannot complete
+        if self.join_polling:
+            for gid in sorted(self.join_polling):
+                self.join_polling.discard(gid)
+                g = self.groups.get(gid)
+                if g is not None and g.state == PREPARING:
+                    self.complete_join(g)
 
     def _drain(self) -> list[Respond]:
         out, self.out = self.out, []
@@ -318,13 +333,7 @@ class GroupCoordinator:
             grp = self.groups.get(gid)
             if grp is not None and grp.state == PREPARING:
                 self.complete_join(grp)
-        delay = g.rebalance_timeout_ms()
-        if delay <= 0:
-            # rebalance_timeout_ms is not validated (as in Kafka); a wait <= 0 for static members that
-            # never rejoin re-armed itself at the same instant forever (fuzz finding): wait a session
-            # timeout instead
-            delay = max((m.session_timeout_ms for m in g.members.values()), default=0) or 1
-        self.timers.schedule(("join", gid), self.now + delay, fire)
+        self.timers.schedule(("join", gid), self.now + g.rebalance_timeout_ms(), fire)
 
     def maybe_complete_join(self, g: ClassicGroup) -> None:
         """Complete the join early when everyone has joined, except during the initial delay."""
@@ -339,6 +348,7 @@ class GroupCoordinator:
             self.complete_join(g)
 
     def complete_join(self, g: ClassicGroup) -> None:
+        self.join_polling.discard(g.group_id)
         if g.state == DEAD:
             return
         self.timers.cancel(("join", g.group_id))
@@ -348,8 +358,15 @@ class GroupCoordinator:
                 g.remove(m.member_id)
                 self.event("member_removed", g.group_id, member=m.member_id, reason="did not rejoin")
         if not g.maybe_elect_joined_leader() and g.members:
-            # nobody rejoined but static members remain: wait another rebalance timeout
-            self._schedule_join(g)
+            # nobody rejoined but static members remain: GroupMetadataManager.completeClassicGroupJoin
+            # waits another rebalance timeout. With a timeout of 0 (members joined with
+            # rebalanceTimeoutMs <= 0) the broker's timer fires again at once, over and over, so the join
+            # completes right after the first event that lets it (a member rejoins, or the last static
+            # member goes): the group is polled after each request and timer instead (_poll_joins)
+            if g.rebalance_timeout_ms() > 0:
+                self._schedule_join(g)
+            else:
+                self.join_polling.add(g.group_id)
             return
         g.generation_id += 1
         g.protocol_name = g.select_protocol() if g.members else None
@@ -427,32 +444,3 @@ class Ctx:
     # the caller's TOPIC DESCRIBE right, when kshim authorizes (None: every topic); regex
     # subscriptions resolve through it (spec §D.3 step 8)
     topic_filter: Callable[[str], bool] | None = None
-
-
-def _for_version(members: list[JoinGroupResponseMember], version: int) -> list[JoinGroupResponseMember]:
-    if version >= 5:
-        return members
-    return [JoinGroupResponseMember(member_id=m.member_id, metadata=m.metadata) for m in members]
-
-
-def join_response(version: int, error: int, *, generation_id: int = -1, protocol_type: str | None = None,
-                  protocol_name: str | None = None, leader: str = "", member_id: str = "",
-                  members: list | None = None, skip_assignment: bool = False) -> JoinGroupResponse:
-    return JoinGroupResponse(
-        error_code=error, generation_id=generation_id,
-        protocol_type=protocol_type if version >= 7 else None,
-        protocol_name=protocol_name if (protocol_name is not None or version >= 7) else "",
-        leader=leader, skip_assignment=skip_assignment if version >= 9 else False,
-        member_id=member_id, members=members or [])
-
-
-def join_error(version: int, error: int, member_id: str = "") -> JoinGroupResponse:
-    return join_response(version, error, member_id=member_id)
-
-
-def sync_response(version: int, error: int, protocol_type: str | None = None, protocol_name: str | None = None,
-                  assignment: bytes = b"") -> SyncGroupResponse:
-    if version < 5:
-        protocol_type = protocol_name = None
-    return SyncGroupResponse(error_code=error, protocol_type=protocol_type, protocol_name=protocol_name,
-                             assignment=assignment)

@@ -178,7 +178,8 @@ class ClassicGroup:
         return len(self.members) == self.awaiting_join_count and not self.pending_members
 
     def rebalance_timeout_ms(self) -> int:
-        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+        # ClassicGroup.rebalanceTimeoutMs: the largest member's, never below 0 (a member's -1 counts as 0)
+        return max(0, max((m.rebalance_timeout_ms for m in self.members.values()), default=0))
 
     # ------------------------------------------------------------------ protocols
     def candidate_protocols(self) -> set[str]:
