@@ -10,7 +10,7 @@ from kcodec import api
 
 from .generate import DEFAULT_RANGES, TOPICS
 
-API_VERSIONS, METADATA, CREATE_TOPICS, FIND_COORDINATOR = 18, 3, 19, 10
+API_VERSIONS, METADATA, CREATE_TOPICS, FIND_COORDINATOR, DESCRIBE_GROUPS = 18, 3, 19, 10, 15
 TOPIC_ALREADY_EXISTS = 36
 
 
@@ -64,6 +64,7 @@ class Target:
         for t in resp.topics:
             if t.error_code not in (0, TOPIC_ALREADY_EXISTS):
                 raise RuntimeError(f"{self.label}: cannot create topic {t.name}: error {t.error_code}")
+        await self.warm_groups()
         await self.warm_transactions()
         names = {self.topic(t): t for t in TOPICS}
         for _ in range(100):
@@ -90,6 +91,22 @@ class Target:
                 if resp.error_code == 0:
                     break
                 await asyncio.sleep(0.1)
+
+    async def warm_groups(self) -> None:
+        """A fresh broker creates __consumer_offsets on the first FindCoordinator for a group and
+        answers NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS until its partitions are loaded: ask
+        until DescribeGroups of 512 ids (every offsets partition, in all likelihood) answers cleanly."""
+        ids = [f"{self.run_id}-warm-{i}" for i in range(512)]
+        for _ in range(300):
+            found = await call(self.host, self.port, FIND_COORDINATOR, 1,
+                               api.REQUESTS[FIND_COORDINATOR](key=ids[0], key_type=0))
+            if found.error_code == 0:
+                described = await call(found.host, found.port, DESCRIBE_GROUPS, 0,
+                                       api.REQUESTS[DESCRIBE_GROUPS](groups=ids))
+                if all(g.error_code == 0 for g in described.groups):
+                    return
+            await asyncio.sleep(0.1)
+        raise RuntimeError(f"{self.label}: the group coordinators are not ready")
 
     async def coordinator(self, group: str) -> tuple[str, int]:
         found = self._coordinators.get(group)
