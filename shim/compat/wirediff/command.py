@@ -77,7 +77,7 @@ async def _main(args, bootstrap_a: str, bootstrap_b: str) -> int:
     soft = {k: v for k, v in classes.items() if " (message): " in k and k not in known}
     print(f"{len(report.results)} seeds, {report.requests} requests in {report.seconds:.0f} s: "
           f"{len(hard)} difference classes, {len(soft)} error-message classes, {len(known)} known, "
-          f"{len(report.errors())} seeds failed to run")
+          f"{len(report.errors())} seeds failed to run, {len(report.unconfirmed)} classes not confirmed by a rerun")
     for title, group in (("differences", hard), ("error messages", soft), ("known differences", known)):
         if group:
             print(f"\n{title} ({labels[0]} vs {labels[1]}); count, class, seeds:")
@@ -85,13 +85,16 @@ async def _main(args, bootstrap_a: str, bootstrap_b: str) -> int:
                 print(f"  {len(v):4d}  {k}   seeds {','.join(map(str, v[:8]))}{',...' if len(v) > 8 else ''}")
                 if title.startswith("known"):
                     print(f"        reason: {reason(k)}")
+    if report.unconfirmed:
+        print(f"\nseen once, not on a rerun of the seed (timing; not counted): "
+              + "; ".join(f"{k} (seeds {','.join(map(str, v[:4]))})" for k, v in report.unconfirmed.items()))
     for r in report.errors():
         print(f"  seed {r.seed}: {r.error}")
     if args.json:
         args.json.write_text(json.dumps({
             "labels": labels, "bootstraps": [bootstrap_a, bootstrap_b], "seeds": len(report.results),
             "requests": report.requests, "seconds": round(report.seconds, 1), "classes": classes,
-            "errors": {r.seed: r.error for r in report.errors()}}, indent=1))
+            "errors": {r.seed: r.error for r in report.errors()}, "unconfirmed": report.unconfirmed}, indent=1))
     if args.minimize and classes:
         args.minimize.mkdir(parents=True, exist_ok=True)
         todo = hard if args.ignore_messages else {**hard, **soft}

@@ -29,6 +29,7 @@ class SeedResult:
 class RunReport:
     results: list[SeedResult] = field(default_factory=list)
     seconds: float = 0.0
+    unconfirmed: dict[str, list[int]] = field(default_factory=dict)   # seen once, not on the rerun
 
     @property
     def requests(self) -> int:
@@ -71,7 +72,27 @@ async def run_one(sc: Scenario, a: Target, b: Target) -> SeedResult:
     return SeedResult(sc.seed, n, compare(sides))
 
 
-async def run_seeds(seeds, a: Target, b: Target, concurrency: int = 6, progress=None) -> RunReport:
+async def confirm(report: RunReport, a: Target, b: Target, ranges: dict, concurrency: int) -> None:
+    """Run every seed that showed a difference once more (fresh groups): a class that does not show
+    again is a timing the tester does not control (two targets under load), kept apart in
+    `unconfirmed`, not counted as a difference."""
+    sem = asyncio.Semaphore(concurrency)
+
+    async def again(res: SeedResult):
+        async with sem:
+            second = await run_one(generate(res.seed, ranges), a, b)
+        kinds = second.classes()
+        for d in res.diffs:
+            if d.kind not in kinds:
+                report.unconfirmed.setdefault(d.kind, [])
+                if res.seed not in report.unconfirmed[d.kind]:
+                    report.unconfirmed[d.kind].append(res.seed)
+        res.diffs = [d for d in res.diffs if d.kind in kinds]
+    await asyncio.gather(*(again(r) for r in report.results if r.diffs))
+
+
+async def run_seeds(seeds, a: Target, b: Target, concurrency: int = 6, progress=None,
+                    confirm_differences: bool = True) -> RunReport:
     report = RunReport()
     ranges = ranges_of(a, b)
     sem = asyncio.Semaphore(concurrency)
@@ -84,6 +105,8 @@ async def run_seeds(seeds, a: Target, b: Target, concurrency: int = 6, progress=
             if progress:
                 progress(res, len(report.results))
     await asyncio.gather(*(one(s) for s in seeds))
+    if confirm_differences:
+        await confirm(report, a, b, ranges, concurrency)
     report.results.sort(key=lambda r: r.seed)
     report.seconds = time.monotonic() - start
     return report
