@@ -2,10 +2,8 @@
 reconciliation §D.4 (reconcile.py), timers §D.5 and fencing §D.7 (membership.py).
 
 A heartbeat with epoch 0 on a non-empty classic group upgrades it when the migration policy allows
-(§D.9, migration.py), else answers GROUP_ID_NOT_FOUND. Difference from the broker: regular
-expressions are resolved synchronously against kshim's topic catalog (the broker resolves them
-asynchronously and bumps the epoch when the result arrives; both end one epoch later with the same
-topics).
+(§D.9, migration.py), else answers GROUP_ID_NOT_FOUND. Regular expressions: regex.py (resolved
+after the heartbeat, not within 10 s of the group's last resolution; the result bumps the epoch).
 """
 
 from __future__ import annotations
