@@ -382,7 +382,7 @@ class GroupCoordinator:
                    leader=g.leader_id, protocol=g.protocol_name)
         leader_members = [JoinGroupResponseMember(member_id=m.member_id, group_instance_id=m.instance_id,
                                                   metadata=m.metadata(g.protocol_name))
-                          for m in g.members.values()]
+                          for m in g.member_order()]
         for m in g.members.values():
             parked = m.awaiting_join
             if parked is not None:

@@ -97,6 +97,9 @@ class ClassicGroup:
     # topics the members subscribed to as of the last generation (None: unknown), set with the
     # generation as ClassicGroup.initNextGeneration does; OffsetDelete and offset expiry read it
     subscribed: frozenset[str] | None = None
+    # capacity of the broker's `members` HashMap (ClassicGroup): it doubles when more than 3/4 full
+    # and never shrinks; with it, member_order() gives that map's iteration order
+    member_table: int = 16
 
     # ------------------------------------------------------------------ state
     def transition(self, to: str, now_ms: int) -> None:
@@ -113,6 +116,8 @@ class ClassicGroup:
         if not self.members:
             self.protocol_type = m.protocol_type
         self.members[m.member_id] = m
+        while len(self.members) > self.member_table * 0.75:
+            self.member_table *= 2
         self._count_protocols(m, 1)
         if m.instance_id is not None:
             self.static_members[m.instance_id] = m.member_id
@@ -132,8 +137,21 @@ class ClassicGroup:
             self.awaiting_join_count -= 1
         self.pending_sync.discard(member_id)
         if self.leader_id == member_id:
-            self.leader_id = next(iter(self.members), None)
+            # ClassicGroup.remove: the new leader is the first member the HashMap iterates
+            self.leader_id = next((x.member_id for x in self.member_order()), None)
         return m
+
+    def member_order(self) -> list[ClassicMember]:
+        """The members in the iteration order of the broker's `HashMap<String, ClassicGroupMember>`:
+        by bucket (String.hashCode spread over the table), then by insertion within a bucket (a
+        replaced static member is re-inserted). Leader elections, the leader's JoinGroup member list
+        and DescribeGroups follow it. Not reproduced: tree bins (8+ ids in one bucket)."""
+        mask = self.member_table - 1
+
+        def bucket(m: ClassicMember) -> int:
+            h = java_string_hash(m.member_id)
+            return (h ^ (h >> 16)) & mask
+        return sorted(self.members.values(), key=bucket)
 
     def set_protocols(self, m: ClassicMember, protocols: list[tuple[str, bytes]]) -> None:
         if m.member_id in self.members:
@@ -202,7 +220,7 @@ class ClassicGroup:
         Ties go as in Kafka: the first entry of a Java HashMap<String,Integer> in iteration order."""
         cands = self.candidate_protocols()
         votes: dict[str, int] = {}
-        for m in self.members.values():
+        for m in self.member_order():
             v = m.vote(cands)
             votes[v] = votes.get(v, 0) + 1
         best = max(votes.values())
@@ -213,9 +231,9 @@ class ClassicGroup:
         if self.leader_id is not None and self.leader_id in self.members \
                 and self.members[self.leader_id].awaiting_join is not None:
             return True
-        for mid, m in self.members.items():
+        for m in self.member_order():      # ClassicGroup.maybeElectNewJoinedLeader: HashMap order
             if m.awaiting_join is not None:
-                self.leader_id = mid
+                self.leader_id = m.member_id
                 return True
         return False
 

@@ -159,7 +159,7 @@ def _replace_static_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, 
             if v >= 9:
                 members = [JoinGroupResponseMember(member_id=x.member_id, group_instance_id=x.instance_id,
                                                    metadata=x.metadata(g.protocol_name))
-                           for x in g.members.values()] if is_leader else []
+                           for x in g.member_order()] if is_leader else []
                 c.respond(ctx.token, join_response(
                     v, E.NONE, generation_id=g.generation_id, protocol_type=g.protocol_type,
                     protocol_name=g.protocol_name, leader=g.leader_id or "", member_id=new_id,
@@ -209,7 +209,7 @@ def _join_existing_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, m
             is_leader = g.leader_id == member_id
             members = [JoinGroupResponseMember(member_id=x.member_id, group_instance_id=x.instance_id,
                                                metadata=x.metadata(g.protocol_name))
-                       for x in g.members.values()] if is_leader else []
+                       for x in g.member_order()] if is_leader else []
             c.respond(ctx.token, join_response(
                 v, E.NONE, generation_id=g.generation_id, protocol_type=g.protocol_type,
                 protocol_name=g.protocol_name, leader=g.leader_id or "", member_id=member_id,

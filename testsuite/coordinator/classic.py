@@ -39,6 +39,19 @@ def subscription(*topics: str, version: int = 1) -> bytes:
     return struct.pack(">h", version) + ConsumerProtocolSubscription(topics=list(topics)).encode(version)
 
 
+def java_member_order(member_ids: list[str], table: int = 16) -> list[str]:
+    """The iteration order of a java.util.HashMap of these member ids (inserted in this order) with
+    `table` buckets: by String.hashCode spread, then insertion. The broker keeps a classic group's
+    members in such a map."""
+    def bucket(mid: str) -> int:
+        h = 0
+        b = mid.encode("utf-16-be")
+        for i in range(0, len(b), 2):
+            h = (31 * h + int.from_bytes(b[i:i + 2], "big")) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (table - 1)
+    return sorted(member_ids, key=bucket)
+
+
 class Harness:
     def __init__(self, topics: dict[str, int] | None = None, **config):
         self._uuids = itertools.count(1)

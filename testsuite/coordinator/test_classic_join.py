@@ -6,7 +6,7 @@ import pytest
 from shim.coordinator import errors as E
 from shim.coordinator.records import GroupMetadataRecord
 
-from .classic import DELAY, PROTOS, REBALANCE, Harness
+from .classic import DELAY, PROTOS, REBALANCE, Harness, java_member_order
 
 
 # ---------------------------------------------------------------- pre-checks (§A.1)
@@ -194,7 +194,7 @@ def test_initial_delay_rearmed_when_a_member_joined_and_never_completes_early():
     ja, jb = h.answered(ta), h.answered(tb)
     assert ja.generation_id == jb.generation_id == 1
     assert ja.leader == jb.leader == a                    # leader = first member
-    assert [m.member_id for m in ja.members] == [a, b] and jb.members == []
+    assert [m.member_id for m in ja.members] == java_member_order([a, b]) and jb.members == []
 
 
 def test_initial_delay_extensions_stop_at_the_rebalance_timeout():
@@ -222,7 +222,7 @@ def test_protocol_chosen_by_vote():
     h.advance(2 * DELAY)
     leader = h.answered(ta)
     assert leader.protocol_name == "roundrobin"
-    assert [m.metadata for m in leader.members] == [b"meta-rr", b"rr", b"rr"]
+    assert sorted(m.metadata for m in leader.members) == [b"meta-rr", b"rr", b"rr"]
     assert h.answered(tb).protocol_name == "roundrobin"
 
 
@@ -232,7 +232,7 @@ def test_vote_only_among_protocols_every_member_supports():
     h.join_dynamic("g", protocols=(("sticky", b"s2"),))
     h.advance(2 * DELAY)
     assert h.answered(ta).protocol_name == "sticky"
-    assert [m.metadata for m in h.answered(ta).members] == [b"s1", b"s2"]
+    assert sorted(m.metadata for m in h.answered(ta).members) == [b"s1", b"s2"]
 
 
 @pytest.mark.parametrize("ptype,protocols", [("", PROTOS), ("consumer", ())])
@@ -307,7 +307,7 @@ def test_rejoin_in_completing_rebalance_with_same_protocols_gets_current_generat
     again_b = h.answered(h.join("g", b))
     assert (again_b.generation_id, again_b.leader, again_b.members) == (1, a, [])
     again_a = h.answered(h.join("g", a))
-    assert [m.member_id for m in again_a.members] == [a, b]
+    assert [m.member_id for m in again_a.members] == java_member_order([a, b])
     assert h.group("g").state == "CompletingRebalance"
 
 
@@ -340,7 +340,7 @@ def test_dynamic_members_not_rejoined_are_removed_and_generation_increments():
     h.advance_to(t0 + REBALANCE)
     body = h.answered(ta)
     assert body.generation_id == gen + 1
-    assert [m.member_id for m in body.members] == [a, b]
+    assert [m.member_id for m in body.members] == java_member_order([a, b])
     assert set(h.group("g").members) == {a, b}
     assert h.answered(h.join("g", c)).error_code == E.UNKNOWN_MEMBER_ID
 
@@ -353,7 +353,11 @@ def test_leader_moves_to_a_rejoined_member_when_the_leader_did_not_rejoin():
     assert h.answer(tc) is None and h.answer(tb) is None
     h.advance(REBALANCE)
     jb = h.answered(tb)
-    assert jb.leader == b and jb.generation_id == gen + 1 and len(jb.members) == 2
+    # the old leader a (dynamic, not rejoined) is removed: ClassicGroup.remove makes the first member
+    # of the HashMap the leader, and it has rejoined
+    new_leader = java_member_order([b, c])[0]
+    assert jb.leader == new_leader and jb.generation_id == gen + 1
+    assert len((h.answered(tc) if new_leader == c else jb).members) == 2
 
 
 def test_group_max_size():
