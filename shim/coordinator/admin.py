@@ -1,4 +1,5 @@
-"""DescribeGroups v0-6, ListGroups v0-5, DeleteGroups v0-2 (spec §B.4-B.6)."""
+"""DescribeGroups v0-6, ListGroups v0-5, DeleteGroups v0-2 (GroupMetadataManager,
+GroupCoordinatorService)."""
 
 from __future__ import annotations
 

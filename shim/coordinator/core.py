@@ -1,4 +1,5 @@
-"""The group coordinator: dispatch, timers and the classic rebalance mechanics (spec §A.4).
+"""The group coordinator: dispatch, timers and the classic rebalance mechanics (GroupMetadataManager's
+prepareRebalance / completeClassicGroupJoin / expirePendingSync).
 
 Sans-IO: `handle(api_key, version, request, token, ...)` and `tick(now_ms)` return the responses
 that are ready (`Respond(token, body)`), possibly for requests parked earlier; `records` is the
@@ -442,5 +443,5 @@ class Ctx:
     client_id: str
     client_host: str
     # the caller's TOPIC DESCRIBE right, when kshim authorizes (None: every topic); regex
-    # subscriptions resolve through it (spec §D.3 step 8)
+    # subscriptions resolve through it, as the broker filters a regex's topics by the member's rights
     topic_filter: Callable[[str], bool] | None = None

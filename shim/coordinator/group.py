@@ -1,6 +1,6 @@
 """Classic group and member state (Kafka's ClassicGroup / ClassicGroupMember, in our words).
 
-Behaviour follows shared/spec/coordinator-behavior.md §A: states Empty, PreparingRebalance,
+As Kafka's ClassicGroup: states Empty, PreparingRebalance,
 CompletingRebalance, Stable, Dead; a generation counter; a leader; the protocol chosen by vote;
 static members mapped by group.instance.id; pending members (KIP-394 MEMBER_ID_REQUIRED).
 """

@@ -1,4 +1,4 @@
-"""JoinGroup v0-9, as Apache Kafka 4.3 answers it (spec §A.1-A.3).
+"""JoinGroup v0-9, as Apache Kafka 4.3 answers it (GroupMetadataManager.classicGroupJoin).
 
 New dynamic members at v4+ get MEMBER_ID_REQUIRED with their id and must rejoin (KIP-394); static
 members (group.instance.id, v5+) join at once, and a known instance id replaces its old member id

@@ -1,6 +1,6 @@
-"""LeaveGroup v0-5 (spec §B.3): v0-2 carry one member id; v3+ a batch of members identified by
-member id and/or group.instance.id (KIP-345 admin removal uses member id "" + instance id), with
-per-member errors. KIP-800 leave reasons (v5+) are reported as events."""
+"""LeaveGroup v0-5 (GroupMetadataManager.classicGroupLeave): v0-2 carry one member id; v3+ a batch of
+members identified by member id and/or group.instance.id (KIP-345 admin removal uses member id "" +
+instance id), with per-member errors. KIP-800 leave reasons (v5+) are reported as events."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""SyncGroup v0-5 and Heartbeat v0-4 for classic groups (spec §B.1, §B.2).
+"""SyncGroup v0-5 and Heartbeat v0-4 for classic groups (GroupMetadataManager.classicGroupSync,
+classicGroupHeartbeat).
 
 SyncGroup parks followers until the leader's assignment arrives; the leader's SyncGroup records the
 assignment (one group record), answers every parked member and makes the group Stable. In Stable a
@@ -24,7 +25,7 @@ def handle_sync(c: GroupCoordinator, ctx: Ctx, req) -> None:
         c.respond(ctx.token, sync_response(v, err))
 
     if v >= 5 and (req.protocol_type is None or req.protocol_name is None):
-        return fail(E.INCONSISTENT_GROUP_PROTOCOL)   # mandatory from v5 (KafkaApis, spec §0)
+        return fail(E.INCONSISTENT_GROUP_PROTOCOL)   # mandatory from v5 (KafkaApis)
     if not req.group_id:
         return fail(E.INVALID_GROUP_ID)
     g = c.groups.get(req.group_id)
