@@ -77,7 +77,7 @@ async def _main(args, bootstrap_a: str, bootstrap_b: str) -> int:
     soft = {k: v for k, v in classes.items() if " (message): " in k and k not in known}
     print(f"{len(report.results)} seeds, {report.requests} requests in {report.seconds:.0f} s: "
           f"{len(hard)} difference classes, {len(soft)} error-message classes, {len(known)} known, "
-          f"{len(report.errors())} seeds failed to run, {len(report.unconfirmed)} classes not confirmed by a rerun")
+          f"{len(report.errors())} seeds failed to run, {len(report.unconfirmed)} classes set aside (not confirmed, or the broker's own)")
     for title, group in (("differences", hard), ("error messages", soft), ("known differences", known)):
         if group:
             print(f"\n{title} ({labels[0]} vs {labels[1]}); count, class, seeds:")
@@ -86,7 +86,7 @@ async def _main(args, bootstrap_a: str, bootstrap_b: str) -> int:
                 if title.startswith("known"):
                     print(f"        reason: {reason(k)}")
     if report.unconfirmed:
-        print(f"\nseen once, not on a rerun of the seed (timing; not counted): "
+        print(f"\nnot shown again by a rerun of the seed, or shown by the broker against itself (not counted): "
               + "; ".join(f"{k} (seeds {','.join(map(str, v[:4]))})" for k, v in report.unconfirmed.items()))
     for r in report.errors():
         print(f"  seed {r.seed}: {r.error}")
