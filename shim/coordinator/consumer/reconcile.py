@@ -60,9 +60,10 @@ def _drop_unsubscribed(m: ConsumerMember, subscribed_ids: set, reported: dict | 
     pending = dict(m.pending_revocation)
     for t, ps in drop.items():        # each keeps its assignment epoch (updateCurrentAssignment)
         pending[t] = {**pending.get(t, {}), **ps}
+    # updateMemberEpoch(memberEpoch) in both branches: the previous epoch becomes the current one
     if _reports_any(reported, pending):
-        return m.member_epoch, m.previous_member_epoch, UNREVOKED, keep, pending
-    return m.member_epoch, m.previous_member_epoch, STABLE, keep, {}
+        return m.member_epoch, m.member_epoch, UNREVOKED, keep, pending
+    return m.member_epoch, m.member_epoch, STABLE, keep, {}
 
 
 def compute_next(m: ConsumerMember, target_epoch: int, target: dict, reported: dict | None, owners: dict):
@@ -99,9 +100,11 @@ def compute_next(m: ConsumerMember, target_epoch: int, target: dict, reported: d
             new = list(ps) if have is None else [p for p in ps if p not in have]
         if new:
             add[t] = new
+    # Every outcome goes through ConsumerGroupMember.Builder.updateMemberEpoch, which makes the
+    # current epoch the previous one, even when the epoch stays the same
     if revoke and _reports_any(reported, revoke):
-        return m.member_epoch, m.previous_member_epoch, UNREVOKED, keep, revoke
-    prev = m.member_epoch if m.member_epoch != target_epoch else m.previous_member_epoch
+        return m.member_epoch, m.member_epoch, UNREVOKED, keep, revoke
+    prev = m.member_epoch
     for t, ps in add.items():
         k = keep.get(t)
         if k is None:
