@@ -30,7 +30,7 @@ def describe_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
             out.append(DescribedGroup(error_code=E.INVALID_GROUP_ID, group_id="", group_state="",
                                       protocol_type="", protocol_data="", members=[]))
             continue
-        g = c.groups.get(gid)
+        g = None if c.uncommitted.hidden(c, gid) else c.groups.get(gid)   # a read: the committed state
         if g is None or g.state == DEAD:
             # GroupMetadataManager.classicGroup(groupId, committedOffset): its message names a group of the
             # other type
@@ -60,7 +60,7 @@ def list_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
     types = {t.lower() for t in (req.types_filter or [])} if v >= 5 else set()
     out = []
     for gid, g in c.groups.items():
-        if g.state == DEAD:
+        if g.state == DEAD or c.uncommitted.hidden(c, gid):
             continue
         if states and g.state.lower() not in states:
             continue

@@ -19,6 +19,7 @@ from . import errors as E
 from .metadata import TopicCatalog
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, ClassicMember
 from .records import GroupMetadataRecord, MemberRecord
+from .uncommitted import Uncommitted
 # the answers' shapes per version live in responses.py; join.py, sync.py and consumer/ import them from here
 from .responses import _for_version, join_error, join_response, sync_response  # noqa: F401
 from .timers import Timers
@@ -90,6 +91,7 @@ class GroupCoordinator:
         self.out: list[Respond] = []
         self.offsets = offsets.OffsetStore()
         self.txns = txn_offsets.PendingTxns()     # pending transactional offsets
+        self.uncommitted = Uncommitted()         # groups not yet visible to reads: uncommitted.py
         self._uuid = new_uuid or (lambda: str(uuid.uuid4()))
         # live metadata of the upstream cluster (names, ids, partition counts): metadata.py
         self.topics = topics if isinstance(topics, TopicCatalog) else TopicCatalog(topics)
@@ -221,6 +223,7 @@ class GroupCoordinator:
                     self.complete_join(g)
 
     def _drain(self) -> list[Respond]:
+        self.uncommitted.settle(self)
         out, self.out = self.out, []
         return out
 

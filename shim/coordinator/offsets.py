@@ -115,12 +115,13 @@ def _validate_commit(c: GroupCoordinator, ctx: Ctx, req, checked) -> int:
     if g is None:
         if gen < 0:
             max_md = c.cfg.offset_metadata_max_bytes
-            if not any(e is None and not metadata_too_large(p.committed_metadata, max_md)
-                       for _, _, parts in checked for p, e in parts):
-                return E.NONE          # nothing to store: the broker writes no record, so no group appears
             g = ClassicGroup(req.group_id, state_timestamp_ms=c.now)
             c.groups[req.group_id] = g
-            c.write_group(g)
+            if any(e is None and not metadata_too_large(p.committed_metadata, max_md)
+                   for _, _, parts in checked for p, e in parts):
+                c.write_group(g)
+            else:              # nothing to store: no record, the group exists for writes only (uncommitted.py)
+                c.uncommitted.add(c, g)
             return E.NONE
         return E.GROUP_ID_NOT_FOUND if v >= 9 else E.ILLEGAL_GENERATION
     if g.state == DEAD:
@@ -194,7 +195,8 @@ def _fetch_group(c: GroupCoordinator, group_id: str, topics, require_stable: boo
     `topics`: None (all) or [(name | None when the requested id is unknown, partitions, expected id)]."""
     if group_id is None:
         return [], E.INVALID_GROUP_ID
-    g = c.groups.get(group_id) or c.consumer_groups.get(group_id)
+    g = c.consumer_groups.get(group_id) if c.uncommitted.hidden(c, group_id) else (
+        c.groups.get(group_id) or c.consumer_groups.get(group_id))     # a read: the committed state
     stored = c.offsets.get(group_id) if g is not None and g.state != DEAD else {}
     unstable = c.txns.partitions(group_id) if require_stable and g is not None else ()
     if topics is None:

@@ -46,8 +46,8 @@ def consumer_group_describe(c: "GroupCoordinator", ctx: "Ctx", req) -> None:
             continue
         g = c.consumer_groups.get(gid)
         if g is None:
-            msg = (f"Group {gid} is not a consumer group." if gid in c.groups
-                   else f"Group {gid} not found.")
+            msg = (f"Group {gid} is not a consumer group."
+                   if gid in c.groups and not c.uncommitted.hidden(c, gid) else f"Group {gid} not found.")
             out.append(DescribedGroup(error_code=E.GROUP_ID_NOT_FOUND, error_message=msg, group_id=gid,
                                       group_state="", assignor_name="", members=[],
                                       authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
