@@ -387,7 +387,7 @@ class GroupCoordinator:
         leader_members = [JoinGroupResponseMember(member_id=m.member_id, group_instance_id=m.instance_id,
                                                   metadata=m.metadata(g.protocol_name))
                           for m in g.member_order()]
-        for m in g.members.values():
+        for m in g.member_order():      # completeClassicGroupJoin: allMembers(), the broker's HashMap order
             parked = m.awaiting_join
             if parked is not None:
                 is_leader = m.member_id == g.leader_id
