@@ -224,12 +224,13 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
             g.topics_version = -1
     refresh_group_metadata(c, g)
     old_names = set(m.subscribed_topic_names)
+    resolved_before = bool(g.regex_topics)
     changed, sub_changed = _update_member(g, m, req, ctx, v)
     # §D.3.8: a switch to a regex not resolved yet bumps when its resolution arrives, not now
     bump = sub_changed and (set(m.subscribed_topic_names) != old_names or m.subscribed_topic_regex is None
                             or m.subscribed_topic_regex in g.regex_topics)
     member_updated(c, g, m, changed=changed, new=new, replaced=replaced is not None, sub_changed=bump)
-    maybe_refresh(c, g, brought_new)
+    maybe_refresh(c, g, brought_new, resolved_before)
 
     # -- §D.4 reconciliation of this member
     old_assigned = m.assigned

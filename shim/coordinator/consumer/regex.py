@@ -40,12 +40,15 @@ def resolve(pattern: str, names, allowed: Callable[[str], bool] | None = None) -
     return matched if allowed is None else frozenset(n for n in matched if allowed(n))
 
 
-def maybe_refresh(c: "GroupCoordinator", g: "ConsumerGroup", brought_new: bool) -> None:
+def maybe_refresh(c: "GroupCoordinator", g: "ConsumerGroup", brought_new: bool, resolved_before: bool) -> None:
     """After a heartbeat's subscription update (`brought_new`: it brought a regex new to the group):
-    GroupMetadataManager.maybeUpdateRegularExpressions' conditions for a resolution."""
+    GroupMetadataManager.maybeUpdateRegularExpressions' conditions for a resolution. The 10 s check
+    sees the resolved regexes as they were before this heartbeat (`resolved_before`): the tombstone of
+    a regex its last member just left is only replayed after the handler returns, so it still counts
+    as the last resolution (ConsumerGroup.lastResolvedRegularExpressionRefreshTimeMs)."""
     if not g.regex_counts or c.timers.active(("regex", g.group_id)):
         return
-    if g.regex_topics and g.regex_refreshed_ms is not None \
+    if resolved_before and g.regex_refreshed_ms is not None \
             and c.now <= g.regex_refreshed_ms + REFRESH_MIN_INTERVAL_MS:
         return
     if brought_new or len(g.regex_topics) != len(g.regex_counts) \

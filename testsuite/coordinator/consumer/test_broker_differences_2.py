@@ -30,3 +30,26 @@ def test_subscription_shrink_makes_the_current_epoch_the_previous_one(h):
     r = h.cgh(member_id="a", epoch=2, topics=None, rebalance=-1, owned={})
     assert r.error_code == K.FENCED_MEMBER_EPOCH
     assert r.error_message.startswith("The consumer group member has a smaller member epoch (2)")
+
+
+def test_a_regex_replacing_the_last_resolved_one_waits_for_the_next_heartbeat(h):
+    """GroupMetadataManager.maybeUpdateRegularExpressions: a member switching from the group's only
+    resolved regex to a new one within 10 s of its resolution gets no resolution from that heartbeat
+    (the old regex's tombstone is replayed after it); its next heartbeat finds no resolved regex and
+    starts one (replay cg-regex-switch-waits.json, seed 6092)."""
+    h.cgh(member_id="a", topics=["foo"], regex="fo.*")
+    h.advance(0)
+    g = h.cg()
+    assert g.regex_topics == {"fo.*": frozenset({"foo"})}
+    h.advance(200)
+    e = g.members["a"].member_epoch
+    r = h.cgh(member_id="a", epoch=e, topics=[], regex="ba.*", rebalance=-1, owned=None)
+    assert r.error_code == 0
+    h.advance(0)
+    assert g.regex_topics == {}
+    ge = g.group_epoch
+    h.advance(3_000)
+    r = h.cgh(member_id="a", epoch=r.member_epoch, topics=None, rebalance=-1, owned=None)
+    assert r.error_code == 0 and g.group_epoch == ge
+    h.advance(0)
+    assert g.regex_topics == {"ba.*": frozenset({"bar"})} and g.group_epoch == ge + 1
