@@ -54,6 +54,12 @@ def _join(c, ctx, req, classic) -> None:
     if not g.members:
         if not c.cfg.min_session_timeout_ms <= req.session_timeout_ms <= c.cfg.max_session_timeout_ms:
             return classic(c, ctx, req)      # refused by GroupCoordinatorService.joinGroup: the group stays
+        if req.member_id:
+            # GroupMetadataManager.classicGroupJoinToClassicGroup: a known member id finds no classic
+            # group after the conversion (GroupIdNotFoundException -> UNKNOWN_MEMBER_ID) and the result
+            # has no records, so the conversion is not kept: the empty consumer group stays
+            from ..responses import join_error
+            return c.respond(ctx.token, join_error(ctx.version, E.UNKNOWN_MEMBER_ID, req.member_id))
         delete_group(c, req.group_id)        # an empty consumer group becomes classic (§D.9)
         c.event("group_converted", req.group_id, to="classic")
         return classic(c, ctx, req)

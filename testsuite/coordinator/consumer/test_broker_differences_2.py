@@ -53,3 +53,20 @@ def test_a_regex_replacing_the_last_resolved_one_waits_for_the_next_heartbeat(h)
     assert r.error_code == 0 and g.group_epoch == ge
     h.advance(0)
     assert g.regex_topics == {"ba.*": frozenset({"bar"})} and g.group_epoch == ge + 1
+
+
+def test_join_with_a_member_id_leaves_an_empty_consumer_group_as_it_was(h):
+    """GroupMetadataManager.classicGroupJoinToClassicGroup: a JoinGroup with a member id finds no classic
+    group once the empty consumer group is converted, answers UNKNOWN_MEMBER_ID with no records, so the
+    consumer group stays, as ConsumerGroupDescribe shows (replay cg-survives-join-with-member-id.json,
+    seed 6160)."""
+    from shim.coordinator import errors as E
+    r = h.cgh(member_id="a")
+    h.cgh(member_id="a", epoch=-1, topics=None, rebalance=-1, owned=None)
+    g = h.cg()
+    assert not g.members
+    r = h.answered(h.join("g", "old-member", v=3))
+    assert (r.error_code, r.member_id, r.generation_id) == (E.UNKNOWN_MEMBER_ID, "old-member", -1)
+    assert h.cg() is g and h.group("g") is None
+    d = h.describe_cg("g").groups[0]
+    assert (d.error_code, d.group_state, d.group_epoch) == (0, "Empty", g.group_epoch)
