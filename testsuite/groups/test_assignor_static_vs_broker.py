@@ -47,6 +47,19 @@ def _cgh(boot, group, member, epoch=0, names=None, regex=None, assignor=None, in
         client_id)
 
 
+def _coordinator_sees(boot: str, topics: list[str], timeout: float = 20.0) -> None:
+    """Wait until the broker's group coordinator assigns partitions of every topic (it learns of a
+    topic a moment after the topic is created; a group that subscribes before gets one epoch more)."""
+    probe, member = f"probe-{topics[0]}", "probe-member-000000"
+    r = _cgh(boot, probe, member, names=topics)
+    deadline = time.monotonic() + timeout
+    while len((r.assignment.topic_partitions if r.assignment else [])) < len(topics):
+        assert time.monotonic() < deadline, f"the broker never assigned {topics}"
+        time.sleep(0.3)
+        r = _cgh(boot, probe, member, epoch=r.member_epoch)
+    _cgh(boot, probe, member, epoch=-1)
+
+
 def _cgd(boot, group, version=1):
     (g,) = _call(boot, 69, version, ConsumerGroupDescribeRequest(group_ids=[group])).groups
     return g
@@ -74,6 +87,7 @@ def _assignor_tie(boot, group, topics, first, second, trigger):
 @pytest.mark.parametrize("first, second, trigger", [("range", "uniform", "a"), ("range", "uniform", "b")])
 def test_server_assignor_tie(kafka, kshim, names, new_topic, first, second, trigger):
     topics = [new_topic(1), new_topic(1)]
+    _coordinator_sees(kafka.bootstrap, topics)
     got = {where: _assignor_tie(boot, names.group(), topics, first, second, trigger)
            for where, boot in (("broker", kafka.bootstrap), ("kshim", kshim.bootstrap))}
     assert got["kshim"] == got["broker"]
@@ -94,6 +108,7 @@ def _regex_nothing(boot, group, topic):
 
 def test_regex_matching_nothing(kafka, kshim, names, new_topic):
     topic = new_topic(1)
+    _coordinator_sees(kafka.bootstrap, [topic])
     got = {where: _regex_nothing(boot, names.group(), topic)
            for where, boot in (("broker", kafka.bootstrap), ("kshim", kshim.bootstrap))}
     assert got["kshim"] == got["broker"] == [(1, 1, "Stable", 1, 1), (2, 2, "Stable", 2, 2)]
