@@ -216,3 +216,11 @@ def test_java_hash_set_order_of_topic_names_is_the_brokers():
     # "Aa" and "BB" share String.hashCode (2112): one bucket, insertion order kept; duplicates dropped
     assert java_hash_set_order(["BB", "Aa", "BB"]) == ["BB", "Aa"]
     assert java_hash_set_order(["Aa", "BB"]) == ["Aa", "BB"]
+
+
+def test_java_int_set_order_wraps_at_the_table_size():
+    """HashSet<Integer> iterates by bucket (Integer.hashCode is the value): ascending below the
+    table size (16 for a few partitions), 17 before 3 in a 16-bucket table."""
+    from shim.coordinator.assignors.javaorder import java_int_set_order
+    assert java_int_set_order([2, 0, 1]) == [0, 1, 2]
+    assert java_int_set_order([3, 17]) == [17, 3]

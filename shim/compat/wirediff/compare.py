@@ -19,7 +19,7 @@ DROP = {"throttleTimeMs"}
 COORDINATOR_FIELDS = {"nodeId", "host", "port"}
 MEMBER_FIELDS = {"memberId", "leader"}
 GROUP_FIELDS = {"groupId", "groupsNames"}
-TOPIC_FIELDS = {"name", "topic"}
+TOPIC_FIELDS = {"name", "topic", "topicName"}
 
 
 @dataclass

@@ -97,3 +97,11 @@ def java_hash_set_order(strings: Iterable[str]) -> list[str]:
         h = java_string_hash(k)
         return (h ^ (h >> 16)) & (size - 1)
     return [k for _, k in sorted(enumerate(unique), key=lambda ik: (bucket(ik[1]), ik[0]))]
+
+
+def java_int_set_order(values: Iterable[int]) -> list[int]:
+    """Iteration order of `new HashSet<>(c)` of non-negative Integers (Integer.hashCode is the value):
+    by bucket, then insertion (ascending) order. Below the table size this is ascending order."""
+    ordered = sorted(set(values))
+    size = _table_size(max(int(len(ordered) / 0.75) + 1, 16))
+    return sorted(ordered, key=lambda v: (v ^ (v >> 16)) & (size - 1))

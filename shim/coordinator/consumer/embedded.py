@@ -51,24 +51,28 @@ def assignment(data: bytes) -> ConsumerProtocolAssignment:
 
 
 def serialize_assignment(partitions: dict[str, list[int]], version: int) -> bytes:
-    """{topic name: partitions} as assignment bytes at `version` (clamped as Java clamps it)."""
+    """{topic name: partitions} as assignment bytes at `version` (clamped as Java clamps it), in the
+    given order (`named` gives the broker's)."""
     lo, hi = ConsumerProtocolAssignment.VALID_VERSIONS
     if version < lo:
         raise Malformed(f"unsupported version {version}")
     version = min(version, hi)
     body = ConsumerProtocolAssignment(
-        assigned_partitions=[AssignedTopic(topic=t, partitions=sorted(ps)) for t, ps in sorted(partitions.items())],
+        assigned_partitions=[AssignedTopic(topic=t, partitions=list(ps)) for t, ps in partitions.items()],
         user_data=None).encode(version)
     return _I16.pack(version) + body
 
 
 def named(c, parts: dict) -> dict[str, list[int]]:
-    """{topic id: partitions} -> {topic name: partitions} for the topics the catalog knows."""
+    """{topic id: partitions} -> {topic name: partitions} for the topics the catalog knows, in the
+    order the broker serializes them: Utils.toAssignmentWithoutEpochs puts them in a HashMap<Uuid,
+    HashSet<Integer>>, which Utils.toConsumerProtocolAssignment iterates."""
+    from ..assignors.javaorder import hash_set_order, java_int_set_order
     out = {}
-    for tid, ps in parts.items():
-        info = c.topics.topic(tid)
+    for tid in hash_set_order(parts):
+        info, ps = c.topics.topic(tid), parts[tid]
         if info is not None and ps:
-            out[info.name] = sorted(ps)
+            out[info.name] = java_int_set_order(ps)
     return out
 
 
