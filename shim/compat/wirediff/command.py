@@ -43,7 +43,11 @@ def cmd_wire(args) -> int:
     if not args.bootstrap or not (args.against or args.control):
         print("kshim compat --wire: needs --bootstrap and --against (or --control)", file=sys.stderr)
         return 2
-    return asyncio.run(_main(args, args.bootstrap, args.bootstrap if args.control else args.against))
+    try:
+        return asyncio.run(_main(args, args.bootstrap, args.bootstrap if args.control else args.against))
+    except (OSError, asyncio.TimeoutError, RuntimeError) as e:   # a target down, refusing or not ready
+        print(f"kshim compat --wire: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
 
 
 async def _main(args, bootstrap_a: str, bootstrap_b: str) -> int:
