@@ -14,7 +14,9 @@ from shim.compat.wirediff.known import reason
 from shim.compat.wirediff.runner import load_replay, prepare, run_one, run_seeds
 
 REPLAYS = sorted((Path(__file__).parent / "wire_replays").glob("*.json"))
-SEEDS = range(0, 150)
+# seed 131 is left out: the 2,000-seed control shows the broker differing from itself on it (a classic
+# group's next leader follows the hash order of generated member ids), and CI saw it once through kshim
+SEEDS = [s for s in range(0, 150) if s != 131]
 
 
 def _unexplained(report) -> dict:
