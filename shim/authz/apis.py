@@ -1,5 +1,5 @@
-"""Authorization of the group APIs kshim answers, as the broker's KafkaApis does it (4.3; spec §0,
-B.4-B.7, C.1, C.3, C.4, D.1, D.8), sans-IO.
+"""Authorization of the group APIs kshim answers, as the broker's KafkaApis does it (4.3:
+handleJoinGroupRequest ... handleConsumerGroupDescribe, one check per API), sans-IO.
 
 `gate(authorizer, caller, api_key, version, request, topic_name)` returns a `Verdict`:
 - `answer`: the whole request is refused (or nothing is left for the coordinator): the response body

@@ -8,7 +8,7 @@
   port serves the group APIs; with scale_out, the instance owning the group's state partition:
   shim/state/ownership.py); transaction keys are forwarded to the broker and rewritten.
 - Keeps the topic metadata (names, ids, partition counts) the coordinator checks commits against and
-  re-resolves subscriptions from (kshim's own Metadata requests, periodic and on demand).
+  re-resolves subscriptions from (kshim's own Metadata requests, periodic and on demand: topic_refresh.py).
 - Transactions (TxnOffsetCommit is answered by the coordinator; the transaction coordinator stays
   the broker's): the client's InitProducerId and EndTxn are forwarded as usual but watched
   (`Slot.watch`): a successful EndTxn applies or drops the producer's pending offsets, and the
@@ -37,17 +37,16 @@ from typing import TYPE_CHECKING
 from kcodec import api
 from kcodec.errors import DecodeError
 from kcodec.generated.list_groups import ListGroupsResponse
-from kcodec.generated.metadata import MetadataRequestTopic
 
 from ..coordinator import CoordinatorConfig, GroupCoordinator, Respond
 from ..coordinator.core import VERSIONS
-from ..coordinator.metadata import TopicCatalog, TopicInfo
+from ..coordinator.metadata import TopicCatalog
 from ..coordinator.txn_offsets import txn_commit_refused
 from ..state import find_coordinator
 from .periodic import every
 from . import txn_verify
 from .txn_enlist import COORDINATOR_NOT_AVAILABLE, ENLIST_MIN_VERSION, TxnEnlister
-from .upstream import UpstreamClient
+from .topic_refresh import TopicRefresher
 
 if TYPE_CHECKING:
     from .server import Proxy
@@ -55,12 +54,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kshim.coordinator")
 
-FIND_COORDINATOR, LIST_GROUPS, OFFSET_COMMIT, METADATA, DELETE_GROUPS, OFFSET_DELETE = 10, 16, 8, 3, 42, 47
+FIND_COORDINATOR, LIST_GROUPS, OFFSET_COMMIT, DELETE_GROUPS, OFFSET_DELETE = 10, 16, 8, 42, 47
 TXN_OFFSET_COMMIT, END_TXN, INIT_PRODUCER_ID = 28, 26, 22
-OFFSET_FETCH, UNKNOWN_TOPIC_OR_PARTITION, CONSUMER_GROUP_HEARTBEAT = 9, 3, 68
-COMMITS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT, OFFSET_DELETE)     # checked against topic metadata
-WITH_TOPICS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT, OFFSET_FETCH,   # may name topics kshim has not seen yet
-               CONSUMER_GROUP_HEARTBEAT, OFFSET_DELETE)
+CONSUMER_GROUP_HEARTBEAT = 68
+COMMITS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT)     # failed appends answered per partition
 GROUP_KEY = 0
 _WALL0, _MONO0 = int(time.time() * 1000), time.monotonic()
 
@@ -73,8 +70,8 @@ class GroupService:
                                             on_event=self._on_event)
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
-        self._meta: UpstreamClient | None = None
-        self._meta_lock = asyncio.Lock()
+        self.metadata = TopicRefresher(proxy, self.topics,
+                                       lambda: self._deliver(self.coordinator.metadata_updated(self._now())))
         self.state = None                      # shim.state.log.StateLog when durable
         self.scale = None                      # shim.state.ownership.ScaleOut when scale_out is on
         self._held: collections.deque = collections.deque()   # (append future | None, responses)
@@ -114,7 +111,7 @@ class GroupService:
             await self.authz.start()           # the broker's ACLs, before any client is served
         if cfg.group_metadata_refresh_ms > 0:
             self._refresher = loop.create_task(every(
-                cfg.group_metadata_refresh_ms / 1000.0, self.refresh_all,
+                cfg.group_metadata_refresh_ms / 1000.0, self.metadata.refresh_all,
                 lambda e: log.debug("periodic topic refresh failed: %s", e)))
         if cfg.offsets_retention_check_interval_ms > 0:
             self._cleaner = loop.create_task(self._cleanup_loop(cfg.offsets_retention_check_interval_ms))
@@ -180,7 +177,7 @@ class GroupService:
             return True
         if slot.api_key == LIST_GROUPS and self.scale is not None and self.scale.list_groups(session, slot, req):
             return True                        # answered once the other instances answered
-        if slot.api_key in WITH_TOPICS and self._needs_metadata(slot.api_key, slot.version, req):
+        if self.metadata.needs(self.coordinator, slot.api_key, slot.version, req):
             asyncio.get_running_loop().create_task(self._feed_after_metadata(session, slot, req))
             return True
         self._feed(session, slot, req)
@@ -234,7 +231,7 @@ class GroupService:
     async def _offsets_partitions(self) -> int | None:
         """The partition count of the upstream's __consumer_offsets (GroupCoordinatorService.partitionFor)."""
         if self.topics.partitions(txn_verify.OFFSETS_TOPIC) is None:
-            await self.refresh_topics([txn_verify.OFFSETS_TOPIC])
+            await self.metadata.refresh_topics([txn_verify.OFFSETS_TOPIC])
         return self.topics.partitions(txn_verify.OFFSETS_TOPIC)
 
     def _handle(self, session: "Session", slot: "Slot", req, patch) -> None:
@@ -405,48 +402,9 @@ class GroupService:
             log.warning("cannot read %s v%s response: %s", api.API_KEYS.get(slot.api_key), slot.version, e)
             return None
 
-    # ------------------------------------------------------------------ topic metadata
-    # The broker's coordinator sees the metadata image; kshim keeps `self.topics` (names, ids,
-    # partition counts) from Metadata requests: the whole listing every group_metadata_refresh_ms,
-    # and the topics of a commit/fetch/heartbeat subscription it does not know yet (all of them for a
-    # regex new to the group) before that request is fed.
-    def _needs_metadata(self, api_key: int, version: int, req) -> bool:
-        if api_key in COMMITS:
-            for t in req.topics:
-                if api_key == OFFSET_COMMIT and version >= 10:
-                    info = self.topics.topic(t.topic_id)
-                    count = None if info is None else info.partitions
-                else:
-                    count = self.topics.partitions(t.name)
-                if count is None or any(p.partition_index >= count for p in t.partitions):
-                    return True
-            return False
-        if api_key == OFFSET_FETCH and version >= 10:
-            return any(self.topics.topic(t.topic_id) is None
-                       for g in req.groups for t in (g.topics or ()))
-        if api_key == CONSUMER_GROUP_HEARTBEAT:
-            # the broker's coordinator assigns a topic created a moment ago, and resolves a new regex
-            # against the current image: list what this subscription needs first
-            return self._new_regex(version, req) or any(
-                self.topics.partitions(n) is None for n in (req.subscribed_topic_names or ()))
-        return False
-
-    def _new_regex(self, version: int, req) -> bool:
-        regex = req.subscribed_topic_regex if version >= 1 else None
-        if not regex:
-            return False
-        group = self.coordinator.consumer_groups.get(req.group_id)
-        return group is None or regex not in group.regex_topics
-
     async def _feed_after_metadata(self, session: "Session", slot: "Slot", req) -> None:
         try:
-            if (slot.api_key == OFFSET_FETCH or (slot.api_key == OFFSET_COMMIT and slot.version >= 10)
-                    or (slot.api_key == CONSUMER_GROUP_HEARTBEAT and self._new_regex(slot.version, req))):
-                await self.refresh_all()          # topics named by id, or a regex: list them all
-            elif slot.api_key == CONSUMER_GROUP_HEARTBEAT:
-                await self.refresh_topics(list(req.subscribed_topic_names))
-            else:
-                await self.refresh_topics([t.name for t in req.topics])
+            await self.metadata.refresh_for(self.coordinator, slot.api_key, slot.version, req)
         except Exception as e:  # upstream unreachable: answer as the broker would when it cannot tell
             log.warning("metadata refresh for %s failed: %s", api.API_KEYS.get(slot.api_key), e)
         if not session.closed:
@@ -457,48 +415,6 @@ class GroupService:
         while True:
             await asyncio.sleep(interval_ms / 1000.0)
             self._deliver(self.coordinator.expire_offsets(self._now()))
-
-
-    async def refresh_all(self) -> None:
-        """Every topic of the cluster (a full listing: topics missing from it were deleted)."""
-        resp = await self._metadata(None)
-        self._changed(self.topics.replace(TopicInfo(t.name, t.topic_id, len(t.partitions))
-                                          for t in resp.topics if t.error_code == 0 and t.name))
-
-    async def refresh_topics(self, names: list[str]) -> None:
-        resp = await self._metadata(names)
-        changed = False
-        for t in resp.topics:
-            if t.error_code == 0:
-                changed = self.topics.put(TopicInfo(t.name, t.topic_id, len(t.partitions))) or changed
-            elif t.error_code == UNKNOWN_TOPIC_OR_PARTITION:
-                changed = self.topics.remove([t.name]) or changed
-        self._changed(changed)
-
-    def _changed(self, changed: bool) -> None:
-        if changed:
-            self._deliver(self.coordinator.metadata_updated(self._now()))
-
-    async def _metadata(self, names: list[str] | None):
-        async with self._meta_lock:
-            for attempt in range(2):
-                try:
-                    if self._meta is None:
-                        brokers = list(self.proxy.topology.brokers.values())
-                        addrs = [(b.host, b.port) for b in brokers] + self.proxy.cfg.upstream_addresses()
-                        self._meta = await UpstreamClient.connect(self.proxy.cfg, *addrs[0])
-                    v = self._meta.version_for(METADATA, 12)
-                    topics = None if names is None else [MetadataRequestTopic(name=n) for n in names]
-                    req = api.REQUESTS[METADATA](topics=topics)
-                    if v >= 4:
-                        req.allow_auto_topic_creation = False
-                    return await self._meta.request(METADATA, v, req)
-                except (OSError, ConnectionError, asyncio.TimeoutError):
-                    if self._meta is not None:
-                        self._meta.close()
-                    self._meta = None
-                    if attempt:
-                        raise
 
     # ------------------------------------------------------------------ events
     def _on_event(self, ev: dict) -> None:
@@ -512,8 +428,8 @@ class GroupService:
 
 
 def _failed(api_key: int, body, append_error: int):
-    """A response whose state change could not be made durable: the mapped error (spec §0) instead
-    of success - per partition for (Txn)OffsetCommit, per group for DeleteGroups, else the top level."""
+    """A response whose state change could not be made durable: the mapped error (state/log.py
+    coordinator_error, as the broker maps append errors) instead of success - per partition for (Txn)OffsetCommit, per group for DeleteGroups, else the top level."""
     from ..state.log import coordinator_error
     err = coordinator_error(append_error)
     if api_key in COMMITS:

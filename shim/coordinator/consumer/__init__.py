@@ -1,4 +1,4 @@
-"""KIP-848 consumer groups (spec §D): ConsumerGroupHeartbeat (heartbeat.py), ConsumerGroupDescribe
+"""KIP-848 consumer groups: ConsumerGroupHeartbeat (heartbeat.py), ConsumerGroupDescribe
 (describe.py), the group and member state (group.py), reconciliation (reconcile.py), the target
 assignment (target.py, through shim.coordinator.assignors), fencing and timers (membership.py),
 records and replay (persist.py, replay.py), offsets rules (offsets_check.py) and the classic/admin
