@@ -70,12 +70,12 @@ def is_homogeneous(subscriptions: Iterable[tuple[Iterable[str], str | None]]) ->
     return len(regexes) == 1 and names == {frozenset()}
 
 
-def _uniform(members, topics, homogeneous):
+def _uniform(members, topics, homogeneous, member_order=None):
     from shim.coordinator.assignors import uniform
-    return uniform.assign(members, topics, homogeneous)
+    return uniform.assign(members, topics, homogeneous, member_order)
 
 
-def _range(members, topics, homogeneous):
+def _range(members, topics, homogeneous, member_order=None):   # RangeAssignor sorts the members itself
     from shim.coordinator.assignors import range as range_assignor
     return range_assignor.assign(members, topics, homogeneous)
 
@@ -85,8 +85,9 @@ ASSIGNORS: dict[str, Callable[..., Assignment]] = {"uniform": _uniform, "range":
 
 def assign(assignor: str, members: Mapping[str, MemberSubscription],
            topics: Mapping[uuid.UUID, TopicMetadata], *,
-           homogeneous: bool | None = None) -> Assignment:
-    """member id -> new target assignment (topic id -> partitions), every member present."""
+           homogeneous: bool | None = None, member_order: list[str] | None = None) -> Assignment:
+    """member id -> new target assignment (topic id -> partitions), every member present.
+    `member_order`: the order of `groupSpec.memberIds()` the broker's assignor sees (default: sorted)."""
     try:
         fn = ASSIGNORS[assignor]
     except KeyError:
@@ -102,4 +103,4 @@ def assign(assignor: str, members: Mapping[str, MemberSubscription],
             elif m.topic_ids != first:
                 homogeneous = False
                 break
-    return fn(members, topics, homogeneous)
+    return fn(members, topics, homogeneous, member_order)

@@ -13,8 +13,9 @@ subscriber first), to the least-loaded subscriber; then partitions move from the
 loaded subscribers of each topic until every topic is balanced (at most 16 rounds).
 
 What Kafka's result depends on, and the order used here:
-- member order (`groupSpec.memberIds()`, a HashMap key set on the broker): here the members are
-  taken in sorted member-id order;
+- member order (`groupSpec.memberIds()`, the key set of the HashMap TargetAssignmentBuilder.build
+  fills): the caller passes it (consumer/target.py: `javaorder.java_hashmap_order` of the member
+  ids), else sorted member-id order;
 - homogeneous: the order of the subscribed topics (a `HashSet<Uuid>` inside the builder) decides
   which unfilled member gets which released partition; it is reproduced by `javaorder.hash_set_order`;
 - homogeneous: the iteration order of a member's current assignment decides which partitions an
@@ -37,8 +38,8 @@ Result = dict[str, dict[uuid.UUID, frozenset[int]]]
 
 
 def assign(members: Mapping[str, MemberSubscription], topics: Mapping[uuid.UUID, TopicMetadata],
-           homogeneous: bool) -> Result:
-    order = sorted(members)
+           homogeneous: bool, member_order: list[str] | None = None) -> Result:
+    order = sorted(members) if member_order is None else list(member_order)
     if homogeneous:
         return _homogeneous(order, members, topics)
     return _Heterogeneous(order, members, topics).build()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..assignors.javaorder import java_hashmap_order
 from .group import ConsumerGroup, ConsumerMember
 from .persist import write_current, write_group, write_member, write_target
 from .reconcile import FencedEpoch, next_state
@@ -117,8 +118,10 @@ def compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple = (No
     from .assignor_choice import for_target
     name = for_target(g.assignor_counts, *trigger, c.cfg.consumer_assignors[0])
     homogeneous = is_homogeneous((m.subscribed_topic_names, m.subscribed_topic_regex) for m in g.members.values())
+    # TargetAssignmentBuilder.build puts the members into a java.util.HashMap whose key order the
+    # assignor iterates (UniformAssignor: who keeps an extra partition, who fills first)
     try:
-        result = assign(name, subs, topics, homogeneous=homogeneous)
+        result = assign(name, subs, topics, homogeneous=homogeneous, member_order=java_hashmap_order(list(subs)))
     except AssignorError:
         raise
     for mid, m in g.members.items():

@@ -409,7 +409,7 @@ def test_seeded_migration_simulation():
     downgrades back and forth; invariants hold, the group settles, nothing is left unanswered
     (measured: 1500 seeds x 1000 steps without a failure)."""
     from testsuite.coordinator.consumer.sim_migration import simulate
-    total = {"upgrades": 0, "downgrades": 0, "classic_joins_in_consumer_group": 0}
+    total = {"upgrades": 0, "downgrades": 0, "classic_joins_in_consumer_group": 0, "stale_protocol_livelock": 0}
     for seed in range(40):
         for k, v in simulate(seed).items():
             total[k] += v
