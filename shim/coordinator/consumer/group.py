@@ -121,7 +121,9 @@ class ConsumerGroup:
         self._count(m, 1)
         self._own(m)
 
-    def remove(self, member_id: str) -> ConsumerMember | None:
+    def remove(self, member_id: str, keep_regexes: bool = False) -> ConsumerMember | None:
+        """`keep_regexes`: a static member being replaced, whose successor subscribes next (the
+        resolution of a regex they share is kept, as replaceMember leaves it to the regex update)."""
         m = self.members.pop(member_id, None)
         if m is None:
             return None
@@ -129,7 +131,8 @@ class ConsumerGroup:
             del self.static_members[m.instance_id]
         self._count(m, -1)
         self._disown(m)
-        self._drop_unused_regexes()
+        if not keep_regexes:
+            self._drop_unused_regexes()
         return m
 
     def _drop_unused_regexes(self) -> None:

@@ -148,8 +148,10 @@ def static_successor(old: ConsumerMember, new_id: str) -> ConsumerMember:
 
 
 def retire_static(c: "GroupCoordinator", g: ConsumerGroup, old: ConsumerMember, new_id: str) -> None:
-    """GroupMetadataManager.replaceMember: the replaced static member's records go, no epoch bump."""
-    g.remove(old.member_id)
+    """GroupMetadataManager.replaceMember: the replaced static member's records go, no epoch bump.
+    Its regex keeps its resolution: the successor (added next) copied it, and only a change of the
+    successor's own subscription drops it (maybeUpdateRegularExpressions)."""
+    g.remove(old.member_id, keep_regexes=True)
     write_member_removed(c, g, old.member_id)
     cancel_member_timers(c, g.group_id, old.member_id)
     c.event("static_member_replaced", g.group_id, instance=old.instance_id, old=old.member_id, new=new_id)

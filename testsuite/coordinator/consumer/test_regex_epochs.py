@@ -42,3 +42,19 @@ def test_regex_matching_a_topic_still_bumps():
     h.cgh(topics=None, regex="fo.*")
     h.advance(0)
     assert h.cg().group_epoch == 2
+
+
+def test_static_rejoin_keeps_the_regex_resolution():
+    """A static member with a regex leaves (-2) and rejoins with other names and no regex field: the
+    successor inherits the regex, and its resolution survives the replacement (replaceMember leaves the
+    regex to maybeUpdateRegularExpressions), so the regex's topic stays assigned. The broker answered
+    the same (wire replay static-rejoin-keeps-regex-resolution)."""
+    h = ConsumerHarness({"t1": 1, "t2": 3})
+    r = h.cgh(instance="i1", topics=["t1", "t2"], regex="t2", rebalance=6000)
+    assert h.names(r.assignment) == {"t1": [0], "t2": [0, 1, 2]}
+    assert h.cgh(epoch=-2, instance="i1", topics=None, owned=None, rebalance=-1).member_epoch == -2
+    h.advance(0)
+    assert h.cg().regex_topics == {"t2": frozenset({"t2"})}
+    r = h.cgh(instance="i1", topics=["tx"], regex=None, rack="rack-a")
+    assert r.error_code == 0 and h.names(r.assignment) == {"t2": [0, 1, 2]}
+    assert h.cg().members["m1"].subscribed_topic_regex == "t2" and h.cg().regex_topics == {"t2": frozenset({"t2"})}
