@@ -34,7 +34,8 @@ def describe_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
         if g is None or g.state == DEAD:
             # GroupMetadataManager.classicGroup(groupId, committedOffset): its message names a group of the
             # other type
-            msg = f"Group {gid} is not a classic group." if gid in c.consumer_groups else f"Group {gid} not found."
+            msg = (f"Group {gid} is not a classic group." if c.uncommitted.consumer_group(c, gid) is not None
+                   else f"Group {gid} not found.")
             out.append(DescribedGroup(
                 error_code=E.GROUP_ID_NOT_FOUND if v >= 6 else E.NONE,
                 error_message=msg if v >= 6 else None,

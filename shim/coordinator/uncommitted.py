@@ -36,11 +36,24 @@ class Uncommitted:
 
     def __init__(self) -> None:
         self.groups: dict[str, object] = {}
+        self.removed: dict[str, object] = {}               # consumer groups gone from the latest state only
         self._seen: tuple[list | None, int] = (None, 0)     # (records list, records already looked at)
 
     def add(self, c, g) -> None:
         self.settle(c)
         self.groups[g.group_id] = g
+
+    def remove_consumer_group(self, c, g) -> None:
+        self.settle(c)
+        self.removed[g.group_id] = g
+
+    def consumer_group(self, c, group_id: str | None):
+        """The consumer group reads see under `group_id` (the committed state), or None."""
+        g = c.consumer_groups.get(group_id)
+        if g is not None:
+            return g
+        g = self.removed.get(group_id)
+        return g if g is not None and group_id not in c.groups else None
 
     def hidden(self, c, group_id: str | None) -> bool:
         """True when reads must not see `group_id` (its group exists only in the latest state)."""
@@ -54,7 +67,7 @@ class Uncommitted:
         seen_list, seen = self._seen
         new = records[seen:] if records is seen_list else records
         self._seen = (records, len(records))
-        if not self.groups or not new:
+        if not (self.groups or self.removed) or not new:
             return
         n = c.topics.partitions(OFFSETS_TOPIC)
         key = (lambda gid: offsets_partition(gid, n)) if n else (lambda gid: gid)
@@ -62,3 +75,5 @@ class Uncommitted:
         for gid, g in list(self.groups.items()):
             if c.groups.get(gid) is not g or key(gid) in written:
                 del self.groups[gid]
+        for gid in [gid for gid in self.removed if key(gid) in written]:
+            del self.removed[gid]

@@ -55,10 +55,13 @@ def _join(c, ctx, req, classic) -> None:
         if not c.cfg.min_session_timeout_ms <= req.session_timeout_ms <= c.cfg.max_session_timeout_ms:
             return classic(c, ctx, req)      # refused by GroupCoordinatorService.joinGroup: the group stays
         if req.member_id:
-            # GroupMetadataManager.classicGroupJoinToClassicGroup: a known member id finds no classic
-            # group after the conversion (GroupIdNotFoundException -> UNKNOWN_MEMBER_ID) and the result
-            # has no records, so the conversion is not kept: the empty consumer group stays
+            # GroupMetadataManager.classicGroupJoinToClassicGroup: maybeDeleteEmptyConsumerGroup removes
+            # the group from the latest state, the member id then finds no classic group
+            # (GroupIdNotFoundException -> UNKNOWN_MEMBER_ID) and the result drops the tombstones: gone
+            # for writes, still seen by reads until a record reaches its partition (uncommitted.py)
             from ..responses import join_error
+            g = c.consumer_groups.pop(req.group_id)
+            c.uncommitted.remove_consumer_group(c, g)
             return c.respond(ctx.token, join_error(ctx.version, E.UNKNOWN_MEMBER_ID, req.member_id))
         delete_group(c, req.group_id)        # an empty consumer group becomes classic (§D.9)
         c.event("group_converted", req.group_id, to="classic")
@@ -100,7 +103,10 @@ def _list(c, ctx, req, classic) -> None:
     types = {t.lower() for t in (req.types_filter or [])} if v >= 5 else set()
     if types and "consumer" not in types:
         return
-    for gid, g in c.consumer_groups.items():
+    groups = dict(c.consumer_groups)
+    groups.update((gid, g) for gid, g in c.uncommitted.removed.items()
+                  if c.uncommitted.consumer_group(c, gid) is g)    # still in the committed state
+    for gid, g in groups.items():
         state = g.state
         if states and state.lower() not in states:
             continue

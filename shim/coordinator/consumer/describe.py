@@ -44,7 +44,7 @@ def consumer_group_describe(c: "GroupCoordinator", ctx: "Ctx", req) -> None:
                                       group_id="", group_state="", assignor_name="", members=[],
                                       authorized_operations=AUTHORIZED_OPERATIONS_OMITTED))
             continue
-        g = c.consumer_groups.get(gid)
+        g = c.uncommitted.consumer_group(c, gid)          # a read: the committed state
         if g is None:
             msg = (f"Group {gid} is not a consumer group."
                    if gid in c.groups and not c.uncommitted.hidden(c, gid) else f"Group {gid} not found.")
