@@ -1,4 +1,5 @@
-"""DescribeGroups (§B.4), ListGroups (§B.5), DeleteGroups (§B.6)."""
+"""DescribeGroups, ListGroups, DeleteGroups (GroupMetadataManager.describeGroups / listGroups /
+deleteGroups)."""
 
 import pytest
 

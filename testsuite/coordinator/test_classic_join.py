@@ -1,4 +1,4 @@
-"""Classic JoinGroup (spec §A): pre-checks, KIP-394, pending members, the initial rebalance delay,
+"""Classic JoinGroup (GroupMetadataManager.classicGroupJoinToClassicGroup): pre-checks, KIP-394, pending members, the initial rebalance delay,
 protocol selection, existing-member paths and join completion."""
 
 import pytest
@@ -9,7 +9,7 @@ from shim.coordinator.records import GroupMetadataRecord
 from .classic import DELAY, PROTOS, REBALANCE, Harness, java_member_order
 
 
-# ---------------------------------------------------------------- pre-checks (§A.1)
+# ---------------------------------------------------------------- pre-checks
 
 def test_empty_group_id_is_invalid():
     h = Harness()
@@ -39,7 +39,7 @@ def test_unknown_member_id_on_absent_group_does_not_create_it():
     assert h.group("g") is None
 
 
-# ---------------------------------------------------------------- KIP-394 (§A.2)
+# ---------------------------------------------------------------- KIP-394
 
 @pytest.mark.parametrize("v", range(4, 10))
 def test_member_id_required_from_v4(v):
@@ -167,7 +167,7 @@ def test_new_member_join_expires_after_300s():
     assert b not in h.group("g").members
 
 
-# ---------------------------------------------------------------- initial rebalance delay (§A.4)
+# ---------------------------------------------------------------- initial rebalance delay
 
 def test_first_join_waits_for_the_initial_delay():
     h = Harness()
@@ -211,7 +211,7 @@ def test_initial_delay_extensions_stop_at_the_rebalance_timeout():
     assert body.error_code == E.NONE and body.generation_id == 1 and len(body.members) == 4
 
 
-# ---------------------------------------------------------------- protocols (§A.2, §A.4)
+# ---------------------------------------------------------------- protocols
 
 def test_protocol_chosen_by_vote():
     h = Harness()
@@ -261,7 +261,7 @@ def test_existing_member_changing_to_unsupported_protocol_is_rejected():
 
 
 def test_protocol_type_kept_when_every_member_left_during_the_initial_rebalance():
-    """§A.2: a group that is not Empty checks the protocol type even with no members left."""
+    """A group that is not Empty checks the protocol type even with no members left."""
     h = Harness()
     a, _ = h.join_dynamic("g")
     assert h.leave("g", (a, None)).members[0].error_code == E.NONE
@@ -271,7 +271,7 @@ def test_protocol_type_kept_when_every_member_left_during_the_initial_rebalance(
     assert h.answered(h.join("g", v=9)).error_code == E.MEMBER_ID_REQUIRED
 
 
-# ---------------------------------------------------------------- existing members (§A.3)
+# ---------------------------------------------------------------- existing members
 
 def test_follower_rejoin_in_stable_with_same_protocols_is_answered_at_once():
     h = Harness()
@@ -367,6 +367,6 @@ def test_group_max_size():
     t1, t2 = h.join("g", ids[0]), h.join("g", ids[1])
     body = h.answered(h.join("g", ids[2]))
     assert (body.error_code, body.member_id) == (E.GROUP_MAX_SIZE_REACHED, "")
-    assert ids[2] not in h.group("g").pending_members       # refused member removed (§A.1.7)
+    assert ids[2] not in h.group("g").pending_members       # refused member removed (classicGroupJoinToClassicGroup: GROUP_MAX_SIZE_REACHED removes it)
     h.advance(2 * DELAY)
     assert len(h.answered(t1).members) == 2 and h.answer(t2) is not None

@@ -1,4 +1,4 @@
-"""LeaveGroup v0-5 (spec §B.3)."""
+"""LeaveGroup v0-5 (GroupMetadataManager.classicGroupLeave)."""
 
 import pytest
 

@@ -1,4 +1,5 @@
-"""OffsetCommit (§C.1-C.2), OffsetFetch (§C.4) and OffsetDelete (§B.7) with classic groups."""
+"""OffsetCommit, OffsetFetch and OffsetDelete with classic groups (OffsetMetadataManager.commitOffset /
+fetchOffsets / deleteOffsets)."""
 
 import pytest
 

@@ -1,5 +1,6 @@
-"""Static membership (KIP-345, KIP-814) in classic groups (spec §A.2 "Static, instance id known",
-§A.4 static members kept, §B.1-B.3 fencing)."""
+"""Static membership (KIP-345, KIP-814) in classic groups (GroupMetadataManager
+.classicGroupJoinToClassicGroup for a known instance id, static members kept over rebalances, fencing in
+classicGroupSync / classicGroupHeartbeat / classicGroupLeave)."""
 
 import pytest
 

@@ -1,4 +1,5 @@
-"""SyncGroup (§B.1), Heartbeat (§B.2) and session / sync timeouts (§A.4) of classic groups."""
+"""SyncGroup, Heartbeat and session / sync timeouts of classic groups (GroupMetadataManager
+.classicGroupSync / classicGroupHeartbeat / expirePendingSync)."""
 
 import pytest
 

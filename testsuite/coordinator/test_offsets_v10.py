@@ -1,5 +1,5 @@
-"""OffsetCommit v10 / OffsetFetch v10 (topics by id, spec §C.1, §C.4), offsets of deleted or
-recreated topics (§F), against the coordinator's live topic catalog."""
+"""OffsetCommit v10 / OffsetFetch v10 (topics by id, KIP-848), offsets of deleted or
+recreated topics, against the coordinator's live topic catalog."""
 
 import uuid
 

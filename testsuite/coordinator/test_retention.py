@@ -1,4 +1,4 @@
-"""Offset retention and the periodic cleanup (spec §C.2; retention.py)."""
+"""Offset retention and the periodic cleanup (OffsetMetadataManager.cleanupExpiredOffsets; retention.py)."""
 
 from shim.coordinator import errors as E
 from shim.coordinator.records import GroupTombstone, OffsetTombstone

@@ -1,4 +1,5 @@
-"""TxnOffsetCommit v0-5 (§C.3), transaction ends, RequireStable (§C.4) and the pending offsets'
+"""TxnOffsetCommit v0-5 (OffsetMetadataManager.commitTransactionalOffset), transaction ends,
+RequireStable (fetchOffsets) and the pending offsets'
 records (state-topic format, replay) - the pure coordinator, on a virtual clock."""
 
 import pytest
@@ -58,7 +59,7 @@ def offsets(h: Harness, gid: str = "g", stable: bool = False, v: int = 8) -> dic
     return {(t.name, p.partition_index): (p.committed_offset, p.error_code) for t in topics for p in t.partitions}
 
 
-# ---------------------------------------------------------------- validation (§C.3)
+# ---------------------------------------------------------------- validation
 
 @pytest.mark.parametrize("v", range(0, 6))
 def test_absent_group_without_generation_becomes_a_simple_group_and_offsets_stay_pending(v):
@@ -186,7 +187,7 @@ def test_pending_offsets_expire_after_the_transaction_timeout(seen, expected):
     assert offsets(h)[("t1", 0)] == (-1, 0)
 
 
-# ---------------------------------------------------------------- RequireStable (§C.4), delete (§B.6, B.7)
+# ---------------------------------------------------------------- RequireStable, DeleteGroups, OffsetDelete
 
 @pytest.mark.parametrize("v", [7, 8, 9])
 def test_require_stable_answers_unstable_offset_commit_while_pending(v):

@@ -3,7 +3,7 @@ against the real broker; the observed outcomes must agree (spec section D): Kafk
 VerifiableConsumer joining and leaving dynamically, a static member bouncing within its session
 timeout, and a broker-side regex subscription (testsuite/java/PatternConsumer.java) that picks up a
 topic created after the consumer started, and the rolling upgrade of a classic group to the consumer
-protocol (§D.9 online migration: classic members inside a consumer group until the last one is
+protocol (KIP-848 online migration: classic members inside a consumer group until the last one is
 replaced)."""
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ def test_regex_subscription_picks_up_new_topic(both, names, pattern_classes):
     }
 
 
-# --- online migration (spec §D.9) ------------------------------------------------------------------
+# --- online migration (KIP-848) ------------------------------------------------------------------
 class KshimDiffers(Exception):
     """kshim's observations differ from the broker's (raised only for the kshim run)."""
 

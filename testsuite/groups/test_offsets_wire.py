@@ -1,6 +1,6 @@
 """OffsetCommit/OffsetFetch v10 (topics by id), older versions by name, and offsets of a deleted
 topic - the same raw requests sent to the real broker's coordinator and to kshim's, answers compared
-(spec §C.1, §C.4, §F)."""
+(OffsetCommit / OffsetFetch v10, deleted topics)."""
 
 from __future__ import annotations
 

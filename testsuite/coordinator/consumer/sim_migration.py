@@ -1,4 +1,4 @@
-"""Seeded simulation of a group that migrates back and forth (spec §D.9): simulated classic consumers
+"""Seeded simulation of a group that migrates back and forth (KIP-848 online migration): simulated classic consumers
 (two-step join, leader assignment, sync, heartbeats, eager or cooperative rejoin, commits, leaves)
 and consumer-protocol clients (harness.Client) act in random order on one group id while a virtual
 clock moves. Invariants checked after every step: no exception escapes; in a consumer group no

@@ -1,7 +1,7 @@
-"""Consumer groups seen by the other APIs: ConsumerGroupDescribe (§D.8), ListGroups/DescribeGroups/
-DeleteGroups/OffsetDelete (§B.4-B.7), classic APIs on a consumer group with migration disabled (§D.9;
+"""Consumer groups seen by the other APIs: ConsumerGroupDescribe, ListGroups/DescribeGroups/
+DeleteGroups/OffsetDelete, classic APIs on a consumer group with migration disabled (
 test_migration.py has the rest),
-OffsetCommit/OffsetFetch/TxnOffsetCommit member epochs (§C.2-C.4; E 35, 36)."""
+OffsetCommit/OffsetFetch/TxnOffsetCommit member epochs (ConsumerGroup.validateOffsetCommit / validateOffsetFetch)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""ConsumerGroupHeartbeat (spec §D.1-D.5, D.7), after GroupMetadataManagerTest /
-GroupCoordinatorServiceTest / ConsumerGroupHeartbeatRequestTest cases of spec §E (numbers in names)."""
+"""ConsumerGroupHeartbeat (GroupMetadataManager.consumerGroupHeartbeat), after cases of Kafka's
+GroupMetadataManagerTest / GroupCoordinatorServiceTest / ConsumerGroupHeartbeatRequestTest."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def h():
     return ConsumerHarness({"foo": 6, "bar": 3})
 
 
-# ---------------------------------------------------------------------- §D.1 (E 39, 52)
+# ---------------------------------------------------------------------- request validation (GroupCoordinatorService.consumerGroupHeartbeat)
 @pytest.mark.parametrize("kw, v, message", [
     (dict(gid=""), 1, "GroupId can't be empty."),
     (dict(instance=""), 1, "InstanceId can't be empty."),
@@ -58,7 +58,7 @@ def test_empty_subscription_and_empty_regex_are_members_of_nothing(h):
     assert r.error_code == 0 and h.cg().group_epoch == 1
 
 
-# ---------------------------------------------------------------------- §D.3 (E 40, 42, 43)
+# ---------------------------------------------------------------------- members: join, rejoin, epochs
 def test_40_member_joins_empty_group_epoch_two(h):
     r = h.cgh(topics=["foo", "bar"])
     assert (r.error_code, r.member_id, r.member_epoch, r.heartbeat_interval_ms) == (0, "m1", 2, 5000)
@@ -123,7 +123,7 @@ def test_max_size(h):
     assert h.cgh(epoch=2, topics=None, owned={"foo": range(6)}).error_code == 0
 
 
-# ---------------------------------------------------------------------- §D.4 (E 41)
+# ---------------------------------------------------------------------- reconciliation (CurrentAssignmentBuilder)
 def test_41_reconciliation_process(h):
     h = ConsumerHarness({"foo": 6, "bar": 3})
     a, b = Client(h, "a", topics=("foo", "bar")), Client(h, "b", topics=("foo", "bar"))
@@ -173,7 +173,7 @@ def test_subscription_change_drops_unsubscribed_topics(h):
     assert (m.state, m.member_epoch) == (STABLE, 3)
 
 
-# ---------------------------------------------------------------------- §D.2, D.5, D.7 (E 44-47)
+# ---------------------------------------------------------------------- leave, fencing, timeouts
 def test_44_leaving_member_bumps_group_epoch(h):
     h.cgh()
     r = h.cgh(epoch=-1, topics=None, rebalance=-1, owned=None)
@@ -235,7 +235,7 @@ def test_47_rebalance_timeout_fences_a_member_that_does_not_revoke(h):
     assert (r.member_epoch, h.names(r.assignment)) == (4, {"foo": [0, 1, 2, 3, 4, 5]})
 
 
-# ---------------------------------------------------------------------- regex, metadata (E 48, §F)
+# ---------------------------------------------------------------------- regex, topic metadata
 def _resolved(h):
     """The regex resolution the heartbeat scheduled runs (the broker's executor: right after it)."""
     h.advance(0)

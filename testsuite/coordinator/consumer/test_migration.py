@@ -1,5 +1,5 @@
-"""Online migration between classic and consumer groups (spec §D.9, §D.7; GroupMetadataManagerTest
-cases of §E 49-51 and ConsumerProtocolMigrationTest, E 54): upgrade allowed/refused per policy and
+"""Online migration between classic and consumer groups (KIP-848; after cases of Kafka's
+GroupMetadataManagerTest and ConsumerProtocolMigrationTest): upgrade allowed/refused per policy and
 condition, classic members joining/syncing/heartbeating inside a consumer group, their timers,
 downgrade, and replay of classic members."""
 
