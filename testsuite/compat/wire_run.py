@@ -1,7 +1,9 @@
 """A large `kshim compat --wire` run: the real broker versus kshim in front of it (both started here,
 or given), then the same seeds broker versus broker (the control: differences there are the tester's
 noise, not kshim's). Usage: scripts/wire-diff [--seeds 0-1999] [--kafka H:P --kshim H:P]
-[--minimize DIR] [--concurrency N]. Writes build/wire-diff/report.json."""
+[--minimize DIR] [--concurrency N] [--group-max-size N]. Writes build/wire-diff/report.json.
+--group-max-size sets group.max.size on the broker started here and on kshim (the scenarios' groups
+of up to four members, and classic rejoins with new member ids, then reach the limit).""",
 
 from __future__ import annotations
 
@@ -33,7 +35,12 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=10)
     ap.add_argument("--minimize", type=Path, default=None)
     ap.add_argument("--no-control", action="store_true")
+    ap.add_argument("--group-max-size", type=int, default=None)
     args = ap.parse_args()
+    if args.group_max_size and (args.kafka or args.kshim):
+        ap.error("--group-max-size configures the broker and kshim started here: not with --kafka/--kshim")
+    broker_overrides = {"group.max.size": str(args.group_max_size)} if args.group_max_size else None
+    kshim_extra = ["--group-max-size", str(args.group_max_size)] if args.group_max_size else None
     import signal
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
     out = build_dir() / "wire-diff"
@@ -42,10 +49,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         try:
             if not args.kafka:
-                kafka = LocalKafka(nodes=1, base_port=free_port_block(2, start=45100), workdir=d).start()
+                kafka = LocalKafka(nodes=1, base_port=free_port_block(2, start=45100), workdir=d,
+                                   overrides=broker_overrides).start()
             broker = args.kafka or kafka.bootstrap
             if not args.kshim:
-                kshim = KshimProcess(broker, free_port_block(5, start=46100), Path(d) / "kshim.log").start()
+                kshim = KshimProcess(broker, free_port_block(5, start=46100), Path(d) / "kshim.log",
+                                     extra=kshim_extra).start()
             extra = ["--minimize", str(args.minimize)] if args.minimize else []
             print(f"== Kafka ({broker}) versus kshim", flush=True)
             rc = _wire(broker, args.kshim or kshim.bootstrap, args.seeds, args.concurrency, out / "kshim.json", extra)
