@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from typing import Mapping
 
-from shim.coordinator.assignors import AssignorError, MemberSubscription, TopicMetadata
+from shim.coordinator.assignors.spec import AssignorError, MemberSubscription, TopicMetadata
 from shim.coordinator.assignors.javaorder import string_keys
 
 Result = dict[str, dict[uuid.UUID, frozenset[int]]]

@@ -16,7 +16,8 @@ from ..admin import ALL_GROUP_OPERATIONS, AUTHORIZED_OPERATIONS_OMITTED
 from . import codes as K
 
 if TYPE_CHECKING:
-    from ..core import Ctx, GroupCoordinator
+    from ..group_coordinator import GroupCoordinator
+    from ..result import Ctx
 
 
 

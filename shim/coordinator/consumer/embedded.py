@@ -11,6 +11,7 @@ import struct
 from kcodec.generated.consumer_protocol_assignment import ConsumerProtocolAssignment
 from kcodec.generated.consumer_protocol_assignment import TopicPartition as AssignedTopic
 from kcodec.generated.consumer_protocol_subscription import ConsumerProtocolSubscription
+from ..assignors.javaorder import hash_set_order, java_int_set_order
 
 _I16 = struct.Struct(">h")
 EMPTY_ASSIGNMENT = b""
@@ -67,7 +68,6 @@ def named(c, parts: dict) -> dict[str, list[int]]:
     """{topic id: partitions} -> {topic name: partitions} for the topics the catalog knows, in the
     order the broker serializes them: Utils.toAssignmentWithoutEpochs puts them in a HashMap<Uuid,
     HashSet<Integer>>, which Utils.toConsumerProtocolAssignment iterates."""
-    from ..assignors.javaorder import hash_set_order, java_int_set_order
     out = {}
     for tid in hash_set_order(parts):
         info, ps = c.topics.topic(tid), parts[tid]

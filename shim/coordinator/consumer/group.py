@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
+from .assignor_choice import described
 
 # member states (Kafka's MemberState codes, persisted)
 STABLE, UNREVOKED, UNRELEASED, UNKNOWN = 0, 1, 2, 127
@@ -110,7 +111,6 @@ class ConsumerGroup:
         return names
 
     def preferred_assignor(self, default: str) -> str:
-        from .assignor_choice import described
         return described(self.assignor_counts, default)
 
     # ---------------------------------------------------------------- membership

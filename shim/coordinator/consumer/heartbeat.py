@@ -19,15 +19,17 @@ from .. import errors as E
 from ..group import DEAD, EMPTY
 from . import codes as K
 from .group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerGroup, ConsumerMember
-from .membership import arm_rebalance, arm_session, fence, rebalance_key
+from .membership import arm_rebalance, arm_session, fence, rebalance_key, retire_static, static_successor
 from .persist import write_current, write_group
 from .reconcile import FencedEpoch
 from .regex import InvalidRegex, maybe_refresh
 from .regex import validate as validate_regex
 from .target import member_updated, reconcile_member, refresh_group_metadata
+from .upgrade import UpgradeRefused, install_upgrade, plan_upgrade
 
 if TYPE_CHECKING:
-    from ..core import Ctx, GroupCoordinator
+    from ..group_coordinator import GroupCoordinator
+    from ..result import Ctx
 
 
 class HeartbeatError(Exception):
@@ -155,7 +157,6 @@ def _group_for_join(c: "GroupCoordinator", req) -> tuple[ConsumerGroup, bool, ob
     classic = c.groups.get(gid)
     if classic is not None and classic.state != DEAD:
         if classic.state != EMPTY or classic.members:
-            from .migration import UpgradeRefused, plan_upgrade
             try:
                 return plan_upgrade(c, classic), True, classic
             except UpgradeRefused as e:
@@ -199,7 +200,6 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
 
     # -- the request is accepted from here on: state changes and records
     if upgraded is not None:                         # a non-empty classic group is upgraded (§D.9)
-        from .migration import install_upgrade
         install_upgrade(c, upgraded, g)
     elif created:
         if req.group_id in c.groups:                 # an empty classic group is replaced
@@ -210,7 +210,6 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
         g.topics_version = c.topics.version
         write_group(c, g)
     if replaced is not None:
-        from .membership import retire_static
         retire_static(c, g, replaced, m.member_id)
     if new:
         g.add(m)
@@ -309,7 +308,6 @@ def _member_for(c: "GroupCoordinator", g: ConsumerGroup, req, member_id: str):
                              f"the instance id is owned by {held} member.")
     # the new member id takes over the old one's subscription, assignment and target (no epoch bump);
     # the old one is removed once the request is accepted (_heartbeat)
-    from .membership import static_successor
     return static_successor(old, member_id), True, old
 
 

@@ -10,7 +10,7 @@ from ..records import (ConsumerCurrentRecord, ConsumerCurrentTombstone, Consumer
 from .group import ConsumerGroup, ConsumerMember
 
 if TYPE_CHECKING:
-    from ..core import GroupCoordinator
+    from ..group_coordinator import GroupCoordinator
 
 
 def write_group(c: "GroupCoordinator", g: ConsumerGroup) -> None:

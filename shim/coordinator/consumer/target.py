@@ -9,14 +9,24 @@ recomputed when the group epoch is ahead of the assignment epoch and the last co
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .group import ConsumerGroup, ConsumerMember
 from .persist import write_current, write_group, write_member, write_target
 from .reconcile import FencedEpoch, next_state
+from ..assignors import AssignorError, MemberSubscription, TopicMetadata, assign, is_homogeneous
+from ..assignors.regex import resolve as resolve_regex
+from .assignor_choice import for_target
 
 if TYPE_CHECKING:
-    from ..core import GroupCoordinator
+    from ..group_coordinator import GroupCoordinator
+
+
+def resolve(pattern: str, names, allowed: Callable[[str], bool] | None = None) -> frozenset[str]:
+    """The topic names among `names` a SubscribedTopicRegex matches in full (RE2J semantics:
+    assignors/regex.py), of those `allowed` when given (the member's TOPIC DESCRIBE right)."""
+    matched = resolve_regex(pattern, list(names))
+    return matched if allowed is None else frozenset(n for n in matched if allowed(n))
 
 
 def subscribed_ids(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) -> frozenset:
@@ -87,7 +97,6 @@ def refresh_group_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> None:
         return
     g.topics_version = version
     if g.regex_topics:
-        from .regex import resolve
         for rx in list(g.regex_topics):
             g.regex_topics[rx] = resolve(rx, c.topics, g.regex_filters.get(rx))
         g.resolved_cache.clear()
@@ -105,7 +114,6 @@ def maybe_compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple
 
 def compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple = (None, None)) -> None:
     """`trigger`: the server assignor of the member whose request computes it, before and after."""
-    from ..assignors import AssignorError, MemberSubscription, TopicMetadata, assign, is_homogeneous
     topics = {}
     for tid, (name, parts) in (g.metadata_snapshot or metadata_snapshot(c, g)).items():
         topics[tid] = TopicMetadata(tid, name, parts)
@@ -114,7 +122,6 @@ def compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple = (No
         ids = frozenset(t for t in subscribed_ids(c, g, m) if t in topics)
         subs[mid] = MemberSubscription(mid, m.instance_id, m.rack_id, ids,
                                        {t: ps for t, ps in m.target.items() if t in ids})
-    from .assignor_choice import for_target
     name = for_target(g.assignor_counts, *trigger, c.cfg.consumer_assignors[0])
     homogeneous = is_homogeneous((m.subscribed_topic_names, m.subscribed_topic_regex) for m in g.members.values())
     try:
