@@ -12,8 +12,8 @@ from kcodec.generated.list_groups import ListedGroup, ListGroupsResponse
 from . import errors as E
 from ..authz.acl import GROUP, SUPPORTED_OPERATIONS
 from .result import Ctx
-from .group import DEAD, EMPTY, STABLE
-from .records import GroupTombstone
+from .classic_group import DEAD, EMPTY, STABLE
+from .state_records import GroupTombstone
 from .txn_offsets import drop_group
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ def delete_groups(c: GroupCoordinator, ctx: Ctx, req) -> DeleteGroupsResponse:
         elif g.state != EMPTY:
             err = E.NON_EMPTY_GROUP
         else:
-            drop_group(c, gid)              # pending transactional offsets too (§B.6)
+            drop_group(c, gid)              # pending transactional offsets too (GroupCoordinatorShard.deleteGroups)
             c.offsets.delete_group(c, gid)
             c.records.append(GroupTombstone(gid))
             g.state = DEAD

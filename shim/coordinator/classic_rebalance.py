@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from kcodec.generated.join_group import JoinGroupResponseMember
 
 from . import errors as E
-from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, ClassicMember
-from .records import GroupMetadataRecord, MemberRecord
+from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, ClassicMember
+from .state_records import GroupMetadataRecord, MemberRecord
 from .responses import _for_version, join_error, join_response, sync_response
 
 if TYPE_CHECKING:
@@ -30,7 +30,8 @@ def poll_joins(c: "GroupCoordinator") -> None:
 
 
 def write_empty_group(c: "GroupCoordinator", g: ClassicGroup) -> None:
-    """The record that persists a group's creation: type and generation, no members (§A.1.6)."""
+    """The record that persists a group's creation: type and generation, no members
+    (GroupCoordinatorRecordHelpers.newGroupMetadataRecord of an empty group)."""
     c.records.append(GroupMetadataRecord(g.group_id, g.protocol_type, g.generation_id, None, None,
                                          g.state_timestamp_ms, ()))
 

@@ -17,7 +17,7 @@ from .api_keys import (CONSUMER_GROUP_DESCRIBE, CONSUMER_GROUP_HEARTBEAT, DELETE
                        JOIN_GROUP, LEAVE_GROUP, LIST_GROUPS, OFFSET_COMMIT, OFFSET_DELETE, OFFSET_FETCH,
                        SYNC_GROUP, TXN_OFFSET_COMMIT)
 from .consumer import classic_members, consumer_admin, describe, heartbeat, offsets_check
-from .consumer.membership import delete_group as delete_consumer_group
+from .consumer.fencing import delete_group as delete_consumer_group
 from .responses import join_error, sync_response
 from .result import Ctx
 
@@ -93,7 +93,7 @@ def leave_group(c: "GroupCoordinator", ctx: Ctx, req) -> None:
 
 # ---------------------------------------------------------------------- the consumer protocol's APIs
 def consumer_group_heartbeat(c: "GroupCoordinator", ctx: Ctx, req) -> None:
-    """GroupMetadataManager.consumerGroupHeartbeat (it upgrades a classic group: consumer/migration.py)."""
+    """GroupMetadataManager.consumerGroupHeartbeat (it upgrades a classic group: consumer/upgrade.py)."""
     heartbeat.consumer_group_heartbeat(c, ctx, req)
 
 

@@ -14,11 +14,11 @@ from typing import Callable
 
 from . import classic_rebalance, errors as E
 from .config import CoordinatorConfig
-from .consumer.group import ConsumerGroup
-from .consumer.membership import cancel_member_timers
+from .consumer.consumer_group import ConsumerGroup
+from .consumer.fencing import cancel_member_timers
 from .consumer.target import refresh_group_metadata
 from .dispatch import HANDLERS
-from .group import PREPARING, ClassicGroup
+from .classic_group import PREPARING, ClassicGroup
 from .metadata import TopicCatalog
 from .offsets import OffsetStore, drop_deleted_topics
 from .replay import replay as replay_record

@@ -16,7 +16,7 @@ from kcodec.generated.join_group import JoinGroupResponseMember
 from . import classic_rebalance, errors as E
 from .result import Ctx
 from .responses import _for_version, join_error, join_response, sync_response
-from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, ClassicMember, Parked
+from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, ClassicMember, Parked
 
 if TYPE_CHECKING:
     from .group_coordinator import GroupCoordinator

@@ -11,7 +11,7 @@ from kcodec.generated.leave_group import LeaveGroupResponse, MemberResponse
 from . import classic_rebalance, errors as E
 from .result import Ctx
 from .responses import join_error
-from .group import COMPLETING, DEAD, PREPARING, STABLE
+from .classic_group import COMPLETING, DEAD, PREPARING, STABLE
 from .join import validate_member
 
 if TYPE_CHECKING:

@@ -1,5 +1,5 @@
-"""OffsetCommit v2-10, OffsetFetch v1-10 (v10: topics by id) and OffsetDelete v0 for classic groups (spec §C.1, C.2,
-C.4, B.7; RequireStable sees the pending transactional offsets of txn_offsets.py). Offsets live in
+"""OffsetCommit v2-10, OffsetFetch v1-10 (v10: topics by id) and OffsetDelete v0 for classic groups (OffsetMetadataManager
+.commitOffset, fetchOffsets, deleteOffsets; RequireStable sees the pending transactional offsets of txn_offsets.py). Offsets live in
 memory here and are expressed as OffsetRecord/OffsetTombstone records (the durability issue
 persists them). Topic existence is checked against live metadata, as the
 broker's KafkaApis does before its coordinator sees a commit or an OffsetDelete. The empty group id
@@ -20,11 +20,11 @@ from kcodec.generated.offset_fetch import (OffsetFetchResponse, OffsetFetchRespo
 from . import classic_rebalance, errors as E
 from .commit_answer import CommitAnswer
 from .result import Ctx
-from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup
+from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup
 from .join import validate_member
 from .consumer.consumer_admin import subscribed_to
 from .metadata_size import metadata_too_large
-from .records import OffsetRecord, OffsetTombstone
+from .state_records import OffsetRecord, OffsetTombstone
 from .txn_offsets import drop_partition
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def offset_commit(c: "GroupCoordinator", ctx: Ctx, req, validate_group: Callable
     checked = []     # per request topic: (topic, its TopicInfo or None, [(partition, error or None)])
     valid = False
     for t in req.topics:
-        # v10 names topics by id (unknown id: UNKNOWN_TOPIC_ID), older versions by name (§C.1)
+        # v10 names topics by id (unknown id: UNKNOWN_TOPIC_ID), older versions by name (KafkaApis.handleOffsetCommitRequest)
         info = catalog.topic(t.topic_id) if by_id else catalog.get(t.name)
         if info is None:
             bad = E.UNKNOWN_TOPIC_ID if by_id else E.UNKNOWN_TOPIC_OR_PARTITION
@@ -237,7 +237,7 @@ def _fetch_group(c: "GroupCoordinator", group_id: str, topics, require_stable: b
 
 def drop_deleted_topics(c: "GroupCoordinator", names: set[str]) -> None:
     """Offsets (and pending transactional offsets) of deleted topics go, as when the broker's
-    coordinator sees a topic deletion in the metadata image (spec §F)."""
+    coordinator sees a topic deletion in the metadata image (OffsetMetadataManager.onMetadataUpdate)."""
     for group_id in sorted(set(c.offsets.by_group) | set(c.txns.by_group)):
         gone = {k for k in c.offsets.get(group_id) if k[0] in names}
         gone |= {k for k in c.txns.partitions(group_id) if k[0] in names}

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import classic_rebalance
-from .consumer.replay import replay_consumer
-from .group import EMPTY, STABLE, ClassicGroup, ClassicMember
-from .records import (CONSUMER_RECORDS, GroupMetadataRecord, GroupTombstone, OffsetRecord, OffsetTombstone,
+from .consumer.consumer_replay import replay_consumer
+from .classic_group import EMPTY, STABLE, ClassicGroup, ClassicMember
+from .state_records import (CONSUMER_RECORDS, GroupMetadataRecord, GroupTombstone, OffsetRecord, OffsetTombstone,
                       TxnOffsetRecord, TxnOffsetTombstone)
 from .txn_offsets import replay_record
 
@@ -37,7 +37,7 @@ def replay(c: "GroupCoordinator", record) -> None:
         _drop_group(c, record.group_id)
         c.groups[record.group_id] = _group_from(c, record)
     elif isinstance(record, GroupTombstone):
-        # offsets stay: every deletion tombstones them itself, and an online upgrade (§D.9) tombstones
+        # offsets stay: every deletion tombstones them itself, and an online upgrade (GroupMetadataManager.convertToConsumerGroup) tombstones
         # the classic group but keeps its offsets
         _drop_group(c, record.group_id)
     elif isinstance(record, (TxnOffsetRecord, TxnOffsetTombstone)):

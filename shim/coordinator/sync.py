@@ -16,7 +16,7 @@ from kcodec.generated.heartbeat import HeartbeatResponse
 from . import classic_rebalance, errors as E
 from .result import Ctx
 from .responses import sync_response
-from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Parked
+from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Parked
 from .join import validate_member
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""TxnOffsetCommit v0-5 for classic groups and the end of transactions (spec §C.3, §C.4, B.6, B.7).
+"""TxnOffsetCommit v0-5 for classic groups and the end of transactions (OffsetMetadataManager
+.commitTransactionalOffset and replayEndTransactionMarker).
 
 The transaction coordinator stays the real broker's. An accepted TxnOffsetCommit is held *pending*
 per (group, producer id): invisible to OffsetFetch, a RequireStable fetch of its partition answers
@@ -23,10 +24,10 @@ from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffs
 from . import classic_rebalance, errors as E
 from .commit_answer import CommitAnswer
 from .result import Ctx
-from .group import DEAD, EMPTY, ClassicGroup
+from .classic_group import DEAD, EMPTY, ClassicGroup
 from .join import validate_member
 from .metadata_size import metadata_too_large
-from .records import OffsetRecord, TxnOffsetRecord, TxnOffsetTombstone
+from .state_records import OffsetRecord, TxnOffsetRecord, TxnOffsetTombstone
 
 if TYPE_CHECKING:
     from .group_coordinator import GroupCoordinator
@@ -155,8 +156,8 @@ def txn_commit_answer(results, code_of) -> TxnOffsetCommitResponse:
 
 
 def _validate(c: "GroupCoordinator", ctx: Ctx, req, valid, validate_group) -> int:
-    """§C.3 for classic groups: C.2 steps 1-3, except that a commit with no identity at all is
-    accepted whatever the state, and CompletingRebalance is allowed."""
+    """The checks before the group's own (`validate_group`): a group id (GroupCoordinatorService
+    .commitTransactionalOffsets), and a producer epoch not older than one kshim saw."""
     if not req.group_id:
         return E.INVALID_GROUP_ID
     known = c.txns.epochs.get(req.producer_id)

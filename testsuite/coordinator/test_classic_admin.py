@@ -3,7 +3,7 @@
 import pytest
 
 from shim.coordinator import errors as E
-from shim.coordinator.records import GroupTombstone, OffsetTombstone
+from shim.coordinator.state_records import GroupTombstone, OffsetTombstone
 
 from kcodec.generated.describe_groups import DescribeGroupsRequest
 

@@ -3,7 +3,7 @@
 import pytest
 
 from shim.coordinator import errors as E
-from shim.coordinator.records import OffsetRecord, OffsetTombstone
+from shim.coordinator.state_records import OffsetRecord, OffsetTombstone
 
 from .classic import DELAY, PROTOS, Harness, subscription
 

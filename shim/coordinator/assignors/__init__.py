@@ -1,4 +1,4 @@
-"""Server-side assignors of KIP-848 consumer groups (spec D.6): `uniform` and `range`.
+"""Server-side assignors of KIP-848 consumer groups (KIP-848; Kafka's UniformAssignor and RangeAssignor): `uniform` and `range`.
 
 Pure functions of the group spec: no clock, no I/O, no randomness. `assign(name, members, topics)`
 returns the new target assignment of every member (empty dicts included), computed the way

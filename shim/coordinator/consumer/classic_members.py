@@ -1,4 +1,4 @@
-"""Members of the classic protocol inside a consumer group (spec §D.9; Kafka 4.3's
+"""Members of the classic protocol inside a consumer group (KIP-848 online migration; Kafka 4.3's
 classicGroup{Join,Sync,Heartbeat,Leave}ToConsumerGroup, in our words).
 
 JoinGroup: refused with INCONSISTENT_GROUP_PROTOCOL when the migration policy is `disabled`; then the
@@ -10,7 +10,7 @@ answered at once: generation = member epoch, protocol type "consumer", protocol 
 protocol, leader "" (every classic member is a follower), no members. Then its session timer (its
 JoinGroup session timeout) and a sync timer (its rebalance timeout) run. A static member whose
 instance id a consumer-protocol member holds, when every other member is classic, downgrades the
-group instead (migration.py).
+group instead (downgrade.py).
 
 SyncGroup / Heartbeat: identity (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID; a consumer-protocol member is
 UNKNOWN_MEMBER_ID), generation = member epoch (ILLEGAL_GENERATION); SyncGroup then checks the protocol
@@ -18,7 +18,7 @@ UNKNOWN_MEMBER_ID), generation = member epoch (ILLEGAL_GENERATION); SyncGroup th
 is ahead of the member and it has nothing left to revoke, else its assigned partitions serialized at
 its subscription's version. Heartbeat re-arms the session and answers REBALANCE_IN_PROGRESS (arming a
 join timer) when the member has to rejoin. A missed join or sync deadline fences the member.
-LeaveGroup: per identity as §B.3 (any member, either protocol); the valid ones are fenced together.
+LeaveGroup: per identity as classicGroupLeaveToClassicGroup (any member, either protocol); the valid ones are fenced together.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from .. import errors as E
 from ..responses import join_error, join_response, sync_response
 from . import embedded
 from .downgrade import downgrade, downgrade_allowed_replacing
-from .group import UNRELEASED, UNREVOKED, ClassicMeta, ConsumerGroup, ConsumerMember
-from .membership import (arm_classic_timer, arm_session, fence_members, join_key, rebalance_key, replace_static,
+from .consumer_group import UNRELEASED, UNREVOKED, ClassicMeta, ConsumerGroup, ConsumerMember
+from .fencing import (arm_classic_timer, arm_session, fence_members, join_key, rebalance_key, replace_static,
                          sync_key)
 from .target import member_updated, reconcile_member, refresh_group_metadata
 from .heartbeat import kafka_uuid

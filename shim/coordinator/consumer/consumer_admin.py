@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Callable
 from kcodec.generated.list_groups import ListedGroup
 
 from .. import errors as E
-from ..records import GroupTombstone
+from ..state_records import GroupTombstone
 from ..txn_offsets import drop_group
-from .group import G_EMPTY
-from .membership import delete_group
+from .consumer_group import G_EMPTY
+from .fencing import delete_group
 
 if TYPE_CHECKING:
     from ..group_coordinator import GroupCoordinator

@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import classic_rebalance
-from ..group import STABLE as CLASSIC_STABLE, ClassicGroup, ClassicMember
+from ..classic_group import STABLE as CLASSIC_STABLE, ClassicGroup, ClassicMember
 from . import embedded
-from .group import ConsumerGroup, ConsumerMember
+from .consumer_group import ConsumerGroup, ConsumerMember
 from .persist import write_group_removed, write_member_removed
 from .timer_keys import cancel_member_timers
 

@@ -1,4 +1,4 @@
-"""The embedded consumer protocol of classic members (Java's ConsumerProtocol, spec §D.9): a JoinGroup
+"""The embedded consumer protocol of classic members (Java's ConsumerProtocol): a JoinGroup
 protocol's metadata is an int16 version then a ConsumerProtocolSubscription at that version, a
 SyncGroup assignment an int16 version then a ConsumerProtocolAssignment. As the Java client and the
 broker do, a version above the newest known is read as the newest and trailing bytes are ignored; a

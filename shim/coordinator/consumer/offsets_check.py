@@ -1,5 +1,5 @@
-"""Member-epoch rules of OffsetCommit, TxnOffsetCommit and OffsetFetch on consumer groups (spec §C.2
-"KIP-848 group", §C.3, §C.4). offsets.py and txn_offsets.py call these where they would look up a
+"""Member-epoch rules of OffsetCommit, TxnOffsetCommit and OffsetFetch on consumer groups (ConsumerGroup
+.validateOffsetCommit / validateOffsetFetch). offsets.py and txn_offsets.py call these where they would look up a
 classic group (dispatch.py chooses by the group's type); OffsetFetch v9+ group errors are applied by
 `apply_fetch_errors` to the answer offsets.py built."""
 
@@ -57,7 +57,7 @@ def commit_error(c: "GroupCoordinator", ctx: "Ctx", req, txn: bool = False, part
         return E.UNSUPPORTED_VERSION
     if epoch == m.member_epoch:
         return E.NONE
-    # members of the classic protocol (§D.9) get the classic group's error
+    # members of the classic protocol (online migration) get the classic group's error
     stale = E.ILLEGAL_GENERATION if txn or m.classic is not None else E.STALE_MEMBER_EPOCH
     if epoch > m.member_epoch:
         return stale

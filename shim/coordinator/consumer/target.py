@@ -1,4 +1,4 @@
-"""The target assignment of a consumer group (Kafka's TargetAssignmentBuilder; spec §D.3 steps 9-10).
+"""The target assignment of a consumer group (Kafka's TargetAssignmentBuilder).
 
 Subscriptions are resolved against live metadata (`c.topics`): names that exist and the topics
 matched by the group's resolved regexes. The metadata snapshot (topic id -> partition count of the
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from .group import ConsumerGroup, ConsumerMember
+from .consumer_group import ConsumerGroup, ConsumerMember
 from .persist import write_current, write_group, write_member, write_target
 from .reconcile import FencedEpoch, next_state
 from ..assignors import AssignorError, MemberSubscription, TopicMetadata, assign, is_homogeneous
-from ..assignors.regex import resolve as resolve_regex
+from ..assignors.topic_regex import resolve as resolve_regex
 from .assignor_choice import for_target
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def resolve(pattern: str, names, allowed: Callable[[str], bool] | None = None) -> frozenset[str]:
     """The topic names among `names` a SubscribedTopicRegex matches in full (RE2J semantics:
-    assignors/regex.py), of those `allowed` when given (the member's TOPIC DESCRIBE right)."""
+    assignors/topic_regex.py), of those `allowed` when given (the member's TOPIC DESCRIBE right)."""
     matched = resolve_regex(pattern, list(names))
     return matched if allowed is None else frozenset(n for n in matched if allowed(n))
 
@@ -63,7 +63,7 @@ def bump_epoch(c: "GroupCoordinator", g: ConsumerGroup, reason: str) -> None:
 
 def member_updated(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, *, changed: bool, new: bool,
                    replaced: bool, sub_changed: bool, who: str = "member") -> None:
-    """Records and epoch after a member joined or changed (§D.3 steps 7-10, also a classic JoinGroup):
+    """Records and epoch after a member joined or changed (the rest of consumerGroupHeartbeat, also a classic JoinGroup):
     its subscription record, the target it inherited from a replaced static member, the epoch bump
     when its subscription changed, then the target assignment if due (the assignor chosen with this
     member's server assignor before and after, as `GroupMetadataManager.maybeUpdateTargetAssignment`)."""
@@ -91,7 +91,7 @@ def maybe_refresh_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> bool:
 
 def refresh_group_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> None:
     """When the topic catalog moved since this group last looked: re-resolve its regexes, then bump
-    the group epoch if the subscribed topics' metadata changed (spec §D.3 steps 8-9, §F)."""
+    the group epoch if the subscribed topics' metadata changed (consumerGroupHeartbeat: hasMetadataExpired, updateSubscriptionMetadata)."""
     version = c.topics.version
     if g.topics_version == version:
         return
@@ -141,7 +141,7 @@ def compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple = (No
 
 def reconcile_member(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, reported, sub_changed: bool,
                      *, keep: bool, fenced_ok: bool = False) -> None:
-    """§D.4 for one member: its next assignment state toward its target (topics it no longer
+    """CurrentAssignmentBuilder for one member: its next assignment state toward its target (topics it no longer
     subscribes to count as empty), written when it changed; `keep` writes the current state even when
     nothing changed (a new or replacing member). A member in UNKNOWN state raises FencedEpoch unless
     `fenced_ok` (classic members: nothing changes)."""

@@ -1,5 +1,5 @@
 """The keys of a consumer-group member's timers (session, rebalance, and a classic member's join and
-sync deadlines) and their cancellation; membership.py arms them."""
+sync deadlines) and their cancellation; fencing.py arms them."""
 
 from __future__ import annotations
 

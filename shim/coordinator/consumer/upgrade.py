@@ -20,12 +20,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import errors as E
-from ..group import ClassicGroup
-from ..records import GroupTombstone
+from ..classic_group import ClassicGroup
+from ..state_records import GroupTombstone
 from ..responses import join_error, sync_response
 from . import embedded
-from .group import STABLE, ClassicMeta, ConsumerGroup, ConsumerMember
-from .membership import arm_session
+from .consumer_group import STABLE, ClassicMeta, ConsumerGroup, ConsumerMember
+from .fencing import arm_session
 from .persist import write_current, write_group, write_member, write_target
 from .target import metadata_snapshot
 

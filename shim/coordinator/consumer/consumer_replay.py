@@ -1,20 +1,20 @@
 """Rebuilding consumer groups from their records (state-topic keys 5-8), as the broker does when it
 loads a __consumer_offsets partition: last value per key wins, tombstones delete. A consumer-group
 record replaces a classic group of the same id (a simple group created by offsets, an empty classic
-group the consumer group replaced, or the classic group it was upgraded from, §D.9); classic-protocol
+group the consumer group replaced, or the classic group it was upgraded from by an online upgrade); classic-protocol
 members come back with their protocols and session timeout. Every member gets a session timer from the load, and a member
-pending revocation its rebalance timer, so members that do not come back are fenced (spec §D.5)."""
+pending revocation its rebalance timer, so members that do not come back are fenced (GroupMetadataManager.onLoaded schedules the session timeouts)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from .. import classic_rebalance
-from ..records import (ConsumerCurrentRecord, ConsumerCurrentTombstone, ConsumerGroupRecord, ConsumerGroupTombstone,
+from ..state_records import (ConsumerCurrentRecord, ConsumerCurrentTombstone, ConsumerGroupRecord, ConsumerGroupTombstone,
                        ConsumerMemberRecord, ConsumerMemberTombstone, ConsumerTargetRecord, ConsumerTargetTombstone)
-from .group import UNREVOKED, ClassicMeta, ConsumerGroup, ConsumerMember
-from .membership import arm_rebalance, arm_session, cancel_member_timers, rebalance_key
-from .regex import InvalidRegex, resolve
+from .consumer_group import UNREVOKED, ClassicMeta, ConsumerGroup, ConsumerMember
+from .fencing import arm_rebalance, arm_session, cancel_member_timers, rebalance_key
+from .regex_resolution import InvalidRegex, resolve
 
 if TYPE_CHECKING:
     from ..group_coordinator import GroupCoordinator

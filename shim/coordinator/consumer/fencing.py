@@ -1,4 +1,6 @@
-"""Removing consumer-group members and their timers (spec §D.5, §D.7, §D.9).
+"""Removing consumer-group members and their timers (GroupMetadataManager's
+scheduleConsumerGroupSessionTimeout / RebalanceTimeout / JoinTimeout / SyncTimeout and
+consumerGroupFenceMember(s)).
 
 Fencing members (leave with epoch -1, LeaveGroup, session timeout, revocation not acknowledged within
 the rebalance timeout, a classic member missing its join or sync deadline) tombstones their current
@@ -13,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .downgrade import downgrade, downgrade_allowed
-from .group import UNREVOKED, ConsumerGroup, ConsumerMember
+from .consumer_group import UNREVOKED, ConsumerGroup, ConsumerMember
 from .persist import write_group_removed, write_member_removed
 from .target import bump_epoch
 from .timer_keys import cancel_member_timers, join_key, rebalance_key, session_key, sync_key  # noqa: F401 (re-exported)
@@ -67,7 +69,7 @@ def arm_session(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) -> N
 
 def arm_classic_timer(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, key, timeout_ms: int,
                       reason: str, if_absent: bool = False) -> None:
-    """A classic member's join or sync deadline (§D.9): when it passes the member is fenced."""
+    """A classic member's join or sync deadline (scheduleConsumerGroupJoinTimeout / SyncTimeout): when it passes the member is fenced."""
     gid, mid = g.group_id, m.member_id
     k = key(gid, mid)
     if if_absent and c.timers.active(k):
