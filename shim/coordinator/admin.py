@@ -10,7 +10,6 @@ from kcodec.generated.describe_groups import DescribedGroup, DescribedGroupMembe
 from kcodec.generated.list_groups import ListedGroup, ListGroupsResponse
 
 from . import errors as E
-from ..authz.acl import GROUP, SUPPORTED_OPERATIONS
 from .result import Ctx
 from .classic_group import DEAD, EMPTY, STABLE
 from .state_records import GroupTombstone
@@ -20,8 +19,11 @@ if TYPE_CHECKING:
     from .group_coordinator import GroupCoordinator
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
+# the AclOperation codes a group supports: READ, DESCRIBE, DELETE, DESCRIBE_CONFIGS, ALTER_CONFIGS
+# (authz/acl.py SUPPORTED_OPERATIONS[GROUP] holds the same; the coordinator does not import authz)
+GROUP_OPERATIONS = (3, 8, 6, 10, 11)
 # what a broker without an authorizer reports when asked (KIP-430): every operation a group supports
-ALL_GROUP_OPERATIONS = sum(1 << op for op in SUPPORTED_OPERATIONS[GROUP])
+ALL_GROUP_OPERATIONS = sum(1 << op for op in GROUP_OPERATIONS)
 
 
 def describe_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:

@@ -149,8 +149,10 @@ def offset_fetch(c: "GroupCoordinator", ctx: Ctx, req) -> None:
 
 
 def offset_delete(c: "GroupCoordinator", ctx: Ctx, req) -> None:
-    """KafkaApis + OffsetMetadataManager.deleteOffsets (the type's validateOffsetDelete: offsets.py)."""
-    offsets.offset_delete(c, ctx, req)
+    """KafkaApis + OffsetMetadataManager.deleteOffsets: the group's validateOffsetDelete by its type."""
+    if req.group_id in c.consumer_groups:
+        return offsets.offset_delete(c, ctx, req, consumer_admin.validate_offset_delete)    # ConsumerGroup
+    return offsets.offset_delete(c, ctx, req, offsets.validate_classic_offset_delete)       # ClassicGroup
 
 
 HANDLERS: dict[int, Callable[["GroupCoordinator", Ctx, object], None]] = {

@@ -22,7 +22,6 @@ from .commit_answer import CommitAnswer
 from .result import Ctx
 from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup
 from .join import validate_member
-from .consumer.consumer_admin import subscribed_to
 from .metadata_size import metadata_too_large
 from .state_records import OffsetRecord, OffsetTombstone
 from .txn_offsets import drop_partition
@@ -248,11 +247,12 @@ def drop_deleted_topics(c: "GroupCoordinator", names: set[str]) -> None:
             del c.offsets.by_group[group_id]
 
 
-def offset_delete(c: "GroupCoordinator", ctx: Ctx, req) -> None:
+def offset_delete(c: "GroupCoordinator", ctx: Ctx, req, validate_group: Callable[..., tuple]) -> None:
     """KafkaApis.handleOffsetDeleteRequest: partitions of topics or partitions missing from the
     metadata answer UNKNOWN_TOPIC_OR_PARTITION without reaching the coordinator, which judges the
     group (even with nothing left to delete); its answer is merged into theirs as
-    OffsetDeleteResponse.Builder.merge does: a group error replaces everything."""
+    OffsetDeleteResponse.Builder.merge does: a group error replaces everything. `validate_group`:
+    the type's validateOffsetDelete (dispatch.py), see delete_offsets."""
     early: list[OffsetDeleteResponseTopic] = []
     known = []
     for t in req.topics:
@@ -266,7 +266,7 @@ def offset_delete(c: "GroupCoordinator", ctx: Ctx, req) -> None:
                 _add_topic(early, t.name, [p.partition_index], E.UNKNOWN_TOPIC_OR_PARTITION)
         if ok:
             known.append((t.name, ok))
-    body = delete_offsets(c, req.group_id, known)
+    body = delete_offsets(c, req.group_id, known, validate_group)
     if body.error_code == E.NONE and early:
         for t in body.topics:
             _add_topic(early, t.name, [p.partition_index for p in t.partitions], None, t.partitions)
@@ -284,22 +284,17 @@ def _add_topic(out: list, name: str, partitions: list[int], err: int | None, par
         OffsetDeleteResponsePartition(partition_index=i, error_code=err) for i in partitions])
 
 
-def delete_offsets(c: "GroupCoordinator", group_id: str, topics: list[tuple[str, list[int]]]) -> OffsetDeleteResponse:
+def delete_offsets(c: "GroupCoordinator", group_id: str, topics: list[tuple[str, list[int]]],
+                   validate_group: Callable[..., tuple]) -> OffsetDeleteResponse:
     """GroupCoordinatorService.deleteOffsets + OffsetMetadataManager.deleteOffsets for the topics that
     passed KafkaApis' checks: the group's error, or per topic GROUP_SUBSCRIBED_TO_TOPIC when the
-    group subscribes to it, else its offsets (and pending transactional offsets) deleted."""
+    group subscribes to it, else its offsets (and pending transactional offsets) deleted.
+    `validate_group(c, group_id)` -> (error, is subscribed to topic) by the group's type."""
     if not group_id:
         return OffsetDeleteResponse(error_code=E.INVALID_GROUP_ID, topics=[])
-    cg = c.consumer_groups.get(group_id)
-    if cg is not None:                       # KIP-848 group (ConsumerGroup.validateOffsetDelete: no check)
-        subscribed = subscribed_to(cg)
-    else:
-        g = c.groups.get(group_id)
-        if g is None or g.state == DEAD:
-            return OffsetDeleteResponse(error_code=E.GROUP_ID_NOT_FOUND, topics=[])
-        if g.state != EMPTY and g.protocol_type != "consumer":    # ClassicGroup.validateOffsetDelete
-            return OffsetDeleteResponse(error_code=E.NON_EMPTY_GROUP, topics=[])
-        subscribed = g.is_subscribed_to_topic
+    err, subscribed = validate_group(c, group_id)
+    if err:
+        return OffsetDeleteResponse(error_code=err, topics=[])
     out = []
     for name, partitions in topics:
         parts = []
@@ -312,3 +307,14 @@ def delete_offsets(c: "GroupCoordinator", group_id: str, topics: list[tuple[str,
                 parts.append(OffsetDeleteResponsePartition(partition_index=i, error_code=E.NONE))
         out.append(OffsetDeleteResponseTopic(name=name, partitions=parts))
     return OffsetDeleteResponse(error_code=E.NONE, topics=out)
+
+
+def validate_classic_offset_delete(c: "GroupCoordinator", group_id: str) -> tuple[int, Callable[[str], bool] | None]:
+    """ClassicGroup.validateOffsetDelete: a group that exists, Empty unless it uses the consumer
+    protocol (then its subscribed topics are refused one by one)."""
+    g = c.groups.get(group_id)
+    if g is None or g.state == DEAD:
+        return E.GROUP_ID_NOT_FOUND, None
+    if g.state != EMPTY and g.protocol_type != "consumer":
+        return E.NON_EMPTY_GROUP, None
+    return E.NONE, g.is_subscribed_to_topic

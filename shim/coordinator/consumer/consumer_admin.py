@@ -1,7 +1,7 @@
 """The admin APIs' consumer-group step (dispatch.py runs it after the classic one): ListGroups lists
 consumer groups (type "consumer", protocol type "consumer"); DeleteGroups deletes empty ones
 (ConsumerGroup.validateDeleteGroup); OffsetDelete refuses topics some member subscribes to
-(`subscribed_to`, for offsets.delete_offsets)."""
+(`validate_offset_delete`, for offsets.delete_offsets)."""
 
 from __future__ import annotations
 
@@ -52,6 +52,11 @@ def delete_consumer_groups(c: "GroupCoordinator", body) -> None:
         c.records.append(GroupTombstone(r.group_id))   # a stale classic record of this id must not come back
         c.event("group_deleted", r.group_id)
         r.error_code = E.NONE
+
+
+def validate_offset_delete(c: "GroupCoordinator", group_id: str) -> tuple[int, Callable[[str], bool]]:
+    """ConsumerGroup.validateOffsetDelete checks nothing; topics some member subscribes to are refused."""
+    return E.NONE, subscribed_to(c.consumer_groups[group_id])
 
 
 def subscribed_to(g) -> Callable[[str], bool]:
