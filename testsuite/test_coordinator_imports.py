@@ -160,6 +160,14 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def test_the_measure_sees_a_cycle_and_a_package_edge():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+    files = {"p", "p.m", "p.n"}
+    assert _targets(["p", "p.m"], files, "p.n") == {"p.m"}            # from p import m: the module only
+    assert _targets(["p", "p.m", "p.X"], files, "p.n") == {"p", "p.m"}   # X is a name of p's __init__
+
+
 def test_no_import_cycle_in_the_coordinator():
     graph, _ = scan()
     assert cycles(_parent_packages(graph)) == []
