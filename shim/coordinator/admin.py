@@ -3,20 +3,27 @@ GroupCoordinatorService)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kcodec.generated.delete_groups import DeletableGroupResult, DeleteGroupsResponse
 from kcodec.generated.describe_groups import DescribedGroup, DescribedGroupMember, DescribeGroupsResponse
 from kcodec.generated.list_groups import ListedGroup, ListGroupsResponse
 
 from . import errors as E
-from ..authz.acl import GROUP, SUPPORTED_OPERATIONS
-from .core import Ctx, GroupCoordinator
-from .group import DEAD, EMPTY, STABLE
-from .records import GroupTombstone
+from .result import Ctx
+from .classic_group import DEAD, EMPTY, STABLE
+from .state_records import GroupTombstone
 from .txn_offsets import drop_group
 
+if TYPE_CHECKING:
+    from .group_coordinator import GroupCoordinator
+
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
+# the AclOperation codes a group supports: READ, DESCRIBE, DELETE, DESCRIBE_CONFIGS, ALTER_CONFIGS
+# (authz/acl.py SUPPORTED_OPERATIONS[GROUP] holds the same; the coordinator does not import authz)
+GROUP_OPERATIONS = (3, 8, 6, 10, 11)
 # what a broker without an authorizer reports when asked (KIP-430): every operation a group supports
-ALL_GROUP_OPERATIONS = sum(1 << op for op in SUPPORTED_OPERATIONS[GROUP])
+ALL_GROUP_OPERATIONS = sum(1 << op for op in GROUP_OPERATIONS)
 
 
 def describe_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
@@ -55,7 +62,8 @@ def describe_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
     c.respond(ctx.token, DescribeGroupsResponse(groups=out))
 
 
-def list_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
+def list_groups(c: GroupCoordinator, ctx: Ctx, req) -> ListGroupsResponse:
+    """The classic groups' answer (dispatch.list_groups adds the consumer groups, then responds)."""
     v = ctx.version
     states = {s.lower() for s in (req.states_filter or [])} if v >= 4 else set()
     types = {t.lower() for t in (req.types_filter or [])} if v >= 5 else set()
@@ -70,10 +78,11 @@ def list_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
         out.append(ListedGroup(group_id=gid, protocol_type=g.protocol_type or "",
                                group_state=g.state if v >= 4 else "",
                                group_type="classic" if v >= 5 else ""))
-    c.respond(ctx.token, ListGroupsResponse(error_code=E.NONE, groups=out))
+    return ListGroupsResponse(error_code=E.NONE, groups=out)
 
 
-def delete_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
+def delete_groups(c: GroupCoordinator, ctx: Ctx, req) -> DeleteGroupsResponse:
+    """The classic groups' answer (dispatch.delete_groups answers the consumer groups, then responds)."""
     results, seen = [], set()
     for gid in req.groups_names:
         if gid in seen:
@@ -88,7 +97,7 @@ def delete_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
         elif g.state != EMPTY:
             err = E.NON_EMPTY_GROUP
         else:
-            drop_group(c, gid)              # pending transactional offsets too (§B.6)
+            drop_group(c, gid)              # pending transactional offsets too (GroupCoordinatorShard.deleteGroups)
             c.offsets.delete_group(c, gid)
             c.records.append(GroupTombstone(gid))
             g.state = DEAD
@@ -96,4 +105,4 @@ def delete_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
             c.event("group_deleted", gid)
             err = E.NONE
         results.append(DeletableGroupResult(group_id=gid, error_code=err))
-    c.respond(ctx.token, DeleteGroupsResponse(results=results))
+    return DeleteGroupsResponse(results=results)

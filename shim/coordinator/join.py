@@ -9,11 +9,17 @@ causes no rebalance; at v9 a rejoining static leader gets SkipAssignment=true an
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kcodec.generated.join_group import JoinGroupResponseMember
 
-from . import errors as E
-from .core import Ctx, GroupCoordinator, _for_version, join_error, join_response, sync_response
-from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, ClassicMember, Parked
+from . import classic_rebalance, errors as E
+from .result import Ctx
+from .responses import _for_version, join_error, join_response, sync_response
+from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, ClassicMember, Parked
+
+if TYPE_CHECKING:
+    from .group_coordinator import GroupCoordinator
 
 
 def handle_join(c: GroupCoordinator, ctx: Ctx, req) -> None:
@@ -35,7 +41,7 @@ def handle_join(c: GroupCoordinator, ctx: Ctx, req) -> None:
     records_before = len(c.records)
     if not _accept_joining_member(g, member_id, c.cfg.max_size):
         if member_id in g.members or member_id in g.pending_members:
-            c.cancel_heartbeat(g, member_id)
+            classic_rebalance.cancel_heartbeat(c, g, member_id)
             g.remove(member_id)
             g.pending_members.discard(member_id)
         c.respond(ctx.token, join_error(v, E.GROUP_MAX_SIZE_REACHED, ""))
@@ -44,7 +50,7 @@ def handle_join(c: GroupCoordinator, ctx: Ctx, req) -> None:
     else:
         _join_existing_member(c, ctx, req, g, member_id, instance_id)
     if created and len(c.records) == records_before:
-        c.write_empty_group(g)
+        classic_rebalance.write_empty_group(c, g)
 
 
 def _rebalance_timeout(req, v: int) -> int:
@@ -86,7 +92,7 @@ def _join_new_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, instan
     if instance_id is None:
         if v >= 4:
             g.pending_members.add(new_id)
-            c.schedule_heartbeat(g, new_id, req.session_timeout_ms)
+            classic_rebalance.schedule_heartbeat(c, g, new_id, req.session_timeout_ms)
             c.event("member_id_required", g.group_id, member=new_id, client_id=ctx.client_id)
             return c.respond(ctx.token, join_error(v, E.MEMBER_ID_REQUIRED, new_id))
         return _add_member(c, ctx, req, g, new_id, None)
@@ -107,7 +113,7 @@ def _add_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, member_id: 
     if g.state == PREPARING and g.previous_state == EMPTY:
         g.new_member_added = True
     g.add(m)
-    c.schedule_heartbeat(g, member_id, c.cfg.new_member_join_timeout_ms)
+    classic_rebalance.schedule_heartbeat(c, g, member_id, c.cfg.new_member_join_timeout_ms)
     c.event("member_joined", g.group_id, member=member_id, instance=instance_id, client_id=ctx.client_id,
             reason=m.join_reason, new=True)
     _rebalance_or_complete(c, g, f"adding new member {member_id} with group instance id {instance_id}; "
@@ -116,9 +122,9 @@ def _add_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, member_id: 
 
 def _rebalance_or_complete(c: GroupCoordinator, g: ClassicGroup, reason: str) -> None:
     if g.state in (STABLE, COMPLETING, EMPTY):
-        c.prepare_rebalance(g, reason)
+        classic_rebalance.prepare_rebalance(c, g, reason)
     elif g.state == PREPARING:
-        c.maybe_complete_join(g)
+        classic_rebalance.maybe_complete_join(c, g)
 
 
 def _update_member(g: ClassicGroup, m: ClassicMember, ctx: Ctx, req, parked: bool) -> None:
@@ -142,19 +148,19 @@ def _replace_static_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, 
     if old.awaiting_sync is not None:
         c.respond(old.awaiting_sync.token, sync_response(old.awaiting_sync.version, E.FENCED_INSTANCE_ID))
         old.awaiting_sync = None
-    c.cancel_heartbeat(g, old_id)
+    classic_rebalance.cancel_heartbeat(c, g, old_id)
     # ClassicGroup.replaceStaticMember: a new member object (not new to the group) with the old one's
     # client id, host and timeouts; its heartbeat is rescheduled before updateMember applies the
     # request's timeouts (GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin)
     m = g.replace_static_member(instance_id, old_id, new_id)
     m.is_new = False
-    c.schedule_heartbeat(g, new_id, m.session_timeout_ms)
+    classic_rebalance.schedule_heartbeat(c, g, new_id, m.session_timeout_ms)
     c.event("static_member_replaced", g.group_id, instance=instance_id, old_member=old_id, member=new_id,
             reason=req.reason if v >= 8 else None)
     if g.state == STABLE:
         _update_member(g, m, ctx, req, parked=False)
         if g.select_protocol() == g.protocol_name:
-            c.write_group(g)
+            classic_rebalance.write_group(c, g)
             is_leader = g.leader_id == new_id
             if v >= 9:
                 members = [JoinGroupResponseMember(member_id=x.member_id, group_instance_id=x.instance_id,
@@ -176,10 +182,10 @@ def _replace_static_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, 
                                      f"{new_id} with instance id {instance_id} joined with changed metadata")
     elif g.state == COMPLETING:
         _update_member(g, m, ctx, req, parked=True)
-        c.prepare_rebalance(g, f"updating metadata for static member {new_id} with instance id {instance_id}")
+        classic_rebalance.prepare_rebalance(c, g, f"updating metadata for static member {new_id} with instance id {instance_id}")
     elif g.state == PREPARING:
         _update_member(g, m, ctx, req, parked=True)
-        c.maybe_complete_join(g)
+        classic_rebalance.maybe_complete_join(c, g)
     else:
         raise RuntimeError(f"static member {instance_id} in group {g.group_id} in state {g.state}")
 
@@ -193,7 +199,7 @@ def _join_existing_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, m
         return c.respond(ctx.token, join_error(v, E.INCONSISTENT_GROUP_PROTOCOL, member_id))
     if member_id in g.pending_members:
         g.pending_members.discard(member_id)
-        c.cancel_heartbeat(g, member_id)
+        classic_rebalance.cancel_heartbeat(c, g, member_id)
         return _add_member(c, ctx, req, g, member_id, instance_id)
     err = validate_member(g, member_id, instance_id)
     if err:
@@ -203,7 +209,7 @@ def _join_existing_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, m
     if g.state == PREPARING:
         _update_member(g, m, ctx, req, parked=True)
         c.event("member_joined", g.group_id, member=member_id, instance=instance_id, reason=m.join_reason)
-        c.maybe_complete_join(g)
+        classic_rebalance.maybe_complete_join(c, g)
     elif g.state == COMPLETING:
         if m.protocols == _protocols(req):
             is_leader = g.leader_id == member_id
@@ -216,12 +222,12 @@ def _join_existing_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, m
                 members=_for_version(members, v)))
         else:
             _update_member(g, m, ctx, req, parked=True)
-            c.prepare_rebalance(g, reason)
+            classic_rebalance.prepare_rebalance(c, g, reason)
     elif g.state == STABLE:
         if g.leader_id == member_id or m.protocols != _protocols(req):
             _update_member(g, m, ctx, req, parked=True)
             c.event("member_joined", g.group_id, member=member_id, instance=instance_id, reason=m.join_reason)
-            c.prepare_rebalance(g, ("leader " if g.leader_id == member_id else "") + reason)
+            classic_rebalance.prepare_rebalance(c, g, ("leader " if g.leader_id == member_id else "") + reason)
         else:
             c.respond(ctx.token, join_response(
                 v, E.NONE, generation_id=g.generation_id, protocol_type=g.protocol_type,

@@ -4,12 +4,18 @@ instance id), with per-member errors. KIP-800 leave reasons (v5+) are reported a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kcodec.generated.leave_group import LeaveGroupResponse, MemberResponse
 
-from . import errors as E
-from .core import Ctx, GroupCoordinator, join_error, sync_response
-from .group import COMPLETING, DEAD, PREPARING, STABLE
+from . import classic_rebalance, errors as E
+from .result import Ctx
+from .responses import join_error
+from .classic_group import COMPLETING, DEAD, PREPARING, STABLE
 from .join import validate_member
+
+if TYPE_CHECKING:
+    from .group_coordinator import GroupCoordinator
 
 
 def handle_leave(c: GroupCoordinator, ctx: Ctx, req) -> None:
@@ -43,7 +49,7 @@ def handle_leave(c: GroupCoordinator, ctx: Ctx, req) -> None:
                 continue
         elif member_id in g.pending_members:
             g.pending_members.discard(member_id)
-            c.cancel_heartbeat(g, member_id)
+            classic_rebalance.cancel_heartbeat(c, g, member_id)
             c.event("member_left", g.group_id, member=member_id, pending=True, reason=reason or "not provided")
             results.append((member_id, instance_id, E.NONE))
             removed += 1
@@ -55,20 +61,14 @@ def handle_leave(c: GroupCoordinator, ctx: Ctx, req) -> None:
                 continue
             target = member_id
         m = g.members[target]
-        if m.awaiting_join is not None:
-            c.respond(m.awaiting_join.token, join_error(m.awaiting_join.version, E.UNKNOWN_MEMBER_ID, ""))
-            g.set_awaiting_join(m, None)
-        if m.awaiting_sync is not None:
-            c.respond(m.awaiting_sync.token, sync_response(m.awaiting_sync.version, E.REBALANCE_IN_PROGRESS))
-            m.awaiting_sync = None
-        c.cancel_heartbeat(g, target)
+        classic_rebalance.answer_parked_of_removed(c, g, m, E.REBALANCE_IN_PROGRESS)
         g.remove(target)
         c.event("member_left", g.group_id, member=target, instance=m.instance_id, reason=reason or "not provided")
         results.append((member_id, instance_id, E.NONE))
         removed += 1
     if removed:
         if g.state in (STABLE, COMPLETING):
-            c.prepare_rebalance(g, f"{removed} member(s) left the group")
+            classic_rebalance.prepare_rebalance(c, g, f"{removed} member(s) left the group")
         elif g.state == PREPARING:
-            c.maybe_complete_join(g)   # via maybePrepareRebalanceOrCompleteJoin: respects the initial delay
+            classic_rebalance.maybe_complete_join(c, g)   # via maybePrepareRebalanceOrCompleteJoin: respects the initial delay
     reply(E.NONE, results)

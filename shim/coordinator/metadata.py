@@ -1,4 +1,5 @@
-"""Live topic metadata of the upstream cluster, as the coordinator sees it (spec §F).
+"""Live topic metadata of the upstream cluster, as the coordinator sees it (GroupCoordinatorShard
+.onMetadataUpdate).
 
 The broker's coordinator reads the metadata image; kshim's adapter (shim/proxy/groups.py) refreshes
 this catalog from Metadata requests and tells the coordinator when it changed

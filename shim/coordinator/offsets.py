@@ -1,5 +1,5 @@
-"""OffsetCommit v2-10, OffsetFetch v1-10 (v10: topics by id) and OffsetDelete v0 for classic groups (spec §C.1, C.2,
-C.4, B.7; RequireStable sees the pending transactional offsets of txn_offsets.py). Offsets live in
+"""OffsetCommit v2-10, OffsetFetch v1-10 (v10: topics by id) and OffsetDelete v0 for classic groups (OffsetMetadataManager
+.commitOffset, fetchOffsets, deleteOffsets; RequireStable sees the pending transactional offsets of txn_offsets.py). Offsets live in
 memory here and are expressed as OffsetRecord/OffsetTombstone records (the durability issue
 persists them). Topic existence is checked against live metadata, as the
 broker's KafkaApis does before its coordinator sees a commit or an OffsetDelete. The empty group id
@@ -8,6 +8,8 @@ a null id there), not for OffsetDelete."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable
+
 from kcodec.generated.offset_commit import OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic
 from kcodec.generated.offset_delete import (OffsetDeleteResponse, OffsetDeleteResponsePartition,
                                             OffsetDeleteResponseTopic)
@@ -15,46 +17,51 @@ from kcodec.generated.offset_fetch import (OffsetFetchResponse, OffsetFetchRespo
                                            OffsetFetchResponsePartitions, OffsetFetchResponseTopic,
                                            OffsetFetchResponseTopics)
 
-from . import errors as E
+from . import classic_rebalance, errors as E
 from .commit_answer import CommitAnswer
-from .core import Ctx, GroupCoordinator
-from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup
+from .result import Ctx
+from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup
 from .join import validate_member
 from .metadata_size import metadata_too_large
-from .records import OffsetRecord, OffsetTombstone
+from .state_records import OffsetRecord, OffsetTombstone
 from .txn_offsets import drop_partition
+
+if TYPE_CHECKING:
+    from .group_coordinator import GroupCoordinator
 
 
 class OffsetStore:
     def __init__(self) -> None:
         self.by_group: dict[str, dict[tuple[str, int], OffsetRecord]] = {}
 
-    def put(self, c: GroupCoordinator, rec: OffsetRecord) -> None:
+    def put(self, c: "GroupCoordinator", rec: OffsetRecord) -> None:
         c.records.append(rec)
         self.by_group.setdefault(rec.group_id, {})[(rec.topic, rec.partition)] = rec
 
     def get(self, group_id: str) -> dict[tuple[str, int], OffsetRecord]:
         return self.by_group.get(group_id, {})
 
-    def delete(self, c: GroupCoordinator, group_id: str, topic: str, partition: int) -> None:
+    def delete(self, c: "GroupCoordinator", group_id: str, topic: str, partition: int) -> None:
         offsets = self.by_group.get(group_id)
         if offsets and offsets.pop((topic, partition), None) is not None:
             c.records.append(OffsetTombstone(group_id, topic, partition))
 
-    def delete_group(self, c: GroupCoordinator, group_id: str) -> None:
+    def delete_group(self, c: "GroupCoordinator", group_id: str) -> None:
         for topic, partition in list(self.get(group_id)):
             self.delete(c, group_id, topic, partition)
         self.by_group.pop(group_id, None)
 
 
-def offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
+def offset_commit(c: "GroupCoordinator", ctx: Ctx, req, validate_group: Callable[..., int]) -> None:
+    """`validate_group(c, ctx, req, checked)`: the group's validateOffsetCommit by its type (dispatch.py:
+    validate_classic_commit here, or consumer/offsets_check.validate_commit)."""
     v = ctx.version
     catalog = c.topics
     by_id = v >= 10
     checked = []     # per request topic: (topic, its TopicInfo or None, [(partition, error or None)])
     valid = False
     for t in req.topics:
-        # v10 names topics by id (unknown id: UNKNOWN_TOPIC_ID), older versions by name (§C.1)
+        # v10 names topics by id (unknown id: UNKNOWN_TOPIC_ID), older versions by name (KafkaApis.handleOffsetCommitRequest)
         info = catalog.topic(t.topic_id) if by_id else catalog.get(t.name)
         if info is None:
             bad = E.UNKNOWN_TOPIC_ID if by_id else E.UNKNOWN_TOPIC_OR_PARTITION
@@ -64,7 +71,7 @@ def offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
         parts = [(p, None if 0 <= p.partition_index < count else E.UNKNOWN_TOPIC_OR_PARTITION) for p in t.partitions]
         valid = valid or any(e is None for _, e in parts)
         checked.append((t, info, parts))
-    err = _validate_commit(c, ctx, req, checked) if valid else E.NONE
+    err = _validate_commit(c, ctx, req, checked, validate_group) if valid else E.NONE
     stored: dict[tuple[str, int], int] = {}
     if valid and err == E.NONE:
         group_id, now, max_md = req.group_id, c.now, c.cfg.offset_metadata_max_bytes
@@ -98,19 +105,19 @@ def offset_commit(c: GroupCoordinator, ctx: Ctx, req) -> None:
     c.respond(ctx.token, OffsetCommitResponse(topics=answer.merge(accepted, key_of)))
 
 
-def _validate_commit(c: GroupCoordinator, ctx: Ctx, req, checked) -> int:
-    v = ctx.version
+def _validate_commit(c: "GroupCoordinator", ctx: Ctx, req, checked, validate_group) -> int:
     if req.group_id is None:
         return E.INVALID_GROUP_ID
+    return validate_group(c, ctx, req, checked)
+
+
+def validate_classic_commit(c: "GroupCoordinator", ctx: Ctx, req, checked) -> int:
+    """ClassicGroup.validateOffsetCommit (a group that does not exist is created by a commit without
+    generation, as OffsetMetadataManager.commitOffset does)."""
+    v = ctx.version
     gen = req.generation_id_or_member_epoch
     member_id = req.member_id or ""
     instance_id = req.group_instance_id if v >= 7 else None
-    if req.group_id in c.consumer_groups:              # KIP-848 group: member epochs (consumer/)
-        from .consumer.offsets_check import commit_error
-        max_md = c.cfg.offset_metadata_max_bytes    # partitions whose metadata is too large are not validated
-        return commit_error(c, ctx, req, partitions=[
-            (info, p.partition_index) for _, info, parts in checked for p, e in parts
-            if e is None and not metadata_too_large(p.committed_metadata, max_md)])
     g = c.groups.get(req.group_id)
     if g is None:
         if gen < 0:
@@ -119,7 +126,7 @@ def _validate_commit(c: GroupCoordinator, ctx: Ctx, req, checked) -> int:
             c.groups[req.group_id] = g
             if any(e is None and not metadata_too_large(p.committed_metadata, max_md)
                    for _, _, parts in checked for p, e in parts):
-                c.write_group(g)
+                classic_rebalance.write_group(c, g)
             else:              # nothing to store: no record, the group exists for writes only (uncommitted.py)
                 c.uncommitted.add(c, g)
             return E.NONE
@@ -140,11 +147,12 @@ def _validate_commit(c: GroupCoordinator, ctx: Ctx, req, checked) -> int:
         return E.REBALANCE_IN_PROGRESS
     m = g.members.get(member_id)
     if m is not None and g.state in (STABLE, PREPARING):
-        c.schedule_heartbeat(g, member_id, m.session_timeout_ms)
+        classic_rebalance.schedule_heartbeat(c, g, member_id, m.session_timeout_ms)
     return E.NONE
 
 
-def offset_fetch(c: GroupCoordinator, ctx: Ctx, req) -> None:
+def offset_fetch(c: "GroupCoordinator", ctx: Ctx, req) -> OffsetFetchResponse:
+    """The answer from the stored offsets (the caller responds: dispatch.offset_fetch)."""
     v = ctx.version
     stable = v >= 7 and req.require_stable
     if v >= 8:
@@ -159,19 +167,19 @@ def offset_fetch(c: GroupCoordinator, ctx: Ctx, req) -> None:
                     OffsetFetchResponsePartitions(partition_index=p, committed_offset=o, committed_leader_epoch=le,
                                                   metadata=md, error_code=pe)
                     for p, o, le, md, pe in parts]) for i, (name, parts) in enumerate(found)]))
-        return c.respond(ctx.token, OffsetFetchResponse(groups=groups))
+        return OffsetFetchResponse(groups=groups)
     topics = None if req.topics is None else [(t.name, list(t.partition_indexes), None) for t in req.topics]
     found, err = _fetch_group(c, req.group_id, topics, stable)
     per_partition_error = err if v == 1 else E.NONE
-    c.respond(ctx.token, OffsetFetchResponse(error_code=err if v >= 2 else E.NONE, topics=[
+    return OffsetFetchResponse(error_code=err if v >= 2 else E.NONE, topics=[
         OffsetFetchResponseTopic(name=name, partitions=[
             OffsetFetchResponsePartition(partition_index=i, committed_offset=o,
                                          committed_leader_epoch=le if v >= 5 else -1, metadata=md,
                                          error_code=pe or per_partition_error)
-            for i, o, le, md, pe in parts]) for name, parts in found]))
+            for i, o, le, md, pe in parts]) for name, parts in found])
 
 
-def _requested(c: GroupCoordinator, t, v: int):
+def _requested(c: "GroupCoordinator", t, v: int):
     """(name, partitions, topic id the client expects | None) of one requested topic; v10 names
     topics by id: an unknown id has no name (its partitions answer UNKNOWN_TOPIC_ID)."""
     if v < 10:
@@ -180,7 +188,7 @@ def _requested(c: GroupCoordinator, t, v: int):
     return (None if info is None else info.name), list(t.partition_indexes), t.topic_id
 
 
-def _topic_id(c: GroupCoordinator, name, requested, i: int, v: int):
+def _topic_id(c: "GroupCoordinator", name, requested, i: int, v: int):
     if v < 10:
         return None
     if requested is not None:
@@ -189,7 +197,7 @@ def _topic_id(c: GroupCoordinator, name, requested, i: int, v: int):
     return info.topic_id if info is not None else None
 
 
-def _fetch_group(c: GroupCoordinator, group_id: str, topics, require_stable: bool = False):
+def _fetch_group(c: "GroupCoordinator", group_id: str, topics, require_stable: bool = False):
     """([(topic, [(partition, offset, leader epoch, metadata, error)])], group error). With
     RequireStable, a partition with a pending transactional offset is UNSTABLE_OFFSET_COMMIT, -1.
     `topics`: None (all) or [(name | None when the requested id is unknown, partitions, expected id)]."""
@@ -226,9 +234,9 @@ def _fetch_group(c: GroupCoordinator, group_id: str, topics, require_stable: boo
     return found, E.NONE
 
 
-def drop_deleted_topics(c: GroupCoordinator, names: set[str]) -> None:
+def drop_deleted_topics(c: "GroupCoordinator", names: set[str]) -> None:
     """Offsets (and pending transactional offsets) of deleted topics go, as when the broker's
-    coordinator sees a topic deletion in the metadata image (spec §F)."""
+    coordinator sees a topic deletion in the metadata image (OffsetMetadataManager.onMetadataUpdate)."""
     for group_id in sorted(set(c.offsets.by_group) | set(c.txns.by_group)):
         gone = {k for k in c.offsets.get(group_id) if k[0] in names}
         gone |= {k for k in c.txns.partitions(group_id) if k[0] in names}
@@ -239,11 +247,12 @@ def drop_deleted_topics(c: GroupCoordinator, names: set[str]) -> None:
             del c.offsets.by_group[group_id]
 
 
-def offset_delete(c: GroupCoordinator, ctx: Ctx, req) -> None:
+def offset_delete(c: "GroupCoordinator", ctx: Ctx, req, validate_group: Callable[..., tuple]) -> None:
     """KafkaApis.handleOffsetDeleteRequest: partitions of topics or partitions missing from the
     metadata answer UNKNOWN_TOPIC_OR_PARTITION without reaching the coordinator, which judges the
     group (even with nothing left to delete); its answer is merged into theirs as
-    OffsetDeleteResponse.Builder.merge does: a group error replaces everything."""
+    OffsetDeleteResponse.Builder.merge does: a group error replaces everything. `validate_group`:
+    the type's validateOffsetDelete (dispatch.py), see delete_offsets."""
     early: list[OffsetDeleteResponseTopic] = []
     known = []
     for t in req.topics:
@@ -257,7 +266,7 @@ def offset_delete(c: GroupCoordinator, ctx: Ctx, req) -> None:
                 _add_topic(early, t.name, [p.partition_index], E.UNKNOWN_TOPIC_OR_PARTITION)
         if ok:
             known.append((t.name, ok))
-    body = delete_offsets(c, req.group_id, known)
+    body = delete_offsets(c, req.group_id, known, validate_group)
     if body.error_code == E.NONE and early:
         for t in body.topics:
             _add_topic(early, t.name, [p.partition_index for p in t.partitions], None, t.partitions)
@@ -275,23 +284,17 @@ def _add_topic(out: list, name: str, partitions: list[int], err: int | None, par
         OffsetDeleteResponsePartition(partition_index=i, error_code=err) for i in partitions])
 
 
-def delete_offsets(c: GroupCoordinator, group_id: str, topics: list[tuple[str, list[int]]]) -> OffsetDeleteResponse:
+def delete_offsets(c: "GroupCoordinator", group_id: str, topics: list[tuple[str, list[int]]],
+                   validate_group: Callable[..., tuple]) -> OffsetDeleteResponse:
     """GroupCoordinatorService.deleteOffsets + OffsetMetadataManager.deleteOffsets for the topics that
     passed KafkaApis' checks: the group's error, or per topic GROUP_SUBSCRIBED_TO_TOPIC when the
-    group subscribes to it, else its offsets (and pending transactional offsets) deleted."""
+    group subscribes to it, else its offsets (and pending transactional offsets) deleted.
+    `validate_group(c, group_id)` -> (error, is subscribed to topic) by the group's type."""
     if not group_id:
         return OffsetDeleteResponse(error_code=E.INVALID_GROUP_ID, topics=[])
-    cg = c.consumer_groups.get(group_id)
-    if cg is not None:                       # KIP-848 group (ConsumerGroup.validateOffsetDelete: no check)
-        from .consumer.classic_apis import subscribed_to
-        subscribed = subscribed_to(cg)
-    else:
-        g = c.groups.get(group_id)
-        if g is None or g.state == DEAD:
-            return OffsetDeleteResponse(error_code=E.GROUP_ID_NOT_FOUND, topics=[])
-        if g.state != EMPTY and g.protocol_type != "consumer":    # ClassicGroup.validateOffsetDelete
-            return OffsetDeleteResponse(error_code=E.NON_EMPTY_GROUP, topics=[])
-        subscribed = g.is_subscribed_to_topic
+    err, subscribed = validate_group(c, group_id)
+    if err:
+        return OffsetDeleteResponse(error_code=err, topics=[])
     out = []
     for name, partitions in topics:
         parts = []
@@ -304,3 +307,14 @@ def delete_offsets(c: GroupCoordinator, group_id: str, topics: list[tuple[str, l
                 parts.append(OffsetDeleteResponsePartition(partition_index=i, error_code=E.NONE))
         out.append(OffsetDeleteResponseTopic(name=name, partitions=parts))
     return OffsetDeleteResponse(error_code=E.NONE, topics=out)
+
+
+def validate_classic_offset_delete(c: "GroupCoordinator", group_id: str) -> tuple[int, Callable[[str], bool] | None]:
+    """ClassicGroup.validateOffsetDelete: a group that exists, Empty unless it uses the consumer
+    protocol (then its subscribed topics are refused one by one)."""
+    g = c.groups.get(group_id)
+    if g is None or g.state == DEAD:
+        return E.GROUP_ID_NOT_FOUND, None
+    if g.state != EMPTY and g.protocol_type != "consumer":
+        return E.NON_EMPTY_GROUP, None
+    return E.NONE, g.is_subscribed_to_topic

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .group import EMPTY, STABLE, ClassicGroup, ClassicMember
-from .records import (CONSUMER_RECORDS, GroupMetadataRecord, GroupTombstone, OffsetRecord, OffsetTombstone,
+from . import classic_rebalance
+from .consumer.consumer_replay import replay_consumer
+from .classic_group import EMPTY, STABLE, ClassicGroup, ClassicMember
+from .state_records import (CONSUMER_RECORDS, GroupMetadataRecord, GroupTombstone, OffsetRecord, OffsetTombstone,
                       TxnOffsetRecord, TxnOffsetTombstone)
+from .txn_offsets import replay_record
 
 if TYPE_CHECKING:
-    from .core import GroupCoordinator
+    from .group_coordinator import GroupCoordinator
 
 
 def replay(c: "GroupCoordinator", record) -> None:
@@ -34,14 +37,12 @@ def replay(c: "GroupCoordinator", record) -> None:
         _drop_group(c, record.group_id)
         c.groups[record.group_id] = _group_from(c, record)
     elif isinstance(record, GroupTombstone):
-        # offsets stay: every deletion tombstones them itself, and an online upgrade (§D.9) tombstones
+        # offsets stay: every deletion tombstones them itself, and an online upgrade (GroupMetadataManager.convertToConsumerGroup) tombstones
         # the classic group but keeps its offsets
         _drop_group(c, record.group_id)
     elif isinstance(record, (TxnOffsetRecord, TxnOffsetTombstone)):
-        from .txn_offsets import replay_record
         replay_record(c, record)
     elif isinstance(record, CONSUMER_RECORDS):
-        from .consumer.replay import replay_consumer
         replay_consumer(c, record)
     else:
         raise TypeError(f"cannot replay {type(record).__name__}")
@@ -51,7 +52,7 @@ def _drop_group(c: "GroupCoordinator", group_id: str) -> None:
     old = c.groups.pop(group_id, None)
     if old is not None:
         for mid in old.members:
-            c.cancel_heartbeat(old, mid)
+            classic_rebalance.cancel_heartbeat(c, old, mid)
 
 
 def _group_from(c: "GroupCoordinator", rec: GroupMetadataRecord) -> ClassicGroup:
@@ -66,5 +67,5 @@ def _group_from(c: "GroupCoordinator", rec: GroupMetadataRecord) -> ClassicGroup
     g.leader_id = rec.leader_id if rec.leader_id in g.members else next(iter(g.members), None)
     g.subscribed = g.compute_subscribed_topics()           # as GroupMetadataManager.replay of a classic group
     for m in g.members.values():
-        c.schedule_heartbeat(g, m.member_id, m.session_timeout_ms)
+        classic_rebalance.schedule_heartbeat(c, g, m.member_id, m.session_timeout_ms)
     return g

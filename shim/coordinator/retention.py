@@ -1,4 +1,4 @@
-"""Offset retention and the periodic group cleanup (spec §C.2 last paragraph; Kafka's
+"""Offset retention and the periodic group cleanup (Kafka's
 GroupCoordinatorShard.cleanupGroupMetadata every offsets.retention.check.interval.ms).
 
 An offset expires when `now >= expire_timestamp` if its commit carried one (OffsetCommit v2-4
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .group import DEAD, EMPTY, STABLE, ClassicGroup
-from .records import GroupTombstone, OffsetRecord
+from .classic_group import DEAD, EMPTY, STABLE, ClassicGroup
+from .state_records import GroupTombstone, OffsetRecord
 
 Base = Callable[[OffsetRecord], int]
 

@@ -9,12 +9,18 @@ and tells it REBALANCE_IN_PROGRESS while the group prepares a rebalance.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kcodec.generated.heartbeat import HeartbeatResponse
 
-from . import errors as E
-from .core import Ctx, GroupCoordinator, sync_response
-from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Parked
+from . import classic_rebalance, errors as E
+from .result import Ctx
+from .responses import sync_response
+from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Parked
 from .join import validate_member
+
+if TYPE_CHECKING:
+    from .group_coordinator import GroupCoordinator
 
 
 def handle_sync(c: GroupCoordinator, ctx: Ctx, req) -> None:
@@ -51,11 +57,11 @@ def handle_sync(c: GroupCoordinator, ctx: Ctx, req) -> None:
             given = {a.member_id: bytes(a.assignment) for a in req.assignments}
             for mid, member in g.members.items():
                 member.assignment = given.get(mid, b"")
-            c.write_group(g)
-            c.transition(g, STABLE)
+            classic_rebalance.write_group(c, g)
+            classic_rebalance.transition(c, g, STABLE)
             c.event("assignment", g.group_id, generation=g.generation_id, leader=g.leader_id,
                     assignments={mid: member.assignment.hex() for mid, member in g.members.items()})
-            c.propagate_assignment(g)
+            classic_rebalance.propagate_assignment(c, g)
         return
     if g.state == STABLE:
         _sync_done(c, g, req.member_id)
@@ -90,5 +96,5 @@ def handle_heartbeat(c: GroupCoordinator, ctx: Ctx, req) -> None:
     if g.state == EMPTY:
         return answer(E.UNKNOWN_MEMBER_ID)
     m = g.members[req.member_id]
-    c.schedule_heartbeat(g, m.member_id, m.session_timeout_ms)
+    classic_rebalance.schedule_heartbeat(c, g, m.member_id, m.session_timeout_ms)
     answer(E.REBALANCE_IN_PROGRESS if g.state == PREPARING else E.NONE)

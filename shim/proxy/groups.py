@@ -39,7 +39,7 @@ from kcodec.errors import DecodeError
 from kcodec.generated.list_groups import ListGroupsResponse
 
 from ..coordinator import CoordinatorConfig, GroupCoordinator, Respond
-from ..coordinator.core import VERSIONS
+from ..coordinator.dispatch import VERSIONS
 from ..coordinator.metadata import TopicCatalog
 from ..coordinator.txn_offsets import txn_commit_refused
 from ..state import find_coordinator

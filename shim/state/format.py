@@ -29,9 +29,9 @@ import struct
 from dataclasses import dataclass
 import uuid
 
-from ..coordinator.group import java_string_hash
+from ..coordinator.classic_group import java_string_hash
 from ..coordinator.metadata import ZERO_UUID
-from ..coordinator.records import (GroupMetadataRecord, GroupTombstone, MemberRecord, OffsetRecord, OffsetTombstone,
+from ..coordinator.state_records import (GroupMetadataRecord, GroupTombstone, MemberRecord, OffsetRecord, OffsetTombstone,
                                    TxnOffsetRecord, TxnOffsetTombstone)
 
 OFFSET_KEY_VERSION = 1
@@ -346,7 +346,7 @@ def _topic_partitions(w: "_Writer", items, with_epochs: bool = False) -> "_Write
 
 
 def _encode_consumer(record):
-    from ..coordinator import records as R
+    from ..coordinator import state_records as R
     if isinstance(record, R.ConsumerGroupRecord):
         w = _Writer().i16(CONSUMER_VALUE_VERSION).i32(record.group_epoch).i32(record.assignment_epoch)
         w.i64(record.assignment_timestamp_ms)
@@ -387,7 +387,7 @@ def _encode_consumer(record):
 
 def _decode_consumer(kv: int, r: "_Reader", value: bytes | None):
     import uuid
-    from ..coordinator import records as R
+    from ..coordinator import state_records as R
     group = r.string() or ""
     member = (r.string() or "") if kv != CONSUMER_GROUP_KEY_VERSION else None
     if value is None:

@@ -18,7 +18,7 @@ from kcodec.generated.offset_fetch import OffsetFetchResponse, OffsetFetchRespon
 from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition,
                                                 TxnOffsetCommitResponseTopic)
 
-from ..coordinator.core import join_error, sync_response
+from ..coordinator.responses import join_error, sync_response
 
 OFFSET_COMMIT, OFFSET_FETCH, JOIN, HEARTBEAT, LEAVE, SYNC, DESCRIBE, LIST = 8, 9, 11, 12, 13, 14, 15, 16
 TXN_OFFSET_COMMIT, DELETE_GROUPS, OFFSET_DELETE = 28, 42, 47

@@ -37,7 +37,7 @@ from kcodec.generated.leave_group import LeaveGroupRequest, MemberIdentity
 from kcodec.generated.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from shim.coordinator import CoordinatorConfig, GroupCoordinator
 from shim.coordinator import errors as E
-from shim.coordinator.group import STABLE
+from shim.coordinator.classic_group import STABLE
 
 JOIN, SYNC, HEARTBEAT, LEAVE = 11, 14, 12, 13
 # the request versions a client speaking JoinGroup vN uses for the other group APIs

@@ -11,7 +11,7 @@ import pytest
 
 from shim.coordinator.assignors import (AssignorError, MemberSubscription, TopicMetadata, assign,
                                         is_homogeneous)
-from shim.coordinator.assignors import regex as topic_regex
+from shim.coordinator.assignors import topic_regex
 from shim.coordinator.assignors.javaorder import hash_set_order, string_keys, uuid_key
 
 RNG = random.Random(8)

@@ -17,7 +17,7 @@ import uuid
 import pytest
 
 from shim.coordinator.assignors import MemberSubscription, TopicMetadata, assign
-from shim.coordinator.assignors import regex as topic_regex
+from shim.coordinator.assignors import topic_regex
 from shim.coordinator.assignors.javaorder import uuid_key
 from testsuite.harness.jsonjvm import JsonJvm, start_json_jvm
 

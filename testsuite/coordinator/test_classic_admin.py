@@ -3,8 +3,10 @@ deleteGroups)."""
 
 import pytest
 
+from shim.authz.acl import GROUP, SUPPORTED_OPERATIONS
 from shim.coordinator import errors as E
-from shim.coordinator.records import GroupTombstone, OffsetTombstone
+from shim.coordinator.admin import GROUP_OPERATIONS
+from shim.coordinator.state_records import GroupTombstone, OffsetTombstone
 
 from kcodec.generated.describe_groups import DescribeGroupsRequest
 
@@ -140,3 +142,9 @@ def test_delete_group_emptied_by_rebalance():
     _, t = h.join_dynamic("g")
     h.advance(DELAY)
     assert h.answered(t).generation_id == 1
+
+
+def test_the_group_operations_are_the_authorizers():
+    """admin.py keeps its own copy of the operations a group supports (the coordinator does not import
+    authz/); it must be the authorizer's."""
+    assert sorted(GROUP_OPERATIONS) == sorted(SUPPORTED_OPERATIONS[GROUP])

@@ -4,7 +4,7 @@ protocol selection, existing-member paths and join completion."""
 import pytest
 
 from shim.coordinator import errors as E
-from shim.coordinator.records import GroupMetadataRecord
+from shim.coordinator.state_records import GroupMetadataRecord
 
 from .classic import DELAY, PROTOS, REBALANCE, Harness, java_member_order
 

@@ -3,7 +3,7 @@
 import pytest
 
 from shim.coordinator import errors as E
-from shim.coordinator.records import GroupMetadataRecord
+from shim.coordinator.state_records import GroupMetadataRecord
 
 from .classic import Harness
 

@@ -4,7 +4,7 @@ fetchOffsets / deleteOffsets)."""
 import pytest
 
 from shim.coordinator import errors as E
-from shim.coordinator.records import OffsetRecord, OffsetTombstone
+from shim.coordinator.state_records import OffsetRecord, OffsetTombstone
 
 from .classic import DELAY, PROTOS, Harness, subscription
 

@@ -5,7 +5,7 @@ classicGroupSync / classicGroupHeartbeat / classicGroupLeave)."""
 import pytest
 
 from shim.coordinator import errors as E
-from shim.coordinator.records import GroupMetadataRecord
+from shim.coordinator.state_records import GroupMetadataRecord
 
 from .classic import DELAY, REBALANCE, Harness, java_member_order
 

@@ -7,7 +7,7 @@ import pytest
 
 from shim.coordinator import errors as E
 from shim.coordinator.metadata import TopicInfo
-from shim.coordinator.records import OffsetRecord, OffsetTombstone
+from shim.coordinator.state_records import OffsetRecord, OffsetTombstone
 
 from .classic import Harness
 

@@ -1,7 +1,7 @@
 """Offset retention and the periodic cleanup (OffsetMetadataManager.cleanupExpiredOffsets; retention.py)."""
 
 from shim.coordinator import errors as E
-from shim.coordinator.records import GroupTombstone, OffsetTombstone
+from shim.coordinator.state_records import GroupTombstone, OffsetTombstone
 
 from .classic import Harness, subscription
 

@@ -3,7 +3,7 @@ converges, churns, converges again, with the invariants of sim.py checked at eve
 
 import pytest
 
-from shim.coordinator.core import GroupCoordinator
+from shim.coordinator import classic_rebalance
 
 from .sim import InvariantViolation, Mix, Sim
 
@@ -48,25 +48,25 @@ def test_runs_are_reproducible():
 
 
 def test_a_wrong_assignment_is_caught(monkeypatch):
-    real = GroupCoordinator.propagate_assignment
+    real = classic_rebalance.propagate_assignment
 
-    def swapped(self, g):
+    def swapped(c, g):
         ms = list(g.members.values())
         if len(ms) >= 2:
             ms[0].assignment, ms[1].assignment = ms[1].assignment, ms[0].assignment
-        real(self, g)
-    monkeypatch.setattr(GroupCoordinator, "propagate_assignment", swapped)
+        real(c, g)
+    monkeypatch.setattr(classic_rebalance, "propagate_assignment", swapped)
     with pytest.raises(InvariantViolation, match="leader gave"):
         Sim(Mix(members=50), 1).run()
 
 
 def test_an_unanswered_sync_is_caught(monkeypatch):
-    real = GroupCoordinator.propagate_assignment
+    real = classic_rebalance.propagate_assignment
 
-    def drop_one(self, g):
+    def drop_one(c, g):
         m = next(iter(g.members.values()))
         m.awaiting_sync = None                          # forget one parked SyncGroup
-        real(self, g)
-    monkeypatch.setattr(GroupCoordinator, "propagate_assignment", drop_one)
+        real(c, g)
+    monkeypatch.setattr(classic_rebalance, "propagate_assignment", drop_one)
     with pytest.raises(InvariantViolation, match="unanswered|never answered"):
         Sim(Mix(members=50), 1).run()

@@ -7,7 +7,7 @@ import pytest
 from kcodec.generated.txn_offset_commit import (TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition,
                                                 TxnOffsetCommitRequestTopic)
 from shim.coordinator import errors as E
-from shim.coordinator.records import OffsetRecord, TxnOffsetRecord, TxnOffsetTombstone
+from shim.coordinator.state_records import OffsetRecord, TxnOffsetRecord, TxnOffsetTombstone
 from shim.coordinator.txn_offsets import DEFAULT_TIMEOUT_MS, GRACE_MS, MIN_TIMEOUT_MS
 from shim.state import format as fmt
 

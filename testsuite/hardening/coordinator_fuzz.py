@@ -28,7 +28,7 @@ from kcodec import api
 from kcodec.errors import DecodeError, EncodeError
 from kcodec.generated.consumer_protocol_subscription import ConsumerProtocolSubscription
 from shim.coordinator import CoordinatorConfig, GroupCoordinator
-from shim.coordinator.core import VERSIONS
+from shim.coordinator.dispatch import VERSIONS
 
 GROUPS = ("g0", "g1", "g2")
 TOPICS = {"t0": 1, "t1": 3}

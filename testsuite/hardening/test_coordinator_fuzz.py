@@ -53,7 +53,7 @@ def test_fuzz_regressions():
     when the same member joins again (Kafka leaves the older request unanswered too; the target
     allows exactly that). join-timer-loop-*.bin: members with rebalance_timeout_ms <= 0 and a static
     member that does not rejoin made GroupCoordinator.tick() loop forever (the join timer re-armed at
-    the same instant; shim/coordinator/core.py `_schedule_join` now waits a session timeout). A hang
+    the same instant; shim/coordinator/classic_rebalance.py `_schedule_join` now waits a session timeout). A hang
     fails here through SIGALRM after 10 s."""
     import signal
     from pathlib import Path

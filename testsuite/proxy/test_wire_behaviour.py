@@ -36,7 +36,7 @@ def test_api_versions_shaped_from_the_broker(kshim, kafka):
     for key, (lo, hi) in through.items():
         assert direct[key][0] <= lo <= hi <= direct[key][1]
     # group APIs (KIP-848 ones included) at the versions kshim's coordinator answers
-    from shim.coordinator.core import VERSIONS as COORDINATOR_VERSIONS
+    from shim.coordinator.dispatch import VERSIONS as COORDINATOR_VERSIONS
     for key, rng in COORDINATOR_VERSIONS.items():
         assert through[key] == rng
     assert through[68] == (0, 1) and through[69] == (0, 1)

@@ -11,7 +11,7 @@ from kcodec import api
 from kcodec.generated.find_coordinator import Coordinator, FindCoordinatorResponse
 from kcodec.records import decode_batch
 from shim.coordinator import errors as E
-from shim.coordinator.records import OffsetRecord
+from shim.coordinator.state_records import OffsetRecord
 from shim.state import format as fmt
 from shim.state import refusals
 from shim.state.batch import encode_batch

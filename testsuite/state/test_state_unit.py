@@ -11,8 +11,8 @@ import pytest
 
 from kcodec.records import decode_batch, decode_batches
 from shim.coordinator import errors as E
-from shim.coordinator.group import EMPTY, STABLE
-from shim.coordinator.records import (GroupMetadataRecord, GroupTombstone, MemberRecord, OffsetRecord,
+from shim.coordinator.classic_group import EMPTY, STABLE
+from shim.coordinator.state_records import (GroupMetadataRecord, GroupTombstone, MemberRecord, OffsetRecord,
                                       OffsetTombstone)
 from shim.state import format as fmt
 from shim.state.batch import encode_batch, zigzag_varint

@@ -1,4 +1,4 @@
-"""Server-side assignors of KIP-848 consumer groups (spec D.6): `uniform` and `range`.
+"""Server-side assignors of KIP-848 consumer groups (KIP-848; Kafka's UniformAssignor and RangeAssignor): `uniform` and `range`.
 
 Pure functions of the group spec: no clock, no I/O, no randomness. `assign(name, members, topics)`
 returns the new target assignment of every member (empty dicts included), computed the way
@@ -21,36 +21,13 @@ and within each topic's partition count; a subscribed topic id missing from `top
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
+
+from . import range as range_assignor, uniform
+from .spec import Assignment, AssignorError, MemberSubscription, TopicMetadata
 
 __all__ = ["ASSIGNORS", "AssignorError", "MemberSubscription", "TopicMetadata", "assign",
            "is_homogeneous"]
-
-Assignment = dict[str, dict[uuid.UUID, frozenset[int]]]
-
-
-class AssignorError(Exception):
-    """Unknown assignor name (UNSUPPORTED_ASSIGNOR) or an assignment that cannot be computed
-    (Kafka's PartitionAssignorException)."""
-
-
-@dataclass(frozen=True)
-class MemberSubscription:
-    member_id: str
-    instance_id: str | None
-    rack_id: str | None
-    topic_ids: frozenset[uuid.UUID]                 # resolved subscription (names and regex already resolved)
-    assignment: Mapping[uuid.UUID, frozenset[int]]  # the member's current TARGET assignment (stickiness input)
-
-
-@dataclass(frozen=True)
-class TopicMetadata:
-    topic_id: uuid.UUID
-    name: str
-    partitions: int
-    partition_racks: Mapping[int, frozenset[str]] = field(default_factory=dict)  # unused by 4.3's assignors
-
 
 def is_homogeneous(subscriptions: Iterable[tuple[Iterable[str], str | None]]) -> bool:
     """Kafka's `ConsumerGroup.subscriptionType` from each member's (subscribed names, regex):
@@ -70,17 +47,7 @@ def is_homogeneous(subscriptions: Iterable[tuple[Iterable[str], str | None]]) ->
     return len(regexes) == 1 and names == {frozenset()}
 
 
-def _uniform(members, topics, homogeneous, member_order=None):
-    from shim.coordinator.assignors import uniform
-    return uniform.assign(members, topics, homogeneous, member_order)
-
-
-def _range(members, topics, homogeneous, member_order=None):   # RangeAssignor sorts the members itself
-    from shim.coordinator.assignors import range as range_assignor
-    return range_assignor.assign(members, topics, homogeneous)
-
-
-ASSIGNORS: dict[str, Callable[..., Assignment]] = {"uniform": _uniform, "range": _range}
+ASSIGNORS: dict[str, Callable[..., Assignment]] = {"uniform": uniform.assign, "range": range_assignor.assign}
 
 
 def assign(assignor: str, members: Mapping[str, MemberSubscription],

@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from typing import Mapping
 
-from shim.coordinator.assignors import AssignorError, MemberSubscription, TopicMetadata
+from shim.coordinator.assignors.spec import AssignorError, MemberSubscription, TopicMetadata
 from shim.coordinator.assignors.javaorder import string_keys
 
 Result = dict[str, dict[uuid.UUID, frozenset[int]]]
@@ -31,7 +31,8 @@ def _member_order(members: Mapping[str, MemberSubscription]) -> list[str]:
 
 
 def assign(members: Mapping[str, MemberSubscription], topics: Mapping[uuid.UUID, TopicMetadata],
-           homogeneous: bool) -> Result:
+           homogeneous: bool, member_order: list[str] | None = None) -> Result:
+    # member_order is not used: RangeAssignor sorts the members itself
     order = _member_order(members)
     result: Result = {m: {} for m in order}
     if homogeneous:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import uuid
 from typing import Mapping
 
-from shim.coordinator.assignors import AssignorError, MemberSubscription, TopicMetadata
+from shim.coordinator.assignors.spec import AssignorError, MemberSubscription, TopicMetadata
 from shim.coordinator.assignors.javaorder import hash_set_order, uuid_key
 
 MAX_ITERATION_COUNT = 16

@@ -1,4 +1,4 @@
-"""Members of the classic protocol inside a consumer group (spec §D.9; Kafka 4.3's
+"""Members of the classic protocol inside a consumer group (KIP-848 online migration; Kafka 4.3's
 classicGroup{Join,Sync,Heartbeat,Leave}ToConsumerGroup, in our words).
 
 JoinGroup: refused with INCONSISTENT_GROUP_PROTOCOL when the migration policy is `disabled`; then the
@@ -10,7 +10,7 @@ answered at once: generation = member epoch, protocol type "consumer", protocol 
 protocol, leader "" (every classic member is a follower), no members. Then its session timer (its
 JoinGroup session timeout) and a sync timer (its rebalance timeout) run. A static member whose
 instance id a consumer-protocol member holds, when every other member is classic, downgrades the
-group instead (migration.py).
+group instead (downgrade.py).
 
 SyncGroup / Heartbeat: identity (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID; a consumer-protocol member is
 UNKNOWN_MEMBER_ID), generation = member epoch (ILLEGAL_GENERATION); SyncGroup then checks the protocol
@@ -18,7 +18,7 @@ UNKNOWN_MEMBER_ID), generation = member epoch (ILLEGAL_GENERATION); SyncGroup th
 is ahead of the member and it has nothing left to revoke, else its assigned partitions serialized at
 its subscription's version. Heartbeat re-arms the session and answers REBALANCE_IN_PROGRESS (arming a
 join timer) when the member has to rejoin. A missed join or sync deadline fences the member.
-LeaveGroup: per identity as §B.3 (any member, either protocol); the valid ones are fenced together.
+LeaveGroup: per identity as classicGroupLeaveToClassicGroup (any member, either protocol); the valid ones are fenced together.
 """
 
 from __future__ import annotations
@@ -29,14 +29,18 @@ from kcodec.generated.heartbeat import HeartbeatResponse
 from kcodec.generated.leave_group import LeaveGroupResponse, MemberResponse
 
 from .. import errors as E
+from ..responses import join_error, join_response, sync_response
 from . import embedded
-from .group import UNRELEASED, UNREVOKED, ClassicMeta, ConsumerGroup, ConsumerMember
-from .membership import (arm_classic_timer, arm_session, fence_members, join_key, rebalance_key, replace_static,
+from .downgrade import downgrade, downgrade_allowed_replacing
+from .consumer_group import UNRELEASED, UNREVOKED, ClassicMeta, ConsumerGroup, ConsumerMember
+from .fencing import (arm_classic_timer, arm_session, fence_members, join_key, rebalance_key, replace_static,
                          sync_key)
 from .target import member_updated, reconcile_member, refresh_group_metadata
+from .heartbeat import kafka_uuid
 
 if TYPE_CHECKING:
-    from ..core import Ctx, GroupCoordinator
+    from ..group_coordinator import GroupCoordinator
+    from ..result import Ctx
 
 JOIN_TIMEOUT = "the classic member failed to join within the rebalance timeout"
 SYNC_TIMEOUT = "the member failed to sync within timeout"
@@ -44,8 +48,6 @@ SYNC_TIMEOUT = "the member failed to sync within timeout"
 
 # ---------------------------------------------------------------------------------- JoinGroup
 def join(c: "GroupCoordinator", ctx: "Ctx", req, g: ConsumerGroup) -> None:
-    from ..core import join_error, join_response
-    from .heartbeat import kafka_uuid
     v = ctx.version
     instance_id = req.group_instance_id if v >= 5 else None
     given = req.member_id or ""
@@ -97,7 +99,6 @@ def join(c: "GroupCoordinator", ctx: "Ctx", req, g: ConsumerGroup) -> None:
     reported = embedded.by_id(c, getattr(sub, "owned_partitions", None))
     # GroupMetadataManager.classicGroupJoinToConsumerGroup: whoever holds the instance id (replaced, or the
     # joining member itself) may be the last non-classic member: then the group goes back to classic
-    from .migration import downgrade_allowed_replacing
     holder = g.members.get(g.static_members[instance_id]) if instance_id in g.static_members else None
     if holder is not None and downgrade_allowed_replacing(c, g, holder):
         return _join_downgrading(c, ctx, req, g, holder, member_id, protocols, sub)
@@ -155,8 +156,6 @@ def _join_downgrading(c, ctx, req, g: ConsumerGroup, replaced: ConsumerMember, m
     """A classic static member takes the instance id of the last consumer-protocol member (or of any member
     when all others are classic): the group goes back to classic with the joining member in the replaced
     one's place (its assignment), rebalancing if the target is stale."""
-    from ..core import join_response
-    from .migration import downgrade
     v = ctx.version
     m = ConsumerMember(member_id, instance_id=replaced.instance_id, rack_id=replaced.rack_id,
                        rebalance_timeout_ms=replaced.rebalance_timeout_ms, server_assignor=replaced.server_assignor,
@@ -196,7 +195,6 @@ def _member(g: ConsumerGroup, member_id: str, instance_id: str | None, generatio
 
 
 def sync(c: "GroupCoordinator", ctx: "Ctx", req, g: ConsumerGroup) -> None:
-    from ..core import sync_response
     v = ctx.version
     m = _member(g, req.member_id, req.group_instance_id if v >= 3 else None, req.generation_id)
     if isinstance(m, int):

@@ -1,6 +1,6 @@
-"""ConsumerGroupDescribe v0-1 (api 69; spec §D.8): group state, epochs, assignor, and per member its
+"""ConsumerGroupDescribe v0-1 (api 69; GroupMetadataManager.consumerGroupDescribe): group state, epochs, assignor, and per member its
 epoch, identity, subscription, current assignment (assigned + pending revocation), target assignment
-and (v1) member type (0 for members of the classic protocol, §D.9). Topic names come from the live catalog; a topic id it does not know any more is
+and (v1) member type (0 for members of the classic protocol). Topic names come from the live catalog; a topic id it does not know any more is
 left out, as the broker leaves out topics missing from its metadata image."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from ..admin import ALL_GROUP_OPERATIONS, AUTHORIZED_OPERATIONS_OMITTED
 from . import codes as K
 
 if TYPE_CHECKING:
-    from ..core import Ctx, GroupCoordinator
+    from ..group_coordinator import GroupCoordinator
+    from ..result import Ctx
 
 
 

@@ -1,4 +1,4 @@
-"""The embedded consumer protocol of classic members (Java's ConsumerProtocol, spec §D.9): a JoinGroup
+"""The embedded consumer protocol of classic members (Java's ConsumerProtocol): a JoinGroup
 protocol's metadata is an int16 version then a ConsumerProtocolSubscription at that version, a
 SyncGroup assignment an int16 version then a ConsumerProtocolAssignment. As the Java client and the
 broker do, a version above the newest known is read as the newest and trailing bytes are ignored; a
@@ -11,6 +11,7 @@ import struct
 from kcodec.generated.consumer_protocol_assignment import ConsumerProtocolAssignment
 from kcodec.generated.consumer_protocol_assignment import TopicPartition as AssignedTopic
 from kcodec.generated.consumer_protocol_subscription import ConsumerProtocolSubscription
+from ..assignors.javaorder import hash_set_order, java_int_set_order
 
 _I16 = struct.Struct(">h")
 EMPTY_ASSIGNMENT = b""
@@ -67,7 +68,6 @@ def named(c, parts: dict) -> dict[str, list[int]]:
     """{topic id: partitions} -> {topic name: partitions} for the topics the catalog knows, in the
     order the broker serializes them: Utils.toAssignmentWithoutEpochs puts them in a HashMap<Uuid,
     HashSet<Integer>>, which Utils.toConsumerProtocolAssignment iterates."""
-    from ..assignors.javaorder import hash_set_order, java_int_set_order
     out = {}
     for tid in hash_set_order(parts):
         info, ps = c.topics.topic(tid), parts[tid]

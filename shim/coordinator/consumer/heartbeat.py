@@ -1,8 +1,10 @@
-"""ConsumerGroupHeartbeat v0-1 (api 68): validation §D.1, leave §D.2, join/heartbeat §D.3,
-reconciliation §D.4 (reconcile.py), timers §D.5 and fencing §D.7 (membership.py).
+"""ConsumerGroupHeartbeat v0-1 (api 68): validation (GroupCoordinatorService
+.throwIfConsumerGroupHeartbeatRequestIsInvalid), leave (GroupMetadataManager.consumerGroupLeave),
+join/heartbeat (consumerGroupHeartbeat), reconciliation (reconcile.py: CurrentAssignmentBuilder), timers
+and fencing (fencing.py).
 
 A heartbeat with epoch 0 on a non-empty classic group upgrades it when the migration policy allows
-(§D.9, migration.py), else answers GROUP_ID_NOT_FOUND. Regular expressions: regex.py (resolved
+(convertToConsumerGroup, upgrade.py), else answers GROUP_ID_NOT_FOUND. Regular expressions: regex_resolution.py (resolved
 after the heartbeat, not within 10 s of the group's last resolution; the result bumps the epoch).
 """
 
@@ -16,18 +18,20 @@ from kcodec.generated.consumer_group_heartbeat import (Assignment, ConsumerGroup
                                                        ConsumerGroupHeartbeatResponseTopicPartitions)
 
 from .. import errors as E
-from ..group import DEAD, EMPTY
+from ..classic_group import DEAD, EMPTY
 from . import codes as K
-from .group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerGroup, ConsumerMember
-from .membership import arm_rebalance, arm_session, fence, rebalance_key
+from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerGroup, ConsumerMember
+from .fencing import arm_rebalance, arm_session, fence, rebalance_key, retire_static, static_successor
 from .persist import write_current, write_group
 from .reconcile import FencedEpoch
-from .regex import InvalidRegex, maybe_refresh
-from .regex import validate as validate_regex
+from .regex_resolution import InvalidRegex, maybe_refresh
+from .regex_resolution import validate as validate_regex
 from .target import member_updated, reconcile_member, refresh_group_metadata
+from .upgrade import UpgradeRefused, install_upgrade, plan_upgrade
 
 if TYPE_CHECKING:
-    from ..core import Ctx, GroupCoordinator
+    from ..group_coordinator import GroupCoordinator
+    from ..result import Ctx
 
 
 class HeartbeatError(Exception):
@@ -53,7 +57,7 @@ def consumer_group_heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> None:
     c.respond(ctx.token, body)
 
 
-# ---------------------------------------------------------------------------------- §D.1
+# ---------------------------------------------------------------------------------- validation (throwIfConsumerGroupHeartbeatRequestIsInvalid)
 def _blank(s: str | None) -> bool:
     """Utils.throwIfEmptyString: Java's String.trim() drops every char <= U+0020 at both ends."""
     return s is not None and all(ch <= " " for ch in s)
@@ -93,7 +97,7 @@ def validate(c: "GroupCoordinator", version: int, req) -> None:
                              f"{', '.join(c.cfg.consumer_assignors)}.")
 
 
-# ---------------------------------------------------------------------------------- §D.2
+# ---------------------------------------------------------------------------------- leaving (consumerGroupLeave)
 def _leave(c: "GroupCoordinator", req) -> ConsumerGroupHeartbeatResponse:
     g = c.consumer_groups.get(req.group_id)
     if g is None:                       # GroupMetadataManager.consumerGroup(groupId)
@@ -122,7 +126,7 @@ def _leave(c: "GroupCoordinator", req) -> ConsumerGroupHeartbeatResponse:
     return ConsumerGroupHeartbeatResponse(member_id=m.member_id, member_epoch=LEAVE_EPOCH)
 
 
-# ---------------------------------------------------------------------------------- §D.3
+# ---------------------------------------------------------------------------------- joining and heartbeating (consumerGroupHeartbeat)
 def kafka_uuid(c: "GroupCoordinator") -> str:
     raw = c._uuid()
     try:
@@ -155,7 +159,6 @@ def _group_for_join(c: "GroupCoordinator", req) -> tuple[ConsumerGroup, bool, ob
     classic = c.groups.get(gid)
     if classic is not None and classic.state != DEAD:
         if classic.state != EMPTY or classic.members:
-            from .migration import UpgradeRefused, plan_upgrade
             try:
                 return plan_upgrade(c, classic), True, classic
             except UpgradeRefused as e:
@@ -198,8 +201,7 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
             raise HeartbeatError(K.INVALID_REGULAR_EXPRESSION, e.message) from None
 
     # -- the request is accepted from here on: state changes and records
-    if upgraded is not None:                         # a non-empty classic group is upgraded (§D.9)
-        from .migration import install_upgrade
+    if upgraded is not None:                         # a non-empty classic group is upgraded (convertToConsumerGroup)
         install_upgrade(c, upgraded, g)
     elif created:
         if req.group_id in c.groups:                 # an empty classic group is replaced
@@ -210,7 +212,6 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
         g.topics_version = c.topics.version
         write_group(c, g)
     if replaced is not None:
-        from .membership import retire_static
         retire_static(c, g, replaced, m.member_id)
     if new:
         g.add(m)
@@ -226,13 +227,13 @@ def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
     old_names = set(m.subscribed_topic_names)
     resolved_before = bool(g.regex_topics)
     changed, sub_changed = _update_member(g, m, req, ctx, v)
-    # §D.3.8: a switch to a regex not resolved yet bumps when its resolution arrives, not now
+    # maybeUpdateRegularExpressions: a switch to a regex not resolved yet bumps when its resolution arrives, not now
     bump = sub_changed and (set(m.subscribed_topic_names) != old_names or m.subscribed_topic_regex is None
                             or m.subscribed_topic_regex in g.regex_topics)
     member_updated(c, g, m, changed=changed, new=new, replaced=replaced is not None, sub_changed=bump)
     maybe_refresh(c, g, brought_new, resolved_before)
 
-    # -- §D.4 reconciliation of this member
+    # -- reconciliation of this member (CurrentAssignmentBuilder)
     old_assigned = m.assigned
     old_state = m.state
     try:
@@ -281,7 +282,8 @@ def _subset(reported: dict, assigned: dict) -> bool:
 
 
 def _member_for(c: "GroupCoordinator", g: ConsumerGroup, req, member_id: str):
-    """(member, is new, replaced static member or None); raises the identity errors of §D.3 4-5."""
+    """(member, is new, replaced static member or None); raises the identity errors of
+    getOrMaybeSubscribeDynamicConsumerGroupMember / getOrMaybeSubscribeStaticConsumerGroupMember."""
     epoch, instance = req.member_epoch, req.instance_id
     if instance is None:
         m = g.members.get(member_id)
@@ -309,7 +311,6 @@ def _member_for(c: "GroupCoordinator", g: ConsumerGroup, req, member_id: str):
                              f"the instance id is owned by {held} member.")
     # the new member id takes over the old one's subscription, assignment and target (no epoch bump);
     # the old one is removed once the request is accepted (_heartbeat)
-    from .membership import static_successor
     return static_successor(old, member_id), True, old
 
 

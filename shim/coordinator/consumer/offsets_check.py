@@ -1,15 +1,37 @@
-"""Member-epoch rules of OffsetCommit, TxnOffsetCommit and OffsetFetch on consumer groups (spec §C.2
-"KIP-848 group", §C.3, §C.4). offsets.py and txn_offsets.py call these where they would look up a
-classic group; OffsetFetch v9+ group errors are applied by `wrap_fetch` after offsets.py answered."""
+"""Member-epoch rules of OffsetCommit, TxnOffsetCommit and OffsetFetch on consumer groups (ConsumerGroup
+.validateOffsetCommit / validateOffsetFetch). offsets.py and txn_offsets.py call these where they would look up a
+classic group (dispatch.py chooses by the group's type); OffsetFetch v9+ group errors are applied by
+`apply_fetch_errors` to the answer offsets.py built."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from .. import errors as E
+from ..metadata_size import metadata_too_large
 
 if TYPE_CHECKING:
-    from ..core import Ctx, GroupCoordinator
+    from ..group_coordinator import GroupCoordinator
+    from ..result import Ctx
+
+
+def validate_commit(c: "GroupCoordinator", ctx: "Ctx", req, checked) -> int:
+    """OffsetCommit to a consumer group: member epochs. `checked` is offsets.offset_commit's
+    [(topic, TopicInfo | None, [(partition, error | None)])]; partitions whose metadata is too large
+    are not validated."""
+    max_md = c.cfg.offset_metadata_max_bytes
+    return commit_error(c, ctx, req, partitions=[
+        (info, p.partition_index) for _, info, parts in checked for p, e in parts
+        if e is None and not metadata_too_large(p.committed_metadata, max_md)])
+
+
+def validate_txn_commit(c: "GroupCoordinator", ctx: "Ctx", req, valid) -> int:
+    """TxnOffsetCommit to a consumer group: member epochs. `valid` is txn_offsets' [(topic name,
+    partition)] that passed KafkaApis' checks; partitions whose metadata is too large are not validated."""
+    max_md = c.cfg.offset_metadata_max_bytes
+    return commit_error(c, ctx, req, txn=True, partitions=[
+        (c.topics.get(name), p.partition_index) for name, p in valid
+        if not metadata_too_large(p.committed_metadata, max_md)])
 
 
 def commit_error(c: "GroupCoordinator", ctx: "Ctx", req, txn: bool = False, partitions=()) -> int:
@@ -35,7 +57,7 @@ def commit_error(c: "GroupCoordinator", ctx: "Ctx", req, txn: bool = False, part
         return E.UNSUPPORTED_VERSION
     if epoch == m.member_epoch:
         return E.NONE
-    # members of the classic protocol (§D.9) get the classic group's error
+    # members of the classic protocol (online migration) get the classic group's error
     stale = E.ILLEGAL_GENERATION if txn or m.classic is not None else E.STALE_MEMBER_EPOCH
     if epoch > m.member_epoch:
         return stale
@@ -62,16 +84,10 @@ def fetch_error(c: "GroupCoordinator", group_id: str, member_id: str | None, epo
     return E.NONE
 
 
-def wrap_fetch(c: "GroupCoordinator") -> None:
-    classic = c.handlers[9]
-
-    def offset_fetch(c: "GroupCoordinator", ctx: "Ctx", req) -> None:
-        classic(c, ctx, req)
-        if ctx.version < 9 or not c.consumer_groups:
-            return
-        body = c.out[-1].body
-        for rg, out in zip(req.groups, body.groups):
-            err = fetch_error(c, rg.group_id, rg.member_id, rg.member_epoch)
-            if err:
-                out.error_code, out.topics = err, []
-    c.handlers[9] = offset_fetch
+def apply_fetch_errors(c: "GroupCoordinator", req, body) -> None:
+    """OffsetFetch v9+: a consumer group's member whose epoch fails the check gets the error instead
+    of its group's offsets (ConsumerGroup.validateOffsetFetch); `body` is the answer from the store."""
+    for rg, out in zip(req.groups, body.groups):
+        err = fetch_error(c, rg.group_id, rg.member_id, rg.member_epoch)
+        if err:
+            out.error_code, out.topics = err, []

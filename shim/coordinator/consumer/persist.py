@@ -1,16 +1,16 @@
-"""Consumer-group state changes as records (records.py, state-topic keys 5-8; docs/state-topic.md):
+"""Consumer-group state changes as records (state_records.py, state-topic keys 5-8; docs/state-topic.md):
 the group (epochs), each member's subscription, target assignment and current assignment."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..records import (ConsumerCurrentRecord, ConsumerCurrentTombstone, ConsumerGroupRecord, ConsumerGroupTombstone,
+from ..state_records import (ConsumerCurrentRecord, ConsumerCurrentTombstone, ConsumerGroupRecord, ConsumerGroupTombstone,
                        ConsumerMemberRecord, ConsumerMemberTombstone, ConsumerTargetRecord, ConsumerTargetTombstone)
-from .group import ConsumerGroup, ConsumerMember
+from .consumer_group import ConsumerGroup, ConsumerMember
 
 if TYPE_CHECKING:
-    from ..core import GroupCoordinator
+    from ..group_coordinator import GroupCoordinator
 
 
 def write_group(c: "GroupCoordinator", g: ConsumerGroup) -> None:

@@ -1,4 +1,4 @@
-"""The reconciliation state machine of one member (Kafka's CurrentAssignmentBuilder; spec §D.4).
+"""The reconciliation state machine of one member (Kafka's CurrentAssignmentBuilder).
 
 Pure: from the member's current state, the target epoch and the member's target assignment (already
 restricted to topics it subscribes to), the partitions it reports owning (None = not reported) and
@@ -10,7 +10,7 @@ to a member once no other member holds it (assigned or pending revocation).
 
 from __future__ import annotations
 
-from .group import STABLE, UNKNOWN, UNRELEASED, UNREVOKED, ConsumerMember
+from .consumer_group import STABLE, UNKNOWN, UNRELEASED, UNREVOKED, ConsumerMember
 
 
 class FencedEpoch(Exception):

@@ -1,4 +1,4 @@
-"""The target assignment of a consumer group (Kafka's TargetAssignmentBuilder; spec §D.3 steps 9-10).
+"""The target assignment of a consumer group (Kafka's TargetAssignmentBuilder).
 
 Subscriptions are resolved against live metadata (`c.topics`): names that exist and the topics
 matched by the group's resolved regexes. The metadata snapshot (topic id -> partition count of the
@@ -9,15 +9,25 @@ recomputed when the group epoch is ahead of the assignment epoch and the last co
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..assignors.javaorder import java_hashmap_order
-from .group import ConsumerGroup, ConsumerMember
+from .consumer_group import ConsumerGroup, ConsumerMember
 from .persist import write_current, write_group, write_member, write_target
 from .reconcile import FencedEpoch, next_state
+from ..assignors import AssignorError, MemberSubscription, TopicMetadata, assign, is_homogeneous
+from ..assignors.topic_regex import resolve as resolve_regex
+from .assignor_choice import for_target
 
 if TYPE_CHECKING:
-    from ..core import GroupCoordinator
+    from ..group_coordinator import GroupCoordinator
+
+
+def resolve(pattern: str, names, allowed: Callable[[str], bool] | None = None) -> frozenset[str]:
+    """The topic names among `names` a SubscribedTopicRegex matches in full (RE2J semantics:
+    assignors/topic_regex.py), of those `allowed` when given (the member's TOPIC DESCRIBE right)."""
+    matched = resolve_regex(pattern, list(names))
+    return matched if allowed is None else frozenset(n for n in matched if allowed(n))
 
 
 def subscribed_ids(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) -> frozenset:
@@ -54,7 +64,7 @@ def bump_epoch(c: "GroupCoordinator", g: ConsumerGroup, reason: str) -> None:
 
 def member_updated(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, *, changed: bool, new: bool,
                    replaced: bool, sub_changed: bool, who: str = "member") -> None:
-    """Records and epoch after a member joined or changed (§D.3 steps 7-10, also a classic JoinGroup):
+    """Records and epoch after a member joined or changed (the rest of consumerGroupHeartbeat, also a classic JoinGroup):
     its subscription record, the target it inherited from a replaced static member, the epoch bump
     when its subscription changed, then the target assignment if due (the assignor chosen with this
     member's server assignor before and after, as `GroupMetadataManager.maybeUpdateTargetAssignment`)."""
@@ -82,13 +92,12 @@ def maybe_refresh_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> bool:
 
 def refresh_group_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> None:
     """When the topic catalog moved since this group last looked: re-resolve its regexes, then bump
-    the group epoch if the subscribed topics' metadata changed (spec §D.3 steps 8-9, §F)."""
+    the group epoch if the subscribed topics' metadata changed (consumerGroupHeartbeat: hasMetadataExpired, updateSubscriptionMetadata)."""
     version = c.topics.version
     if g.topics_version == version:
         return
     g.topics_version = version
     if g.regex_topics:
-        from .regex import resolve
         for rx in list(g.regex_topics):
             g.regex_topics[rx] = resolve(rx, c.topics, g.regex_filters.get(rx))
         g.resolved_cache.clear()
@@ -106,7 +115,6 @@ def maybe_compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple
 
 def compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple = (None, None)) -> None:
     """`trigger`: the server assignor of the member whose request computes it, before and after."""
-    from ..assignors import AssignorError, MemberSubscription, TopicMetadata, assign, is_homogeneous
     topics = {}
     for tid, (name, parts) in (g.metadata_snapshot or metadata_snapshot(c, g)).items():
         topics[tid] = TopicMetadata(tid, name, parts)
@@ -115,7 +123,6 @@ def compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple = (No
         ids = frozenset(t for t in subscribed_ids(c, g, m) if t in topics)
         subs[mid] = MemberSubscription(mid, m.instance_id, m.rack_id, ids,
                                        {t: ps for t, ps in m.target.items() if t in ids})
-    from .assignor_choice import for_target
     name = for_target(g.assignor_counts, *trigger, c.cfg.consumer_assignors[0])
     homogeneous = is_homogeneous((m.subscribed_topic_names, m.subscribed_topic_regex) for m in g.members.values())
     # TargetAssignmentBuilder.build puts the members into a java.util.HashMap whose key order the
@@ -137,7 +144,7 @@ def compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple = (No
 
 def reconcile_member(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, reported, sub_changed: bool,
                      *, keep: bool, fenced_ok: bool = False) -> None:
-    """§D.4 for one member: its next assignment state toward its target (topics it no longer
+    """CurrentAssignmentBuilder for one member: its next assignment state toward its target (topics it no longer
     subscribes to count as empty), written when it changed; `keep` writes the current state even when
     nothing changed (a new or replacing member). A member in UNKNOWN state raises FencedEpoch unless
     `fenced_ok` (classic members: nothing changes)."""

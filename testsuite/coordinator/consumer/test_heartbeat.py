@@ -7,7 +7,7 @@ import pytest
 
 from shim.coordinator import errors as E
 from shim.coordinator.consumer import codes as K
-from shim.coordinator.consumer.group import STABLE, UNRELEASED, UNREVOKED
+from shim.coordinator.consumer.consumer_group import STABLE, UNRELEASED, UNREVOKED
 from testsuite.coordinator.consumer.harness import Client, ConsumerHarness, stable_pair
 
 

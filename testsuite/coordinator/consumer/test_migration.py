@@ -16,7 +16,7 @@ from kcodec.generated.consumer_protocol_subscription import TopicPartition as ST
 from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup
 from shim.coordinator import CoordinatorConfig, GroupCoordinator
 from shim.coordinator import errors as E
-from shim.coordinator.consumer.group import UNREVOKED
+from shim.coordinator.consumer.consumer_group import UNREVOKED
 from shim.state import format as F
 from testsuite.coordinator.classic import FETCH
 from testsuite.coordinator.consumer.harness import Client, ConsumerHarness

@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from shim.coordinator import errors as E
-from shim.coordinator.records import ConsumerCurrentRecord
+from shim.coordinator.state_records import ConsumerCurrentRecord
 from shim.state import format as fmt
 
 from .harness import Client, ConsumerHarness

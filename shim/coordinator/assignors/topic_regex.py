@@ -1,4 +1,4 @@
-"""SubscribedTopicRegex (KIP-848, spec D.3.8) with the semantics of the RE2J the broker uses.
+"""SubscribedTopicRegex (KIP-848; GroupMetadataManager.maybeUpdateRegularExpressions) with the semantics of the RE2J the broker uses.
 
 The broker (Kafka 4.3.1, re2j 1.8) validates a new regex with `Pattern.compile(regex)` (no flags) and
 answers INVALID_REGULAR_EXPRESSION (128) with the message

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .assignors.javaorder import java_hashmap_order, java_string_hash  # noqa: F401 (state/format.py)
+from .consumer.embedded import Malformed, subscription
 
 EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
 
@@ -246,7 +247,6 @@ class ClassicGroup:
             return frozenset()
         if self.protocol_name is None:
             return None
-        from .consumer.embedded import Malformed, subscription
         topics: set[str] = set()
         for m in self.members.values():
             try:

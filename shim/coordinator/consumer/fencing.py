@@ -1,44 +1,35 @@
-"""Removing consumer-group members and their timers (spec §D.5, §D.7, §D.9).
+"""Removing consumer-group members and their timers (GroupMetadataManager's
+scheduleConsumerGroupSessionTimeout / RebalanceTimeout / JoinTimeout / SyncTimeout and
+consumerGroupFenceMember(s)).
 
 Fencing members (leave with epoch -1, LeaveGroup, session timeout, revocation not acknowledged within
 the rebalance timeout, a classic member missing its join or sync deadline) tombstones their current
 assignment, target assignment and subscription, frees their partitions, drops regexes nobody uses any
 more, cancels their timers and bumps the group epoch once - unless only classic-protocol members
 would remain and the migration policy allows a downgrade: then the group becomes a classic group
-(migration.py). Classic members' session timers use their JoinGroup session timeout.
+(downgrade.py). Classic members' session timers use their JoinGroup session timeout.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .group import UNREVOKED, ConsumerGroup, ConsumerMember
-from .persist import write_member_removed
+from .downgrade import downgrade, downgrade_allowed
+from .consumer_group import UNREVOKED, ConsumerGroup, ConsumerMember
+from .persist import write_group_removed, write_member_removed
 from .target import bump_epoch
+from .timer_keys import cancel_member_timers, join_key, rebalance_key, session_key, sync_key  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
-    from ..core import GroupCoordinator
+    from ..group_coordinator import GroupCoordinator
 
 
-def session_key(gid: str, mid: str) -> tuple:
-    return ("cg-session", gid, mid)
-
-
-def rebalance_key(gid: str, mid: str) -> tuple:
-    return ("cg-rebalance", gid, mid)
-
-
-def join_key(gid: str, mid: str) -> tuple:
-    return ("cg-join", gid, mid)
-
-
-def sync_key(gid: str, mid: str) -> tuple:
-    return ("cg-sync", gid, mid)
-
-
-def cancel_member_timers(c: "GroupCoordinator", gid: str, mid: str) -> None:
-    for key in (session_key, rebalance_key, join_key, sync_key):
-        c.timers.cancel(key(gid, mid))
+def delete_group(c: "GroupCoordinator", gid: str) -> None:
+    """Drop a consumer group and its records (its offsets are the caller's business)."""
+    g = c.consumer_groups.pop(gid)
+    for mid in g.members:
+        cancel_member_timers(c, gid, mid)
+    write_group_removed(c, g)
 
 
 def fence(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, reason: str) -> None:
@@ -48,7 +39,6 @@ def fence(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, reason: st
 def fence_members(c: "GroupCoordinator", g: ConsumerGroup, members: list, reason: str) -> None:
     if not members:
         return
-    from .migration import downgrade, downgrade_allowed
     leaving = {m.member_id for m in members}
     if downgrade_allowed(c, g, leaving):
         return downgrade(c, g, leaving, f"{reason}; only classic members remain")
@@ -79,7 +69,7 @@ def arm_session(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) -> N
 
 def arm_classic_timer(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, key, timeout_ms: int,
                       reason: str, if_absent: bool = False) -> None:
-    """A classic member's join or sync deadline (§D.9): when it passes the member is fenced."""
+    """A classic member's join or sync deadline (scheduleConsumerGroupJoinTimeout / SyncTimeout): when it passes the member is fenced."""
     gid, mid = g.group_id, m.member_id
     k = key(gid, mid)
     if if_absent and c.timers.active(k):

@@ -1,5 +1,5 @@
-"""SubscribedTopicRegex for consumer groups (spec §D.3 step 8): validation and resolution with the
-RE2J semantics of shim/coordinator/assignors/regex.py (its docstring lists the differences from the
+"""SubscribedTopicRegex for consumer groups (GroupMetadataManager.maybeUpdateRegularExpressions): validation and resolution with the
+RE2J semantics of shim/coordinator/assignors/topic_regex.py (its docstring lists the differences from the
 broker's RE2J). Resolution = every topic name of the catalog the pattern matches in full, that the
 member whose heartbeat resolved it may DESCRIBE (`allowed`, when kshim authorizes; the group keeps
 that member's filter for later re-resolutions, where the broker uses the member whose heartbeat
@@ -21,23 +21,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from ..assignors.regex import InvalidRegularExpression as InvalidRegex
-from ..assignors.regex import resolve as _resolve
-from ..assignors.regex import validate
+from ..assignors.topic_regex import InvalidRegularExpression as InvalidRegex
+from ..assignors.topic_regex import validate
+from .target import bump_epoch, metadata_snapshot, resolve
 
 if TYPE_CHECKING:
-    from ..core import GroupCoordinator
-    from .group import ConsumerGroup
+    from ..group_coordinator import GroupCoordinator
+    from .consumer_group import ConsumerGroup
 
 # GroupMetadataManager.REGEX_BATCH_REFRESH_MIN_INTERVAL_MS
 REFRESH_MIN_INTERVAL_MS = 10_000
 
 __all__ = ["InvalidRegex", "resolve", "validate", "schedule_resolution", "maybe_refresh"]
-
-
-def resolve(pattern: str, names, allowed: Callable[[str], bool] | None = None) -> frozenset[str]:
-    matched = _resolve(pattern, list(names))
-    return matched if allowed is None else frozenset(n for n in matched if allowed(n))
 
 
 def maybe_refresh(c: "GroupCoordinator", g: "ConsumerGroup", brought_new: bool, resolved_before: bool) -> None:
@@ -90,6 +85,5 @@ def resolve_pending(c: "GroupCoordinator", g: "ConsumerGroup") -> None:
             g.regex_topics[rx] = frozenset()
         changed = changed or g.regex_topics[rx] != old
     g.resolved_cache.clear()
-    from .target import bump_epoch, metadata_snapshot
     if changed or (g.metadata_snapshot is not None and metadata_snapshot(c, g) != g.metadata_snapshot):
         bump_epoch(c, g, "regular expressions resolved: " + ", ".join(sorted(pending)))

@@ -1,21 +1,23 @@
 """Rebuilding consumer groups from their records (state-topic keys 5-8), as the broker does when it
 loads a __consumer_offsets partition: last value per key wins, tombstones delete. A consumer-group
 record replaces a classic group of the same id (a simple group created by offsets, an empty classic
-group the consumer group replaced, or the classic group it was upgraded from, §D.9); classic-protocol
+group the consumer group replaced, or the classic group it was upgraded from by an online upgrade); classic-protocol
 members come back with their protocols and session timeout. Every member gets a session timer from the load, and a member
-pending revocation its rebalance timer, so members that do not come back are fenced (spec §D.5)."""
+pending revocation its rebalance timer, so members that do not come back are fenced (GroupMetadataManager.onLoaded schedules the session timeouts)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..records import (ConsumerCurrentRecord, ConsumerCurrentTombstone, ConsumerGroupRecord, ConsumerGroupTombstone,
+from .. import classic_rebalance
+from ..state_records import (ConsumerCurrentRecord, ConsumerCurrentTombstone, ConsumerGroupRecord, ConsumerGroupTombstone,
                        ConsumerMemberRecord, ConsumerMemberTombstone, ConsumerTargetRecord, ConsumerTargetTombstone)
-from .group import UNREVOKED, ClassicMeta, ConsumerGroup, ConsumerMember
-from .membership import arm_rebalance, arm_session, cancel_member_timers, rebalance_key
+from .consumer_group import UNREVOKED, ClassicMeta, ConsumerGroup, ConsumerMember
+from .fencing import arm_rebalance, arm_session, cancel_member_timers, rebalance_key
+from .regex_resolution import InvalidRegex, resolve
 
 if TYPE_CHECKING:
-    from ..core import GroupCoordinator
+    from ..group_coordinator import GroupCoordinator
 
 
 def replay_consumer(c: "GroupCoordinator", rec) -> None:
@@ -26,7 +28,7 @@ def replay_consumer(c: "GroupCoordinator", rec) -> None:
             old = c.groups.pop(gid, None)
             if old is not None:
                 for mid in old.members:
-                    c.cancel_heartbeat(old, mid)
+                    classic_rebalance.cancel_heartbeat(c, old, mid)
             g = c.consumer_groups[gid] = ConsumerGroup(gid)
         g.group_epoch, g.assignment_epoch = rec.group_epoch, rec.assignment_epoch
         g.assignment_timestamp_ms = rec.assignment_timestamp_ms
@@ -57,7 +59,6 @@ def replay_consumer(c: "GroupCoordinator", rec) -> None:
         g.set_subscription(m, tuple(rec.subscribed_topic_names), rec.subscribed_topic_regex, rec.server_assignor)
         m.recorded_assignor = rec.server_assignor
         if rec.subscribed_topic_regex and rec.subscribed_topic_regex not in g.regex_topics:
-            from .regex import InvalidRegex, resolve
             try:
                 g.regex_topics[rec.subscribed_topic_regex] = resolve(rec.subscribed_topic_regex, c.topics)
             except InvalidRegex:

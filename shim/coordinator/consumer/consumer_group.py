@@ -1,7 +1,7 @@
 """KIP-848 consumer group and member state (Kafka's ConsumerGroup / ConsumerGroupMember, in our words).
 
-Spec §D: a group epoch (bumped when subscriptions, resolved metadata or membership change), the epoch
-of the target assignment, and per member its epoch, previous epoch, reconciliation state (§D.4),
+KIP-848: a group epoch (bumped when subscriptions, resolved metadata or membership change), the epoch
+of the target assignment, and per member its epoch, previous epoch, reconciliation state (CurrentAssignmentBuilder),
 assigned partitions (each with the epoch it was assigned at, KIP-1251), partitions pending
 revocation and its target assignment. Group state is derived (EMPTY/ASSIGNING/RECONCILING/STABLE).
 `owners` maps every partition assigned or pending revocation to the member holding it.
@@ -12,6 +12,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
+from .assignor_choice import described
 
 # member states (Kafka's MemberState codes, persisted)
 STABLE, UNREVOKED, UNRELEASED, UNKNOWN = 0, 1, 2, 127
@@ -27,7 +28,7 @@ Assignment = dict  # uuid.UUID -> frozenset[int]
 
 @dataclass(frozen=True)
 class ClassicMeta:
-    """What a member of the classic protocol joined with (Kafka's ClassicMemberMetadata, spec §D.9): its
+    """What a member of the classic protocol joined with (Kafka's ClassicMemberMetadata): its
     JoinGroup session timeout and protocols ((name, metadata bytes), ...) in the order it offered them."""
     session_timeout_ms: int
     protocols: tuple
@@ -56,7 +57,7 @@ class ConsumerMember:
     target: dict = field(default_factory=dict)          # topic id -> frozenset[int]
     session_deadline: int = 0
     session_armed: bool = False
-    classic: ClassicMeta | None = None                  # set for members of the classic protocol (§D.9)
+    classic: ClassicMeta | None = None                  # set for members of the classic protocol (online migration)
     recorded_assignor: str | None = None                # server_assignor of its last member record
 
     def assigned_sets(self) -> dict:
@@ -80,7 +81,7 @@ class ConsumerGroup:
         self.regex_counts: Counter = Counter()     # regex -> members
         self.regex_topics: dict[str, frozenset[str]] = {}   # resolved regexes
         self.regex_filters: dict = {}              # regex -> TOPIC DESCRIBE filter it was resolved with
-        self.regex_refreshed_ms: int | None = None  # when the regexes were last resolved (regex.py)
+        self.regex_refreshed_ms: int | None = None  # when the regexes were last resolved (regex_resolution.py)
         self.metadata_snapshot: dict | None = None  # topic id -> partitions, when the epoch was last set
         self.assignor_counts: Counter = Counter()
         self.topics_version = -1                   # TopicCatalog.version this group last resolved against
@@ -110,7 +111,6 @@ class ConsumerGroup:
         return names
 
     def preferred_assignor(self, default: str) -> str:
-        from .assignor_choice import described
         return described(self.assignor_counts, default)
 
     # ---------------------------------------------------------------- membership

@@ -107,7 +107,7 @@ class ConsumerMemberRecord:
     server_assignor: str | None
     subscribed_topic_names: tuple[str, ...]
     subscribed_topic_regex: str | None
-    # a classic-protocol member (§D.9): (session timeout ms, ((protocol name, metadata bytes), ...))
+    # a classic-protocol member (KIP-848 online migration: ClassicMemberMetadata): (session timeout ms, ((protocol name, metadata bytes), ...))
     classic: tuple | None = None
 
 

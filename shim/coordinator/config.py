@@ -1,0 +1,33 @@
+"""The broker settings the coordinator follows, with Apache Kafka's defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class CoordinatorConfig:
+    """Broker settings that shape classic and consumer groups, with Apache Kafka's defaults."""
+    initial_rebalance_delay_ms: int = 3000       # group.initial.rebalance.delay.ms
+    min_session_timeout_ms: int = 6000           # group.min.session.timeout.ms
+    max_session_timeout_ms: int = 1800000        # group.max.session.timeout.ms
+    max_size: int = 2**31 - 1                    # group.max.size
+    new_member_join_timeout_ms: int = 300000     # fixed in Kafka
+    offset_metadata_max_bytes: int = 4096        # offset.metadata.max.bytes
+    offsets_retention_ms: int = 7 * 24 * 3600 * 1000  # offsets.retention.minutes
+    # KIP-848 consumer groups (shim/coordinator/consumer/): group.consumer.*
+    consumer_session_timeout_ms: int = 45000     # group.consumer.session.timeout.ms
+    consumer_heartbeat_interval_ms: int = 5000   # group.consumer.heartbeat.interval.ms
+    consumer_max_size: int = 2**31 - 1           # group.consumer.max.size
+    consumer_assignors: tuple[str, ...] = ("uniform", "range")   # group.consumer.assignors
+    consumer_assignment_interval_ms: int = 1000  # group.consumer.assignment.interval.ms
+    offsets_retention_check_interval_ms: int = 600000  # offsets.retention.check.interval.ms
+    # group.consumer.migration.policy (KIP-848 online migration, ConsumerGroupMigrationPolicy):
+    # bidirectional, upgrade, downgrade, disabled
+    consumer_migration_policy: str = "bidirectional"
+
+    def upgrade_enabled(self) -> bool:
+        return self.consumer_migration_policy in ("bidirectional", "upgrade")
+
+    def downgrade_enabled(self) -> bool:
+        return self.consumer_migration_policy in ("bidirectional", "downgrade")

@@ -1,0 +1,139 @@
+"""The group coordinator's inputs: requests (`handle`), clock ticks, transaction ends, metadata
+changes, the retention check, replay and unload. Each returns a `CoordinatorResult`: the responses
+that are ready (`Respond(token, body)`, possibly for requests parked earlier) and the records the
+call appended to `records`; `next_deadline()` says when to call `tick` again.
+
+Which code answers a request, by the type of its group: dispatch.py. The clock and timers:
+runtime.py. Classic rebalances: classic_rebalance.py. Time only moves when the caller passes
+`now_ms`. Nothing here touches a socket, a thread or the wall clock.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from . import classic_rebalance, errors as E
+from .config import CoordinatorConfig
+from .consumer.consumer_group import ConsumerGroup
+from .consumer.fencing import cancel_member_timers
+from .consumer.target import refresh_group_metadata
+from .dispatch import HANDLERS
+from .classic_group import PREPARING, ClassicGroup
+from .metadata import TopicCatalog
+from .offsets import OffsetStore, drop_deleted_topics
+from .replay import replay as replay_record
+from .result import CoordinatorResult, Ctx
+from .retention import expire_offsets
+from .runtime import CoordinatorRuntime
+from .txn_offsets import PendingTxns, end_transaction, producer_initialized
+from .uncommitted import Uncommitted
+
+
+class GroupCoordinator(CoordinatorRuntime):
+    """Group state (classic groups, consumer groups, offsets, pending transactional offsets) over the
+    runtime (clock, timers, outbox: runtime.py)."""
+
+    def __init__(self, config: CoordinatorConfig | None = None, now_ms: int = 0,
+                 new_uuid: Callable[[], str] | None = None,
+                 topics: "TopicCatalog | dict[str, int] | None" = None,
+                 on_event: Callable[[dict], None] | None = None):
+        super().__init__(now_ms, new_uuid, on_event)
+        self.cfg = config or CoordinatorConfig()
+        self.groups: dict[str, ClassicGroup] = {}
+        self.consumer_groups: dict[str, ConsumerGroup] = {}     # KIP-848 groups: consumer/
+        self.join_polling: set[str] = set()      # see classic_rebalance.complete_join
+        self.offsets = OffsetStore()
+        self.txns = PendingTxns()                # pending transactional offsets
+        self.uncommitted = Uncommitted()         # groups not yet visible to reads: uncommitted.py
+        # live metadata of the upstream cluster (names, ids, partition counts): metadata.py
+        self.topics = topics if isinstance(topics, TopicCatalog) else TopicCatalog(topics)
+
+    # ------------------------------------------------------------------ inputs
+    def handle(self, api_key: int, version: int, request, token, client_id: str = "",
+               client_host: str = "", now_ms: int | None = None,
+               topic_filter: Callable[[str], bool] | None = None) -> CoordinatorResult:
+        start = self._begin(now_ms)
+        HANDLERS[api_key](self, Ctx(token, version, client_id or "", client_host or "", topic_filter), request)
+        classic_rebalance.poll_joins(self)
+        return self._finish(start)
+
+    def end_transaction(self, producer_id: int, committed: bool, now_ms: int | None = None,
+                        producer_epoch: int | None = None) -> CoordinatorResult:
+        """The transaction coordinator accepted EndTxn(producer_id, committed): the producer's pending
+        transactional offsets become committed offsets, or are dropped (records in `records`)."""
+        start = self._begin(now_ms)
+        end_transaction(self, producer_id, committed, producer_epoch)
+        return self._finish(start)
+
+    def producer_initialized(self, producer_id: int, producer_epoch: int, transaction_timeout_ms: int,
+                             now_ms: int | None = None) -> CoordinatorResult:
+        """InitProducerId answered for a transactional producer (its timeout; older epochs abort)."""
+        start = self._begin(now_ms)
+        producer_initialized(self, producer_id, producer_epoch, transaction_timeout_ms)
+        return self._finish(start)
+
+    def metadata_updated(self, now_ms: int | None = None) -> CoordinatorResult:
+        """The adapter refreshed `topics` and something changed: offsets of deleted topics go (as the
+        broker's coordinator tombstones them when it sees the deletion); then every consumer group
+        re-resolves its regexes and bumps its epoch when its subscribed topics changed (the next
+        heartbeats then compute and reconcile)."""
+        start = self._begin(now_ms)
+        deleted = self.topics.take_deleted()
+        if deleted:
+            drop_deleted_topics(self, deleted)
+        for g in self.consumer_groups.values():
+            refresh_group_metadata(self, g)
+        return self._finish(start)
+
+    def expire_offsets(self, now_ms: int | None = None) -> CoordinatorResult:
+        """The periodic cleanup (offsets.retention.check.interval.ms): expired offsets are tombstoned,
+        empty groups without offsets deleted (retention.py)."""
+        start = self._begin(now_ms)
+        expire_offsets(self)
+        return self._finish(start)
+
+    def replay(self, record, now_ms: int | None = None) -> None:
+        """Apply one record read back from the state topic (replay.py); no records, no responses."""
+        if now_ms is not None:
+            self._advance(now_ms)
+        replay_record(self, record)
+
+    def unload(self, group_ids, error: int = E.NOT_COORDINATOR) -> CoordinatorResult:
+        """Forget these groups (their state partition moved to another kshim): parked joins and syncs
+        are answered `error`, their timers and pending transactional offsets go; no records."""
+        start = len(self.records)
+        for gid in group_ids:
+            g = self.groups.pop(gid, None)
+            if g is not None:
+                classic_rebalance.unload_group(self, g, error)
+            cg = self.consumer_groups.pop(gid, None)
+            if cg is not None:                     # KIP-848 group: its members' timers go too
+                for mid in cg.members:
+                    cancel_member_timers(self, gid, mid)
+            self.offsets.by_group.pop(gid, None)
+            for pid in sorted(self.txns.by_group.get(gid, ())):
+                for key in [k for k in self.txns.by_producer.get(pid, {}) if k[0] == gid]:
+                    self.txns.remove(pid, key)
+                if pid not in self.txns.by_producer:
+                    self.timers.cancel(("txn", pid))
+        return self._finish(start)
+
+    def tick(self, now_ms: int) -> CoordinatorResult:
+        start = len(self.records)
+        self._advance(now_ms)
+        return self._finish(start)
+
+    # ------------------------------------------------------------------ one call's frame
+    def _advance(self, now_ms: int) -> None:
+        # a classic group whose join completion waits on a 0 ms timer is retried after each timer
+        self.advance(now_ms, lambda: classic_rebalance.poll_joins(self))
+
+    def _begin(self, now_ms: int | None) -> int:
+        start = len(self.records)
+        if now_ms is not None:
+            self._advance(now_ms)
+        return start
+
+    def _finish(self, records_from: int) -> CoordinatorResult:
+        self.uncommitted.settle(self)
+        return self.result(records_from)

@@ -1,0 +1,59 @@
+"""The coordinator's runtime, apart from any group state: the injected clock, the keyed timers and
+their firing, the outbox of responses, the records written, events and member ids.
+
+Time only moves when the caller passes `now_ms` (`advance`); timers due by then fire one deadline
+at a time, each with the clock at its own deadline, as the broker's timer wheel runs each expired
+operation. Nothing here touches a socket, a thread or the wall clock.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Callable
+
+from .result import CoordinatorResult, Respond
+from .timers import Timers
+
+
+class CoordinatorRuntime:
+    def __init__(self, now_ms: int = 0, new_uuid: Callable[[], str] | None = None,
+                 on_event: Callable[[dict], None] | None = None):
+        self.now = now_ms
+        self.timers = Timers()
+        self.records: list = []                  # append-only; the adapter takes them after each call
+        self.out: list[Respond] = []
+        self._uuid = new_uuid or (lambda: str(uuid.uuid4()))
+        self.on_event = on_event
+
+    # ------------------------------------------------------------------ clock and timers
+    def next_deadline(self) -> int | None:
+        return self.timers.next_deadline()
+
+    def advance(self, now_ms: int, after_each: Callable[[], None]) -> None:
+        """Fire the timers due by `now_ms` one deadline at a time (the clock at each deadline),
+        calling `after_each` after each; then the clock reads `now_ms` (it never goes back)."""
+        while True:
+            nxt = self.timers.next_deadline()
+            if nxt is None or nxt > now_ms:
+                break
+            self.now = max(self.now, nxt)
+            self.timers.fire_due(nxt)
+            after_each()
+        self.now = max(self.now, now_ms)
+
+    # ------------------------------------------------------------------ outputs
+    def respond(self, token, body) -> None:
+        self.out.append(Respond(token, body))
+
+    def event(self, kind: str, group: str, **fields) -> None:
+        if self.on_event is not None:
+            self.on_event({"event": kind, "group": group, "ts": self.now, **fields})
+
+    def new_member_id(self, prefix: str) -> str:
+        return f"{prefix}-{self._uuid()}"
+
+    def result(self, records_from: int) -> CoordinatorResult:
+        """Take the responses ready so far; the records are those appended since `records_from`
+        (`len(records)` when the call began)."""
+        out, self.out = self.out, []
+        return CoordinatorResult(out, self.records[records_from:])
