@@ -53,8 +53,8 @@ def test_pin_matches_project_kafka_version():
     assert prov["kafka_version"] == version, (
         "the schema pin is not the project's Kafka version: run scripts/pin-schemas, "
         "then scripts/regenerate")
-    from kcodec.generated import _index
-    assert _index.KAFKA_VERSION == version
+    from kcodec.generated import _index, protocol_names
+    assert _index.KAFKA_VERSION == protocol_names.KAFKA_VERSION == version
 
 
 def test_generated_code_is_fresh(tmp_path):
