@@ -1,5 +1,5 @@
 """kcodec's generated protocol vocabulary against Kafka's own ApiKeys and Errors enums
-(the 4.3.1 kafka-clients jar, through testsuite/java/CodecCrossCheck.java): every api key
+(the 4.3.1 kafka-clients jar, through testsuite/java/ProtocolNamesCheck.java): every api key
 name and id, every error name, code, retriability (instanceof RetriableException), default
 message and exception class, in both directions."""
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.java
 
 @pytest.fixture(scope="module")
 def kafka_names(tmp_path_factory):
-    jvm = start_json_jvm("CodecCrossCheck", tmp_path_factory)
+    jvm = start_json_jvm("ProtocolNamesCheck", tmp_path_factory)
     try:
         answer = jvm.call(op="protocol_names")
     finally:

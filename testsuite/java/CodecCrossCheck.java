@@ -4,14 +4,10 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.kafka.common.compress.Compression;
-import org.apache.kafka.common.errors.ApiException;
-import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.message.ApiMessageType;
-import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
-import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.protocol.Message;
 import org.apache.kafka.common.protocol.MessageUtil;
 import org.apache.kafka.common.protocol.Readable;
@@ -52,9 +48,6 @@ import java.util.Map;
  *   {"op":"end_txn_marker", "commit":true, "base_offset":0, "timestamp":t,
  *    "partition_leader_epoch":0, "producer_id":1, "producer_epoch":0,
  *    "coordinator_epoch":5}                                              -> {"bytes": b64}
- *   {"op":"protocol_names"} -> {"api_keys": [[name, id], ...],
- *                               "errors": [[name, code, retriable, message, exception class], ...]}
- *       (Kafka's ApiKeys and Errors enums; message/class null for NONE)
  *   {"op":"ping"}                                                        -> {"ok": true}
  */
 public class CodecCrossCheck {
@@ -117,20 +110,6 @@ public class CodecCrossCheck {
                 Object msg = c.reader.newInstance(new ByteBufferAccessor(buf), version);
                 answer.set("json", (JsonNode) c.write.invoke(null, msg, version));
                 answer.put("remaining", buf.remaining());
-                return answer;
-            }
-            case "protocol_names": {
-                ArrayNode keys = answer.putArray("api_keys");
-                for (ApiKeys k : ApiKeys.values())
-                    keys.addArray().add(k.name()).add(k.id);
-                ArrayNode errors = answer.putArray("errors");
-                for (Errors e : Errors.values()) {
-                    ApiException ex = e.exception();
-                    errors.addArray().add(e.name()).add(e.code())
-                        .add(ex instanceof RetriableException)
-                        .add(ex == null ? null : ex.getMessage())
-                        .add(ex == null ? null : ex.getClass().getName());
-                }
                 return answer;
             }
             case "records":
