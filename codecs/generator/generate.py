@@ -6,7 +6,8 @@ Usage:
 
 One module per API (request + response, e.g. metadata.py), one module per header/data
 schema (request_header.py, consumer_protocol_subscription.py, ...), plus _index.py
-(the table kcodec.api is built from) and __init__.py. --check compares instead of
+(the table kcodec.api is built from), protocol_names.py (ApiKey / Error vocabulary, from
+the schemas and the pinned Errors.java, see gen_protocol.py) and __init__.py. --check compares instead of
 writing and exits 1 when the committed files are stale (run scripts/regenerate).
 """
 from __future__ import annotations
@@ -22,6 +23,7 @@ sys.path.insert(0, str(HERE))
 
 from gen_model import MessageSpec, api_name, assign_pynames, load_all, module_name  # noqa: E402
 from gen_module import HEADER, gen_module  # noqa: E402
+from gen_protocol import gen_protocol_names  # noqa: E402
 
 DEFAULT_SCHEMAS = HERE.parent / "schemas"
 DEFAULT_OUT = HERE.parent / "kcodec" / "generated"
@@ -106,6 +108,8 @@ def generate(schema_dir: Path) -> dict[str, str]:
         assign_pynames(group)
         files[f"{mod}.py"] = gen_module(group, kafka_version)
     files["_index.py"] = gen_index(modules, skipped, specs, kafka_version)
+    api_keys = {s.api_key: api_name(s) for s in specs if s.type == "request"}
+    files["protocol_names.py"] = gen_protocol_names(api_keys, schema_dir / "java", kafka_version)
     names = ", ".join(sorted(m for m in modules))
     files["__init__.py"] = (
         f"{HEADER}\n"

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 
 from .errors import DecodeError
 from .generated import _index
+from .generated.protocol_names import ApiKey
 from .generated.request_header import RequestHeader
 from .generated.response_header import ResponseHeader
 
@@ -43,7 +44,7 @@ FLEXIBLE_MIN: dict[int, int | None] = {k: row[5] for k, row in _index.APIS.items
 UNSTABLE_VERSIONS: dict[int, tuple[int, ...]] = {k: row[6] for k, row in _index.APIS.items()}
 LISTENERS: dict[int, tuple[str, ...]] = {k: row[7] for k, row in _index.APIS.items()}
 REMOVED_API_KEYS: dict[int, str] = dict(_index.REMOVED_APIS)
-API_VERSIONS_KEY = 18
+API_VERSIONS_KEY = ApiKey.API_VERSIONS  # names for every key: kcodec.protocol.ApiKey
 
 _modules: dict[str, object] = {}
 

@@ -29,6 +29,23 @@ def test_provenance_matches_schema_files():
     assert (SCHEMAS / "LICENSE").is_file() or prov.get("license_from") is None
 
 
+def test_provenance_matches_java_sources():
+    """The Java sources the vocabulary is generated from (Errors.java, exception classes) are
+    the ones pinned, from a commit checked to be the pinned version (scripts/pin-schemas)."""
+    prov = json.loads((SCHEMAS / "PROVENANCE.json").read_text())
+    java = prov["java_sources"]
+    root = SCHEMAS / "java"
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    assert java["file_count"] == len(files) == len(java["files"])
+    assert sorted(java["files"]) == files
+    for path in files:
+        digest = hashlib.sha256((root / path).read_bytes()).hexdigest()
+        assert java["files"][path] == digest, f"java/{path} differs from PROVENANCE.json (run scripts/pin-schemas)"
+    assert re.fullmatch(r"[0-9a-f]{40}", java["commit"])
+    assert f"version={prov['kafka_version']}" in java["checked"]
+    assert "org/apache/kafka/common/protocol/Errors.java" in files
+
+
 def test_pin_matches_project_kafka_version():
     pom = (ROOT / "scripts" / "kafka" / "pom.xml").read_text()
     version = re.search(r"<kafka\.version>([^<]+)</kafka\.version>", pom).group(1).strip()
@@ -36,8 +53,8 @@ def test_pin_matches_project_kafka_version():
     assert prov["kafka_version"] == version, (
         "the schema pin is not the project's Kafka version: run scripts/pin-schemas, "
         "then scripts/regenerate")
-    from kcodec.generated import _index
-    assert _index.KAFKA_VERSION == version
+    from kcodec.generated import _index, protocol_names
+    assert _index.KAFKA_VERSION == protocol_names.KAFKA_VERSION == version
 
 
 def test_generated_code_is_fresh(tmp_path):

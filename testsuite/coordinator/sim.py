@@ -20,7 +20,9 @@ Invariants, checked as the run goes (InvariantViolation is raised at the first b
   - a static restart handled while the group is Stable (protocols unchanged) is answered at once
     with the current generation and does not bump it;
   - every request is answered exactly once, Join/Sync within rebalance timeout + initial delay;
-  - group generations never decrease.
+  - group generations never decrease;
+  - every `replay_every` steps and at the end, a fresh coordinator fed all the records written so
+    far (replay()) has the same durable state as the live one (replay_check.py).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from kcodec.generated.sync_group import SyncGroupRequest, SyncGroupRequestAssign
 from shim.coordinator import CoordinatorConfig, GroupCoordinator
 from shim.coordinator import errors as E
 from shim.coordinator.classic_group import STABLE
+
+from .replay_check import assert_replay_agrees
 
 JOIN, SYNC, HEARTBEAT, LEAVE = 11, 14, 12, 13
 # the request versions a client speaking JoinGroup vN uses for the other group APIs
@@ -108,8 +112,9 @@ class GroupSim:
 
 
 class Sim:
-    def __init__(self, mix: Mix, seed: int, config: CoordinatorConfig | None = None):
+    def __init__(self, mix: Mix, seed: int, config: CoordinatorConfig | None = None, replay_every: int = 1000):
         self.mix, self.seed = mix, seed
+        self.replay_every = replay_every       # steps between replay checks (0: only at the end)
         self.rng = random.Random(seed)
         self._uuid_n = 0
         self.cfg = config or CoordinatorConfig()
@@ -215,6 +220,9 @@ class Sim:
                 break
             self.steps += 1
             self.check_step()
+            if self.replay_every and self.steps % self.replay_every == 0:
+                assert_replay_agrees(self.coord, self.coord.records,
+                                     f"seed {self.seed} t={self.now}ms step {self.steps}")
             if stop is not None and stop():
                 return True
         self.now = max(self.now, t_end)
@@ -576,6 +584,7 @@ class Sim:
         if not self.all_converged():
             self.fail("group left Stable during the quiet period")
         self.check_counters()
+        assert_replay_agrees(self.coord, self.coord.records, f"seed {self.seed} t={self.now}ms at the end")
         return {"first_stable_ms": t_first, "churn_end_ms": t_churn, "stable_again_ms": t_end,
                 "generations_first": gens_first,
                 "generations": {gs.gid: self.coord.groups[gs.gid].generation_id for gs in self.groups},

@@ -12,7 +12,10 @@ Invariants (InvariantViolation at the first breach):
   - no partition is owned by two live consumers at once (checked whenever one receives partitions);
   - at the end (after churn stops) the group converges: state Stable, every member at the
     assignment epoch, and every live consumer owns exactly its target assignment, which covers
-    every partition once.
+    every partition once;
+  - after every run_until (each second of virtual time while converging), a fresh coordinator fed
+    all the records written so far (replay()) has the live durable state (replay_check.py;
+    ReplayMismatch at the first difference).
 `run(members, ...)` returns the figures (CPU seconds, heartbeats, virtual time to converge).
 """
 
@@ -30,6 +33,7 @@ from shim.coordinator import CoordinatorConfig, GroupCoordinator
 from shim.coordinator import errors as E
 from shim.coordinator.consumer import codes as K
 from shim.coordinator.metadata import TopicCatalog
+from testsuite.coordinator.replay_check import assert_replay_agrees
 
 GID = "sim"
 
@@ -52,6 +56,7 @@ class ConsumerSim:
     def __init__(self, members: int, topics: int = 4, partitions: int | None = None, seed: int = 1,
                  static_share: float = 0.2, assignor: str | None = None):
         self.rng = random.Random(seed)
+        self.seed = seed
         per_topic = partitions if partitions is not None else max(1, (2 * members) // topics)
         self.catalog = TopicCatalog({f"t{i}": per_topic for i in range(topics)})
         self.names = [f"t{i}" for i in range(topics)]
@@ -202,6 +207,7 @@ class ConsumerSim:
             if cons.alive and cons.gen == gen:
                 self.heartbeat(cons)
         self.now = max(self.now, t_end)
+        assert_replay_agrees(c, c.records, f"seed {self.seed} t={self.now}ms")
 
     def converged(self) -> bool:
         g = self.c.consumer_groups.get(GID)

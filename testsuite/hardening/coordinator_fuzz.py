@@ -15,7 +15,10 @@ Invariants (a violation raises `Finding`; any other exception escaping is a find
   joins it has seen (memory stays bounded by input);
 - after the clock moves far ahead (12 hours past the last step, longer than any timeout an input
   can set) no request is left unanswered, except one superseded by a newer JoinGroup/SyncGroup
-  of the same member (as in Kafka).
+  of the same member (as in Kafka);
+- after every step and at the end, a fresh coordinator fed every record written so far through
+  replay() has the same durable state as the live one (testsuite/coordinator/replay_check.py says
+  what is durable and what is left out by design).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from kcodec.errors import DecodeError, EncodeError
 from kcodec.generated.consumer_protocol_subscription import ConsumerProtocolSubscription
 from shim.coordinator import CoordinatorConfig, GroupCoordinator
 from shim.coordinator.dispatch import VERSIONS
+from testsuite.coordinator.replay_check import check_replay
 
 GROUPS = ("g0", "g1", "g2")
 TOPICS = {"t0": 1, "t1": 3}
@@ -97,6 +101,8 @@ class Program:
         self.schemas = None
         self.latest: dict[tuple, int] = {}      # (api, group, member id) -> newest token
         self.owner: dict[int, tuple] = {}       # parked Join/Sync token -> (api, group, member id)
+        self.log: list = []                     # every record written, in order (the state topic)
+        self.check_replay = True
 
     # ------------------------------------------------------------------ requests
     def structured(self, key: int, version: int):
@@ -175,6 +181,7 @@ class Program:
 
     # ------------------------------------------------------------------ answers
     def collect(self, out) -> None:
+        self.log.extend(self.c.records)
         self.c.records = []               # the adapter takes them after every step
         for resp in out:
             if resp.token not in self.parked:
@@ -201,21 +208,30 @@ class Program:
         if members > self.joins:
             raise Finding(f"{members} members after {self.joins} joins")
 
+    def replay_agrees(self, when: str) -> None:
+        if self.check_replay:
+            diffs = check_replay(self.c, self.log)
+            if diffs:
+                raise Finding(f"{when}: replaying the {len(self.log)} records written differs from the live "
+                              "state:\n  " + "\n  ".join(diffs))
+
     def tick(self) -> None:
         self.now += self.r.u16() * self.r.pick(SCALES)
         self.collect(self.c.tick(self.now))
 
     def run(self) -> None:
-        for _ in range(MAX_STEPS):
+        for step in range(MAX_STEPS):
             if self.r.left() <= 0:
                 break
             if self.r.u8() % 3 == 0:
                 self.tick()
             else:
                 self.send()
+            self.replay_agrees(f"after step {step}")
         for _ in range(4):   # past the longest timeout an input can ask for (10**7 ms rebalance timeout)
             self.now += 3 * 3600 * 1000
             self.collect(self.c.tick(self.now))
+        self.replay_agrees("at the end")
         for token in [t for t in self.parked if t in self.owner and self.latest[self.owner[t]] != t]:
             # superseded: the same member sent a newer JoinGroup/SyncGroup while this one was parked;
             # Kafka's classic coordinator replaces the waiting future and never completes the old one

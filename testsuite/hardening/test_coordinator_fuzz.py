@@ -1,7 +1,8 @@
 """Short property-based run of the coordinator fuzz target (testsuite/hardening/coordinator_fuzz.py):
 random programs of group requests (every API and version kshim's coordinator answers, raw or
 schema-valid) and clock moves into a fresh GroupCoordinator. No exception may escape, every answer
-must encode, state stays bounded by the input, nothing is left unanswered. Deterministic
+must encode, state stays bounded by the input, nothing is left unanswered, replaying the records
+written rebuilds the live durable state (testsuite/coordinator/replay_check.py). Deterministic
 (derandomized); the long coverage-guided run is scripts/fuzz-coordinator."""
 
 from __future__ import annotations

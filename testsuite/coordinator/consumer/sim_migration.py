@@ -5,7 +5,9 @@ clock moves. Invariants checked after every step: no exception escapes; in a con
 partition is held (assigned or pending revocation) by two members; a classic group's state and the
 consumer group never coexist under one id. Then a calm phase (nobody leaves, everyone keeps up):
 the group must settle (Stable, every partition owned once). At the end the clock moves 12 hours:
-every request is answered. Returns counts of what happened (upgrades, downgrades, classic joins in consumer groups)."""
+every request is answered. Every `replay_every` steps and at the end, a fresh coordinator fed all the
+records written so far (replay()) has the live durable state (testsuite/coordinator/replay_check.py).
+Returns counts of what happened (upgrades, downgrades, classic joins in consumer groups)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from kcodec.generated.consumer_protocol_subscription import ConsumerProtocolSubs
 from kcodec.generated.consumer_protocol_subscription import TopicPartition as STP
 from shim.coordinator import errors as E
 from testsuite.coordinator.consumer.harness import Client, ConsumerHarness
+from testsuite.coordinator.replay_check import assert_replay_agrees
 
 TOPIC, PARTITIONS = "foo", 6
 
@@ -148,29 +151,33 @@ def _stale_protocol(g) -> bool:
     return any(g.protocol_name not in m.protocol_names() for m in g.members.values())
 
 
-def simulate(seed: int, steps: int = 400) -> dict:
+def simulate(seed: int, steps: int = 400, replay_every: int = 10) -> dict:
     rnd = random.Random(seed)
     h = ConsumerHarness({TOPIC: PARTITIONS})
     actors = [ClassicActor(h, f"c{i}", cooperative=bool(i % 2), static=(i == 2)) for i in range(3)]
     actors += [ConsumerActor(h, f"k{i}") for i in range(2)]
     stats = {"upgrades": 0, "downgrades": 0, "classic_joins_in_consumer_group": 0, "stale_protocol_livelock": 0}
     was_consumer = False
-    for _ in range(steps):
+    for step in range(steps):
         if rnd.random() < 0.3:
             h.advance(rnd.choice((100, 1000, 3000, 8000)))
         else:
             rnd.choice(actors).step(rnd, stats)
         _check(h)
+        if step % replay_every == 0:
+            assert_replay_agrees(h.c, h.c.records, f"seed {seed} step {step}")
         is_consumer = h.cg() is not None
         if was_consumer and not is_consumer and h.group("g") is not None and h.group("g").members:
             stats["downgrades"] += 1
         was_consumer = is_consumer
     # calm: nobody leaves, everyone keeps up; the group must settle with every partition owned once
-    for _ in range(150):
+    for step in range(150):
         for a in actors:
             a.step(rnd, stats, calm=True)
         h.advance(500)
         _check(h)
+        if step % replay_every == 0:
+            assert_replay_agrees(h.c, h.c.records, f"seed {seed} calm step {step}")
     cg, g = h.cg(), h.group("g")
     if cg is not None:
         assert cg.state == "Stable", cg.state
@@ -188,4 +195,5 @@ def simulate(seed: int, steps: int = 400) -> dict:
         assert owned == list(range(PARTITIONS)), owned
     h.advance(12 * 3600 * 1000)
     assert not h.pending, f"unanswered requests: {h.pending}"
+    assert_replay_agrees(h.c, h.c.records, f"seed {seed} at the end")
     return stats
