@@ -55,10 +55,13 @@ def join_group(c: "GroupCoordinator", ctx: Ctx, req) -> None:
         return join.handle_join(c, ctx, req)   # refused by GroupCoordinatorService.joinGroup: the group stays
     if req.member_id:
         # maybeDeleteEmptyConsumerGroup removes the group from the latest state, the member id then finds
-        # no classic group (GroupIdNotFoundException -> UNKNOWN_MEMBER_ID) and the result drops the
-        # tombstones: gone for writes, still seen by reads until a record reaches its partition
-        # (uncommitted.py)
-        c.uncommitted.remove_consumer_group(c, c.consumer_groups.pop(req.group_id))
+        # no classic group (GroupIdNotFoundException -> UNKNOWN_MEMBER_ID): gone for writes, still seen
+        # by reads until a record reaches its partition (uncommitted.py). Kafka drops the tombstones
+        # with the empty result (a reload brings the group back); kshim writes them, so its state is
+        # what its records say, and they do not end the read view
+        g = c.consumer_groups[req.group_id]
+        delete_consumer_group(c, req.group_id)
+        c.uncommitted.remove_consumer_group(c, g)
         return c.respond(ctx.token, join_error(ctx.version, E.UNKNOWN_MEMBER_ID, req.member_id))
     delete_consumer_group(c, req.group_id)
     c.event("group_converted", req.group_id, to="classic")

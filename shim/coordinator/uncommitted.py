@@ -14,7 +14,15 @@ the group is found by later writes (OffsetDelete answers NONE, DeleteGroups dele
 do not see it (DescribeGroups: Dead). It becomes visible to reads once a later write to the same
 __consumer_offsets partition, for any group, is committed: the runtime snapshots the whole state at
 each written offset (SnapshottableCoordinator.updateLastWrittenOffset / updateLastCommittedOffset).
-kshim writes records synchronously, so "committed" is "some record was written"."""
+kshim writes records synchronously, so "committed" is "some record was written".
+
+The other way round: a JoinGroup with a member id meeting an empty consumer group removes it from the
+latest state (GroupMetadataManager.classicGroupJoinToClassicGroup -> maybeDeleteEmptyConsumerGroup ->
+removeGroup) and answers UNKNOWN_MEMBER_ID; Kafka drops the tombstones with the empty result. Writes no
+longer find the group (OffsetCommit v<9: ILLEGAL_GENERATION; a ConsumerGroupHeartbeat starts a new
+group); reads still see it until a record reaches its partition. kshim writes the tombstones (its
+state is what its records say; a restart does not bring the group back as a broker reload does), and
+they do not end the read view (`remove_consumer_group` settles them first)."""
 
 from __future__ import annotations
 
