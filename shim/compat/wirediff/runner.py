@@ -72,7 +72,7 @@ async def run_one(sc: Scenario, a: Target, b: Target) -> SeedResult:
     return SeedResult(sc.seed, n, compare(sides))
 
 
-CONTROL_RUNS = 5
+CONTROL_RUNS = 8
 
 
 async def confirm(report: RunReport, a: Target, b: Target, ranges: dict, concurrency: int) -> None:
