@@ -11,6 +11,7 @@ from kcodec import api
 from .generate import DEFAULT_RANGES, TOPICS
 
 API_VERSIONS, METADATA, CREATE_TOPICS, FIND_COORDINATOR, DESCRIBE_GROUPS = 18, 3, 19, 10, 15
+CONSUMER_GROUP_HEARTBEAT = 68
 TOPIC_ALREADY_EXISTS = 36
 
 
@@ -76,9 +77,34 @@ class Target:
             if len(ok) == len(names):
                 from kcodec._json import uuid_to_kafka
                 self.topic_ids = {names[n]: uuid_to_kafka(t.topic_id) for n, t in ok.items()}
-                return
+                return await self.warm_topics(ok)
             await asyncio.sleep(0.1)
         raise RuntimeError(f"{self.label}: topics {sorted(names)} not ready")
+
+    async def warm_topics(self, topics: dict) -> None:
+        """The group coordinator learns new topics from the metadata log a moment after Metadata shows
+        them; until then a consumer group subscribing to them is assigned nothing. A probe member
+        heartbeats until it is assigned every partition of the run's topics, then leaves."""
+        if CONSUMER_GROUP_HEARTBEAT not in self.ranges:
+            return
+        group, member = f"{self.run_id}-{self.label}-probe", "kwprobe" + "0" * 15
+        host, port = await self.coordinator(group)
+        want = sum(len(t.partitions) for t in topics.values())
+        epoch, body = 0, {"groupId": group, "memberId": member, "instanceId": None, "rackId": None,
+                          "rebalanceTimeoutMs": 30000, "subscribedTopicNames": sorted(topics),
+                          "subscribedTopicRegex": None, "serverAssignor": None, "topicPartitions": []}
+        v = self.ranges[CONSUMER_GROUP_HEARTBEAT][1]
+        for _ in range(100):
+            resp = await call(host, port, CONSUMER_GROUP_HEARTBEAT, v, api.REQUESTS[CONSUMER_GROUP_HEARTBEAT].from_json(
+                {**body, "memberEpoch": epoch}, v))
+            if resp.error_code == 0:
+                epoch = resp.member_epoch
+                if resp.assignment is not None and sum(len(tp.partitions) for tp in resp.assignment.topic_partitions) == want:
+                    break
+            await asyncio.sleep(0.1)
+        await call(host, port, CONSUMER_GROUP_HEARTBEAT, v, api.REQUESTS[CONSUMER_GROUP_HEARTBEAT].from_json(
+            {**body, "memberEpoch": -1, "rebalanceTimeoutMs": -1, "subscribedTopicNames": None,
+             "topicPartitions": None}, v))
 
     async def warm_transactions(self) -> None:
         """The broker creates its transaction-state partitions on the first FindCoordinator for a
