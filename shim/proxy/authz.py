@@ -30,7 +30,7 @@ from ..authz.acl import DESCRIBE, TOPIC, Authorizer, Caller, parse_super_users
 from ..authz.cache import DESCRIBE_ACLS, AclReadError, acls_from_response, describe_all_request
 from ..authz.principal import ANONYMOUS, SaslState
 from .periodic import every
-from .upstream import UpstreamClient
+from ..kafkaclient.client import UpstreamClient
 
 if TYPE_CHECKING:
     from .server import Proxy

@@ -12,20 +12,32 @@ import asyncio
 import collections
 import itertools
 import logging
+import ssl
 from typing import Callable
 
 from kcodec import api
 
 from ..config import Config
+from ..kafkaclient.client import UpstreamClient, upstream_tls
 from .rewrite import Rewriter
 from .session import Session, Slot
 from .topology import Broker, Topology
-from .upstream import UpstreamClient, client_listener_tls, upstream_tls
 from .versions import advertised_range
 
 log = logging.getLogger("kshim.proxy")
 
 Handler = Callable[[Session, Slot, memoryview], None]
+
+
+def client_listener_tls(cfg: Config) -> ssl.SSLContext | None:
+    if not cfg.tls_cert:
+        return None
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(cfg.tls_cert, cfg.tls_key)
+    if cfg.tls_client_ca:
+        ctx.load_verify_locations(cfg.tls_client_ca)
+        ctx.verify_mode = ssl.CERT_REQUIRED
+    return ctx
 
 
 class Listener:

@@ -15,7 +15,7 @@ from kcodec import api
 from kcodec.generated.metadata import MetadataRequestTopic
 
 from ..coordinator.metadata import TopicCatalog, TopicInfo
-from .upstream import UpstreamClient
+from ..kafkaclient.client import UpstreamClient
 
 if TYPE_CHECKING:
     from ..coordinator import GroupCoordinator

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from kcodec import api
 from kcodec.generated.list_groups import ListGroupsRequest
 
-from ..proxy.upstream import UpstreamClient
+from ..kafkaclient.client import UpstreamClient
 from . import format as fmt
 from . import refusals
 from .member_client import MemberClient, now_ms

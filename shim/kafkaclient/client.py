@@ -1,7 +1,10 @@
-"""kshim's own connections to the upstream cluster (topology discovery), and TLS contexts.
+"""One connection of kshim's own to an upstream broker: request/response in order, the broker's
+ApiVersions read at connect (the version `version_for` picks), TLS (`upstream_tls`) and SASL
+(sasl.py) as configured with `upstream_*`.
 
-These are not client connections: kshim asks ApiVersions and Metadata itself, authenticating with
-`upstream_sasl_*` when the cluster requires SASL.
+These are not client connections: every request kshim makes itself (topology Metadata, the state
+topic, DescribeAcls, AddOffsetsToTxn, the scale-out membership, ListGroups of peer instances) goes
+through an `UpstreamClient`.
 """
 
 from __future__ import annotations
@@ -9,26 +12,24 @@ from __future__ import annotations
 import asyncio
 import ssl
 import struct
+from dataclasses import dataclass
 
 from kcodec import api
 from kcodec.frames import FrameSplitter
 
 from ..config import Config
 from .sasl import authenticate
-from .topology import Broker
 
 API_VERSIONS, METADATA = 18, 3
 
 
-def client_listener_tls(cfg: Config) -> ssl.SSLContext | None:
-    if not cfg.tls_cert:
-        return None
-    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ctx.load_cert_chain(cfg.tls_cert, cfg.tls_key)
-    if cfg.tls_client_ca:
-        ctx.load_verify_locations(cfg.tls_client_ca)
-        ctx.verify_mode = ssl.CERT_REQUIRED
-    return ctx
+@dataclass(frozen=True)
+class Broker:
+    """An upstream broker as Metadata names it."""
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
 
 
 def upstream_tls(cfg: Config) -> ssl.SSLContext | None:
