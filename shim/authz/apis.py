@@ -39,8 +39,8 @@ from kcodec.generated.offset_fetch import (OffsetFetchResponse, OffsetFetchRespo
 from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition,
                                                 TxnOffsetCommitResponseTopic)
 
-from ..coordinator.core import join_error, sync_response
-from ..proxy.error_answers import error_body
+from ..coordinator.responses import join_error, sync_response
+from ..error_answers import error_body
 from .acl import (CLUSTER, CLUSTER_NAME, DELETE, DESCRIBE, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE, Authorizer,
                   Caller)
 

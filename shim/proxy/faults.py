@@ -6,7 +6,7 @@ A rule (from the config file's `[[faults]]` list or the admin endpoint, docs/ksh
     action    "delay" | "drop" | "error" | "close"                           required
     delay_ms  for delay: how long the request (and the ones after it on that connection) waits
     error     for error: the code, a number or a name (NOT_COORDINATOR, ...); the answer has the
-              response shape of that API/version (shim/proxy/error_answers.py)
+              response shape of that API/version (shim/error_answers.py)
     versions  [min, max] of the request version (default every version)
     one of    probability (0..1, seeded: `seed`, default 0), first (the first N matching requests),
               every (every Nth matching request); none of them = every matching request
@@ -102,7 +102,7 @@ class Rule:
             raise FaultError("action delay needs delay_ms > 0")
         self.error = 0
         if self.action == "error":
-            from .error_answers import supports
+            from ..error_answers import supports
             if "error" not in spec:
                 raise FaultError("action error needs `error` (a code or a name)")
             self.error = error_code_of(spec["error"])
@@ -233,7 +233,7 @@ class FaultInjector:
             return True
         if no_answer:
             return True
-        from .error_answers import error_frame
+        from ..error_answers import error_frame
         try:
             data = error_frame(api_key, version, frame, rule.error)
         except Exception as e:   # a request kshim cannot read, or no error field at this version

@@ -19,7 +19,7 @@
 - Durability (shim/state): at start the state topic is replayed into the coordinator before the
   listeners open; after every handle/tick the new records are appended (acks=all) and the
   responses of that step are held until their append and every earlier one completed (steps leave
-  in order). A failed append answers that step's responses with the mapped error (`_failed`).
+  in order). A failed append answers that step's responses with the mapped error (`append_failed`).
 - Authentication/authorization (shim/proxy/authz.py, only with SASL upstream or `authorizer`):
   checked in `handle` (SASL done?) and `_feed` (ACLs, after any metadata refresh: topic ids resolve
   to names); the coordinator sees only the authorized part, `_answer` puts the refused entries back.
@@ -42,7 +42,9 @@ from ..coordinator import CoordinatorConfig, GroupCoordinator, Respond
 from ..coordinator.core import VERSIONS
 from ..coordinator.metadata import TopicCatalog
 from ..coordinator.txn_offsets import txn_commit_refused
+from ..error_answers import append_failed
 from ..state import find_coordinator
+from ..state.log import coordinator_error
 from .periodic import every
 from . import txn_verify
 from .txn_enlist import COORDINATOR_NOT_AVAILABLE, ENLIST_MIN_VERSION, TxnEnlister
@@ -57,7 +59,6 @@ log = logging.getLogger("kshim.coordinator")
 FIND_COORDINATOR, LIST_GROUPS, OFFSET_COMMIT, DELETE_GROUPS, OFFSET_DELETE = 10, 16, 8, 42, 47
 TXN_OFFSET_COMMIT, END_TXN, INIT_PRODUCER_ID = 28, 26, 22
 CONSUMER_GROUP_HEARTBEAT = 68
-COMMITS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT)     # failed appends answered per partition
 GROUP_KEY = 0
 _WALL0, _MONO0 = int(time.time() * 1000), time.monotonic()
 
@@ -282,7 +283,7 @@ class GroupService:
                                 append_error)
                 session.complete(slot, r.body)
                 continue
-            body = r.body if not append_error else _failed(slot.api_key, r.body, append_error)
+            body = r.body if not append_error else append_failed(slot.api_key, r.body, coordinator_error(append_error))
             self._answer(session, slot, body)
 
     def _answer(self, session: "Session", slot: "Slot", body) -> None:
@@ -426,23 +427,3 @@ class GroupService:
         if log.isEnabledFor(level):
             log.log(level, "%s", " ".join(f"{k}={v}" for k, v in ev.items() if k != "assignments"))
 
-
-def _failed(api_key: int, body, append_error: int):
-    """A response whose state change could not be made durable: the mapped error (state/log.py
-    coordinator_error, as the broker maps append errors) instead of success - per partition for (Txn)OffsetCommit, per group for DeleteGroups, else the top level."""
-    from ..state.log import coordinator_error
-    err = coordinator_error(append_error)
-    if api_key in COMMITS:
-        for t in body.topics:
-            for p in t.partitions:
-                if p.error_code == 0:
-                    p.error_code = err
-    elif api_key == DELETE_GROUPS:
-        for r in body.results:
-            if r.error_code == 0:
-                r.error_code = err
-    elif getattr(body, "error_code", None) == 0:
-        body.error_code = err
-        if api_key == OFFSET_DELETE:
-            body.topics = []
-    return body

@@ -8,7 +8,7 @@ state topic, as brokers split __consumer_offsets (docs/state-topic.md, "Several 
   coordinator; until then its groups are answered COORDINATOR_LOAD_IN_PROGRESS;
 - a lost partition's groups are dropped from the coordinator at once (`GroupCoordinator.unload`:
   parked requests answered NOT_COORDINATOR) and its queued appends are not written;
-- `route` answers requests for groups served elsewhere (refusals.py); `owner_of` tells
+- `route` answers requests for groups served elsewhere (shim/error_answers.py); `owner_of` tells
   FindCoordinator where a group lives; `list_groups` unions the other instances' ListGroups.
 """
 
@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 from kcodec import api
 from kcodec.generated.list_groups import ListGroupsRequest
 
+from .. import error_answers as answers
 from ..kafkaclient.client import UpstreamClient
 from . import format as fmt
-from . import refusals
 from .member_client import MemberClient, now_ms
 from .membership import Assignment, Membership, Peer, group_name
 from .peerwatch import PeerWatch
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kshim.scaleout")
 
-LIST_GROUPS = 16
+LIST_GROUPS, OFFSET_FETCH, DESCRIBE_GROUPS, DELETE_GROUPS = 16, 9, 15, 42
 PEER_CLIENT_ID = "kshim-peer"          # ListGroups from another instance: answer with local groups only
 PEER_TIMEOUT_S = 5.0
 
@@ -76,7 +76,7 @@ class ScaleOut:
         p = self.partition_of(group_id)
         if p in self.serving:
             return 0
-        return refusals.COORDINATOR_LOAD_IN_PROGRESS if p in self.loading else refusals.NOT_COORDINATOR
+        return answers.COORDINATOR_LOAD_IN_PROGRESS if p in self.loading else answers.NOT_COORDINATOR
 
     def owner_of(self, group_id: str) -> Peer | None:
         """The instance that serves the group (None: nobody known yet, or its owner is gone:
@@ -144,7 +144,7 @@ class ScaleOut:
         if slot.api_key == LIST_GROUPS:
             extra = self._peer_groups.pop(id(slot), None)
             if self.loading:
-                return refusals.refuse(LIST_GROUPS, slot.version, req, refusals.COORDINATOR_LOAD_IN_PROGRESS), None
+                return answers.refuse(LIST_GROUPS, slot.version, req, answers.COORDINATOR_LOAD_IN_PROGRESS), None
             if not extra:
                 return None, None
 
@@ -152,7 +152,7 @@ class ScaleOut:
                 known = {g.group_id for g in body.groups}
                 body.groups.extend(g for g in extra if g.group_id not in known)
             return None, add
-        keyed = refusals.groups_of(slot.api_key, slot.version, req)
+        keyed = groups_of(slot.api_key, slot.version, req)
         if keyed is None:
             return None, None
         gids, batched = keyed
@@ -160,8 +160,8 @@ class ScaleOut:
         if not errors:
             return None, None
         if not batched:
-            return refusals.refuse(slot.api_key, slot.version, req, errors[gids[0]]), None
-        return None, lambda body: refusals.patch(slot.api_key, body, errors)
+            return answers.refuse(slot.api_key, slot.version, req, errors[gids[0]]), None
+        return None, lambda body: answers.refuse_entries(slot.api_key, body, errors)
 
     def list_groups(self, session: "Session", slot: "Slot", req) -> bool:
         """ListGroups on this instance's listing port: its own groups plus every other instance's
@@ -196,3 +196,17 @@ class ScaleOut:
             return list(resp.groups)
         finally:
             client.close()
+
+
+def groups_of(api_key: int, version: int, req) -> tuple[list[str], bool] | None:
+    """(group ids, batched) a request is about; None for requests not keyed by group (ListGroups)."""
+    if api_key == DESCRIBE_GROUPS:
+        return list(req.groups), True
+    if api_key == DELETE_GROUPS:
+        return list(req.groups_names), True
+    if api_key == OFFSET_FETCH and version >= 8:
+        return [g.group_id for g in req.groups], True
+    gid = getattr(req, "group_id", None)
+    if isinstance(gid, str):
+        return [gid], False
+    return None
