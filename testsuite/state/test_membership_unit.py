@@ -10,10 +10,10 @@ import asyncio
 from kcodec import api
 from kcodec.generated.find_coordinator import Coordinator, FindCoordinatorResponse
 from kcodec.records import decode_batch
+from shim import error_answers
 from shim.coordinator import errors as E
 from shim.coordinator.records import OffsetRecord
 from shim.state import format as fmt
-from shim import error_answers
 from shim.state.batch import encode_batch
 from shim.state.membership import FIND_COORDINATOR, STABLE, WANTED, Membership, Peer, assign
 from testsuite.coordinator.classic import COMMIT, FETCH, Harness
