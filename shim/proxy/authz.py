@@ -1,5 +1,6 @@
 """Authentication and authorization for the group APIs kshim answers itself (the adapter between the
-proxy and shim/authz; groups.py calls it).
+proxy and shim/authz; the request path, group_requests.py, and find_coordinator.py call it; refusals
+and patched answers go out through the runtime's public `answer`, group_runtime.py).
 
 - SASL listener (kshim's upstream needs SASL): each connection's SaslHandshake and SaslAuthenticate
   are still forwarded untouched, but watched (`Slot.watch`) to learn the mechanism, the user name
@@ -29,6 +30,7 @@ from ..authz import apis
 from ..authz.acl import DESCRIBE, TOPIC, Authorizer, Caller, parse_super_users
 from ..authz.cache import DESCRIBE_ACLS, AclReadError, acls_from_response, describe_all_request
 from ..authz.principal import ANONYMOUS, SaslState
+from .bodies import read_request, read_response
 from .periodic import every
 from ..kafkaclient.client import UpstreamClient
 
@@ -64,17 +66,6 @@ def java_host(peer_host: str) -> str:
     return host
 
 
-def _decode(slot: "Slot", frame, response: bool):
-    if response:
-        hv = api.response_header_version(slot.api_key, slot.version)
-        _, pos = api.ResponseHeader.decode_from(frame, 0, hv)
-        return api.RESPONSES[slot.api_key].decode(memoryview(frame)[pos:], slot.version)
-    hv = api.request_header_version(slot.api_key, slot.version)
-    _, pos = api.RequestHeader.decode_from(frame, 0, hv)
-    # bytes after the body are ignored, as the broker reads a request (RequestContext.parseRequest)
-    return api.REQUESTS[slot.api_key].decode_from(bytes(frame), pos, slot.version)[0]
-
-
 class AuthzService:
     def __init__(self, proxy: "Proxy", answer: Callable):
         cfg = proxy.cfg
@@ -102,7 +93,7 @@ class AuthzService:
 
     def _watch_handshake(self, session: "Session", slot: "Slot", frame) -> bool:
         try:
-            self._conn(session).sasl.handshake(_decode(slot, frame, False).mechanism)
+            self._conn(session).sasl.handshake(read_request(frame, slot.api_key, slot.version).mechanism)
         except DecodeError:
             pass                                     # the broker judges it
         return False
@@ -110,13 +101,13 @@ class AuthzService:
     def _watch_authenticate(self, session: "Session", slot: "Slot", frame) -> bool:
         auth = self._conn(session)
         try:
-            auth.sasl.token(_decode(slot, frame, False).auth_bytes)
+            auth.sasl.token(read_request(frame, slot.api_key, slot.version).auth_bytes)
         except DecodeError:
             return False
 
         def answered(session: "Session", slot: "Slot", frame) -> None:
             try:
-                auth.sasl.answered(_decode(slot, frame, True).error_code)
+                auth.sasl.answered(read_response(frame, slot.api_key, slot.version).error_code)
             except DecodeError:
                 pass
             auth.caller = None

@@ -24,7 +24,7 @@ waiting, the client socket is not read until they drain (the broker stops readin
 Nothing is decoded on this path except the request header peek, and the four responses the
 `Rewriter` changes (ApiVersions, Metadata, FindCoordinator, DescribeCluster). Route handlers may
 decline a request but watch its answer (`Slot.watch`: EndTxn and InitProducerId, for kshim's
-transactional offsets, shim/proxy/groups.py). With `--trace`, each
+transactional offsets, shim/proxy/transactions.py). With `--trace`, each
 frame in each direction is also handed to the tracer (a queue append; shim/trace/tracer.py).
 """
 

@@ -1,7 +1,8 @@
 """Scale-out: several kshim instances in front of one cluster split the groups by partition of the
 state topic, as brokers split __consumer_offsets (docs/state-topic.md, "Several kshim instances").
 
-`ScaleOut` sits beside the adapter (shim/proxy/groups.py) when `scale_out` is on:
+`ScaleOut` sits beside the group service when `scale_out` is on, and drives its runtime through
+`Runtime` (below; shim/proxy/group_runtime.py implements it):
 - membership.py/member_client.py decide which partitions this instance owns (an internal classic
   group on the real broker);
 - a gained partition is taken (`StateLog.take`: marker, read to the end) and replayed into the
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from kcodec import api
 from kcodec.generated.list_groups import ListGroupsRequest
@@ -29,8 +30,7 @@ from .membership import Assignment, Membership, Peer, group_name
 from .peerwatch import PeerWatch
 
 if TYPE_CHECKING:
-    from ..proxy.groups import GroupService
-    from ..proxy.session import Session, Slot
+    from ..config import Config
     from .log import StateLog
 
 log = logging.getLogger("kshim.scaleout")
@@ -40,17 +40,31 @@ PEER_CLIENT_ID = "kshim-peer"          # ListGroups from another instance: answe
 PEER_TIMEOUT_S = 5.0
 
 
+class Runtime(Protocol):
+    """What scale-out needs of the coordinator's runtime."""
+
+    def replay(self, records: list) -> None:
+        """Feed a loaded partition's records to the coordinator."""
+
+    def unload(self, group_ids: list[str]) -> None:
+        """Drop groups served elsewhere (their parked requests answered NOT_COORDINATOR)."""
+
+    def group_ids(self) -> set[str]:
+        """The group ids the coordinator holds state of."""
+
+
 class ScaleOut:
-    def __init__(self, service: "GroupService", state: "StateLog"):
-        self.service, self.state = service, state
-        cfg = service.proxy.cfg
-        topo = service.proxy.topology
+    """`topology`: the proxy's (node ids, their kshim ports, the advertised host); `resume(session,
+    slot, req)`: the request path again, for a ListGroups whose peers answered."""
+
+    def __init__(self, runtime: Runtime, state: "StateLog", cfg: "Config", topology, resume: Callable):
+        self.runtime, self.state, self.cfg, self.resume = runtime, state, cfg, resume
         self.partitions = state.partitions
-        self.me = Peer(topo.advertised_host, cfg.listen_port, cfg.broker_base,
-                       tuple(sorted((n, topo.port_for(n)) for n in topo.brokers)))
+        self.me = Peer(topology.advertised_host, cfg.listen_port, cfg.broker_base,
+                       tuple(sorted((n, topology.port_for(n)) for n in topology.brokers)))
         self.sm = Membership(group_name(cfg.state_topic), self.partitions, self.me,
                              cfg.scale_out_session_timeout_ms, now_ms())
-        self.client = MemberClient(cfg, self.sm, lambda: [(b.host, b.port) for b in topo.brokers.values()]
+        self.client = MemberClient(cfg, self.sm, lambda: [(b.host, b.port) for b in topology.brokers.values()]
                                    + cfg.upstream_addresses(), self._assigned)
         self.serving: set[int] = set()
         self.loading: dict[int, asyncio.Task] = {}
@@ -105,10 +119,8 @@ class ScaleOut:
             task.cancel()
         self.serving.discard(p)
         self.state.release(p)
-        c = self.service.coordinator
-        gids = {g for g in (*c.groups, *c.consumer_groups, *c.offsets.by_group, *c.txns.by_group)
-                if self.partition_of(g) == p}
-        self.service._deliver(c.unload(sorted(gids)))
+        gids = {g for g in self.runtime.group_ids() if self.partition_of(g) == p}
+        self.runtime.unload(sorted(gids))
         log.info("scale-out: partition %d moved away (%d groups dropped)", p, len(gids))
 
     async def _load(self, p: int, generation: int, member_id: str) -> None:
@@ -126,20 +138,15 @@ class ScaleOut:
             if self.loading.get(p) is not me:          # lost while loading
                 self.state.release(p)
                 return
-            c = self.service.coordinator
-            now = self.service._now()
-            for rec in records:
-                c.replay(rec, now_ms=now)
-            c.records = []
+            self.runtime.replay(records)
             del self.loading[p]
             self.serving.add(p)
-            self.service._rearm()
             log.info("scale-out: serving partition %d (epoch %d, %d records replayed in %d ms)", p, epoch,
                      len(records), now_ms() - t0)
             return
 
     # ------------------------------------------------------------------ requests
-    def route(self, session: "Session", slot: "Slot", req):
+    def route(self, session, slot, req):
         """(answer now, or None; patch for the coordinator's answer, or None)."""
         if slot.api_key == LIST_GROUPS:
             extra = self._peer_groups.pop(id(slot), None)
@@ -163,7 +170,7 @@ class ScaleOut:
             return answers.refuse(slot.api_key, slot.version, req, errors[gids[0]]), None
         return None, lambda body: answers.refuse_entries(slot.api_key, body, errors)
 
-    def list_groups(self, session: "Session", slot: "Slot", req) -> bool:
+    def list_groups(self, session, slot, req) -> bool:
         """ListGroups on this instance's listing port: its own groups plus every other instance's
         (asked with PEER_CLIENT_ID, so they answer with their own only). False: answer locally now."""
         peers = {o for o in self.owners.values() if o != self.me}
@@ -183,10 +190,10 @@ class ScaleOut:
                 groups.extend(res)
         if not session.closed:
             self._peer_groups[id(slot)] = groups
-            self.service._feed(session, slot, req)
+            self.resume(session, slot, req)
 
     async def _peer_list(self, peer: Peer, version: int, req: ListGroupsRequest) -> list:
-        client = await UpstreamClient.connect(self.service.proxy.cfg, peer.host, peer.port, timeout=PEER_TIMEOUT_S)
+        client = await UpstreamClient.connect(self.cfg, peer.host, peer.port, timeout=PEER_TIMEOUT_S)
         client.client_id = PEER_CLIENT_ID
         try:
             v = min(version, client.version_for(LIST_GROUPS, version))

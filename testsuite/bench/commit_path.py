@@ -89,7 +89,7 @@ async def run(committers: int, partitions: int, waves: int) -> dict:
     state = StateLog(cfg, lambda: [])
     state.leaders = {p: 1 for p in range(cfg.state_topic_partitions)}
     state._clients[1] = _InstantUpstream()
-    service.state = state
+    service.runtime.state = state
     state.start_writer()
     sessions = []
     for _ in range(committers):
