@@ -13,6 +13,7 @@ import asyncio
 import ssl
 import struct
 from dataclasses import dataclass
+from typing import Callable
 
 from kcodec import api
 from kcodec.frames import FrameSplitter
@@ -115,3 +116,35 @@ class UpstreamClient:
 
     def close(self) -> None:
         self.writer.close()
+
+
+IO_ERRORS = (OSError, ConnectionError, asyncio.TimeoutError)
+
+
+class KeptConnection:
+    """kshim's own connection for repeated requests (topic Metadata, DescribeAcls): opened on first use
+    to the first of `addresses()` and kept; a request that fails on it (I/O, connection lost, no
+    usable version) closes it and is tried once more on a new one, unless the error is one of
+    `final` (raised at once)."""
+
+    def __init__(self, cfg: Config, addresses: Callable[[], list[tuple[str, int]]]):
+        self.cfg, self.addresses = cfg, addresses
+        self.client: UpstreamClient | None = None
+
+    async def request(self, api_key: int, wanted: int, make: Callable[[int], object], final: tuple = ()):
+        """`make(version)` builds the request body for the version chosen (`version_for`)."""
+        for attempt in range(2):
+            try:
+                if self.client is None:
+                    self.client = await UpstreamClient.connect(self.cfg, *self.addresses()[0])
+                v = self.client.version_for(api_key, wanted)
+                return await self.client.request(api_key, v, make(v))
+            except IO_ERRORS as e:
+                self.close()
+                if attempt or isinstance(e, final):
+                    raise
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+        self.client = None

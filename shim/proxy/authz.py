@@ -32,7 +32,7 @@ from ..authz.cache import DESCRIBE_ACLS, AclReadError, acls_from_response, descr
 from ..authz.principal import ANONYMOUS, SaslState
 from .bodies import read_request, read_response
 from .periodic import every
-from ..kafkaclient.client import UpstreamClient
+from ..kafkaclient.client import KeptConnection
 
 if TYPE_CHECKING:
     from .server import Proxy
@@ -75,7 +75,8 @@ class AuthzService:
         if cfg.authorizer:
             self.authorizer = Authorizer(super_users=parse_super_users(cfg.authorizer_super_users),
                                          allow_if_no_acls=cfg.authorizer_allow_everyone_if_no_acl_found)
-        self._client: UpstreamClient | None = None
+        self._client = KeptConnection(cfg, lambda: [(b.host, b.port) for b in proxy.topology.brokers.values()]
+                                      + cfg.upstream_addresses())
         self._refresher: asyncio.Task | None = None
 
     def install(self) -> None:
@@ -183,27 +184,13 @@ class AuthzService:
     async def stop(self) -> None:
         if self._refresher is not None:
             self._refresher.cancel()
-        if self._client is not None:
-            self._client.close()
+        self._client.close()
 
     async def refresh(self) -> None:
-        cfg = self.proxy.cfg
-        for attempt in range(2):
-            try:
-                if self._client is None:
-                    brokers = list(self.proxy.topology.brokers.values())
-                    addrs = [(b.host, b.port) for b in brokers] + cfg.upstream_addresses()
-                    self._client = await UpstreamClient.connect(cfg, *addrs[0])
-                v = self._client.version_for(DESCRIBE_ACLS, 3)
-                if v < 1:
-                    raise AclReadError("the upstream broker does not support DescribeAcls v1+")
-                resp = await self._client.request(DESCRIBE_ACLS, v, describe_all_request())
-                break
-            except (OSError, ConnectionError, asyncio.TimeoutError) as e:
-                if self._client is not None:
-                    self._client.close()
-                self._client = None
-                if attempt or isinstance(e, AclReadError):
-                    raise
+        def make(v: int):
+            if v < 1:
+                raise AclReadError("the upstream broker does not support DescribeAcls v1+")
+            return describe_all_request()
+        resp = await self._client.request(DESCRIBE_ACLS, 3, make, final=(AclReadError,))
         self.authorizer.set_acls(acls_from_response(resp))
 

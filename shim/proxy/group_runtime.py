@@ -106,9 +106,9 @@ class GroupRuntime:
         records = self.coordinator.records
         if records:
             self.coordinator.records = []
-        if self.state is None:
+        if self.state is None:               # memory only: nothing to wait for
             self._send(out, 0)
-        elif records or self._held:
+        elif records or self._held:          # append before answer, and after every earlier step
             self._held.append((self.state.append(records) if records else None, out))
             self._release()
         else:
