@@ -2,7 +2,7 @@
 
     GET    /metrics          Prometheus text format (shim/metrics.py)
     GET    /faults           {"rules": [...]} with each rule's id and matched/applied counters
-    POST   /faults           a rule object or a list of them (JSON, fields as in shim/proxy/faults.py);
+    POST   /faults           a rule object or a list of them (JSON, fields as in shim/faultrules.py);
                              adds them, answers {"added": [...]} (400 with the reason when invalid)
     DELETE /faults           removes every rule; DELETE /faults/<id> removes one
 A minimal HTTP/1.1 server on asyncio (one request per connection, `Connection: close`).
@@ -76,7 +76,7 @@ class AdminServer:
             text = self.proxy.metrics.render(self.proxy) if self.proxy.metrics is not None else ""
             return 200, "text/plain; version=0.0.4; charset=utf-8", text.encode()
         if target == "/faults" or target.startswith("/faults/"):
-            from .proxy.faults import FaultError
+            from .faultrules import FaultError
             if method == "GET":
                 return _json(200, {"rules": faults.describe()})
             if method == "POST" and target == "/faults":

@@ -79,7 +79,7 @@ class Config:
     local_kafka_nodes: int = 1
     local_kafka_port: int = 19092
     # hardening: the admin HTTP endpoint (127.0.0.1 only; /metrics, /faults; 0 = off), log format,
-    # fault rules (a [[faults]] list in the file, JSON in KSHIM_FAULTS / --faults; shim/proxy/faults.py)
+    # fault rules (a [[faults]] list in the file, JSON in KSHIM_FAULTS / --faults; shim/faultrules.py)
     admin_port: int = 0
     log_format: str = "text"             # text or json (one JSON object per line)
     faults: list = field(default_factory=list)
@@ -153,7 +153,7 @@ class Config:
             raise ConfigError(f"log_format {self.log_format!r}: use text or json")
         if not 0 <= self.admin_port < 65536:
             raise ConfigError(f"admin_port {self.admin_port} is not a TCP port")
-        from .proxy.faults import FaultError, parse_rules
+        from .faultrules import FaultError, parse_rules
         try:
             parse_rules(self.faults)
         except FaultError as e:

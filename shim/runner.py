@@ -1,4 +1,5 @@
-"""`kshim run`: the proxy in front of an upstream cluster (or of a local real Kafka it starts)."""
+"""`kshim run`: the proxy in front of an upstream cluster (or of a local real Kafka it starts), and
+`build`: where the program is wired together."""
 
 from __future__ import annotations
 
@@ -33,9 +34,27 @@ def new_event_loop(kind: str) -> asyncio.AbstractEventLoop:
     return asyncio.new_event_loop()
 
 
-async def serve(cfg: Config, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None) -> None:
+def build(cfg: Config):
+    """The program wired together (the one place): the proxy, with the tracer, metrics and fault
+    rules it reports to, kshim's group service plugged into its routing table, the admin endpoint."""
+    from .metrics import Metrics
+    from .proxy.faults import FaultInjector
     from .proxy.server import Proxy
-    proxy = Proxy(cfg)
+    from .trace import open_tracer
+    metrics = Metrics() if cfg.admin_port else None      # counted only when it can be scraped
+    proxy = Proxy(cfg, tracer=open_tracer(cfg), metrics=metrics, faults=FaultInjector(cfg.faults, metrics))
+    if cfg.group_coordinator == "kshim":
+        from .proxy.groups import GroupService
+        proxy.groups = GroupService(proxy, cfg.coordinator_config())
+        proxy.groups.install()
+    if cfg.admin_port:
+        from .admin_http import AdminServer
+        proxy.admin = AdminServer(proxy, cfg.admin_port)
+    return proxy
+
+
+async def serve(cfg: Config, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None) -> None:
+    proxy = build(cfg)
     await proxy.start()
     print(proxy.banner(), flush=True)
     if ready is not None:

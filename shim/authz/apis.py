@@ -40,7 +40,7 @@ from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffs
                                                 TxnOffsetCommitResponseTopic)
 
 from ..coordinator.responses import join_error, sync_response
-from ..proxy.error_answers import error_body
+from ..error_answers import error_body
 from .acl import (CLUSTER, CLUSTER_NAME, DELETE, DESCRIBE, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE, Authorizer,
                   Caller)
 

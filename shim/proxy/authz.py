@@ -1,5 +1,6 @@
 """Authentication and authorization for the group APIs kshim answers itself (the adapter between the
-proxy and shim/authz; groups.py calls it).
+proxy and shim/authz; the request path, group_requests.py, and find_coordinator.py call it; refusals
+and patched answers go out through the runtime's public `answer`, group_runtime.py).
 
 - SASL listener (kshim's upstream needs SASL): each connection's SaslHandshake and SaslAuthenticate
   are still forwarded untouched, but watched (`Slot.watch`) to learn the mechanism, the user name
@@ -29,8 +30,9 @@ from ..authz import apis
 from ..authz.acl import DESCRIBE, TOPIC, Authorizer, Caller, parse_super_users
 from ..authz.cache import DESCRIBE_ACLS, AclReadError, acls_from_response, describe_all_request
 from ..authz.principal import ANONYMOUS, SaslState
+from .bodies import read_request, read_response
 from .periodic import every
-from .upstream import UpstreamClient
+from ..kafkaclient.client import KeptConnection
 
 if TYPE_CHECKING:
     from .server import Proxy
@@ -64,17 +66,6 @@ def java_host(peer_host: str) -> str:
     return host
 
 
-def _decode(slot: "Slot", frame, response: bool):
-    if response:
-        hv = api.response_header_version(slot.api_key, slot.version)
-        _, pos = api.ResponseHeader.decode_from(frame, 0, hv)
-        return api.RESPONSES[slot.api_key].decode(memoryview(frame)[pos:], slot.version)
-    hv = api.request_header_version(slot.api_key, slot.version)
-    _, pos = api.RequestHeader.decode_from(frame, 0, hv)
-    # bytes after the body are ignored, as the broker reads a request (RequestContext.parseRequest)
-    return api.REQUESTS[slot.api_key].decode_from(bytes(frame), pos, slot.version)[0]
-
-
 class AuthzService:
     def __init__(self, proxy: "Proxy", answer: Callable):
         cfg = proxy.cfg
@@ -84,7 +75,8 @@ class AuthzService:
         if cfg.authorizer:
             self.authorizer = Authorizer(super_users=parse_super_users(cfg.authorizer_super_users),
                                          allow_if_no_acls=cfg.authorizer_allow_everyone_if_no_acl_found)
-        self._client: UpstreamClient | None = None
+        self._client = KeptConnection(cfg, lambda: [(b.host, b.port) for b in proxy.topology.brokers.values()]
+                                      + cfg.upstream_addresses())
         self._refresher: asyncio.Task | None = None
 
     def install(self) -> None:
@@ -102,7 +94,7 @@ class AuthzService:
 
     def _watch_handshake(self, session: "Session", slot: "Slot", frame) -> bool:
         try:
-            self._conn(session).sasl.handshake(_decode(slot, frame, False).mechanism)
+            self._conn(session).sasl.handshake(read_request(frame, slot.api_key, slot.version).mechanism)
         except DecodeError:
             pass                                     # the broker judges it
         return False
@@ -110,13 +102,13 @@ class AuthzService:
     def _watch_authenticate(self, session: "Session", slot: "Slot", frame) -> bool:
         auth = self._conn(session)
         try:
-            auth.sasl.token(_decode(slot, frame, False).auth_bytes)
+            auth.sasl.token(read_request(frame, slot.api_key, slot.version).auth_bytes)
         except DecodeError:
             return False
 
         def answered(session: "Session", slot: "Slot", frame) -> None:
             try:
-                auth.sasl.answered(_decode(slot, frame, True).error_code)
+                auth.sasl.answered(read_response(frame, slot.api_key, slot.version).error_code)
             except DecodeError:
                 pass
             auth.caller = None
@@ -192,27 +184,13 @@ class AuthzService:
     async def stop(self) -> None:
         if self._refresher is not None:
             self._refresher.cancel()
-        if self._client is not None:
-            self._client.close()
+        self._client.close()
 
     async def refresh(self) -> None:
-        cfg = self.proxy.cfg
-        for attempt in range(2):
-            try:
-                if self._client is None:
-                    brokers = list(self.proxy.topology.brokers.values())
-                    addrs = [(b.host, b.port) for b in brokers] + cfg.upstream_addresses()
-                    self._client = await UpstreamClient.connect(cfg, *addrs[0])
-                v = self._client.version_for(DESCRIBE_ACLS, 3)
-                if v < 1:
-                    raise AclReadError("the upstream broker does not support DescribeAcls v1+")
-                resp = await self._client.request(DESCRIBE_ACLS, v, describe_all_request())
-                break
-            except (OSError, ConnectionError, asyncio.TimeoutError) as e:
-                if self._client is not None:
-                    self._client.close()
-                self._client = None
-                if attempt or isinstance(e, AclReadError):
-                    raise
+        def make(v: int):
+            if v < 1:
+                raise AclReadError("the upstream broker does not support DescribeAcls v1+")
+            return describe_all_request()
+        resp = await self._client.request(DESCRIBE_ACLS, 3, make, final=(AclReadError,))
         self.authorizer.set_acls(acls_from_response(resp))
 

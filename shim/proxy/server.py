@@ -12,20 +12,33 @@ import asyncio
 import collections
 import itertools
 import logging
+import ssl
 from typing import Callable
 
 from kcodec import api
 
 from ..config import Config
+from ..kafkaclient.client import UpstreamClient, upstream_tls
+from .faults import FaultInjector
 from .rewrite import Rewriter
 from .session import Session, Slot
 from .topology import Broker, Topology
-from .upstream import UpstreamClient, client_listener_tls, upstream_tls
 from .versions import advertised_range
 
 log = logging.getLogger("kshim.proxy")
 
 Handler = Callable[[Session, Slot, memoryview], None]
+
+
+def client_listener_tls(cfg: Config) -> ssl.SSLContext | None:
+    if not cfg.tls_cert:
+        return None
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(cfg.tls_cert, cfg.tls_key)
+    if cfg.tls_client_ca:
+        ctx.load_verify_locations(cfg.tls_client_ca)
+        ctx.verify_mode = ssl.CERT_REQUIRED
+    return ctx
 
 
 class Listener:
@@ -56,7 +69,10 @@ class Listener:
 
 
 class Proxy:
-    def __init__(self, cfg: Config):
+    """Built and plugged together by shim/runner.py (`build`): the tracer, metrics and fault rules
+    are handed in; the group service (`groups`) and the admin endpoint (`admin`) are set there."""
+
+    def __init__(self, cfg: Config, *, tracer=None, metrics=None, faults: FaultInjector | None = None):
         self.cfg = cfg
         self.topology = Topology(cfg.broker_base, cfg.advertised)
         self.routes: dict[int, Handler] = {}
@@ -72,18 +88,11 @@ class Proxy:
         self._client_tls = client_listener_tls(cfg)
         self._upstream_tls = upstream_tls(cfg)
         self.cluster_id: str | None = None
-        from ..trace import open_tracer
-        self.tracer = open_tracer(cfg)  # None unless --trace DIR
-        from ..metrics import Metrics
-        from .faults import FaultInjector
-        self.metrics = Metrics() if cfg.admin_port else None   # counted only when it can be scraped
-        self.faults = FaultInjector(cfg.faults, self.metrics)   # rules from the config / admin endpoint
-        self.admin = None
-        self.groups = None
-        if cfg.group_coordinator == "kshim":
-            from .groups import GroupService
-            self.groups = GroupService(self, cfg.coordinator_config())
-            self.groups.install()
+        self.tracer = tracer            # shim.trace.tracer.Tracer with --trace DIR
+        self.metrics = metrics          # shim.metrics.Metrics with --admin-port
+        self.faults = faults if faults is not None else FaultInjector()   # rules: config / admin endpoint
+        self.admin = None               # shim.admin_http.AdminServer with --admin-port
+        self.groups = None              # groups.py's GroupService with group_coordinator = kshim
 
     # ------------------------------------------------------------------ routing
     def register(self, api_key: int, handler: Handler, versions: tuple[int, int]) -> None:
@@ -102,9 +111,7 @@ class Proxy:
         await self.bootstrap.start(self.cfg.listen_host, self._client_tls)
         await self.ensure_listeners(brokers)
         self._refresh = asyncio.get_running_loop().create_task(self._refresh_loop())
-        if self.cfg.admin_port:
-            from ..admin_http import AdminServer
-            self.admin = AdminServer(self, self.cfg.admin_port)
+        if self.admin is not None:
             await self.admin.start()
 
     async def stop(self) -> None:

@@ -24,7 +24,7 @@ waiting, the client socket is not read until they drain (the broker stops readin
 Nothing is decoded on this path except the request header peek, and the four responses the
 `Rewriter` changes (ApiVersions, Metadata, FindCoordinator, DescribeCluster). Route handlers may
 decline a request but watch its answer (`Slot.watch`: EndTxn and InitProducerId, for kshim's
-transactional offsets, shim/proxy/groups.py). With `--trace`, each
+transactional offsets, shim/proxy/transactions.py). With `--trace`, each
 frame in each direction is also handed to the tracer (a queue append; shim/trace/tracer.py).
 """
 
@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kcodec.errors import DecodeError
 from kcodec.frames import FrameSplitter, peek_request, peek_response_correlation_id, produce_acks
@@ -44,13 +44,42 @@ from .versions import API_VERSIONS, PRODUCE
 C2K, K2U, U2K, K2C = 0, 1, 2, 3  # trace directions (shim.trace.records)
 
 if TYPE_CHECKING:
-    from .server import Listener, Proxy
+    import collections
+
+    from ..config import Config
+    from ..kafkaclient.client import Broker
+    from .rewrite import Rewriter
 
 log = logging.getLogger("kshim.proxy")
 
 HIGH_WATER = 4 * 1024 * 1024
 # reasons the client socket is not read (`pause_client`): a slow broker, a fault delay, requests waiting
 UPSTREAM_FULL, FAULT_DELAY, WAITING = 1, 2, 4
+
+
+class ListenerView(Protocol):
+    """The port a connection came in on (server.py's Listener)."""
+    name: str
+    node_id: int | None                 # None: the bootstrap port
+
+    def upstream_for_new_connection(self) -> "Broker": ...
+
+
+class ProxyView(Protocol):
+    """What a connection uses of its proxy (server.py's Proxy, which creates the sessions)."""
+    cfg: "Config"
+    routes: dict                        # api key -> handler(session, slot, frame) -> taken?
+    allowed: dict[int, tuple[int, int]]
+    sessions: set
+    stats: "collections.Counter"
+    rewriter: "Rewriter"
+    faults: object                      # faults.py's FaultInjector (asked first: intercept)
+    tracer: object                      # shim.trace.tracer.Tracer or None
+    metrics: object                     # shim.metrics.Metrics or None
+
+    async def open_upstream(self, broker: "Broker", factory): ...
+
+    async def ensure_listeners(self, brokers: list) -> None: ...
 
 
 class Slot:
@@ -76,7 +105,7 @@ class _Prefix:
 class Session(asyncio.Protocol):
     """The client side of one connection (an asyncio Protocol); owns the upstream side."""
 
-    def __init__(self, proxy: "Proxy", listener: "Listener"):
+    def __init__(self, proxy: ProxyView, listener: ListenerView):
         self.proxy, self.listener = proxy, listener
         self.splitter = FrameSplitter(proxy.cfg.max_frame_bytes)
         self.pending: deque[Slot] = deque()

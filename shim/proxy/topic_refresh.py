@@ -15,7 +15,7 @@ from kcodec import api
 from kcodec.generated.metadata import MetadataRequestTopic
 
 from ..coordinator.metadata import TopicCatalog, TopicInfo
-from .upstream import UpstreamClient
+from ..kafkaclient.client import KeptConnection
 
 if TYPE_CHECKING:
     from ..coordinator import GroupCoordinator
@@ -30,7 +30,8 @@ WITH_TOPICS = CHECKED + (OFFSET_FETCH, CONSUMER_GROUP_HEARTBEAT)  # may name top
 class TopicRefresher:
     def __init__(self, proxy: "Proxy", topics: TopicCatalog, changed: Callable[[], None]):
         self.proxy, self.topics, self._changed = proxy, topics, changed
-        self._meta: UpstreamClient | None = None
+        self._meta = KeptConnection(proxy.cfg, lambda: [(b.host, b.port) for b in proxy.topology.brokers.values()]
+                                    + proxy.cfg.upstream_addresses())
         self._lock = asyncio.Lock()
 
     # ------------------------------------------------------------------ what a request needs
@@ -86,25 +87,14 @@ class TopicRefresher:
             self._changed()
 
     async def _metadata(self, names: list[str] | None):
+        def make(v: int):
+            topics = None if names is None else [MetadataRequestTopic(name=n) for n in names]
+            req = api.REQUESTS[METADATA](topics=topics)
+            if v >= 4:
+                req.allow_auto_topic_creation = False
+            return req
         async with self._lock:
-            for attempt in range(2):
-                try:
-                    if self._meta is None:
-                        brokers = list(self.proxy.topology.brokers.values())
-                        addrs = [(b.host, b.port) for b in brokers] + self.proxy.cfg.upstream_addresses()
-                        self._meta = await UpstreamClient.connect(self.proxy.cfg, *addrs[0])
-                    v = self._meta.version_for(METADATA, 12)
-                    topics = None if names is None else [MetadataRequestTopic(name=n) for n in names]
-                    req = api.REQUESTS[METADATA](topics=topics)
-                    if v >= 4:
-                        req.allow_auto_topic_creation = False
-                    return await self._meta.request(METADATA, v, req)
-                except (OSError, ConnectionError, asyncio.TimeoutError):
-                    if self._meta is not None:
-                        self._meta.close()
-                    self._meta = None
-                    if attempt:
-                        raise
+            return await self._meta.request(METADATA, 12, make)
 
 
 def new_regex(coordinator: "GroupCoordinator", version: int, req) -> bool:

@@ -7,17 +7,9 @@ next free port above that range, first come first served, and keep it for the li
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..kafkaclient.client import Broker
 
 MAX_DIRECT_NODE = 999
-
-
-@dataclass(frozen=True)
-class Broker:
-    node_id: int
-    host: str
-    port: int
-    rack: str | None = None
 
 
 class Topology:

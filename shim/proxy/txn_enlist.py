@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from kcodec import api
 
-from .upstream import UpstreamClient
+from ..kafkaclient.client import UpstreamClient
 
 if TYPE_CHECKING:
     from .server import Proxy

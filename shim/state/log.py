@@ -29,7 +29,7 @@ from kcodec.generated.produce import PartitionProduceData, TopicProduceData
 from kcodec.records import iter_batches
 
 from ..config import Config
-from ..proxy.upstream import UpstreamClient
+from ..kafkaclient.client import UpstreamClient
 from . import format as fmt
 from .batch import encode_batch
 

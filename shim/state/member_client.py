@@ -1,5 +1,5 @@
 """The asyncio driver of membership.py: sends its requests over kshim's own upstream connections
-(shim/proxy/upstream.py: TLS and SASL as configured), one at a time, and hands every new
+(shim/kafkaclient/: TLS and SASL as configured), one at a time, and hands every new
 assignment to `on_assignment`. A lost connection is a failure the state machine handles
 (rediscover the coordinator, rejoin)."""
 
@@ -11,7 +11,7 @@ import time
 from typing import Callable
 
 from ..config import Config
-from ..proxy.upstream import UpstreamClient
+from ..kafkaclient.client import UpstreamClient
 from .membership import WANTED, Assignment, Membership, Request
 
 log = logging.getLogger("kshim.scaleout")

@@ -1,14 +1,15 @@
 """Scale-out: several kshim instances in front of one cluster split the groups by partition of the
 state topic, as brokers split __consumer_offsets (docs/state-topic.md, "Several kshim instances").
 
-`ScaleOut` sits beside the adapter (shim/proxy/groups.py) when `scale_out` is on:
+`ScaleOut` sits beside the group service when `scale_out` is on, and drives its runtime through
+`Runtime` (below; shim/proxy/group_runtime.py implements it):
 - membership.py/member_client.py decide which partitions this instance owns (an internal classic
   group on the real broker);
 - a gained partition is taken (`StateLog.take`: marker, read to the end) and replayed into the
   coordinator; until then its groups are answered COORDINATOR_LOAD_IN_PROGRESS;
 - a lost partition's groups are dropped from the coordinator at once (`GroupCoordinator.unload`:
   parked requests answered NOT_COORDINATOR) and its queued appends are not written;
-- `route` answers requests for groups served elsewhere (refusals.py); `owner_of` tells
+- `route` answers requests for groups served elsewhere (shim/error_answers.py); `owner_of` tells
   FindCoordinator where a group lives; `list_groups` unions the other instances' ListGroups.
 """
 
@@ -16,41 +17,54 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from kcodec import api
 from kcodec.generated.list_groups import ListGroupsRequest
 
-from ..proxy.upstream import UpstreamClient
+from .. import error_answers as answers
+from ..kafkaclient.client import UpstreamClient
 from . import format as fmt
-from . import refusals
 from .member_client import MemberClient, now_ms
 from .membership import Assignment, Membership, Peer, group_name
 from .peerwatch import PeerWatch
 
 if TYPE_CHECKING:
-    from ..proxy.groups import GroupService
-    from ..proxy.session import Session, Slot
+    from ..config import Config
     from .log import StateLog
 
 log = logging.getLogger("kshim.scaleout")
 
-LIST_GROUPS = 16
+LIST_GROUPS, OFFSET_FETCH, DESCRIBE_GROUPS, DELETE_GROUPS = 16, 9, 15, 42
 PEER_CLIENT_ID = "kshim-peer"          # ListGroups from another instance: answer with local groups only
 PEER_TIMEOUT_S = 5.0
 
 
+class Runtime(Protocol):
+    """What scale-out needs of the coordinator's runtime."""
+
+    def replay(self, records: list) -> None:
+        """Feed a loaded partition's records to the coordinator."""
+
+    def unload(self, group_ids: list[str]) -> None:
+        """Drop groups served elsewhere (their parked requests answered NOT_COORDINATOR)."""
+
+    def group_ids(self) -> set[str]:
+        """The group ids the coordinator holds state of."""
+
+
 class ScaleOut:
-    def __init__(self, service: "GroupService", state: "StateLog"):
-        self.service, self.state = service, state
-        cfg = service.proxy.cfg
-        topo = service.proxy.topology
+    """`topology`: the proxy's (node ids, their kshim ports, the advertised host); `resume(session,
+    slot, req)`: the request path again, for a ListGroups whose peers answered."""
+
+    def __init__(self, runtime: Runtime, state: "StateLog", cfg: "Config", topology, resume: Callable):
+        self.runtime, self.state, self.cfg, self.resume = runtime, state, cfg, resume
         self.partitions = state.partitions
-        self.me = Peer(topo.advertised_host, cfg.listen_port, cfg.broker_base,
-                       tuple(sorted((n, topo.port_for(n)) for n in topo.brokers)))
+        self.me = Peer(topology.advertised_host, cfg.listen_port, cfg.broker_base,
+                       tuple(sorted((n, topology.port_for(n)) for n in topology.brokers)))
         self.sm = Membership(group_name(cfg.state_topic), self.partitions, self.me,
                              cfg.scale_out_session_timeout_ms, now_ms())
-        self.client = MemberClient(cfg, self.sm, lambda: [(b.host, b.port) for b in topo.brokers.values()]
+        self.client = MemberClient(cfg, self.sm, lambda: [(b.host, b.port) for b in topology.brokers.values()]
                                    + cfg.upstream_addresses(), self._assigned)
         self.serving: set[int] = set()
         self.loading: dict[int, asyncio.Task] = {}
@@ -76,7 +90,7 @@ class ScaleOut:
         p = self.partition_of(group_id)
         if p in self.serving:
             return 0
-        return refusals.COORDINATOR_LOAD_IN_PROGRESS if p in self.loading else refusals.NOT_COORDINATOR
+        return answers.COORDINATOR_LOAD_IN_PROGRESS if p in self.loading else answers.NOT_COORDINATOR
 
     def owner_of(self, group_id: str) -> Peer | None:
         """The instance that serves the group (None: nobody known yet, or its owner is gone:
@@ -105,10 +119,8 @@ class ScaleOut:
             task.cancel()
         self.serving.discard(p)
         self.state.release(p)
-        c = self.service.coordinator
-        gids = {g for g in (*c.groups, *c.consumer_groups, *c.offsets.by_group, *c.txns.by_group)
-                if self.partition_of(g) == p}
-        self.service._deliver(c.unload(sorted(gids)))
+        gids = {g for g in self.runtime.group_ids() if self.partition_of(g) == p}
+        self.runtime.unload(sorted(gids))
         log.info("scale-out: partition %d moved away (%d groups dropped)", p, len(gids))
 
     async def _load(self, p: int, generation: int, member_id: str) -> None:
@@ -126,25 +138,20 @@ class ScaleOut:
             if self.loading.get(p) is not me:          # lost while loading
                 self.state.release(p)
                 return
-            c = self.service.coordinator
-            now = self.service._now()
-            for rec in records:
-                c.replay(rec, now_ms=now)
-            c.records = []
+            self.runtime.replay(records)
             del self.loading[p]
             self.serving.add(p)
-            self.service._rearm()
             log.info("scale-out: serving partition %d (epoch %d, %d records replayed in %d ms)", p, epoch,
                      len(records), now_ms() - t0)
             return
 
     # ------------------------------------------------------------------ requests
-    def route(self, session: "Session", slot: "Slot", req):
+    def route(self, session, slot, req):
         """(answer now, or None; patch for the coordinator's answer, or None)."""
         if slot.api_key == LIST_GROUPS:
             extra = self._peer_groups.pop(id(slot), None)
             if self.loading:
-                return refusals.refuse(LIST_GROUPS, slot.version, req, refusals.COORDINATOR_LOAD_IN_PROGRESS), None
+                return answers.refuse(LIST_GROUPS, slot.version, req, answers.COORDINATOR_LOAD_IN_PROGRESS), None
             if not extra:
                 return None, None
 
@@ -152,7 +159,7 @@ class ScaleOut:
                 known = {g.group_id for g in body.groups}
                 body.groups.extend(g for g in extra if g.group_id not in known)
             return None, add
-        keyed = refusals.groups_of(slot.api_key, slot.version, req)
+        keyed = groups_of(slot.api_key, slot.version, req)
         if keyed is None:
             return None, None
         gids, batched = keyed
@@ -160,10 +167,10 @@ class ScaleOut:
         if not errors:
             return None, None
         if not batched:
-            return refusals.refuse(slot.api_key, slot.version, req, errors[gids[0]]), None
-        return None, lambda body: refusals.patch(slot.api_key, body, errors)
+            return answers.refuse(slot.api_key, slot.version, req, errors[gids[0]]), None
+        return None, lambda body: answers.refuse_entries(slot.api_key, body, errors)
 
-    def list_groups(self, session: "Session", slot: "Slot", req) -> bool:
+    def list_groups(self, session, slot, req) -> bool:
         """ListGroups on this instance's listing port: its own groups plus every other instance's
         (asked with PEER_CLIENT_ID, so they answer with their own only). False: answer locally now."""
         peers = {o for o in self.owners.values() if o != self.me}
@@ -183,10 +190,10 @@ class ScaleOut:
                 groups.extend(res)
         if not session.closed:
             self._peer_groups[id(slot)] = groups
-            self.service._feed(session, slot, req)
+            self.resume(session, slot, req)
 
     async def _peer_list(self, peer: Peer, version: int, req: ListGroupsRequest) -> list:
-        client = await UpstreamClient.connect(self.service.proxy.cfg, peer.host, peer.port, timeout=PEER_TIMEOUT_S)
+        client = await UpstreamClient.connect(self.cfg, peer.host, peer.port, timeout=PEER_TIMEOUT_S)
         client.client_id = PEER_CLIENT_ID
         try:
             v = min(version, client.version_for(LIST_GROUPS, version))
@@ -196,3 +203,17 @@ class ScaleOut:
             return list(resp.groups)
         finally:
             client.close()
+
+
+def groups_of(api_key: int, version: int, req) -> tuple[list[str], bool] | None:
+    """(group ids, batched) a request is about; None for requests not keyed by group (ListGroups)."""
+    if api_key == DESCRIBE_GROUPS:
+        return list(req.groups), True
+    if api_key == DELETE_GROUPS:
+        return list(req.groups_names), True
+    if api_key == OFFSET_FETCH and version >= 8:
+        return [g.group_id for g in req.groups], True
+    gid = getattr(req, "group_id", None)
+    if isinstance(gid, str):
+        return [gid], False
+    return None

@@ -28,7 +28,7 @@ from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitReq
                                             OffsetCommitRequestTopic)
 from shim.config import Config
 from shim.localkafka import LocalKafka
-from shim.proxy.upstream import UpstreamClient
+from shim.kafkaclient.client import UpstreamClient
 from testsuite.harness.clients import create_topic
 from testsuite.harness.kshimproc import KshimProcess
 from testsuite.harness.ports import free_port_block

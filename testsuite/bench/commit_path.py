@@ -21,8 +21,8 @@ from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitReq
                                             OffsetCommitRequestTopic)
 from kcodec.generated.produce import PartitionProduceResponse, ProduceResponse, TopicProduceResponse
 from shim.config import Config
-from shim.proxy.server import Proxy
 from shim.proxy.session import Session
+from shim.runner import build
 from shim.state.log import StateLog
 
 COMMIT, PRODUCE = 8, 0
@@ -82,14 +82,14 @@ def _frame(group: str, topic: str, partitions: int, offset: int, version: int = 
 
 async def run(committers: int, partitions: int, waves: int) -> dict:
     cfg = Config(upstream="127.0.0.1:1")
-    proxy = Proxy(cfg)
+    proxy = build(cfg)
     proxy.allowed = {COMMIT: (2, 10)}
     service = proxy.groups
     service.topics["bench"] = partitions
     state = StateLog(cfg, lambda: [])
     state.leaders = {p: 1 for p in range(cfg.state_topic_partitions)}
     state._clients[1] = _InstantUpstream()
-    service.state = state
+    service.runtime.state = state
     state.start_writer()
     sessions = []
     for _ in range(committers):

@@ -1,4 +1,4 @@
-"""Fault rules (shim/proxy/faults.py) and error answers (shim/proxy/error_answers.py), no broker."""
+"""Fault rules (shim/faultrules.py, shim/proxy/faults.py) and error answers (shim/error_answers.py), no broker."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import pytest
 
 from kcodec import api
 from shim.config import ConfigError, load
-from shim.proxy.error_answers import error_body, error_frame, supports
-from shim.proxy.faults import FaultError, FaultInjector, Rule, parse_rules
+from shim.error_answers import error_body, error_frame, supports
+from shim.faultrules import FaultError, Rule, parse_rules
+from shim.proxy.faults import FaultInjector
 from testsuite.codec.schema_samples import load_schemas, random_json
 from testsuite.harness.wire import Wire
 

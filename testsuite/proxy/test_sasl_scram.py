@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shim.proxy.sasl import SaslError, ScramClient
+from shim.kafkaclient.sasl import SaslError, ScramClient
 
 
 def test_scram_sha_256_rfc7677_vector():

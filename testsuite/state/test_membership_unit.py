@@ -10,10 +10,10 @@ import asyncio
 from kcodec import api
 from kcodec.generated.find_coordinator import Coordinator, FindCoordinatorResponse
 from kcodec.records import decode_batch
+from shim import error_answers
 from shim.coordinator import errors as E
 from shim.coordinator.state_records import OffsetRecord
 from shim.state import format as fmt
-from shim.state import refusals
 from shim.state.batch import encode_batch
 from shim.state.membership import FIND_COORDINATOR, STABLE, WANTED, Membership, Peer, assign
 from testsuite.coordinator.classic import COMMIT, FETCH, Harness
@@ -141,22 +141,22 @@ def test_marker_and_epoch_header_round_trip_through_a_batch():
 
 def test_refusals_have_the_brokers_shapes():
     h = Harness(topics={"t": 2})
-    join = refusals.refuse(11, 9, type("R", (), {"member_id": "m-1"})(), E.NOT_COORDINATOR)
+    join = error_answers.refuse(11, 9, type("R", (), {"member_id": "m-1"})(), E.NOT_COORDINATOR)
     assert (join.error_code, join.member_id, join.generation_id) == (E.NOT_COORDINATOR, "m-1", -1)
-    assert refusals.refuse(12, 4, None, E.COORDINATOR_LOAD_IN_PROGRESS).error_code == 0   # heartbeat while loading
-    assert refusals.refuse(12, 4, None, E.NOT_COORDINATOR).error_code == E.NOT_COORDINATOR
+    assert error_answers.refuse(12, 4, None, E.COORDINATOR_LOAD_IN_PROGRESS).error_code == 0   # heartbeat while loading
+    assert error_answers.refuse(12, 4, None, E.NOT_COORDINATOR).error_code == E.NOT_COORDINATOR
     tok = h.send(COMMIT, 8, h_commit_request())
-    commit = refusals.refuse(8, 8, h_commit_request(), E.NOT_COORDINATOR)
+    commit = error_answers.refuse(8, 8, h_commit_request(), E.NOT_COORDINATOR)
     assert [(p.partition_index, p.error_code) for t in commit.topics for p in t.partitions] == [(0, 16), (1, 16)]
     commit.encode(8)
     assert h.answered(tok).topics[0].partitions[0].error_code == 0
     # batched: the entries of groups served elsewhere carry the error, the others are untouched
     ftok = h.send(FETCH, 8, h_fetch_request(["g", "elsewhere"]))
     body = h.answered(ftok)
-    refusals.patch(9, body, {"elsewhere": E.NOT_COORDINATOR})
+    error_answers.refuse_entries(9, body, {"elsewhere": E.NOT_COORDINATOR})
     assert [(g.group_id, g.error_code, len(g.topics)) for g in body.groups] == [("g", 0, 1), ("elsewhere", 16, 0)]
     described = h.describe("g", "x")
-    refusals.patch(15, described, {"x": E.COORDINATOR_LOAD_IN_PROGRESS})
+    error_answers.refuse_entries(15, described, {"x": E.COORDINATOR_LOAD_IN_PROGRESS})
     assert [(g.group_id, g.error_code, g.group_state) for g in described.groups] == [("g", 0, "Empty"), ("x", 14, "")]
     described.encode(6)
 

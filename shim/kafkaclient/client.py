@@ -1,7 +1,10 @@
-"""kshim's own connections to the upstream cluster (topology discovery), and TLS contexts.
+"""One connection of kshim's own to an upstream broker: request/response in order, the broker's
+ApiVersions read at connect (the version `version_for` picks), TLS (`upstream_tls`) and SASL
+(sasl.py) as configured with `upstream_*`.
 
-These are not client connections: kshim asks ApiVersions and Metadata itself, authenticating with
-`upstream_sasl_*` when the cluster requires SASL.
+These are not client connections: every request kshim makes itself (topology Metadata, the state
+topic, DescribeAcls, AddOffsetsToTxn, the scale-out membership, ListGroups of peer instances) goes
+through an `UpstreamClient`.
 """
 
 from __future__ import annotations
@@ -9,26 +12,25 @@ from __future__ import annotations
 import asyncio
 import ssl
 import struct
+from dataclasses import dataclass
+from typing import Callable
 
 from kcodec import api
 from kcodec.frames import FrameSplitter
 
 from ..config import Config
 from .sasl import authenticate
-from .topology import Broker
 
 API_VERSIONS, METADATA = 18, 3
 
 
-def client_listener_tls(cfg: Config) -> ssl.SSLContext | None:
-    if not cfg.tls_cert:
-        return None
-    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ctx.load_cert_chain(cfg.tls_cert, cfg.tls_key)
-    if cfg.tls_client_ca:
-        ctx.load_verify_locations(cfg.tls_client_ca)
-        ctx.verify_mode = ssl.CERT_REQUIRED
-    return ctx
+@dataclass(frozen=True)
+class Broker:
+    """An upstream broker as Metadata names it."""
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
 
 
 def upstream_tls(cfg: Config) -> ssl.SSLContext | None:
@@ -114,3 +116,35 @@ class UpstreamClient:
 
     def close(self) -> None:
         self.writer.close()
+
+
+IO_ERRORS = (OSError, ConnectionError, asyncio.TimeoutError)
+
+
+class KeptConnection:
+    """kshim's own connection for repeated requests (topic Metadata, DescribeAcls): opened on first use
+    to the first of `addresses()` and kept; a request that fails on it (I/O, connection lost, no
+    usable version) closes it and is tried once more on a new one, unless the error is one of
+    `final` (raised at once)."""
+
+    def __init__(self, cfg: Config, addresses: Callable[[], list[tuple[str, int]]]):
+        self.cfg, self.addresses = cfg, addresses
+        self.client: UpstreamClient | None = None
+
+    async def request(self, api_key: int, wanted: int, make: Callable[[int], object], final: tuple = ()):
+        """`make(version)` builds the request body for the version chosen (`version_for`)."""
+        for attempt in range(2):
+            try:
+                if self.client is None:
+                    self.client = await UpstreamClient.connect(self.cfg, *self.addresses()[0])
+                v = self.client.version_for(api_key, wanted)
+                return await self.client.request(api_key, v, make(v))
+            except IO_ERRORS as e:
+                self.close()
+                if attempt or isinstance(e, final):
+                    raise
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+        self.client = None

@@ -8,12 +8,9 @@ import base64
 import hashlib
 import hmac
 import os
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kcodec import api
-
-if TYPE_CHECKING:
-    from .upstream import UpstreamClient
 
 SASL_HANDSHAKE, SASL_AUTHENTICATE = 17, 36
 
@@ -22,7 +19,15 @@ class SaslError(ConnectionError):
     pass
 
 
-async def authenticate(client: "UpstreamClient", cfg) -> None:
+class Requester(Protocol):
+    """What authentication needs of a connection (client.py's `UpstreamClient`, before it is handed out)."""
+
+    def version_for(self, api_key: int, wanted: int) -> int: ...
+
+    async def request(self, api_key: int, version: int, body, timeout: float = 10.0): ...
+
+
+async def authenticate(client: Requester, cfg) -> None:
     mech = cfg.upstream_sasl_mechanism.upper()
     hs = await client.request(SASL_HANDSHAKE, 1, api.REQUESTS[SASL_HANDSHAKE](mechanism=mech))
     if hs.error_code:
@@ -38,7 +43,7 @@ async def authenticate(client: "UpstreamClient", cfg) -> None:
     scram.verify(server_final)
 
 
-async def _step(client: "UpstreamClient", token: bytes) -> bytes:
+async def _step(client: Requester, token: bytes) -> bytes:
     v = client.version_for(SASL_AUTHENTICATE, 2)
     resp = await client.request(SASL_AUTHENTICATE, v, api.REQUESTS[SASL_AUTHENTICATE](auth_bytes=token))
     if resp.error_code:

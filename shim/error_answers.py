@@ -1,16 +1,45 @@
-"""Error answers in the real response shape of an API/version, built with kcodec's generated classes
-(for fault injection, shim/proxy/faults.py).
+"""Error-shaped answers: every answer kshim builds to refuse or fail a request, in the real response
+shape of its API/version (kcodec's generated classes). One module for every layer that needs one:
+fault injection (proxy/faults.py), authorization (authz/apis.py), scale-out (state/ownership.py) and
+the group service (a failed state append). The coordinator's own answers stay in the coordinator
+(coordinator/responses.py: JoinGroup/SyncGroup answers, used here too).
 
-Follows how a Kafka broker answers a request it fails as a whole (`AbstractRequest.getErrorResponse`
-in the Kafka clients): every error field the response has is set to the code - the top-level
-`error_code` when the response has one at that version, and one entry per requested group, topic
-and partition (mirrored from the decoded request) with the partition-level error code. Responses
-with neither (e.g. ApiVersions, SASL) are not supported: `supports()` says which API keys are.
+- A request failed as a whole (`error_body`, `error_frame`): as `AbstractRequest.getErrorResponse`
+  in the Kafka clients - every error field the response has is set to the code: the top-level
+  `error_code` when the response has one at that version, and one entry per requested group, topic
+  and partition (mirrored from the decoded request) with the partition-level error code. Responses
+  with neither (e.g. ApiVersions, SASL) are not supported: `supports()` says which API keys are.
+- A group request this instance does not serve (`refuse`, `refuse_entries`; scale-out): the group's
+  state partition is owned by another instance (NOT_COORDINATOR) or still loading here
+  (COORDINATOR_LOAD_IN_PROGRESS), as GroupCoordinatorService maps the runtime's
+  NotCoordinatorException / CoordinatorLoadInProgressException into each API's response: per group
+  for the batched DescribeGroups, DeleteGroups and OffsetFetch v8+, per partition for
+  (Txn)OffsetCommit, top level otherwise; a classic Heartbeat answers NONE while the group loads
+  (GroupCoordinatorService.heartbeat).
+- A state change that could not be made durable (`append_failed`): the mapped append error instead
+  of success (CoordinatorRuntime fails the write's future; the service maps it as for `refuse`).
 """
 
 from __future__ import annotations
 
 from kcodec import api
+from kcodec.generated.heartbeat import HeartbeatResponse
+from kcodec.generated.leave_group import LeaveGroupResponse
+from kcodec.generated.list_groups import ListGroupsResponse
+from kcodec.generated.offset_commit import (OffsetCommitResponse, OffsetCommitResponsePartition,
+                                            OffsetCommitResponseTopic)
+from kcodec.generated.offset_delete import OffsetDeleteResponse
+from kcodec.generated.offset_fetch import (OffsetFetchResponse, OffsetFetchResponseGroup, OffsetFetchResponsePartition,
+                                          OffsetFetchResponseTopic)
+from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition,
+                                                TxnOffsetCommitResponseTopic)
+
+from .coordinator.responses import join_error, sync_response
+
+OFFSET_COMMIT, OFFSET_FETCH, JOIN, HEARTBEAT, LEAVE, SYNC, DESCRIBE, LIST = 8, 9, 11, 12, 13, 14, 15, 16
+TXN_OFFSET_COMMIT, DELETE_GROUPS, OFFSET_DELETE = 28, 42, 47
+COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR = 14, 16
+COMMITS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT)     # failed appends answered per partition
 
 _ZERO = b"\x00" * 16
 
@@ -63,23 +92,18 @@ def _find_coordinator(req, v, code):
 
 
 def _offset_commit(req, v, code):
-    from kcodec.generated.offset_commit import (OffsetCommitResponse, OffsetCommitResponsePartition,
-                                                OffsetCommitResponseTopic)
     return OffsetCommitResponse(topics=_mirror_topics(
         req.topics, OffsetCommitResponseTopic, OffsetCommitResponsePartition, "partitions", "partitions",
         ("partition_index", "partition_index"), error_code=code))
 
 
 def _txn_offset_commit(req, v, code):
-    from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition,
-                                                    TxnOffsetCommitResponseTopic)
     return TxnOffsetCommitResponse(topics=_mirror_topics(
         req.topics, TxnOffsetCommitResponseTopic, TxnOffsetCommitResponsePartition, "partitions", "partitions",
         ("partition_index", "partition_index"), error_code=code))
 
 
 def _offset_fetch(req, v, code):
-    from kcodec.generated.offset_fetch import OffsetFetchResponse, OffsetFetchResponseGroup
     if v >= 8:
         return OffsetFetchResponse(groups=[OffsetFetchResponseGroup(group_id=g.group_id, error_code=code)
                                            for g in req.groups])
@@ -131,7 +155,7 @@ def error_body(api_key: int, version: int, request, code: int):
         raise ValueError(f"no error answer for {api.API_KEYS.get(api_key, api_key)}")
     body = cls()
     body.error_code = code
-    if api_key == 47:             # OffsetDelete: a group-level error lists no topics
+    if api_key == OFFSET_DELETE:  # a group-level error lists no topics
         body.topics = []
     if code and cls.decode(body.encode(version), version).error_code != code:
         # an ignorable error_code that this version does not have: the answer would read as success
@@ -147,3 +171,74 @@ def error_frame(api_key: int, version: int, frame, code: int) -> bytes:
     body = error_body(api_key, version, request, code)
     rhv = api.response_header_version(api_key, version)
     return api.ResponseHeader(correlation_id=hdr.correlation_id).encode(rhv) + body.encode(version)
+
+
+# ---------------------------------------------------------------- groups served elsewhere (scale-out)
+def refuse(api_key: int, version: int, req, err: int):
+    """The whole answer to a single-group request refused with `err`."""
+    if api_key == HEARTBEAT:
+        return HeartbeatResponse(error_code=0 if err == COORDINATOR_LOAD_IN_PROGRESS else err)
+    if api_key == JOIN:
+        return join_error(version, err, req.member_id or "")
+    if api_key == SYNC:
+        return sync_response(version, err)
+    if api_key == LEAVE:
+        return LeaveGroupResponse(error_code=err, members=[])
+    if api_key == OFFSET_COMMIT:
+        return _offset_commit(req, version, err)
+    if api_key == TXN_OFFSET_COMMIT:
+        return _txn_offset_commit(req, version, err)
+    if api_key == OFFSET_DELETE:
+        return OffsetDeleteResponse(error_code=err, topics=[])
+    if api_key == OFFSET_FETCH:          # v1-7 (v8+ is batched)
+        if version >= 2:
+            return OffsetFetchResponse(error_code=err, topics=[])
+        return OffsetFetchResponse(topics=[OffsetFetchResponseTopic(name=t.name, partitions=[
+            OffsetFetchResponsePartition(partition_index=p, committed_offset=-1, committed_leader_epoch=-1,
+                                         metadata="", error_code=err) for p in t.partition_indexes])
+            for t in req.topics or []])
+    if api_key == LIST:
+        return ListGroupsResponse(error_code=err, groups=[])
+    body = api.RESPONSES[api_key]()     # a group API added later: its top-level error code
+    body.error_code = err
+    return body
+
+
+def refuse_entries(api_key: int, body, errors: dict[str, int]) -> None:
+    """Overwrite the entries of a batched answer whose group this instance does not serve."""
+    if api_key == DESCRIBE:
+        for g in body.groups:
+            err = errors.get(g.group_id)
+            if err:
+                g.error_code, g.group_state, g.protocol_type, g.protocol_data, g.members = err, "", "", "", []
+                if hasattr(g, "error_message"):
+                    g.error_message = None
+    elif api_key == DELETE_GROUPS:
+        for r in body.results:
+            if errors.get(r.group_id):
+                r.error_code = errors[r.group_id]
+    elif api_key == OFFSET_FETCH:
+        for g in body.groups:
+            if errors.get(g.group_id):
+                g.error_code, g.topics = errors[g.group_id], []
+
+
+# ---------------------------------------------------------------- a state append that failed
+def append_failed(api_key: int, body, err: int):
+    """`body` with error `err` (the append error as the coordinator maps it: state/log.py
+    coordinator_error) instead of success - per partition for (Txn)OffsetCommit, per group for
+    DeleteGroups, else the top level."""
+    if api_key in COMMITS:
+        for t in body.topics:
+            for p in t.partitions:
+                if p.error_code == 0:
+                    p.error_code = err
+    elif api_key == DELETE_GROUPS:
+        for r in body.results:
+            if r.error_code == 0:
+                r.error_code = err
+    elif getattr(body, "error_code", None) == 0:
+        body.error_code = err
+        if api_key == OFFSET_DELETE:
+            body.topics = []
+    return body

@@ -1,0 +1,29 @@
+"""A request or response frame read into its body (kcodec), as the broker reads one: a request's bytes
+after the body are ignored, not refused (`RequestContext.parseRequest`). For the handlers that
+decode what they answer or watch (group_requests.py, find_coordinator.py, transactions.py, authz.py)."""
+
+from __future__ import annotations
+
+from kcodec import api
+from kcodec.errors import DecodeError
+
+
+def read_request(frame, api_key: int, version: int):
+    buf = bytes(frame)                     # bytes: the decoders' fast path (no memoryview copies)
+    _, pos = api.RequestHeader.decode_from(buf, 0, api.request_header_version(api_key, version))
+    return api.REQUESTS[api_key].decode_from(buf, pos, version)[0]
+
+
+def read_response(frame, api_key: int, version: int):
+    _, pos = api.ResponseHeader.decode_from(frame, 0, api.response_header_version(api_key, version))
+    return api.RESPONSES[api_key].decode(memoryview(frame)[pos:], version)
+
+
+def read_or_close(session, slot, frame, what: str | None = None):
+    """The request of a handler that answers it, or None when it is malformed: the connection is
+    closed with one log line, as the broker closes it (`what` names the request in that line)."""
+    try:
+        return read_request(frame, slot.api_key, slot.version)
+    except DecodeError as e:
+        session.bad_input(f"malformed {what or f'{api.API_KEYS.get(slot.api_key)} v{slot.version}'} request: {e}")
+        return None

@@ -1,0 +1,172 @@
+"""The group coordinator's runtime: kshim's sans-IO `GroupCoordinator` stepped on the event loop (one
+actor, no locks), its clock, and the way out for everything it answers.
+
+**Append before answer.** A coordinator step (`handle`, `tick`, `end_transaction`, `unload`, ...)
+returns its responses and leaves the state changes behind them in `GroupCoordinator.records`. With a
+state topic (shim/state/log.py), `deliver` hands those records to `StateLog.append` and holds the
+step's responses in `_held` until that append completed; `_release` lets steps leave strictly in
+order (a step with no records still waits behind an earlier one), and a failed append answers the
+step's responses with the mapped coordinator error (`append_failed`, shim/error_answers.py) instead
+of success. So a client never hears of a state change that is not durable - as the broker's
+CoordinatorRuntime completes a write's response future only once its records are committed.
+Every coordinator output goes through `deliver`; nothing else may complete a coordinator answer.
+
+The clock: epoch milliseconds that never go backwards within the process (`now_ms`), fed to the
+coordinator, and one loop timer at its next deadline (`_rearm`, `_tick`).
+
+Public interface (the request path, FindCoordinator, transactions, scale-out, authorization):
+`handle`, `deliver`, `answer`, `replay`, `unload`, `group_ids`, `now`, `finish` (response patches).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import time
+from typing import TYPE_CHECKING, Callable
+
+from kcodec import api
+
+from ..coordinator import CoordinatorConfig, GroupCoordinator
+from ..coordinator.metadata import TopicCatalog
+from ..error_answers import append_failed
+from ..state.log import coordinator_error
+
+if TYPE_CHECKING:
+    from ..state.log import StateLog
+    from .session import Session, Slot
+
+log = logging.getLogger("kshim.coordinator")
+
+_WALL0, _MONO0 = int(time.time() * 1000), time.monotonic()
+
+
+def now_ms() -> int:
+    """Wall-clock milliseconds that never go backwards within this process: the coordinator's
+    timestamps (commit times, state times) are stored in the state topic and compared by other
+    kshim processes and after restarts, so they must be epoch-based, as the broker's are."""
+    return _WALL0 + int((time.monotonic() - _MONO0) * 1000)
+
+
+class GroupRuntime:
+    now = staticmethod(now_ms)
+
+    def __init__(self, config: CoordinatorConfig, on_event: Callable[[dict], None]):
+        self.topics = TopicCatalog()
+        self.coordinator = GroupCoordinator(config, now_ms=now_ms(), topics=self.topics, on_event=on_event)
+        self.state: "StateLog | None" = None   # set once replayed: appends before answers from then on
+        # (session, slot, body) -> body, applied to every answer before it is encoded (authz: the
+        # entries it refused put back)
+        self.finish: Callable | None = None
+        self._held: collections.deque = collections.deque()   # (append future | None, responses)
+        self._waiting_on = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: int | None = None
+
+    # ------------------------------------------------------------------ coordinator steps
+    def handle(self, session: "Session", slot: "Slot", req, patch: Callable | None = None,
+               topic_filter: Callable[[str], bool] | None = None) -> None:
+        """One request into the coordinator; `patch(body)` amends this request's answer (scale-out)."""
+        out = self.coordinator.handle(slot.api_key, slot.version, req, (session, slot),
+                                      client_id=session.client_id or "", client_host=session.peer_host,
+                                      now_ms=now_ms(), topic_filter=topic_filter)
+        if patch is not None:
+            for r in out:
+                if r.token[1] is slot:
+                    patch(r.body)
+        self.deliver(out)
+
+    def replay(self, records) -> None:
+        """State records read back from the state topic, into the coordinator (nothing to append)."""
+        now = now_ms()
+        for rec in records:
+            self.coordinator.replay(rec, now_ms=now)
+        self.coordinator.records = []
+        self._rearm()
+
+    def unload(self, group_ids: list[str]) -> None:
+        """Forget groups served elsewhere now (scale-out); their parked requests are answered."""
+        self.deliver(self.coordinator.unload(group_ids))
+
+    def group_ids(self) -> set[str]:
+        """Every group id the coordinator holds state of (groups, offsets, pending transactional offsets)."""
+        c = self.coordinator
+        return {*c.groups, *c.consumer_groups, *c.offsets.by_group, *c.txns.by_group}
+
+    def metadata_updated(self) -> None:
+        self.deliver(self.coordinator.metadata_updated(now_ms()))
+
+    def expire_offsets(self) -> None:
+        self.deliver(self.coordinator.expire_offsets(now_ms()))
+
+    # ------------------------------------------------------------------ append before answer
+    def deliver(self, out) -> None:
+        """The responses of one coordinator step, sent once the step's records are durable."""
+        records = self.coordinator.records
+        if records:
+            self.coordinator.records = []
+        if self.state is None:               # memory only: nothing to wait for
+            self._send(out, 0)
+        elif records or self._held:          # append before answer, and after every earlier step
+            self._held.append((self.state.append(records) if records else None, out))
+            self._release()
+        else:
+            self._send(out, 0)
+        self._rearm()
+
+    def _release(self, _=None) -> None:
+        """Send held responses in step order, each once its own append is done."""
+        held = self._held
+        while held:
+            fut, out = held[0]
+            if fut is not None and not fut.done():
+                if self._waiting_on is not fut:
+                    self._waiting_on = fut
+                    fut.add_done_callback(self._release)
+                return
+            held.popleft()
+            self._send(out, fut.result() if fut is not None else 0)
+
+    def _send(self, out, append_error: int) -> None:
+        for r in out:
+            session, slot = r.token
+            if type(r.body) is bytes:   # a broker's answer held for this step's append (EndTxn)
+                if append_error:
+                    log.warning("transaction end not durable (append error %d); served from memory",
+                                append_error)
+                session.complete(slot, r.body)
+                continue
+            body = r.body if not append_error else append_failed(slot.api_key, r.body,
+                                                                  coordinator_error(append_error))
+            self.answer(session, slot, body)
+
+    def answer(self, session: "Session", slot: "Slot", body) -> None:
+        """Encode one answer (after `finish`) and complete its slot. Answers of coordinator steps come
+        here through `deliver`; answers made without the coordinator (refusals) come directly."""
+        if self.finish is not None:
+            body = self.finish(session, slot, body)
+        try:
+            hv = api.response_header_version(slot.api_key, slot.version)
+            data = api.ResponseHeader(correlation_id=slot.correlation_id).encode(hv) + body.encode(slot.version)
+        except Exception:
+            log.exception("cannot encode %s v%s response", api.API_KEYS.get(slot.api_key), slot.version)
+            session.close()
+            return
+        session.complete(slot, data)
+
+    # ------------------------------------------------------------------ clock
+    def _rearm(self) -> None:
+        deadline = self.coordinator.next_deadline()
+        if deadline is None or deadline == self._timer_at:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        loop = asyncio.get_running_loop()
+        delay = max(deadline - now_ms(), 0) / 1000.0
+        self._timer_at = deadline
+        self._timer = loop.call_later(delay, self._tick)
+
+    def _tick(self) -> None:
+        self._timer = self._timer_at = None
+        self.deliver(self.coordinator.tick(now_ms()))
