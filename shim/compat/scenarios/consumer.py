@@ -15,8 +15,6 @@ from kcodec.protocol import ApiKey, Error, error_name
 from ..context import Ctx, ScenarioFailed, create_topic, start_member, wait
 from .static import static_bounce
 
-HEARTBEAT = ApiKey.CONSUMER_GROUP_HEARTBEAT
-
 
 class WireMember:
     """A consumer-protocol member speaking ConsumerGroupHeartbeat v1 itself; it adopts every
@@ -39,8 +37,8 @@ class WireMember:
             subscribed_topic_regex=self.regex if first else None,
             topic_partitions=[ConsumerGroupHeartbeatRequestTopicPartitions(topic_id=t, partitions=sorted(p))
                               for t, p in sorted(self.owned.items())])
-        self.wire.send(HEARTBEAT, 1, req)
-        resp = self.wire.read_response(HEARTBEAT, 1)[1]
+        self.wire.send(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, req)
+        resp = self.wire.read_response(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1)[1]
         if epoch is None and member_id is None and resp.error_code == Error.NONE:
             if resp.member_epoch != self.epoch:
                 self.epochs.append(resp.member_epoch)

@@ -13,8 +13,6 @@ from kcodec.protocol import ApiKey, error_name
 
 from ..context import Ctx, start_member, wait
 
-COMMIT, FETCH, OFFSET_DELETE = ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.OFFSET_DELETE
-
 
 def _produce(bootstrap: str, topic: str, per_partition: int, partitions: int) -> None:
     from confluent_kafka import Producer
@@ -30,14 +28,14 @@ def _wire_commit(ctx: Ctx, group: str, topic: str, generation: int, member: str,
         OffsetCommitRequestTopic(name=topic, partitions=[
             OffsetCommitRequestPartition(partition_index=p, committed_offset=o, committed_metadata="wire")
             for p, o in sorted(offsets.items())])])
-    resp = ctx.call(group, COMMIT, 8, req)
+    resp = ctx.call(group, ApiKey.OFFSET_COMMIT, 8, req)
     return sorted({error_name(p.error_code) for t in resp.topics for p in t.partitions})
 
 
 def _wire_fetch(ctx: Ctx, group: str, topic: str, partitions: int) -> dict:
     req = OffsetFetchRequest(groups=[OffsetFetchRequestGroup(group_id=group, topics=[
         OffsetFetchRequestTopics(name=topic, partition_indexes=list(range(partitions)))])])
-    (g,) = ctx.call(group, FETCH, 8, req).groups
+    (g,) = ctx.call(group, ApiKey.OFFSET_FETCH, 8, req).groups
     return {"error": error_name(g.error_code),
             "offsets": {p.partition_index: [p.committed_offset, p.metadata, error_name(p.error_code)]
                         for t in g.topics for p in t.partitions}}
@@ -46,7 +44,7 @@ def _wire_fetch(ctx: Ctx, group: str, topic: str, partitions: int) -> dict:
 def _wire_offset_delete(ctx: Ctx, group: str, topic: str, partitions: list[int]) -> dict:
     req = OffsetDeleteRequest(group_id=group, topics=[OffsetDeleteRequestTopic(
         name=topic, partitions=[OffsetDeleteRequestPartition(partition_index=p) for p in partitions])])
-    resp = ctx.call(group, OFFSET_DELETE, 0, req)
+    resp = ctx.call(group, ApiKey.OFFSET_DELETE, 0, req)
     return {"error": error_name(resp.error_code),
             "partitions": sorted({error_name(p.error_code) for t in resp.topics for p in t.partitions})}
 
