@@ -18,9 +18,10 @@ import collections
 import time
 
 from kcodec import api
+from kcodec.protocol import ApiKey
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
-UNREAD = (0, 1)   # Produce, Fetch: responses stay bytes
+UNREAD = (ApiKey.PRODUCE, ApiKey.FETCH)   # responses stay bytes
 
 
 def _api(key: int) -> str:
@@ -88,7 +89,7 @@ class Metrics:
         if key in UNREAD:
             return
         try:
-            hv = 0 if key == 18 else api.response_header_version(key, slot.version)
+            hv = 0 if key == ApiKey.API_VERSIONS else api.response_header_version(key, slot.version)
             _, pos = api.ResponseHeader.decode_from(data, 0, hv)
             body = api.RESPONSES[key].decode(memoryview(data)[pos:], slot.version)
             err = first_error(body)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kcodec.generated.find_coordinator import FindCoordinatorRequest
+from kcodec.protocol import ApiKey, Error, error_name
 
 from .javaclient import JavaClient, JavaTools
 from .pymembers import Member, create_topic
@@ -19,7 +20,7 @@ CLIENTS = ("java", "librdkafka", "aiokafka", "kafka-python")
 PY_LIB = {"librdkafka": "confluent-kafka", "aiokafka": "aiokafka", "kafka-python": "kafka-python"}
 SESSION_MS = 10000
 COOPERATIVE = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"
-FIND_COORDINATOR = 10
+FIND_COORDINATOR = ApiKey.FIND_COORDINATOR
 
 
 class ScenarioFailed(AssertionError):
@@ -58,10 +59,10 @@ class Ctx:
             with Wire(self.bootstrap) as w:
                 w.send(FIND_COORDINATOR, 3, FindCoordinatorRequest(key=group, key_type=0))
                 resp = w.read_response(FIND_COORDINATOR, 3)[1]
-            if resp.error_code == 0:
+            if resp.error_code == Error.NONE:
                 return Wire(f"{resp.host}:{resp.port}")
             if time.monotonic() > deadline:
-                raise ScenarioFailed(f"FindCoordinator error {resp.error_code}")
+                raise ScenarioFailed(f"FindCoordinator error {error_name(resp.error_code)}")
             time.sleep(0.2)
 
     def call(self, group: str, api_key: int, version: int, body):

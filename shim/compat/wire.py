@@ -7,6 +7,7 @@ import socket
 import struct
 
 from kcodec import api
+from kcodec.protocol import ApiKey
 
 
 class Wire:
@@ -40,7 +41,7 @@ class Wire:
 
     def read_response(self, api_key: int, version: int, body_version: int | None = None):
         frame = self.read_frame()
-        rhv = 0 if api_key == 18 else api.response_header_version(api_key, version)
+        rhv = 0 if api_key == ApiKey.API_VERSIONS else api.response_header_version(api_key, version)
         hdr, pos = api.ResponseHeader.decode_from(frame, 0, rhv)
         return hdr.correlation_id, api.RESPONSES[api_key].decode(memoryview(frame)[pos:],
                                                                   version if body_version is None else body_version)

@@ -1,21 +1,20 @@
-"""The API keys the coordinator answers, by the names kcodec's schemas give them (kcodec.api.API_KEYS)."""
+"""The API keys the coordinator answers: kcodec.protocol.ApiKey's members (Kafka's ApiKeys) of the
+same name. dispatch.VERSIONS says which versions of each it answers."""
 
 from __future__ import annotations
 
-from kcodec.api import API_KEYS
+from kcodec.protocol import ApiKey
 
-_KEY = {name: key for key, name in API_KEYS.items()}
-
-OFFSET_COMMIT = _KEY["OffsetCommit"]
-OFFSET_FETCH = _KEY["OffsetFetch"]
-JOIN_GROUP = _KEY["JoinGroup"]
-HEARTBEAT = _KEY["Heartbeat"]
-LEAVE_GROUP = _KEY["LeaveGroup"]
-SYNC_GROUP = _KEY["SyncGroup"]
-DESCRIBE_GROUPS = _KEY["DescribeGroups"]
-LIST_GROUPS = _KEY["ListGroups"]
-TXN_OFFSET_COMMIT = _KEY["TxnOffsetCommit"]
-DELETE_GROUPS = _KEY["DeleteGroups"]
-OFFSET_DELETE = _KEY["OffsetDelete"]
-CONSUMER_GROUP_HEARTBEAT = _KEY["ConsumerGroupHeartbeat"]
-CONSUMER_GROUP_DESCRIBE = _KEY["ConsumerGroupDescribe"]
+OFFSET_COMMIT = ApiKey.OFFSET_COMMIT
+OFFSET_FETCH = ApiKey.OFFSET_FETCH
+JOIN_GROUP = ApiKey.JOIN_GROUP
+HEARTBEAT = ApiKey.HEARTBEAT
+LEAVE_GROUP = ApiKey.LEAVE_GROUP
+SYNC_GROUP = ApiKey.SYNC_GROUP
+DESCRIBE_GROUPS = ApiKey.DESCRIBE_GROUPS
+LIST_GROUPS = ApiKey.LIST_GROUPS
+TXN_OFFSET_COMMIT = ApiKey.TXN_OFFSET_COMMIT
+DELETE_GROUPS = ApiKey.DELETE_GROUPS
+OFFSET_DELETE = ApiKey.OFFSET_DELETE
+CONSUMER_GROUP_HEARTBEAT = ApiKey.CONSUMER_GROUP_HEARTBEAT
+CONSUMER_GROUP_DESCRIBE = ApiKey.CONSUMER_GROUP_DESCRIBE

@@ -24,11 +24,16 @@ import re
 import struct
 
 from kcodec import api
+from kcodec.protocol import ApiKey
 from kcodec.records import RecordBatch
 
-PRODUCE, FETCH, METADATA, FIND_COORDINATOR, SASL_HANDSHAKE, API_VERSIONS = 0, 1, 3, 10, 17, 18
-SASL_AUTHENTICATE, DESCRIBE_CLUSTER = 36, 60
-GROUP_APIS = frozenset({8, 9, 10, 11, 12, 13, 14, 15, 16, 28, 42, 47, 68, 69})
+from ..coordinator.dispatch import VERSIONS as COORDINATOR_VERSIONS
+
+PRODUCE, FETCH, METADATA, API_VERSIONS = ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.METADATA, ApiKey.API_VERSIONS
+FIND_COORDINATOR, DESCRIBE_CLUSTER = ApiKey.FIND_COORDINATOR, ApiKey.DESCRIBE_CLUSTER
+SASL_HANDSHAKE, SASL_AUTHENTICATE = ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE
+# the APIs kshim's coordinator answers, and FindCoordinator (it names the group too)
+GROUP_APIS = frozenset(COORDINATOR_VERSIONS) | {FIND_COORDINATOR}
 # bodies decoded whatever `trace_bodies` says: the group APIs, the topology APIs, SASL (redacted)
 DECODED = GROUP_APIS | {METADATA, API_VERSIONS, DESCRIBE_CLUSTER, SASL_HANDSHAKE, SASL_AUTHENTICATE}
 

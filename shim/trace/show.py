@@ -9,16 +9,15 @@ import zlib
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from kcodec.protocol import ERROR_INFO
+
 SHORT_DIR = {"client->kshim": "c->k", "kshim->upstream": "k->u", "upstream->kshim": "u->k",
              "kshim->client": "k->c"}
 
 
 def _error_names() -> dict[int, str]:
-    from ..coordinator import errors as E
-    names = {v: k for k, v in vars(E).items() if k.isupper() and isinstance(v, int)}
-    names.update({1: "OFFSET_OUT_OF_RANGE", 6: "NOT_LEADER_OR_FOLLOWER", 7: "REQUEST_TIMED_OUT",
-                  58: "SASL_AUTHENTICATION_FAILED", 33: "UNSUPPORTED_SASL_MECHANISM"})
-    return names
+    """Kafka's name of every error code (kcodec.protocol); format_line shows others as ERROR(<code>)."""
+    return {code: info.name for code, info in ERROR_INFO.items()}
 
 
 def trace_files(directory: Path) -> list[Path]:

@@ -30,9 +30,9 @@ from kcodec.generated.consumer_protocol_assignment import TopicPartition as Assi
 from kcodec.generated.consumer_protocol_subscription import ConsumerProtocolSubscription
 from kcodec.generated.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from kcodec.generated.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
+from kcodec.protocol import ApiKey, Error
 
-JOIN, SYNC, HEARTBEAT, CGH = 11, 14, 12, 68
-MEMBER_ID_REQUIRED, REBALANCE_IN_PROGRESS = 79, 27
+JOIN, SYNC, HEARTBEAT, CGH = ApiKey.JOIN_GROUP, ApiKey.SYNC_GROUP, ApiKey.HEARTBEAT, ApiKey.CONSUMER_GROUP_HEARTBEAT
 
 
 class AsyncWire:
@@ -98,7 +98,7 @@ async def classic_member(coordinator: str, group: str, topic: str, partitions: i
                 group_id=group, session_timeout_ms=30000, rebalance_timeout_ms=60000, member_id=member_id,
                 group_instance_id=instance, protocol_type="consumer",
                 protocols=[JoinGroupRequestProtocol(name="range", metadata=_subscription(topic))]))
-            if join.error_code == MEMBER_ID_REQUIRED:
+            if join.error_code == Error.MEMBER_ID_REQUIRED:
                 member_id = join.member_id
                 continue
             if join.error_code:
@@ -166,7 +166,7 @@ async def find_coordinator(bootstrap: str, group: str) -> str:
     w = await AsyncWire.open(bootstrap)
     try:
         for _ in range(100):
-            r = await w.call(10, 3, FindCoordinatorRequest(key=group, key_type=0))
+            r = await w.call(ApiKey.FIND_COORDINATOR, 3, FindCoordinatorRequest(key=group, key_type=0))
             if r.error_code == 0:
                 return f"{r.host}:{r.port}"
             await asyncio.sleep(0.2)

@@ -10,12 +10,10 @@ import uuid
 
 from kcodec.generated.consumer_group_heartbeat import (ConsumerGroupHeartbeatRequest,
                                                        ConsumerGroupHeartbeatRequestTopicPartitions)
+from kcodec.protocol import ApiKey, Error, error_name
 
 from ..context import Ctx, ScenarioFailed, create_topic, start_member, wait
-from ..errors import name
 from .static import static_bounce
-
-HEARTBEAT = 68
 
 
 class WireMember:
@@ -39,9 +37,9 @@ class WireMember:
             subscribed_topic_regex=self.regex if first else None,
             topic_partitions=[ConsumerGroupHeartbeatRequestTopicPartitions(topic_id=t, partitions=sorted(p))
                               for t, p in sorted(self.owned.items())])
-        self.wire.send(HEARTBEAT, 1, req)
-        resp = self.wire.read_response(HEARTBEAT, 1)[1]
-        if epoch is None and member_id is None and resp.error_code == 0:
+        self.wire.send(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, req)
+        resp = self.wire.read_response(ApiKey.CONSUMER_GROUP_HEARTBEAT, 1)[1]
+        if epoch is None and member_id is None and resp.error_code == Error.NONE:
             if resp.member_epoch != self.epoch:
                 self.epochs.append(resp.member_epoch)
             self.epoch = resp.member_epoch
@@ -60,7 +58,7 @@ class WireMember:
             for m in (self, *others):
                 r = m.heartbeat()
                 if r.error_code:
-                    raise ScenarioFailed(f"heartbeat answered {name(r.error_code)} waiting for {what}")
+                    raise ScenarioFailed(f"heartbeat answered {error_name(r.error_code)} waiting for {what}")
             time.sleep(0.2)
 
     def leave(self):
@@ -95,7 +93,7 @@ def consumer_wire_epochs(ctx: Ctx, client: str, protocol: str) -> dict:
     b = WireMember(ctx, group, topics=[topic])
     try:
         first = a.heartbeat()
-        facts = {"join_error": name(first.error_code), "join_epoch_positive": first.member_epoch > 0}
+        facts = {"join_error": error_name(first.error_code), "join_epoch_positive": first.member_epoch > 0}
         a.until(lambda: a.count() == 4, 30, "a assigned all")
         b.heartbeat()
         a.until(lambda: a.count() == 2 and b.count() == 2, 30, "a and b share", others=(b,))
@@ -103,14 +101,14 @@ def consumer_wire_epochs(ctx: Ctx, client: str, protocol: str) -> dict:
         # two reconciled members sit at the same epoch
         facts["same_epoch_when_reconciled"] = a.epoch == b.epoch
         before_leave = a.epoch
-        facts["stale_epoch"] = name(a.heartbeat(epoch=a.epoch + 5).error_code)
-        facts["unknown_member"] = name(a.heartbeat(member_id=uuid.uuid4().hex[:22]).error_code)
+        facts["stale_epoch"] = error_name(a.heartbeat(epoch=a.epoch + 5).error_code)
+        facts["unknown_member"] = error_name(a.heartbeat(member_id=uuid.uuid4().hex[:22]).error_code)
         left = b.leave()
-        facts.update(leave_error=name(left.error_code), leave_epoch=left.member_epoch)
+        facts.update(leave_error=error_name(left.error_code), leave_epoch=left.member_epoch)
         a.until(lambda: a.count() == 4, 30, "a owns all after the leave")
         facts["epoch_bumped_by_leave"] = a.epoch > before_leave
         facts["epochs_only_grow"] = all(x < y for m in (a, b) for x, y in zip(m.epochs, m.epochs[1:]))
-        facts["heartbeat_after_leave"] = name(b.heartbeat(epoch=b.epoch).error_code)
+        facts["heartbeat_after_leave"] = error_name(b.heartbeat(epoch=b.epoch).error_code)
         return facts
     finally:
         a.close()
@@ -138,7 +136,7 @@ def consumer_regex(ctx: Ctx, client: str, protocol: str) -> dict:
         first = m.heartbeat()
         named_first = m.count()
         m.until(lambda: m.count() == 4, 45, "the regex to resolve to both matching topics")
-        return {"join_error": name(first.error_code), "first_heartbeat_partitions": named_first,
+        return {"join_error": error_name(first.error_code), "first_heartbeat_partitions": named_first,
                 "assigned_partitions": m.count(),
                 "topics_assigned": len(m.owned),
                 "epochs_only_grow": all(x < y for x, y in zip(m.epochs, m.epochs[1:]))}

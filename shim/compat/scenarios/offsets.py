@@ -9,11 +9,9 @@ from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitReq
 from kcodec.generated.offset_delete import (OffsetDeleteRequest, OffsetDeleteRequestPartition,
                                             OffsetDeleteRequestTopic)
 from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
+from kcodec.protocol import ApiKey, error_name
 
 from ..context import Ctx, start_member, wait
-from ..errors import name
-
-COMMIT, FETCH, OFFSET_DELETE = 8, 9, 47
 
 
 def _produce(bootstrap: str, topic: str, per_partition: int, partitions: int) -> None:
@@ -30,24 +28,25 @@ def _wire_commit(ctx: Ctx, group: str, topic: str, generation: int, member: str,
         OffsetCommitRequestTopic(name=topic, partitions=[
             OffsetCommitRequestPartition(partition_index=p, committed_offset=o, committed_metadata="wire")
             for p, o in sorted(offsets.items())])])
-    resp = ctx.call(group, COMMIT, 8, req)
-    return sorted({name(p.error_code) for t in resp.topics for p in t.partitions})
+    resp = ctx.call(group, ApiKey.OFFSET_COMMIT, 8, req)
+    return sorted({error_name(p.error_code) for t in resp.topics for p in t.partitions})
 
 
 def _wire_fetch(ctx: Ctx, group: str, topic: str, partitions: int) -> dict:
     req = OffsetFetchRequest(groups=[OffsetFetchRequestGroup(group_id=group, topics=[
         OffsetFetchRequestTopics(name=topic, partition_indexes=list(range(partitions)))])])
-    (g,) = ctx.call(group, FETCH, 8, req).groups
-    return {"error": name(g.error_code), "offsets": {p.partition_index: [p.committed_offset, p.metadata, name(p.error_code)]
-                                                     for t in g.topics for p in t.partitions}}
+    (g,) = ctx.call(group, ApiKey.OFFSET_FETCH, 8, req).groups
+    return {"error": error_name(g.error_code),
+            "offsets": {p.partition_index: [p.committed_offset, p.metadata, error_name(p.error_code)]
+                        for t in g.topics for p in t.partitions}}
 
 
 def _wire_offset_delete(ctx: Ctx, group: str, topic: str, partitions: list[int]) -> dict:
     req = OffsetDeleteRequest(group_id=group, topics=[OffsetDeleteRequestTopic(
         name=topic, partitions=[OffsetDeleteRequestPartition(partition_index=p) for p in partitions])])
-    resp = ctx.call(group, OFFSET_DELETE, 0, req)
-    return {"error": name(resp.error_code),
-            "partitions": sorted({name(p.error_code) for t in resp.topics for p in t.partitions})}
+    resp = ctx.call(group, ApiKey.OFFSET_DELETE, 0, req)
+    return {"error": error_name(resp.error_code),
+            "partitions": sorted({error_name(p.error_code) for t in resp.topics for p in t.partitions})}
 
 
 def _client_committed(ctx: Ctx, group: str, topic: str, partitions: int) -> dict:

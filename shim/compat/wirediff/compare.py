@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass
 
 from kcodec import api
+from kcodec.protocol import error_name
 
-from ..errors import name as error_name
 from .generate import FIND_COORDINATOR, LIST_GROUPS, OFFSET_FETCH
 
 DROP = {"throttleTimeMs"}

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from kcodec import api
 from kcodec.generated.consumer_protocol_assignment import ConsumerProtocolAssignment, TopicPartition
 from kcodec.generated.consumer_protocol_subscription import ConsumerProtocolSubscription
+from kcodec.protocol import ApiKey, Error
 
 from .build import b64, build, resolve
 from .generate import CG_HEARTBEAT, JOIN, TOPICS, Scenario, member_id_for
@@ -19,7 +20,6 @@ from .generate import CG_HEARTBEAT, JOIN, TOPICS, Scenario, member_id_for
 PARK_S = 0.3          # no answer within this: parked (on both sides)
 STRAGGLER_S = 3.0     # one side answered: how long the other may take
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"
-UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, MEMBER_ID_REQUIRED = 25, 110, 79
 
 
 class Conn:
@@ -54,7 +54,7 @@ class Conn:
                 size = struct.unpack(">i", await self.reader.readexactly(4))[0]
                 frame = await self.reader.readexactly(size)
                 corr, api_key, version, idx = self.waiting.pop(0)
-                rhv = 0 if api_key == 18 else api.response_header_version(api_key, version)
+                rhv = 0 if api_key == ApiKey.API_VERSIONS else api.response_header_version(api_key, version)
                 hdr, pos = api.ResponseHeader.decode_from(frame, 0, rhv)
                 resp = api.RESPONSES[api_key].decode(memoryview(frame)[pos:], version)
                 self.side.answered(idx, ("ok", resp.to_json(version)))
@@ -197,20 +197,20 @@ class Side:
     def learn(self, st: MemberState, step: dict, r: dict) -> None:
         err = r.get("errorCode", 0)
         if step["api"] == JOIN:
-            if err == 0:
+            if err == Error.NONE:
                 st.mid, st.gen, st.protocol, st.join = r["memberId"], r["generationId"], r.get("protocolName"), r
-            elif err == MEMBER_ID_REQUIRED:
+            elif err == Error.MEMBER_ID_REQUIRED:
                 st.mid = r["memberId"]
             if st.mid:
                 self.ids.setdefault(st.mid, step["conn"])
         elif step["api"] == CG_HEARTBEAT:
-            if err == 0:
+            if err == Error.NONE:
                 st.epoch = r["memberEpoch"]
                 if r.get("assignment") is not None:
                     st.owned = r["assignment"]["topicPartitions"]
-            elif err in (UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH):
+            elif err in (Error.UNKNOWN_MEMBER_ID, Error.FENCED_MEMBER_EPOCH):
                 st.epoch, st.owned = 0, []
-        elif err == UNKNOWN_MEMBER_ID and st.mid and step["conn"] in self.sc.members:
+        elif err == Error.UNKNOWN_MEMBER_ID and st.mid and step["conn"] in self.sc.members:
             st.mid = ""                     # a classic client forgets its id and joins afresh
 
     async def wait(self, idx: int, timeout: float) -> bool:

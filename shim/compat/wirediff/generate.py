@@ -15,10 +15,13 @@ import base64
 import random
 from dataclasses import dataclass, field
 
-# api keys (kcodec.api.API_KEYS names them)
-OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, JOIN, HEARTBEAT, LEAVE, SYNC = 8, 9, 10, 11, 12, 13, 14
-DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS, TXN_OFFSET_COMMIT, OFFSET_DELETE = 15, 16, 42, 28, 47
-CG_HEARTBEAT, CG_DESCRIBE = 68, 69
+from kcodec.protocol import ApiKey
+
+OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.FIND_COORDINATOR
+JOIN, HEARTBEAT, LEAVE, SYNC = ApiKey.JOIN_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP
+DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS, ApiKey.DELETE_GROUPS
+TXN_OFFSET_COMMIT, OFFSET_DELETE = ApiKey.TXN_OFFSET_COMMIT, ApiKey.OFFSET_DELETE
+CG_HEARTBEAT, CG_DESCRIBE = ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE
 
 # versions asked for when the targets do not say (the intersection of both targets' ApiVersions
 # replaces this at run time: driver.negotiate)
@@ -71,7 +74,7 @@ class _Gen:
         m = self.sc.members.get(conn)
         if v is None:
             v = m["versions"][str(api_key)] if m and str(api_key) in m["versions"] else self.version(api_key)
-        step = {"conn": conn, "api": api_key, "v": v, "body": body, "pipe": self.chance(0.5)}
+        step = {"conn": conn, "api": int(api_key), "v": v, "body": body, "pipe": self.chance(0.5)}
         if self.extra.random() < 0.03:           # (own stream: the other draws stay as they were)
             step["trailing"] = self.extra.choice(("00", "0000ffff", "deadbeef00"))   # bytes after the body
         self.sc.steps.append(step)
@@ -92,8 +95,8 @@ class _Gen:
                 inst = "i1"                       # a twin on another member's instance id
             self.sc.members[f"m{i}"] = {
                 "kind": kind, "group": group, "instance": inst,
-                "versions": {str(k): self.version(k) for k in (JOIN, SYNC, HEARTBEAT, LEAVE, OFFSET_COMMIT,
-                                                              OFFSET_FETCH, CG_HEARTBEAT)},
+                "versions": {str(int(k)): self.version(k) for k in (JOIN, SYNC, HEARTBEAT, LEAVE, OFFSET_COMMIT,
+                                                                   OFFSET_FETCH, CG_HEARTBEAT)},
                 "timeout": self.pick(*TIMEOUTS), "rebalance": self.pick(*TIMEOUTS),
                 "protocols": self.pick(["range"], ["range"], ["roundrobin", "range"], ["sticky"]),
                 "ptype": self.pick("consumer", "consumer", "consumer", "connect"),

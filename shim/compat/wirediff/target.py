@@ -7,12 +7,13 @@ import asyncio
 import struct
 
 from kcodec import api
+from kcodec.protocol import ApiKey, Error
 
 from .generate import DEFAULT_RANGES, TOPICS
 
-API_VERSIONS, METADATA, CREATE_TOPICS, FIND_COORDINATOR, DESCRIBE_GROUPS = 18, 3, 19, 10, 15
-CONSUMER_GROUP_HEARTBEAT = 68
-TOPIC_ALREADY_EXISTS = 36
+API_VERSIONS, METADATA, CREATE_TOPICS = ApiKey.API_VERSIONS, ApiKey.METADATA, ApiKey.CREATE_TOPICS
+FIND_COORDINATOR, DESCRIBE_GROUPS = ApiKey.FIND_COORDINATOR, ApiKey.DESCRIBE_GROUPS
+CONSUMER_GROUP_HEARTBEAT = ApiKey.CONSUMER_GROUP_HEARTBEAT
 
 
 async def call(host: str, port: int, api_key: int, version: int, req, timeout: float = 15.0):
@@ -63,7 +64,7 @@ class Target:
                                 "timeoutMs": 15000, "validateOnly": False}, 7)
         resp = await call(self.host, self.port, CREATE_TOPICS, 7, req)
         for t in resp.topics:
-            if t.error_code not in (0, TOPIC_ALREADY_EXISTS):
+            if t.error_code not in (Error.NONE, Error.TOPIC_ALREADY_EXISTS):
                 raise RuntimeError(f"{self.label}: cannot create topic {t.name}: error {t.error_code}")
         await self.warm_groups()
         await self.warm_transactions()
@@ -72,7 +73,8 @@ class Target:
             md = await call(self.host, self.port, METADATA, 12, api.REQUESTS[METADATA].from_json(
                 {"topics": [{"name": n, "topicId": "AAAAAAAAAAAAAAAAAAAAAA"} for n in names],
                  "allowAutoTopicCreation": False, "includeTopicAuthorizedOperations": False}, 12))
-            ok = {t.name: t for t in md.topics if t.error_code == 0 and all(p.leader_id >= 0 for p in t.partitions)
+            ok = {t.name: t for t in md.topics
+                  if t.error_code == Error.NONE and all(p.leader_id >= 0 for p in t.partitions)
                   and len(t.partitions) == TOPICS[names[t.name]]}
             if len(ok) == len(names):
                 from kcodec._json import uuid_to_kafka
@@ -114,7 +116,7 @@ class Target:
             for _ in range(100):
                 resp = await call(self.host, self.port, FIND_COORDINATOR, 1,
                                   api.REQUESTS[FIND_COORDINATOR](key=f"{self.run_id}-warm-{i}", key_type=1))
-                if resp.error_code == 0:
+                if resp.error_code == Error.NONE:
                     break
                 await asyncio.sleep(0.1)
 
@@ -126,10 +128,10 @@ class Target:
         for _ in range(300):
             found = await call(self.host, self.port, FIND_COORDINATOR, 1,
                                api.REQUESTS[FIND_COORDINATOR](key=ids[0], key_type=0))
-            if found.error_code == 0:
+            if found.error_code == Error.NONE:
                 described = await call(found.host, found.port, DESCRIBE_GROUPS, 0,
                                        api.REQUESTS[DESCRIBE_GROUPS](groups=ids))
-                if all(g.error_code == 0 for g in described.groups):
+                if all(g.error_code == Error.NONE for g in described.groups):
                     return
             await asyncio.sleep(0.1)
         raise RuntimeError(f"{self.label}: the group coordinators are not ready")
@@ -139,6 +141,6 @@ class Target:
         if found is None:
             resp = await call(self.host, self.port, FIND_COORDINATOR, 1,
                               api.REQUESTS[FIND_COORDINATOR](key=group, key_type=0))
-            found = (resp.host, resp.port) if resp.error_code == 0 else (self.host, self.port)
+            found = (resp.host, resp.port) if resp.error_code == Error.NONE else (self.host, self.port)
             self._coordinators[group] = found
         return found

@@ -28,8 +28,7 @@ import functools
 import re
 
 import re2
-
-INVALID_REGULAR_EXPRESSION = 128
+from kcodec.protocol import Error
 
 _OPTIONS = re2.Options()
 _OPTIONS.log_errors = False
@@ -56,7 +55,7 @@ _DESCRIPTIONS = {
 class InvalidRegularExpression(ValueError):
     """The regex does not compile with RE2J; `error_code` / `message` are the broker's answer."""
 
-    error_code = INVALID_REGULAR_EXPRESSION
+    error_code = Error.INVALID_REGULAR_EXPRESSION
 
     def __init__(self, regex: str, description: str):
         self.regex = regex

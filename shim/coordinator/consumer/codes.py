@@ -1,11 +1,14 @@
-"""Error codes of the KIP-848 APIs (org.apache.kafka.common.protocol.Errors) not in ../errors.py."""
+"""Error codes of the KIP-848 APIs not in ../errors.py, as kcodec.protocol.Error's members of the same
+name (Kafka's org.apache.kafka.common.protocol.Errors), and ConsumerGroupDescribe's member types."""
 
-INVALID_REQUEST = 42
-FENCED_MEMBER_EPOCH = 110
-UNRELEASED_INSTANCE_ID = 111
-UNSUPPORTED_ASSIGNOR = 112
-INVALID_REGULAR_EXPRESSION = 128
-TOPIC_AUTHORIZATION_FAILED = 29
+from kcodec.protocol import Error
 
-# ConsumerGroupDescribe v1 member types
+INVALID_REQUEST = Error.INVALID_REQUEST
+TOPIC_AUTHORIZATION_FAILED = Error.TOPIC_AUTHORIZATION_FAILED
+FENCED_MEMBER_EPOCH = Error.FENCED_MEMBER_EPOCH
+UNRELEASED_INSTANCE_ID = Error.UNRELEASED_INSTANCE_ID
+UNSUPPORTED_ASSIGNOR = Error.UNSUPPORTED_ASSIGNOR
+INVALID_REGULAR_EXPRESSION = Error.INVALID_REGULAR_EXPRESSION
+
+# ConsumerGroupDescribe v1 member types (not error codes)
 MEMBER_TYPE_CLASSIC, MEMBER_TYPE_CONSUMER = 0, 1

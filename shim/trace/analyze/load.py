@@ -6,13 +6,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kcodec.protocol import ApiKey
+
 # the columns the analysis reads; every other field of a record is ignored
 SCHEMA_DDL = ("type STRING, ts_ns BIGINT, wall_ms BIGINT, conn BIGINT, dir STRING, client_id STRING, "
               "client_sw STRING, api_key INT, api STRING, api_version INT, corr INT, size BIGINT, "
               "`group` STRING, member STRING, instance STRING, generation INT, event STRING, "
               "error_codes ARRAY<INT>, body STRING")
 
-GROUP_APIS = (8, 11, 12, 13, 14)      # OffsetCommit, JoinGroup, Heartbeat, LeaveGroup, SyncGroup
+# API keys as plain ints: they go into Spark expressions
+OFFSET_COMMIT, OFFSET_FETCH = int(ApiKey.OFFSET_COMMIT), int(ApiKey.OFFSET_FETCH)
+JOIN_GROUP, HEARTBEAT = int(ApiKey.JOIN_GROUP), int(ApiKey.HEARTBEAT)
+LEAVE_GROUP, SYNC_GROUP = int(ApiKey.LEAVE_GROUP), int(ApiKey.SYNC_GROUP)
+# the group APIs the analysis reads
+GROUP_APIS = (OFFSET_COMMIT, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP)
 
 
 def trace_inputs(directory: Path) -> tuple[list[str], list[str]]:

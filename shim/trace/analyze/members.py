@@ -7,7 +7,7 @@ names the member id). Commit cadence: OffsetCommit requests per member, and the 
 
 from __future__ import annotations
 
-from .load import group_records
+from .load import HEARTBEAT, JOIN_GROUP, OFFSET_COMMIT, SYNC_GROUP, group_records
 
 
 def _gaps(df, api_key: int, group: str | None):
@@ -26,7 +26,8 @@ def _silences(df, group: str | None):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
     frames = (group_records(df, group)
-              .where((F.col("type") == "frame") & F.col("api_key").isin(8, 11, 12, 14) & F.col("member").isNotNull())
+              .where((F.col("type") == "frame") & F.col("api_key").isin(OFFSET_COMMIT, JOIN_GROUP, HEARTBEAT, SYNC_GROUP)
+                     & F.col("member").isNotNull())
               .select("group", "member", "ts_ns", "dir"))
     w = Window.partitionBy("group", "member").orderBy("ts_ns")
     return (frames.withColumn("gap_ms", (F.col("ts_ns") - F.lag("ts_ns").over(w)) / F.lit(1e6))
@@ -39,7 +40,7 @@ def session_timeouts(df, group: str | None = None):
     """(group, member, session_timeout_ms, rebalance_timeout_ms): from JoinGroup request bodies joined
     to their answers on (group, connection, correlation id)."""
     from pyspark.sql import functions as F
-    joins = group_records(df, group).where(F.col("api_key") == 11)
+    joins = group_records(df, group).where(F.col("api_key") == JOIN_GROUP)
     req = joins.where(F.col("dir") == "client->kshim").select(
         "group", "conn", "corr", F.col("ts_ns").alias("req_ts"),
         F.get_json_object("body", "$.sessionTimeoutMs").cast("long").alias("session_timeout_ms"),
@@ -58,7 +59,7 @@ def member_stats(df, group: str | None = None):
     from pyspark.sql import functions as F
     timeouts = session_timeouts(df, group)
     st = F.col("session_timeout_ms")
-    hb = (_gaps(df, 12, group).join(F.broadcast(timeouts), ["group", "member"], "left")
+    hb = (_gaps(df, HEARTBEAT, group).join(F.broadcast(timeouts), ["group", "member"], "left")
           .groupBy("group", "member", "session_timeout_ms").agg(
               F.first("instance", ignorenulls=True).alias("instance"),
               F.count("*").alias("heartbeats"),
@@ -66,7 +67,7 @@ def member_stats(df, group: str | None = None):
               F.round(F.avg("gap_ms"), 1).alias("heartbeat_gap_avg_ms"),
               F.round(F.max("gap_ms"), 1).alias("heartbeat_gap_max_ms"),
               F.count(F.when(F.col("gap_ms") > st / 2, 1)).alias("heartbeat_gaps_over_half_session")))
-    commits = _gaps(df, 8, group).groupBy("group", "member").agg(
+    commits = _gaps(df, OFFSET_COMMIT, group).groupBy("group", "member").agg(
         F.count("*").alias("commits"),
         F.round(F.avg("gap_ms"), 1).alias("commit_interval_avg_ms"),
         F.round(F.max("gap_ms"), 1).alias("commit_interval_max_ms"))

@@ -24,11 +24,14 @@ from __future__ import annotations
 
 import json
 
-from .assignment import decode_b64
+from kcodec.protocol import Error
 
-JOIN, HEARTBEAT, LEAVE, SYNC = 11, 12, 13, 14
+from .assignment import decode_b64
+from .load import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, OFFSET_COMMIT, OFFSET_FETCH, SYNC_GROUP
+
 C2K, K2C = "client->kshim", "kshim->client"
-MEMBER_ID_REQUIRED, FENCED_INSTANCE_ID = 79, 82
+# plain ints: FENCED_INSTANCE_ID goes into a Spark expression (rebalances.py)
+MEMBER_ID_REQUIRED, FENCED_INSTANCE_ID = int(Error.MEMBER_ID_REQUIRED), int(Error.FENCED_INSTANCE_ID)
 
 
 def _body(rec) -> dict:
@@ -94,11 +97,11 @@ class GroupFold:
             current = self.round or self.gen     # the rebalance in progress, else the generation in force
             if current is not None:
                 current["fenced"].append(rec.get("instance") or rec.get("member"))
-        if api == JOIN:
+        if api == JOIN_GROUP:
             self._join(rec, d, errors)
-        elif api == SYNC:
+        elif api == SYNC_GROUP:
             self._sync(rec, d, errors)
-        elif api == LEAVE and d == C2K:
+        elif api == LEAVE_GROUP and d == C2K:
             body = _body(rec)
             for m in body.get("members") or [{"memberId": body.get("memberId")}]:
                 mid, inst = m.get("memberId"), m.get("groupInstanceId")
@@ -329,8 +332,9 @@ class GroupFold:
         return out, self.members, self.changes
 
 
-SKIPPED_APIS = frozenset({HEARTBEAT, 8, 9})   # heartbeats and offsets: members.py, in Spark (but their
-# FENCED_INSTANCE_ID answers are kept: they say who was fenced)
+# heartbeats and offsets: members.py, in Spark (but their FENCED_INSTANCE_ID answers are kept: they say
+# who was fenced)
+SKIPPED_APIS = frozenset({HEARTBEAT, OFFSET_COMMIT, OFFSET_FETCH})
 
 
 def wanted(rec) -> bool:
