@@ -1,9 +1,9 @@
 """Imports inside shim/coordinator: no cycle among its modules, no import inside a function.
 
-Parses every module with `ast` (nothing is imported), builds the graph of runtime imports between
+Parses every module with `ast` (nothing is imported), builds the graph of imports between
 coordinator modules and finds its strongly connected components (Tarjan). Imports under
-`if TYPE_CHECKING:` never run and are left out of the graph (they name GroupCoordinator for
-annotations). An import inside a function (a statement, or importlib.import_module / __import__) is
+`if TYPE_CHECKING:` count too: the handlers name coordinator_state.CoordinatorState in their
+annotations, which sits below them, never the GroupCoordinator above them. An import inside a function (a statement, or importlib.import_module / __import__) is
 allowed only with a comment on its line, or the line
 before, that starts with `# import here:` and says why.
 
@@ -53,13 +53,8 @@ def _targets(names: list[str], files, mod: str) -> set[str]:
     return {n for n in out if n in files and n != mod}
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
 def scan() -> tuple[dict[str, set[str]], list[tuple[str, int, str]]]:
-    """(graph: module -> coordinator modules it imports at run time, [(module, line, text)] of
+    """(graph: module -> coordinator modules it imports (type-only imports too), [(module, line, text)] of
     in-function imports without a justification)."""
     files = {_module_name(p): p for p in PKG_DIR.rglob("*.py")}
     graph: dict[str, set[str]] = {m: set() for m in files}
@@ -71,10 +66,6 @@ def scan() -> tuple[dict[str, set[str]], list[tuple[str, int, str]]]:
         is_package = path.name == "__init__.py"
 
         def visit(node: ast.AST, in_function: bool) -> None:
-            if isinstance(node, ast.If) and _is_type_checking(node.test):
-                for child in node.orelse:
-                    visit(child, in_function)
-                return
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 if isinstance(node, ast.Import):
                     for a in node.names:
@@ -181,7 +172,7 @@ def test_no_unjustified_import_inside_a_function():
 if __name__ == "__main__":
     g, bad = scan()
     comps = cycles(_parent_packages(g))
-    print(f"{len(g)} modules, {sum(len(d) for d in g.values())} runtime import edges")
+    print(f"{len(g)} modules, {sum(len(d) for d in g.values())} import edges (type-only ones too)")
     print(f"{len(comps)} cycle(s): " + "; ".join(f"{len(c)} modules" for c in comps))
     for c in comps:
         print("  " + " ".join(m.removeprefix(PACKAGE + ".") for m in c))

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+from uuid import UUID
 
-from ._rt import LIST, STRUCT, UUID, DecodeError, EncodeError
+from ._markers import LIST, STRUCT
+from .errors import DecodeError, EncodeError
 
 _INT_RANGES = {
     "int8": (-2**7, 2**7 - 1), "int16": (-2**15, 2**15 - 1), "uint16": (0, 2**16 - 1),

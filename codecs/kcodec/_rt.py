@@ -24,6 +24,7 @@ import uuid as _uuid
 from collections import namedtuple
 from typing import Any
 
+from ._markers import LIST, STRUCT  # noqa: F401 (the generated modules take them from here)
 from .errors import DecodeError, EncodeError
 
 __all__ = ["Struct", "DecodeError", "EncodeError"]
@@ -44,8 +45,6 @@ pack = _struct.pack
 #   vlo..vhi: versions; nlo..nhi: nullable versions (nlo > nhi: never); tlo: first tagged
 #   version (-1: never tagged); default: immutable value, or LIST / STRUCT markers.
 F = namedtuple("F", "attr name json kind elem cls vlo vhi nlo nhi tlo tag default ignorable")
-LIST = "<empty list>"
-STRUCT = "<default struct>"
 NODEF: Any = type("_NoDefault", (), {"__repr__": lambda s: "<default>"})()
 
 # ---------------------------------------------------------------- unsigned varints

@@ -16,7 +16,7 @@ from .state_records import GroupTombstone
 from .txn_offsets import drop_group
 
 if TYPE_CHECKING:
-    from .group_coordinator import GroupCoordinator
+    from .coordinator_state import CoordinatorState
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
 # the AclOperation codes a group supports: READ, DESCRIBE, DELETE, DESCRIBE_CONFIGS, ALTER_CONFIGS
@@ -26,7 +26,7 @@ GROUP_OPERATIONS = (3, 8, 6, 10, 11)
 ALL_GROUP_OPERATIONS = sum(1 << op for op in GROUP_OPERATIONS)
 
 
-def describe_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
+def describe_groups(c: CoordinatorState, ctx: Ctx, req) -> None:
     v = ctx.version
     out = []
     # entries answered without error carry the bit field when asked (KafkaApis; authz/ patches it
@@ -62,7 +62,7 @@ def describe_groups(c: GroupCoordinator, ctx: Ctx, req) -> None:
     c.respond(ctx.token, DescribeGroupsResponse(groups=out))
 
 
-def list_groups(c: GroupCoordinator, ctx: Ctx, req) -> ListGroupsResponse:
+def list_groups(c: CoordinatorState, ctx: Ctx, req) -> ListGroupsResponse:
     """The classic groups' answer (dispatch.list_groups adds the consumer groups, then responds)."""
     v = ctx.version
     states = {s.lower() for s in (req.states_filter or [])} if v >= 4 else set()
@@ -81,7 +81,7 @@ def list_groups(c: GroupCoordinator, ctx: Ctx, req) -> ListGroupsResponse:
     return ListGroupsResponse(error_code=E.NONE, groups=out)
 
 
-def delete_groups(c: GroupCoordinator, ctx: Ctx, req) -> DeleteGroupsResponse:
+def delete_groups(c: CoordinatorState, ctx: Ctx, req) -> DeleteGroupsResponse:
     """The classic groups' answer (dispatch.delete_groups answers the consumer groups, then responds)."""
     results, seen = [], set()
     for gid in req.groups_names:

@@ -15,10 +15,10 @@ from .state_records import GroupMetadataRecord, MemberRecord
 from .responses import _for_version, join_error, join_response, sync_response
 
 if TYPE_CHECKING:
-    from .group_coordinator import GroupCoordinator
+    from .coordinator_state import CoordinatorState
 
 
-def poll_joins(c: "GroupCoordinator") -> None:
+def poll_joins(c: "CoordinatorState") -> None:
     # groups whose join completion the broker retries with a 0 ms timer (complete_join): try once
     # after each event; complete_join puts a group back while it still cannot complete
     if c.join_polling:
@@ -29,14 +29,14 @@ def poll_joins(c: "GroupCoordinator") -> None:
                 complete_join(c, g)
 
 
-def write_empty_group(c: "GroupCoordinator", g: ClassicGroup) -> None:
+def write_empty_group(c: "CoordinatorState", g: ClassicGroup) -> None:
     """The record that persists a group's creation: type and generation, no members
     (GroupCoordinatorRecordHelpers.newGroupMetadataRecord of an empty group)."""
     c.records.append(GroupMetadataRecord(g.group_id, g.protocol_type, g.generation_id, None, None,
                                          g.state_timestamp_ms, ()))
 
 
-def write_group(c: "GroupCoordinator", g: ClassicGroup) -> None:
+def write_group(c: "CoordinatorState", g: ClassicGroup) -> None:
     c.records.append(GroupMetadataRecord(
         g.group_id, g.protocol_type, g.generation_id, g.protocol_name, g.leader_id, g.state_timestamp_ms,
         tuple(MemberRecord(m.member_id, m.instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
@@ -44,23 +44,23 @@ def write_group(c: "GroupCoordinator", g: ClassicGroup) -> None:
               for m in g.members.values())))
 
 
-def transition(c: "GroupCoordinator", g: ClassicGroup, to: str) -> None:
+def transition(c: "CoordinatorState", g: ClassicGroup, to: str) -> None:
     before = g.state
     g.transition(to, c.now)
     c.event("state", g.group_id, frm=before, to=to, generation=g.generation_id)
 
 
-def schedule_heartbeat(c: "GroupCoordinator", g: ClassicGroup, member_id: str, timeout_ms: int) -> None:
+def schedule_heartbeat(c: "CoordinatorState", g: ClassicGroup, member_id: str, timeout_ms: int) -> None:
     gid = g.group_id
     c.timers.schedule(("hb", gid, member_id), c.now + timeout_ms,
                       lambda: _heartbeat_expired(c, gid, member_id))
 
 
-def cancel_heartbeat(c: "GroupCoordinator", g: ClassicGroup, member_id: str) -> None:
+def cancel_heartbeat(c: "CoordinatorState", g: ClassicGroup, member_id: str) -> None:
     c.timers.cancel(("hb", g.group_id, member_id))
 
 
-def _heartbeat_expired(c: "GroupCoordinator", gid: str, member_id: str) -> None:
+def _heartbeat_expired(c: "CoordinatorState", gid: str, member_id: str) -> None:
     g = c.groups.get(gid)
     if g is None or g.state == DEAD:
         return
@@ -76,7 +76,7 @@ def _heartbeat_expired(c: "GroupCoordinator", gid: str, member_id: str) -> None:
         remove_member_and_update(c, g, m, "session timeout expired")
 
 
-def answer_parked_of_removed(c: "GroupCoordinator", g: ClassicGroup, m: ClassicMember, sync_error: int) -> None:
+def answer_parked_of_removed(c: "CoordinatorState", g: ClassicGroup, m: ClassicMember, sync_error: int) -> None:
     """A member leaves the group: its parked JoinGroup gets UNKNOWN_MEMBER_ID, its parked SyncGroup
     `sync_error`, and its heartbeat timer goes."""
     if m.awaiting_join is not None:
@@ -88,7 +88,7 @@ def answer_parked_of_removed(c: "GroupCoordinator", g: ClassicGroup, m: ClassicM
     cancel_heartbeat(c, g, m.member_id)
 
 
-def remove_member_and_update(c: "GroupCoordinator", g: ClassicGroup, m: ClassicMember, reason: str) -> None:
+def remove_member_and_update(c: "CoordinatorState", g: ClassicGroup, m: ClassicMember, reason: str) -> None:
     answer_parked_of_removed(c, g, m, E.UNKNOWN_MEMBER_ID)
     g.remove(m.member_id)
     c.event("member_removed", g.group_id, member=m.member_id, instance=m.instance_id, reason=reason)
@@ -98,7 +98,7 @@ def remove_member_and_update(c: "GroupCoordinator", g: ClassicGroup, m: ClassicM
         complete_join_if_all_joined(c, g)   # after a removal: even during the initial delay
 
 
-def prepare_rebalance(c: "GroupCoordinator", g: ClassicGroup, reason: str) -> None:
+def prepare_rebalance(c: "CoordinatorState", g: ClassicGroup, reason: str) -> None:
     if g.state == COMPLETING:
         reset_and_propagate_error(c, g, E.REBALANCE_IN_PROGRESS)
     c.timers.cancel(("sync", g.group_id))
@@ -113,7 +113,7 @@ def prepare_rebalance(c: "GroupCoordinator", g: ClassicGroup, reason: str) -> No
         maybe_complete_join_else_schedule(c, g)
 
 
-def _schedule_initial(c: "GroupCoordinator", g: ClassicGroup, delay: int, remaining: int) -> None:
+def _schedule_initial(c: "CoordinatorState", g: ClassicGroup, delay: int, remaining: int) -> None:
     gid = g.group_id
 
     def fire():
@@ -128,14 +128,14 @@ def _schedule_initial(c: "GroupCoordinator", g: ClassicGroup, delay: int, remain
     c.timers.schedule(("join", gid), c.now + delay, fire)
 
 
-def maybe_complete_join_else_schedule(c: "GroupCoordinator", g: ClassicGroup) -> None:
+def maybe_complete_join_else_schedule(c: "CoordinatorState", g: ClassicGroup) -> None:
     if g.has_all_members_joined():
         complete_join(c, g)
     else:
         _schedule_join(c, g)
 
 
-def _schedule_join(c: "GroupCoordinator", g: ClassicGroup) -> None:
+def _schedule_join(c: "CoordinatorState", g: ClassicGroup) -> None:
     gid = g.group_id
 
     def fire():
@@ -145,21 +145,21 @@ def _schedule_join(c: "GroupCoordinator", g: ClassicGroup) -> None:
     c.timers.schedule(("join", gid), c.now + g.rebalance_timeout_ms(), fire)
 
 
-def maybe_complete_join(c: "GroupCoordinator", g: ClassicGroup) -> None:
+def maybe_complete_join(c: "CoordinatorState", g: ClassicGroup) -> None:
     """Complete the join early when everyone has joined, except during the initial delay."""
     if g.state == PREPARING and g.has_all_members_joined() and g.previous_state != EMPTY:
         c.timers.cancel(("join", g.group_id))
         complete_join(c, g)
 
 
-def complete_join_if_all_joined(c: "GroupCoordinator", g: ClassicGroup) -> None:
+def complete_join_if_all_joined(c: "CoordinatorState", g: ClassicGroup) -> None:
     """After a member is removed (session/pending expiry, leave), Kafka completes the join as soon
     as everyone left has joined - unlike a join, this applies during the initial delay too."""
     if g.state == PREPARING and g.has_all_members_joined():
         complete_join(c, g)
 
 
-def complete_join(c: "GroupCoordinator", g: ClassicGroup) -> None:
+def complete_join(c: "CoordinatorState", g: ClassicGroup) -> None:
     c.join_polling.discard(g.group_id)
     if g.state == DEAD:
         return
@@ -210,7 +210,7 @@ def complete_join(c: "GroupCoordinator", g: ClassicGroup) -> None:
     _schedule_sync(c, g)
 
 
-def _schedule_sync(c: "GroupCoordinator", g: ClassicGroup) -> None:
+def _schedule_sync(c: "CoordinatorState", g: ClassicGroup) -> None:
     gid, gen = g.group_id, g.generation_id
 
     def fire():
@@ -230,7 +230,7 @@ def _schedule_sync(c: "GroupCoordinator", g: ClassicGroup) -> None:
     c.timers.schedule(("sync", gid), c.now + g.rebalance_timeout_ms(), fire)
 
 
-def reset_and_propagate_error(c: "GroupCoordinator", g: ClassicGroup, error: int) -> None:
+def reset_and_propagate_error(c: "CoordinatorState", g: ClassicGroup, error: int) -> None:
     for m in g.members.values():
         m.assignment = b""
         if m.awaiting_sync is not None:
@@ -241,7 +241,7 @@ def reset_and_propagate_error(c: "GroupCoordinator", g: ClassicGroup, error: int
             schedule_heartbeat(c, g, m.member_id, m.session_timeout_ms)
 
 
-def propagate_assignment(c: "GroupCoordinator", g: ClassicGroup) -> None:
+def propagate_assignment(c: "CoordinatorState", g: ClassicGroup) -> None:
     for m in g.members.values():
         if m.awaiting_sync is not None:
             c.respond(m.awaiting_sync.token, sync_response(
@@ -250,7 +250,7 @@ def propagate_assignment(c: "GroupCoordinator", g: ClassicGroup) -> None:
             schedule_heartbeat(c, g, m.member_id, m.session_timeout_ms)
 
 
-def unload_group(c: "GroupCoordinator", g: ClassicGroup, error: int) -> None:
+def unload_group(c: "CoordinatorState", g: ClassicGroup, error: int) -> None:
     """The group's state partition moved to another kshim (GroupCoordinator.unload): parked joins and
     syncs are answered `error`; its timers go."""
     gid = g.group_id

@@ -22,7 +22,7 @@ from .responses import join_error, sync_response
 from .result import Ctx
 
 if TYPE_CHECKING:
-    from .group_coordinator import GroupCoordinator
+    from .coordinator_state import CoordinatorState
 
 # api key -> versions kshim's coordinator answers
 VERSIONS: dict[int, tuple[int, int]] = {
@@ -43,7 +43,7 @@ VERSIONS: dict[int, tuple[int, int]] = {
 
 
 # ---------------------------------------------------------------------- the classic protocol's APIs
-def join_group(c: "GroupCoordinator", ctx: Ctx, req) -> None:
+def join_group(c: "CoordinatorState", ctx: Ctx, req) -> None:
     """GroupMetadataManager.classicGroupJoin."""
     cg = c.consumer_groups.get(req.group_id)
     if cg is None:
@@ -68,7 +68,7 @@ def join_group(c: "GroupCoordinator", ctx: Ctx, req) -> None:
     return join.handle_join(c, ctx, req)
 
 
-def sync_group(c: "GroupCoordinator", ctx: Ctx, req) -> None:
+def sync_group(c: "CoordinatorState", ctx: Ctx, req) -> None:
     """GroupMetadataManager.classicGroupSync."""
     cg = c.consumer_groups.get(req.group_id)
     if cg is None:
@@ -80,7 +80,7 @@ def sync_group(c: "GroupCoordinator", ctx: Ctx, req) -> None:
     return classic_members.sync(c, ctx, req, cg)              # classicGroupSyncToConsumerGroup
 
 
-def heartbeat_group(c: "GroupCoordinator", ctx: Ctx, req) -> None:
+def heartbeat_group(c: "CoordinatorState", ctx: Ctx, req) -> None:
     """GroupMetadataManager.classicGroupHeartbeat."""
     cg = c.consumer_groups.get(req.group_id)
     if cg is None:
@@ -88,7 +88,7 @@ def heartbeat_group(c: "GroupCoordinator", ctx: Ctx, req) -> None:
     return classic_members.heartbeat(c, ctx, req, cg)         # classicGroupHeartbeatToConsumerGroup
 
 
-def leave_group(c: "GroupCoordinator", ctx: Ctx, req) -> None:
+def leave_group(c: "CoordinatorState", ctx: Ctx, req) -> None:
     """GroupMetadataManager.classicGroupLeave."""
     cg = c.consumer_groups.get(req.group_id)
     if cg is None:
@@ -97,29 +97,29 @@ def leave_group(c: "GroupCoordinator", ctx: Ctx, req) -> None:
 
 
 # ---------------------------------------------------------------------- the consumer protocol's APIs
-def consumer_group_heartbeat(c: "GroupCoordinator", ctx: Ctx, req) -> None:
+def consumer_group_heartbeat(c: "CoordinatorState", ctx: Ctx, req) -> None:
     """GroupMetadataManager.consumerGroupHeartbeat (it upgrades a classic group: consumer/upgrade.py)."""
     heartbeat.consumer_group_heartbeat(c, ctx, req)
 
 
-def consumer_group_describe(c: "GroupCoordinator", ctx: Ctx, req) -> None:
+def consumer_group_describe(c: "CoordinatorState", ctx: Ctx, req) -> None:
     describe.consumer_group_describe(c, ctx, req)
 
 
 # ---------------------------------------------------------------------- admin APIs, every type
-def describe_groups(c: "GroupCoordinator", ctx: Ctx, req) -> None:
+def describe_groups(c: "CoordinatorState", ctx: Ctx, req) -> None:
     """Classic groups only (GroupMetadataManager.describeGroups; a consumer group is 'not a classic group')."""
     admin.describe_groups(c, ctx, req)
 
 
-def list_groups(c: "GroupCoordinator", ctx: Ctx, req) -> None:
+def list_groups(c: "CoordinatorState", ctx: Ctx, req) -> None:
     """Classic groups, then consumer groups (GroupCoordinatorShard.listGroups over every type)."""
     body = admin.list_groups(c, ctx, req)
     consumer_admin.list_consumer_groups(c, ctx, req, body)
     c.respond(ctx.token, body)
 
 
-def delete_groups(c: "GroupCoordinator", ctx: Ctx, req) -> None:
+def delete_groups(c: "CoordinatorState", ctx: Ctx, req) -> None:
     """Each group by its type: the classic answer first; the consumer groups named then get theirs
     (GroupCoordinatorShard.deleteGroups: group.validateDeleteGroup per type)."""
     named_consumer_groups = [gid for gid in (req.groups_names or []) if gid in c.consumer_groups]
@@ -130,21 +130,21 @@ def delete_groups(c: "GroupCoordinator", ctx: Ctx, req) -> None:
 
 
 # ---------------------------------------------------------------------- offsets, every type
-def offset_commit(c: "GroupCoordinator", ctx: Ctx, req) -> None:
+def offset_commit(c: "CoordinatorState", ctx: Ctx, req) -> None:
     """OffsetMetadataManager.commitOffset: the group's validateOffsetCommit by its type."""
     if req.group_id in c.consumer_groups:
         return offsets.offset_commit(c, ctx, req, offsets_check.validate_commit)    # ConsumerGroup
     return offsets.offset_commit(c, ctx, req, offsets.validate_classic_commit)      # ClassicGroup
 
 
-def txn_offset_commit(c: "GroupCoordinator", ctx: Ctx, req) -> None:
+def txn_offset_commit(c: "CoordinatorState", ctx: Ctx, req) -> None:
     """OffsetMetadataManager.commitTransactionalOffset: validateOffsetCommit by the group's type."""
     if req.group_id in c.consumer_groups:
         return txn_offsets.txn_offset_commit(c, ctx, req, offsets_check.validate_txn_commit)
     return txn_offsets.txn_offset_commit(c, ctx, req, txn_offsets.validate_classic_commit)
 
 
-def offset_fetch(c: "GroupCoordinator", ctx: Ctx, req) -> None:
+def offset_fetch(c: "CoordinatorState", ctx: Ctx, req) -> None:
     """OffsetMetadataManager.fetchOffsets; from v9 a consumer group's member epoch is checked
     (ConsumerGroup.validateOffsetFetch): a failed check replaces that group's answer."""
     body = offsets.offset_fetch(c, ctx, req)
@@ -153,14 +153,14 @@ def offset_fetch(c: "GroupCoordinator", ctx: Ctx, req) -> None:
     c.respond(ctx.token, body)
 
 
-def offset_delete(c: "GroupCoordinator", ctx: Ctx, req) -> None:
+def offset_delete(c: "CoordinatorState", ctx: Ctx, req) -> None:
     """KafkaApis + OffsetMetadataManager.deleteOffsets: the group's validateOffsetDelete by its type."""
     if req.group_id in c.consumer_groups:
         return offsets.offset_delete(c, ctx, req, consumer_admin.validate_offset_delete)    # ConsumerGroup
     return offsets.offset_delete(c, ctx, req, offsets.validate_classic_offset_delete)       # ClassicGroup
 
 
-HANDLERS: dict[int, Callable[["GroupCoordinator", Ctx, object], None]] = {
+HANDLERS: dict[int, Callable[["CoordinatorState", Ctx, object], None]] = {
     JOIN_GROUP: join_group,
     SYNC_GROUP: sync_group,
     HEARTBEAT: heartbeat_group,

@@ -24,12 +24,12 @@ from .offsets import OffsetStore, drop_deleted_topics
 from .replay import replay as replay_record
 from .result import CoordinatorResult, Ctx
 from .retention import expire_offsets
-from .runtime import CoordinatorRuntime
+from .coordinator_state import CoordinatorState
 from .txn_offsets import PendingTxns, end_transaction, producer_initialized
 from .uncommitted import Uncommitted
 
 
-class GroupCoordinator(CoordinatorRuntime):
+class GroupCoordinator(CoordinatorState):
     """Group state (classic groups, consumer groups, offsets, pending transactional offsets) over the
     runtime (clock, timers, outbox: runtime.py)."""
 

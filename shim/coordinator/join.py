@@ -19,10 +19,10 @@ from .responses import _for_version, join_error, join_response, sync_response
 from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, ClassicMember, Parked
 
 if TYPE_CHECKING:
-    from .group_coordinator import GroupCoordinator
+    from .coordinator_state import CoordinatorState
 
 
-def handle_join(c: GroupCoordinator, ctx: Ctx, req) -> None:
+def handle_join(c: CoordinatorState, ctx: Ctx, req) -> None:
     v = ctx.version
     member_id = req.member_id or ""
     instance_id = req.group_instance_id if v >= 5 else None
@@ -82,7 +82,7 @@ def validate_member(g: ClassicGroup, member_id: str, instance_id: str | None) ->
     return E.NONE
 
 
-def _join_new_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, instance_id: str | None) -> None:
+def _join_new_member(c: CoordinatorState, ctx: Ctx, req, g: ClassicGroup, instance_id: str | None) -> None:
     v = ctx.version
     if g.state == DEAD:
         return c.respond(ctx.token, join_error(v, E.COORDINATOR_NOT_AVAILABLE, ""))
@@ -102,7 +102,7 @@ def _join_new_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, instan
     _replace_static_member(c, ctx, req, g, instance_id, old_id, new_id)
 
 
-def _add_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, member_id: str,
+def _add_member(c: CoordinatorState, ctx: Ctx, req, g: ClassicGroup, member_id: str,
                 instance_id: str | None) -> None:
     v = ctx.version
     m = ClassicMember(member_id=member_id, instance_id=instance_id, client_id=ctx.client_id,
@@ -120,7 +120,7 @@ def _add_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, member_id: 
                                  f"client reason: {m.join_reason or 'not provided'}")
 
 
-def _rebalance_or_complete(c: GroupCoordinator, g: ClassicGroup, reason: str) -> None:
+def _rebalance_or_complete(c: CoordinatorState, g: ClassicGroup, reason: str) -> None:
     if g.state in (STABLE, COMPLETING, EMPTY):
         classic_rebalance.prepare_rebalance(c, g, reason)
     elif g.state == PREPARING:
@@ -137,7 +137,7 @@ def _update_member(g: ClassicGroup, m: ClassicMember, ctx: Ctx, req, parked: boo
     g.set_awaiting_join(m, Parked(ctx.token, v) if parked else None)
 
 
-def _replace_static_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, instance_id: str,
+def _replace_static_member(c: CoordinatorState, ctx: Ctx, req, g: ClassicGroup, instance_id: str,
                            old_id: str, new_id: str) -> None:
     v = ctx.version
     old = g.members[old_id]
@@ -190,7 +190,7 @@ def _replace_static_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, 
         raise RuntimeError(f"static member {instance_id} in group {g.group_id} in state {g.state}")
 
 
-def _join_existing_member(c: GroupCoordinator, ctx: Ctx, req, g: ClassicGroup, member_id: str,
+def _join_existing_member(c: CoordinatorState, ctx: Ctx, req, g: ClassicGroup, member_id: str,
                           instance_id: str | None) -> None:
     v = ctx.version
     if g.state == DEAD:

@@ -15,10 +15,10 @@ from .classic_group import COMPLETING, DEAD, PREPARING, STABLE
 from .join import validate_member
 
 if TYPE_CHECKING:
-    from .group_coordinator import GroupCoordinator
+    from .coordinator_state import CoordinatorState
 
 
-def handle_leave(c: GroupCoordinator, ctx: Ctx, req) -> None:
+def handle_leave(c: CoordinatorState, ctx: Ctx, req) -> None:
     v = ctx.version
     if v <= 2:
         identities = [(req.member_id, None, None)]

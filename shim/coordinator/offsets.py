@@ -27,32 +27,32 @@ from .state_records import OffsetRecord, OffsetTombstone
 from .txn_offsets import drop_partition
 
 if TYPE_CHECKING:
-    from .group_coordinator import GroupCoordinator
+    from .coordinator_state import CoordinatorState
 
 
 class OffsetStore:
     def __init__(self) -> None:
         self.by_group: dict[str, dict[tuple[str, int], OffsetRecord]] = {}
 
-    def put(self, c: "GroupCoordinator", rec: OffsetRecord) -> None:
+    def put(self, c: "CoordinatorState", rec: OffsetRecord) -> None:
         c.records.append(rec)
         self.by_group.setdefault(rec.group_id, {})[(rec.topic, rec.partition)] = rec
 
     def get(self, group_id: str) -> dict[tuple[str, int], OffsetRecord]:
         return self.by_group.get(group_id, {})
 
-    def delete(self, c: "GroupCoordinator", group_id: str, topic: str, partition: int) -> None:
+    def delete(self, c: "CoordinatorState", group_id: str, topic: str, partition: int) -> None:
         offsets = self.by_group.get(group_id)
         if offsets and offsets.pop((topic, partition), None) is not None:
             c.records.append(OffsetTombstone(group_id, topic, partition))
 
-    def delete_group(self, c: "GroupCoordinator", group_id: str) -> None:
+    def delete_group(self, c: "CoordinatorState", group_id: str) -> None:
         for topic, partition in list(self.get(group_id)):
             self.delete(c, group_id, topic, partition)
         self.by_group.pop(group_id, None)
 
 
-def offset_commit(c: "GroupCoordinator", ctx: Ctx, req, validate_group: Callable[..., int]) -> None:
+def offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable[..., int]) -> None:
     """`validate_group(c, ctx, req, checked)`: the group's validateOffsetCommit by its type (dispatch.py:
     validate_classic_commit here, or consumer/offsets_check.validate_commit)."""
     v = ctx.version
@@ -105,13 +105,13 @@ def offset_commit(c: "GroupCoordinator", ctx: Ctx, req, validate_group: Callable
     c.respond(ctx.token, OffsetCommitResponse(topics=answer.merge(accepted, key_of)))
 
 
-def _validate_commit(c: "GroupCoordinator", ctx: Ctx, req, checked, validate_group) -> int:
+def _validate_commit(c: "CoordinatorState", ctx: Ctx, req, checked, validate_group) -> int:
     if req.group_id is None:
         return E.INVALID_GROUP_ID
     return validate_group(c, ctx, req, checked)
 
 
-def validate_classic_commit(c: "GroupCoordinator", ctx: Ctx, req, checked) -> int:
+def validate_classic_commit(c: "CoordinatorState", ctx: Ctx, req, checked) -> int:
     """ClassicGroup.validateOffsetCommit (a group that does not exist is created by a commit without
     generation, as OffsetMetadataManager.commitOffset does)."""
     v = ctx.version
@@ -151,7 +151,7 @@ def validate_classic_commit(c: "GroupCoordinator", ctx: Ctx, req, checked) -> in
     return E.NONE
 
 
-def offset_fetch(c: "GroupCoordinator", ctx: Ctx, req) -> OffsetFetchResponse:
+def offset_fetch(c: "CoordinatorState", ctx: Ctx, req) -> OffsetFetchResponse:
     """The answer from the stored offsets (the caller responds: dispatch.offset_fetch)."""
     v = ctx.version
     stable = v >= 7 and req.require_stable
@@ -179,7 +179,7 @@ def offset_fetch(c: "GroupCoordinator", ctx: Ctx, req) -> OffsetFetchResponse:
             for i, o, le, md, pe in parts]) for name, parts in found])
 
 
-def _requested(c: "GroupCoordinator", t, v: int):
+def _requested(c: "CoordinatorState", t, v: int):
     """(name, partitions, topic id the client expects | None) of one requested topic; v10 names
     topics by id: an unknown id has no name (its partitions answer UNKNOWN_TOPIC_ID)."""
     if v < 10:
@@ -188,7 +188,7 @@ def _requested(c: "GroupCoordinator", t, v: int):
     return (None if info is None else info.name), list(t.partition_indexes), t.topic_id
 
 
-def _topic_id(c: "GroupCoordinator", name, requested, i: int, v: int):
+def _topic_id(c: "CoordinatorState", name, requested, i: int, v: int):
     if v < 10:
         return None
     if requested is not None:
@@ -197,7 +197,7 @@ def _topic_id(c: "GroupCoordinator", name, requested, i: int, v: int):
     return info.topic_id if info is not None else None
 
 
-def _fetch_group(c: "GroupCoordinator", group_id: str, topics, require_stable: bool = False):
+def _fetch_group(c: "CoordinatorState", group_id: str, topics, require_stable: bool = False):
     """([(topic, [(partition, offset, leader epoch, metadata, error)])], group error). With
     RequireStable, a partition with a pending transactional offset is UNSTABLE_OFFSET_COMMIT, -1.
     `topics`: None (all) or [(name | None when the requested id is unknown, partitions, expected id)]."""
@@ -234,7 +234,7 @@ def _fetch_group(c: "GroupCoordinator", group_id: str, topics, require_stable: b
     return found, E.NONE
 
 
-def drop_deleted_topics(c: "GroupCoordinator", names: set[str]) -> None:
+def drop_deleted_topics(c: "CoordinatorState", names: set[str]) -> None:
     """Offsets (and pending transactional offsets) of deleted topics go, as when the broker's
     coordinator sees a topic deletion in the metadata image (OffsetMetadataManager.onMetadataUpdate)."""
     for group_id in sorted(set(c.offsets.by_group) | set(c.txns.by_group)):
@@ -247,7 +247,7 @@ def drop_deleted_topics(c: "GroupCoordinator", names: set[str]) -> None:
             del c.offsets.by_group[group_id]
 
 
-def offset_delete(c: "GroupCoordinator", ctx: Ctx, req, validate_group: Callable[..., tuple]) -> None:
+def offset_delete(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable[..., tuple]) -> None:
     """KafkaApis.handleOffsetDeleteRequest: partitions of topics or partitions missing from the
     metadata answer UNKNOWN_TOPIC_OR_PARTITION without reaching the coordinator, which judges the
     group (even with nothing left to delete); its answer is merged into theirs as
@@ -284,7 +284,7 @@ def _add_topic(out: list, name: str, partitions: list[int], err: int | None, par
         OffsetDeleteResponsePartition(partition_index=i, error_code=err) for i in partitions])
 
 
-def delete_offsets(c: "GroupCoordinator", group_id: str, topics: list[tuple[str, list[int]]],
+def delete_offsets(c: "CoordinatorState", group_id: str, topics: list[tuple[str, list[int]]],
                    validate_group: Callable[..., tuple]) -> OffsetDeleteResponse:
     """GroupCoordinatorService.deleteOffsets + OffsetMetadataManager.deleteOffsets for the topics that
     passed KafkaApis' checks: the group's error, or per topic GROUP_SUBSCRIBED_TO_TOPIC when the
@@ -309,7 +309,7 @@ def delete_offsets(c: "GroupCoordinator", group_id: str, topics: list[tuple[str,
     return OffsetDeleteResponse(error_code=E.NONE, topics=out)
 
 
-def validate_classic_offset_delete(c: "GroupCoordinator", group_id: str) -> tuple[int, Callable[[str], bool] | None]:
+def validate_classic_offset_delete(c: "CoordinatorState", group_id: str) -> tuple[int, Callable[[str], bool] | None]:
     """ClassicGroup.validateOffsetDelete: a group that exists, Empty unless it uses the consumer
     protocol (then its subscribed topics are refused one by one)."""
     g = c.groups.get(group_id)

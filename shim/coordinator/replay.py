@@ -20,10 +20,10 @@ from .state_records import (CONSUMER_RECORDS, GroupMetadataRecord, GroupTombston
 from .txn_offsets import replay_record
 
 if TYPE_CHECKING:
-    from .group_coordinator import GroupCoordinator
+    from .coordinator_state import CoordinatorState
 
 
-def replay(c: "GroupCoordinator", record) -> None:
+def replay(c: "CoordinatorState", record) -> None:
     if isinstance(record, OffsetRecord):
         if record.group_id not in c.groups and record.group_id not in c.consumer_groups:
             # offsets without group metadata: a simple group
@@ -48,14 +48,14 @@ def replay(c: "GroupCoordinator", record) -> None:
         raise TypeError(f"cannot replay {type(record).__name__}")
 
 
-def _drop_group(c: "GroupCoordinator", group_id: str) -> None:
+def _drop_group(c: "CoordinatorState", group_id: str) -> None:
     old = c.groups.pop(group_id, None)
     if old is not None:
         for mid in old.members:
             classic_rebalance.cancel_heartbeat(c, old, mid)
 
 
-def _group_from(c: "GroupCoordinator", rec: GroupMetadataRecord) -> ClassicGroup:
+def _group_from(c: "CoordinatorState", rec: GroupMetadataRecord) -> ClassicGroup:
     g = ClassicGroup(rec.group_id, state=STABLE if rec.members else EMPTY, protocol_type=rec.protocol_type,
                      protocol_name=rec.protocol_name, generation_id=rec.generation_id,
                      state_timestamp_ms=rec.state_timestamp_ms)

@@ -20,10 +20,10 @@ from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Parked
 from .join import validate_member
 
 if TYPE_CHECKING:
-    from .group_coordinator import GroupCoordinator
+    from .coordinator_state import CoordinatorState
 
 
-def handle_sync(c: GroupCoordinator, ctx: Ctx, req) -> None:
+def handle_sync(c: CoordinatorState, ctx: Ctx, req) -> None:
     v = ctx.version
     instance_id = req.group_instance_id if v >= 3 else None
 
@@ -68,13 +68,13 @@ def handle_sync(c: GroupCoordinator, ctx: Ctx, req) -> None:
         c.respond(ctx.token, sync_response(v, E.NONE, g.protocol_type, g.protocol_name, m.assignment))
 
 
-def _sync_done(c: GroupCoordinator, g, member_id: str) -> None:
+def _sync_done(c: CoordinatorState, g, member_id: str) -> None:
     g.pending_sync.discard(member_id)
     if not g.pending_sync:
         c.timers.cancel(("sync", g.group_id))
 
 
-def handle_heartbeat(c: GroupCoordinator, ctx: Ctx, req) -> None:
+def handle_heartbeat(c: CoordinatorState, ctx: Ctx, req) -> None:
     v = ctx.version
     instance_id = req.group_instance_id if v >= 3 else None
 

@@ -30,7 +30,7 @@ from .metadata_size import metadata_too_large
 from .state_records import OffsetRecord, TxnOffsetRecord, TxnOffsetTombstone
 
 if TYPE_CHECKING:
-    from .group_coordinator import GroupCoordinator
+    from .coordinator_state import CoordinatorState
 
 DEFAULT_TIMEOUT_MS = 15 * 60 * 1000   # the transaction timeout was not observed (InitProducerId)
 MIN_TIMEOUT_MS = 60_000               # transaction.timeout.ms default
@@ -83,7 +83,7 @@ class PendingTxns:
         return rec
 
 
-def txn_offset_commit(c: "GroupCoordinator", ctx: Ctx, req, validate_group: Callable[..., int]) -> None:
+def txn_offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable[..., int]) -> None:
     """`validate_group(c, ctx, req, valid)`: the group's validateOffsetCommit by its type (dispatch.py:
     validate_classic_commit here, or consumer/offsets_check.validate_txn_commit)."""
     results, valid = _checked(c.topics, req)
@@ -155,7 +155,7 @@ def txn_commit_answer(results, code_of) -> TxnOffsetCommitResponse:
     return TxnOffsetCommitResponse(topics=answer.merge(accepted, lambda t: t.name))
 
 
-def _validate(c: "GroupCoordinator", ctx: Ctx, req, valid, validate_group) -> int:
+def _validate(c: "CoordinatorState", ctx: Ctx, req, valid, validate_group) -> int:
     """The checks before the group's own (`validate_group`): a group id (GroupCoordinatorService
     .commitTransactionalOffsets), and a producer epoch not older than one kshim saw."""
     if not req.group_id:
@@ -166,7 +166,7 @@ def _validate(c: "GroupCoordinator", ctx: Ctx, req, valid, validate_group) -> in
     return validate_group(c, ctx, req, valid)
 
 
-def validate_classic_commit(c: "GroupCoordinator", ctx: Ctx, req, valid) -> int:
+def validate_classic_commit(c: "CoordinatorState", ctx: Ctx, req, valid) -> int:
     """ClassicGroup.validateOffsetCommit for a transactional commit (a commit with no identity at all
     is accepted whatever the state, CompletingRebalance too); no group: created by a commit without
     generation."""
@@ -196,7 +196,7 @@ def validate_classic_commit(c: "GroupCoordinator", ctx: Ctx, req, valid) -> int:
 
 
 # ---------------------------------------------------------------------- transaction ends
-def end_transaction(c: "GroupCoordinator", producer_id: int, committed: bool, producer_epoch: int | None) -> None:
+def end_transaction(c: "CoordinatorState", producer_id: int, committed: bool, producer_epoch: int | None) -> None:
     """The broker accepted the producer's EndTxn: apply (commit) or drop (abort) its pending offsets.
     Offsets of an older epoch than the EndTxn's belong to a transaction the broker already aborted."""
     offsets = c.txns.by_producer.get(producer_id)
@@ -216,13 +216,13 @@ def end_transaction(c: "GroupCoordinator", producer_id: int, committed: bool, pr
                 producer_epoch=producer_epoch, applied=applied.get(gid, 0))
 
 
-def _group_alive(c: "GroupCoordinator", group_id: str) -> bool:
+def _group_alive(c: "CoordinatorState", group_id: str) -> bool:
     """The group still exists: a classic group not Dead, or a KIP-848 consumer group."""
     g = c.groups.get(group_id)
     return (g is not None and g.state != DEAD) or group_id in c.consumer_groups
 
 
-def producer_initialized(c: "GroupCoordinator", producer_id: int, producer_epoch: int, timeout_ms: int) -> None:
+def producer_initialized(c: "CoordinatorState", producer_id: int, producer_epoch: int, timeout_ms: int) -> None:
     """InitProducerId answered for a transactional producer: remember its transaction timeout, and
     drop offsets pending under an older epoch (the broker aborts that transaction on re-init)."""
     timeouts = c.txns.timeouts
@@ -235,7 +235,7 @@ def producer_initialized(c: "GroupCoordinator", producer_id: int, producer_epoch
         drop_producer(c, producer_id, "producer re-initialised")
 
 
-def drop_producer(c: "GroupCoordinator", producer_id: int, reason: str) -> None:
+def drop_producer(c: "CoordinatorState", producer_id: int, reason: str) -> None:
     offsets = c.txns.by_producer.get(producer_id)
     c.timers.cancel(("txn", producer_id))
     if not offsets:
@@ -246,34 +246,34 @@ def drop_producer(c: "GroupCoordinator", producer_id: int, reason: str) -> None:
         _tombstone(c, producer_id, key)
 
 
-def drop_group(c: "GroupCoordinator", group_id: str) -> None:
+def drop_group(c: "CoordinatorState", group_id: str) -> None:
     """DeleteGroups: the group's pending offsets go with it."""
     for pid in sorted(c.txns.by_group.get(group_id, ())):
         for key in [k for k in c.txns.by_producer.get(pid, {}) if k[0] == group_id]:
             _tombstone(c, pid, key)
 
 
-def drop_partition(c: "GroupCoordinator", group_id: str, topic: str, partition: int) -> None:
+def drop_partition(c: "CoordinatorState", group_id: str, topic: str, partition: int) -> None:
     """OffsetDelete: pending offsets of that partition are deleted too."""
     for pid in sorted(c.txns.by_group.get(group_id, ())):
         _tombstone(c, pid, (group_id, topic, partition))
 
 
-def _tombstone(c: "GroupCoordinator", pid: int, key: Key) -> None:
+def _tombstone(c: "CoordinatorState", pid: int, key: Key) -> None:
     if c.txns.remove(pid, key) is not None:
         c.records.append(TxnOffsetTombstone(key[0], pid, key[1], key[2]))
         if pid not in c.txns.by_producer:
             c.timers.cancel(("txn", pid))
 
 
-def _arm(c: "GroupCoordinator", pid: int, timeout_ms: int) -> None:
+def _arm(c: "CoordinatorState", pid: int, timeout_ms: int) -> None:
     def fire():
         drop_producer(c, pid, "transaction timed out without kshim seeing its end")
     c.timers.schedule(("txn", pid), c.now + timeout_ms + GRACE_MS, fire)
 
 
 # ---------------------------------------------------------------------- replay
-def replay_record(c: "GroupCoordinator", rec) -> None:
+def replay_record(c: "CoordinatorState", rec) -> None:
     if isinstance(rec, TxnOffsetRecord):
         if rec.group_id not in c.groups and rec.group_id not in c.consumer_groups:
             c.groups[rec.group_id] = ClassicGroup(rec.group_id, state_timestamp_ms=c.now)

@@ -39,7 +39,7 @@ from .target import member_updated, reconcile_member, refresh_group_metadata
 from .heartbeat import kafka_uuid
 
 if TYPE_CHECKING:
-    from ..group_coordinator import GroupCoordinator
+    from ..coordinator_state import CoordinatorState
     from ..result import Ctx
 
 JOIN_TIMEOUT = "the classic member failed to join within the rebalance timeout"
@@ -47,7 +47,7 @@ SYNC_TIMEOUT = "the member failed to sync within timeout"
 
 
 # ---------------------------------------------------------------------------------- JoinGroup
-def join(c: "GroupCoordinator", ctx: "Ctx", req, g: ConsumerGroup) -> None:
+def join(c: "CoordinatorState", ctx: "Ctx", req, g: ConsumerGroup) -> None:
     v = ctx.version
     instance_id = req.group_instance_id if v >= 5 else None
     given = req.member_id or ""
@@ -194,7 +194,7 @@ def _member(g: ConsumerGroup, member_id: str, instance_id: str | None, generatio
     return m
 
 
-def sync(c: "GroupCoordinator", ctx: "Ctx", req, g: ConsumerGroup) -> None:
+def sync(c: "CoordinatorState", ctx: "Ctx", req, g: ConsumerGroup) -> None:
     v = ctx.version
     m = _member(g, req.member_id, req.group_instance_id if v >= 3 else None, req.generation_id)
     if isinstance(m, int):
@@ -212,7 +212,7 @@ def sync(c: "GroupCoordinator", ctx: "Ctx", req, g: ConsumerGroup) -> None:
     c.respond(ctx.token, sync_response(v, E.NONE, ptype, pname, data))
 
 
-def heartbeat(c: "GroupCoordinator", ctx: "Ctx", req, g: ConsumerGroup) -> None:
+def heartbeat(c: "CoordinatorState", ctx: "Ctx", req, g: ConsumerGroup) -> None:
     v = ctx.version
     m = _member(g, req.member_id, req.group_instance_id if v >= 3 else None, req.generation_id)
     if isinstance(m, int):
@@ -236,7 +236,7 @@ def _waiting_on_unreleased(g: ConsumerGroup, m: ConsumerMember) -> bool:
 
 
 # ---------------------------------------------------------------------------------- LeaveGroup
-def leave(c: "GroupCoordinator", ctx: "Ctx", req, g: ConsumerGroup) -> None:
+def leave(c: "CoordinatorState", ctx: "Ctx", req, g: ConsumerGroup) -> None:
     v = ctx.version
     ids = [(req.member_id, None)] if v <= 2 else [(x.member_id, x.group_instance_id) for x in req.members]
     results, leaving = [], {}

@@ -16,11 +16,11 @@ from .consumer_group import G_EMPTY
 from .fencing import delete_group
 
 if TYPE_CHECKING:
-    from ..group_coordinator import GroupCoordinator
+    from ..coordinator_state import CoordinatorState
     from ..result import Ctx
 
 
-def list_consumer_groups(c: "GroupCoordinator", ctx: "Ctx", req, body) -> None:
+def list_consumer_groups(c: "CoordinatorState", ctx: "Ctx", req, body) -> None:
     """Append the consumer groups the request's filters keep to the classic answer `body`."""
     v = ctx.version
     states = {s.lower() for s in (req.states_filter or [])} if v >= 4 else set()
@@ -38,7 +38,7 @@ def list_consumer_groups(c: "GroupCoordinator", ctx: "Ctx", req, body) -> None:
                                        group_type="consumer" if v >= 5 else ""))
 
 
-def delete_consumer_groups(c: "GroupCoordinator", body) -> None:
+def delete_consumer_groups(c: "CoordinatorState", body) -> None:
     """Answer the consumer groups among the classic answer's results (`body`, a DeleteGroupsResponse
     that found no classic group of those ids): a group with members is NON_EMPTY_GROUP; an empty one
     goes with its offsets and pending transactional offsets."""
@@ -57,7 +57,7 @@ def delete_consumer_groups(c: "GroupCoordinator", body) -> None:
         r.error_code = E.NONE
 
 
-def validate_offset_delete(c: "GroupCoordinator", group_id: str) -> tuple[int, Callable[[str], bool]]:
+def validate_offset_delete(c: "CoordinatorState", group_id: str) -> tuple[int, Callable[[str], bool]]:
     """ConsumerGroup.validateOffsetDelete checks nothing; topics some member subscribes to are refused."""
     return E.NONE, subscribed_to(c.consumer_groups[group_id])
 

@@ -17,10 +17,10 @@ from .fencing import arm_rebalance, arm_session, cancel_member_timers, rebalance
 from .regex_resolution import InvalidRegex, resolve
 
 if TYPE_CHECKING:
-    from ..group_coordinator import GroupCoordinator
+    from ..coordinator_state import CoordinatorState
 
 
-def replay_consumer(c: "GroupCoordinator", rec) -> None:
+def replay_consumer(c: "CoordinatorState", rec) -> None:
     gid = rec.group_id
     g = c.consumer_groups.get(gid)
     if isinstance(rec, ConsumerGroupRecord):

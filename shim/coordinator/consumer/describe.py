@@ -16,12 +16,12 @@ from ..admin import ALL_GROUP_OPERATIONS, AUTHORIZED_OPERATIONS_OMITTED
 from . import codes as K
 
 if TYPE_CHECKING:
-    from ..group_coordinator import GroupCoordinator
+    from ..coordinator_state import CoordinatorState
     from ..result import Ctx
 
 
 
-def _assignment(c: "GroupCoordinator", *parts: dict) -> Assignment:
+def _assignment(c: "CoordinatorState", *parts: dict) -> Assignment:
     merged: dict = {}
     for src in parts:
         for t, ps in src.items():
@@ -36,7 +36,7 @@ def _assignment(c: "GroupCoordinator", *parts: dict) -> Assignment:
     return Assignment(topic_partitions=out)
 
 
-def consumer_group_describe(c: "GroupCoordinator", ctx: "Ctx", req) -> None:
+def consumer_group_describe(c: "CoordinatorState", ctx: "Ctx", req) -> None:
     out = []
     for gid in req.group_ids:
         if not gid:

@@ -20,10 +20,10 @@ from .persist import write_group_removed, write_member_removed
 from .timer_keys import cancel_member_timers
 
 if TYPE_CHECKING:
-    from ..group_coordinator import GroupCoordinator
+    from ..coordinator_state import CoordinatorState
 
 
-def downgrade_allowed(c: "GroupCoordinator", g: ConsumerGroup, leaving: set) -> bool:
+def downgrade_allowed(c: "CoordinatorState", g: ConsumerGroup, leaving: set) -> bool:
     remaining = [m for mid, m in g.members.items() if mid not in leaving]
     if not remaining or any(m.classic is None for m in remaining):
         return False
@@ -32,7 +32,7 @@ def downgrade_allowed(c: "GroupCoordinator", g: ConsumerGroup, leaving: set) -> 
     return True
 
 
-def downgrade_allowed_replacing(c: "GroupCoordinator", g: ConsumerGroup, existing: ConsumerMember) -> bool:
+def downgrade_allowed_replacing(c: "CoordinatorState", g: ConsumerGroup, existing: ConsumerMember) -> bool:
     """A classic JoinGroup with the instance id `existing` holds (GroupMetadataManager
     .validateOnlineDowngradeWithReplacedMember, ConsumerGroup.allMembersUseClassicProtocolExcept): `existing`
     uses the consumer protocol and every other member the classic one (there may be none), downgrades are
@@ -43,7 +43,7 @@ def downgrade_allowed_replacing(c: "GroupCoordinator", g: ConsumerGroup, existin
     return c.cfg.downgrade_enabled() and len(g.members) <= c.cfg.max_size
 
 
-def downgrade(c: "GroupCoordinator", g: ConsumerGroup, leaving: set, reason: str,
+def downgrade(c: "CoordinatorState", g: ConsumerGroup, leaving: set, reason: str,
               joining: ConsumerMember | None = None, rebalance: bool = True) -> ClassicGroup:
     """Turn `g` into a classic group without the `leaving` members (and with `joining` in place of the
     static member holding its instance id), write its records and prepare a rebalance."""

@@ -21,10 +21,10 @@ from .target import bump_epoch
 from .timer_keys import cancel_member_timers, join_key, rebalance_key, session_key, sync_key  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
-    from ..group_coordinator import GroupCoordinator
+    from ..coordinator_state import CoordinatorState
 
 
-def delete_group(c: "GroupCoordinator", gid: str) -> None:
+def delete_group(c: "CoordinatorState", gid: str) -> None:
     """Drop a consumer group and its records (its offsets are the caller's business)."""
     g = c.consumer_groups.pop(gid)
     for mid in g.members:
@@ -32,11 +32,11 @@ def delete_group(c: "GroupCoordinator", gid: str) -> None:
     write_group_removed(c, g)
 
 
-def fence(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, reason: str) -> None:
+def fence(c: "CoordinatorState", g: ConsumerGroup, m: ConsumerMember, reason: str) -> None:
     fence_members(c, g, [m], reason)
 
 
-def fence_members(c: "GroupCoordinator", g: ConsumerGroup, members: list, reason: str) -> None:
+def fence_members(c: "CoordinatorState", g: ConsumerGroup, members: list, reason: str) -> None:
     if not members:
         return
     leaving = {m.member_id for m in members}
@@ -51,11 +51,11 @@ def fence_members(c: "GroupCoordinator", g: ConsumerGroup, members: list, reason
                else f"member {members[0].member_id} removed: {reason}")
 
 
-def session_timeout_ms(c: "GroupCoordinator", m: ConsumerMember) -> int:
+def session_timeout_ms(c: "CoordinatorState", m: ConsumerMember) -> int:
     return m.classic.session_timeout_ms if m.classic is not None else c.cfg.consumer_session_timeout_ms
 
 
-def arm_session(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) -> None:
+def arm_session(c: "CoordinatorState", g: ConsumerGroup, m: ConsumerMember) -> None:
     """Push the member's session deadline; one timer per member, re-armed lazily when it fires early."""
     m.session_deadline = c.now + session_timeout_ms(c, m)
     if not m.session_armed:
@@ -67,7 +67,7 @@ def arm_session(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) -> N
         _schedule_session(c, g.group_id, m)
 
 
-def arm_classic_timer(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, key, timeout_ms: int,
+def arm_classic_timer(c: "CoordinatorState", g: ConsumerGroup, m: ConsumerMember, key, timeout_ms: int,
                       reason: str, if_absent: bool = False) -> None:
     """A classic member's join or sync deadline (scheduleConsumerGroupJoinTimeout / SyncTimeout): when it passes the member is fenced."""
     gid, mid = g.group_id, m.member_id
@@ -84,7 +84,7 @@ def arm_classic_timer(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember
     c.timers.schedule(k, c.now + max(timeout_ms, 0), expired)
 
 
-def _schedule_session(c: "GroupCoordinator", gid: str, m: ConsumerMember) -> None:
+def _schedule_session(c: "CoordinatorState", gid: str, m: ConsumerMember) -> None:
     mid = m.member_id
 
     def expired():
@@ -102,7 +102,7 @@ def _schedule_session(c: "GroupCoordinator", gid: str, m: ConsumerMember) -> Non
     c.timers.schedule(session_key(gid, mid), m.session_deadline, expired)
 
 
-def arm_rebalance(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) -> None:
+def arm_rebalance(c: "CoordinatorState", g: ConsumerGroup, m: ConsumerMember) -> None:
     gid, mid, epoch = g.group_id, m.member_id, m.member_epoch
 
     def expired():
@@ -114,7 +114,7 @@ def arm_rebalance(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) ->
     c.timers.schedule(rebalance_key(gid, mid), c.now + max(m.rebalance_timeout_ms, 0), expired)
 
 
-def replace_static(c: "GroupCoordinator", g: ConsumerGroup, old: ConsumerMember, new_id: str) -> ConsumerMember:
+def replace_static(c: "CoordinatorState", g: ConsumerGroup, old: ConsumerMember, new_id: str) -> ConsumerMember:
     """A static member that left with epoch -2 is replaced by a new member id, which takes its
     subscription, assignment (epoch 0, previous 0) and target; the old member's records go, no bump."""
     m = static_successor(old, new_id)
@@ -137,7 +137,7 @@ def static_successor(old: ConsumerMember, new_id: str) -> ConsumerMember:
     return m
 
 
-def retire_static(c: "GroupCoordinator", g: ConsumerGroup, old: ConsumerMember, new_id: str) -> None:
+def retire_static(c: "CoordinatorState", g: ConsumerGroup, old: ConsumerMember, new_id: str) -> None:
     """GroupMetadataManager.replaceMember: the replaced static member's records go, no epoch bump.
     Its regex keeps its resolution: the successor (added next) copied it, and only a change of the
     successor's own subscription drops it (maybeUpdateRegularExpressions)."""

@@ -30,7 +30,7 @@ from .target import member_updated, reconcile_member, refresh_group_metadata
 from .upgrade import UpgradeRefused, install_upgrade, plan_upgrade
 
 if TYPE_CHECKING:
-    from ..group_coordinator import GroupCoordinator
+    from ..coordinator_state import CoordinatorState
     from ..result import Ctx
 
 
@@ -45,7 +45,7 @@ def error_response(code: int, message: str | None) -> ConsumerGroupHeartbeatResp
                                           member_epoch=0, heartbeat_interval_ms=0, assignment=None)
 
 
-def consumer_group_heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> None:
+def consumer_group_heartbeat(c: "CoordinatorState", ctx: "Ctx", req) -> None:
     try:
         validate(c, ctx.version, req)
         if req.member_epoch < 0:
@@ -63,7 +63,7 @@ def _blank(s: str | None) -> bool:
     return s is not None and all(ch <= " " for ch in s)
 
 
-def validate(c: "GroupCoordinator", version: int, req) -> None:
+def validate(c: "CoordinatorState", version: int, req) -> None:
     def invalid(msg: str):
         raise HeartbeatError(K.INVALID_REQUEST, msg)
 
@@ -98,7 +98,7 @@ def validate(c: "GroupCoordinator", version: int, req) -> None:
 
 
 # ---------------------------------------------------------------------------------- leaving (consumerGroupLeave)
-def _leave(c: "GroupCoordinator", req) -> ConsumerGroupHeartbeatResponse:
+def _leave(c: "CoordinatorState", req) -> ConsumerGroupHeartbeatResponse:
     g = c.consumer_groups.get(req.group_id)
     if g is None:                       # GroupMetadataManager.consumerGroup(groupId)
         raise HeartbeatError(E.GROUP_ID_NOT_FOUND, f"Group {req.group_id} is not a consumer group."
@@ -127,7 +127,7 @@ def _leave(c: "GroupCoordinator", req) -> ConsumerGroupHeartbeatResponse:
 
 
 # ---------------------------------------------------------------------------------- joining and heartbeating (consumerGroupHeartbeat)
-def kafka_uuid(c: "GroupCoordinator") -> str:
+def kafka_uuid(c: "CoordinatorState") -> str:
     raw = c._uuid()
     try:
         b = uuid.UUID(raw).bytes
@@ -136,7 +136,7 @@ def kafka_uuid(c: "GroupCoordinator") -> str:
     return base64.urlsafe_b64encode(b).decode().rstrip("=")
 
 
-def _other_type(c: "GroupCoordinator", gid: str) -> bool:
+def _other_type(c: "CoordinatorState", gid: str) -> bool:
     g = c.groups.get(gid)
     return g is not None and g.state != DEAD
 
@@ -146,7 +146,7 @@ def _fenced_message(member_id: str, instance_id: str, holder: str) -> str:
     return f"Static member {member_id} with instance id {instance_id} was fenced by member {holder}."
 
 
-def _group_for_join(c: "GroupCoordinator", req) -> tuple[ConsumerGroup, bool, object]:
+def _group_for_join(c: "CoordinatorState", req) -> tuple[ConsumerGroup, bool, object]:
     """(group, created, classic group it upgrades or None); GroupMetadataManager
     .getOrMaybeCreateConsumerGroup's errors."""
     gid, epoch = req.group_id, req.member_epoch
@@ -172,7 +172,7 @@ def _reported(req) -> dict | None:
     return {tp.topic_id: frozenset(tp.partitions) for tp in req.topic_partitions}
 
 
-def _heartbeat(c: "GroupCoordinator", ctx: "Ctx", req) -> ConsumerGroupHeartbeatResponse:
+def _heartbeat(c: "CoordinatorState", ctx: "Ctx", req) -> ConsumerGroupHeartbeatResponse:
     v, epoch = ctx.version, req.member_epoch
     g, created, upgraded = _group_for_join(c, req)
     member_id = req.member_id or ""
@@ -281,7 +281,7 @@ def _subset(reported: dict, assigned: dict) -> bool:
     return True
 
 
-def _member_for(c: "GroupCoordinator", g: ConsumerGroup, req, member_id: str):
+def _member_for(c: "CoordinatorState", g: ConsumerGroup, req, member_id: str):
     """(member, is new, replaced static member or None); raises the identity errors of
     getOrMaybeSubscribeDynamicConsumerGroupMember / getOrMaybeSubscribeStaticConsumerGroupMember."""
     epoch, instance = req.member_epoch, req.instance_id

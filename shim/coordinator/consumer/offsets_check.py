@@ -11,11 +11,11 @@ from .. import errors as E
 from ..metadata_size import metadata_too_large
 
 if TYPE_CHECKING:
-    from ..group_coordinator import GroupCoordinator
+    from ..coordinator_state import CoordinatorState
     from ..result import Ctx
 
 
-def validate_commit(c: "GroupCoordinator", ctx: "Ctx", req, checked) -> int:
+def validate_commit(c: "CoordinatorState", ctx: "Ctx", req, checked) -> int:
     """OffsetCommit to a consumer group: member epochs. `checked` is offsets.offset_commit's
     [(topic, TopicInfo | None, [(partition, error | None)])]; partitions whose metadata is too large
     are not validated."""
@@ -25,7 +25,7 @@ def validate_commit(c: "GroupCoordinator", ctx: "Ctx", req, checked) -> int:
         if e is None and not metadata_too_large(p.committed_metadata, max_md)])
 
 
-def validate_txn_commit(c: "GroupCoordinator", ctx: "Ctx", req, valid) -> int:
+def validate_txn_commit(c: "CoordinatorState", ctx: "Ctx", req, valid) -> int:
     """TxnOffsetCommit to a consumer group: member epochs. `valid` is txn_offsets' [(topic name,
     partition)] that passed KafkaApis' checks; partitions whose metadata is too large are not validated."""
     max_md = c.cfg.offset_metadata_max_bytes
@@ -34,7 +34,7 @@ def validate_txn_commit(c: "GroupCoordinator", ctx: "Ctx", req, valid) -> int:
         if not metadata_too_large(p.committed_metadata, max_md)])
 
 
-def commit_error(c: "GroupCoordinator", ctx: "Ctx", req, txn: bool = False, partitions=()) -> int:
+def commit_error(c: "CoordinatorState", ctx: "Ctx", req, txn: bool = False, partitions=()) -> int:
     """ConsumerGroup.validateOffsetCommit, then its per-partition validator for `partitions`:
     [(TopicInfo, partition)] of the commit that passed KafkaApis' topic checks and the metadata size
     check (OffsetMetadataManager validates nothing else), topics resolved to ids either way (v10
@@ -72,7 +72,7 @@ def commit_error(c: "GroupCoordinator", ctx: "Ctx", req, txn: bool = False, part
     return E.NONE
 
 
-def fetch_error(c: "GroupCoordinator", group_id: str, member_id: str | None, epoch: int) -> int:
+def fetch_error(c: "CoordinatorState", group_id: str, member_id: str | None, epoch: int) -> int:
     g = c.consumer_groups.get(group_id)
     if g is None or (member_id is None and epoch < 0):
         return E.NONE
@@ -84,7 +84,7 @@ def fetch_error(c: "GroupCoordinator", group_id: str, member_id: str | None, epo
     return E.NONE
 
 
-def apply_fetch_errors(c: "GroupCoordinator", req, body) -> None:
+def apply_fetch_errors(c: "CoordinatorState", req, body) -> None:
     """OffsetFetch v9+: a consumer group's member whose epoch fails the check gets the error instead
     of its group's offsets (ConsumerGroup.validateOffsetFetch); `body` is the answer from the store."""
     for rg, out in zip(req.groups, body.groups):

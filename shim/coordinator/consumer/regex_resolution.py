@@ -26,7 +26,7 @@ from ..assignors.topic_regex import validate
 from .target import bump_epoch, metadata_snapshot, resolve
 
 if TYPE_CHECKING:
-    from ..group_coordinator import GroupCoordinator
+    from ..coordinator_state import CoordinatorState
     from .consumer_group import ConsumerGroup
 
 # GroupMetadataManager.REGEX_BATCH_REFRESH_MIN_INTERVAL_MS
@@ -35,7 +35,7 @@ REFRESH_MIN_INTERVAL_MS = 10_000
 __all__ = ["InvalidRegex", "resolve", "validate", "schedule_resolution", "maybe_refresh"]
 
 
-def maybe_refresh(c: "GroupCoordinator", g: "ConsumerGroup", brought_new: bool, resolved_before: bool) -> None:
+def maybe_refresh(c: "CoordinatorState", g: "ConsumerGroup", brought_new: bool, resolved_before: bool) -> None:
     """After a heartbeat's subscription update (`brought_new`: it brought a regex new to the group):
     GroupMetadataManager.maybeUpdateRegularExpressions' conditions for a resolution. The 10 s check
     sees the resolved regexes as they were before this heartbeat (`resolved_before`): the tombstone of
@@ -51,7 +51,7 @@ def maybe_refresh(c: "GroupCoordinator", g: "ConsumerGroup", brought_new: bool, 
         schedule_resolution(c, g)
 
 
-def schedule_resolution(c: "GroupCoordinator", g: "ConsumerGroup") -> None:
+def schedule_resolution(c: "CoordinatorState", g: "ConsumerGroup") -> None:
     """Resolve the group's unresolved regexes right after the current event (one timer per group)."""
     gid = g.group_id
     key = ("regex", gid)
@@ -65,7 +65,7 @@ def schedule_resolution(c: "GroupCoordinator", g: "ConsumerGroup") -> None:
     c.timers.schedule(key, c.now, run)
 
 
-def resolve_pending(c: "GroupCoordinator", g: "ConsumerGroup") -> None:
+def resolve_pending(c: "CoordinatorState", g: "ConsumerGroup") -> None:
     """The resolution result: every regex some member subscribes to gets its topics; the group epoch
     is bumped once when a result differs from the one it replaces (none: empty) or the subscribed
     topics' metadata changed (`GroupMetadataManager.handleRegularExpressionsResult`: a regex that

@@ -20,7 +20,7 @@ from ..assignors.topic_regex import resolve as resolve_regex
 from .assignor_choice import for_target
 
 if TYPE_CHECKING:
-    from ..group_coordinator import GroupCoordinator
+    from ..coordinator_state import CoordinatorState
 
 
 def resolve(pattern: str, names, allowed: Callable[[str], bool] | None = None) -> frozenset[str]:
@@ -30,7 +30,7 @@ def resolve(pattern: str, names, allowed: Callable[[str], bool] | None = None) -
     return matched if allowed is None else frozenset(n for n in matched if allowed(n))
 
 
-def subscribed_ids(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) -> frozenset:
+def subscribed_ids(c: "CoordinatorState", g: ConsumerGroup, m: ConsumerMember) -> frozenset:
     """The topic ids a member's subscription resolves to (cached per subscription and catalog version)."""
     key = (m.subscribed_topic_names, m.subscribed_topic_regex)
     cache = g.resolved_cache
@@ -45,7 +45,7 @@ def subscribed_ids(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember) -
     return ids
 
 
-def metadata_snapshot(c: "GroupCoordinator", g: ConsumerGroup) -> dict:
+def metadata_snapshot(c: "CoordinatorState", g: ConsumerGroup) -> dict:
     topics = c.topics
     snap = {}
     for name in g.subscribed_names():
@@ -55,14 +55,14 @@ def metadata_snapshot(c: "GroupCoordinator", g: ConsumerGroup) -> dict:
     return snap
 
 
-def bump_epoch(c: "GroupCoordinator", g: ConsumerGroup, reason: str) -> None:
+def bump_epoch(c: "CoordinatorState", g: ConsumerGroup, reason: str) -> None:
     g.group_epoch += 1
     g.metadata_snapshot = metadata_snapshot(c, g)
     write_group(c, g)
     c.event("group_epoch", g.group_id, epoch=g.group_epoch, reason=reason)
 
 
-def member_updated(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, *, changed: bool, new: bool,
+def member_updated(c: "CoordinatorState", g: ConsumerGroup, m: ConsumerMember, *, changed: bool, new: bool,
                    replaced: bool, sub_changed: bool, who: str = "member") -> None:
     """Records and epoch after a member joined or changed (the rest of consumerGroupHeartbeat, also a classic JoinGroup):
     its subscription record, the target it inherited from a replaced static member, the epoch bump
@@ -78,7 +78,7 @@ def member_updated(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, *
     maybe_compute_target(c, g, trigger)
 
 
-def maybe_refresh_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> bool:
+def maybe_refresh_metadata(c: "CoordinatorState", g: ConsumerGroup) -> bool:
     """Bump the group epoch when the subscribed topics' metadata changed since the last bump."""
     snap = metadata_snapshot(c, g)
     if g.metadata_snapshot is not None and snap == g.metadata_snapshot:
@@ -90,7 +90,7 @@ def maybe_refresh_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> bool:
     return True
 
 
-def refresh_group_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> None:
+def refresh_group_metadata(c: "CoordinatorState", g: ConsumerGroup) -> None:
     """When the topic catalog moved since this group last looked: re-resolve its regexes, then bump
     the group epoch if the subscribed topics' metadata changed (consumerGroupHeartbeat: hasMetadataExpired, updateSubscriptionMetadata)."""
     version = c.topics.version
@@ -104,7 +104,7 @@ def refresh_group_metadata(c: "GroupCoordinator", g: ConsumerGroup) -> None:
     maybe_refresh_metadata(c, g)
 
 
-def maybe_compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple = (None, None)) -> None:
+def maybe_compute_target(c: "CoordinatorState", g: ConsumerGroup, trigger: tuple = (None, None)) -> None:
     if g.group_epoch <= g.assignment_epoch:
         return
     interval = c.cfg.consumer_assignment_interval_ms
@@ -113,7 +113,7 @@ def maybe_compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple
     compute_target(c, g, trigger)
 
 
-def compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple = (None, None)) -> None:
+def compute_target(c: "CoordinatorState", g: ConsumerGroup, trigger: tuple = (None, None)) -> None:
     """`trigger`: the server assignor of the member whose request computes it, before and after."""
     topics = {}
     for tid, (name, parts) in (g.metadata_snapshot or metadata_snapshot(c, g)).items():
@@ -142,7 +142,7 @@ def compute_target(c: "GroupCoordinator", g: ConsumerGroup, trigger: tuple = (No
     c.event("target_assignment", g.group_id, epoch=g.assignment_epoch, assignor=name, members=len(g.members))
 
 
-def reconcile_member(c: "GroupCoordinator", g: ConsumerGroup, m: ConsumerMember, reported, sub_changed: bool,
+def reconcile_member(c: "CoordinatorState", g: ConsumerGroup, m: ConsumerMember, reported, sub_changed: bool,
                      *, keep: bool, fenced_ok: bool = False) -> None:
     """CurrentAssignmentBuilder for one member: its next assignment state toward its target (topics it no longer
     subscribes to count as empty), written when it changed; `keep` writes the current state even when

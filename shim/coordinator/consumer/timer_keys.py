@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..group_coordinator import GroupCoordinator
+    from ..coordinator_state import CoordinatorState
 
 
 def session_key(gid: str, mid: str) -> tuple:
@@ -25,6 +25,6 @@ def sync_key(gid: str, mid: str) -> tuple:
     return ("cg-sync", gid, mid)
 
 
-def cancel_member_timers(c: "GroupCoordinator", gid: str, mid: str) -> None:
+def cancel_member_timers(c: "CoordinatorState", gid: str, mid: str) -> None:
     for key in (session_key, rebalance_key, join_key, sync_key):
         c.timers.cancel(key(gid, mid))

@@ -30,14 +30,14 @@ from .persist import write_current, write_group, write_member, write_target
 from .target import metadata_snapshot
 
 if TYPE_CHECKING:
-    from ..group_coordinator import GroupCoordinator
+    from ..coordinator_state import CoordinatorState
 
 
 class UpgradeRefused(Exception):
     """GROUP_ID_NOT_FOUND with this message for the heartbeat that asked for the upgrade."""
 
 
-def plan_upgrade(c: "GroupCoordinator", classic: ClassicGroup) -> ConsumerGroup:
+def plan_upgrade(c: "CoordinatorState", classic: ClassicGroup) -> ConsumerGroup:
     """The consumer group a non-empty classic group would become. Once the policy, protocol type
     and size allow it, the classic group's parked JoinGroup/SyncGroup requests are answered
     REBALANCE_IN_PROGRESS, even when reading its members then fails or the heartbeat is refused
@@ -80,7 +80,7 @@ def plan_upgrade(c: "GroupCoordinator", classic: ClassicGroup) -> ConsumerGroup:
     return g
 
 
-def install_upgrade(c: "GroupCoordinator", classic: ClassicGroup, g: ConsumerGroup) -> None:
+def install_upgrade(c: "CoordinatorState", classic: ClassicGroup, g: ConsumerGroup) -> None:
     """Replace the classic group by `g`: parked requests answered, classic timers gone, records written."""
     gid = classic.group_id
     answer_parked(c, classic)
@@ -104,7 +104,7 @@ def install_upgrade(c: "GroupCoordinator", classic: ClassicGroup, g: ConsumerGro
     c.event("group_converted", gid, to="consumer", generation=classic.generation_id, members=len(g.members))
 
 
-def answer_parked(c: "GroupCoordinator", classic: ClassicGroup) -> None:
+def answer_parked(c: "CoordinatorState", classic: ClassicGroup) -> None:
     """ClassicGroup.completeAllJoinFutures / completeAllSyncFutures(REBALANCE_IN_PROGRESS)."""
     for cm in classic.members.values():
         if cm.awaiting_join is not None:

@@ -1,0 +1,29 @@
+"""What the handlers see of the coordinator: the runtime (clock, timers, outbox, records, events) and
+the group state it holds. GroupCoordinator (group_coordinator.py) is this plus its inputs (handle,
+tick, replay, ...) and the dispatch table; the handlers below it name this class in their type hints,
+so no module refers back up to the module that imports it, not even for a type."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from .runtime import CoordinatorRuntime
+
+if TYPE_CHECKING:
+    from .classic_group import ClassicGroup
+    from .config import CoordinatorConfig
+    from .consumer.consumer_group import ConsumerGroup
+    from .metadata import TopicCatalog
+    from .uncommitted import Uncommitted
+
+
+class CoordinatorState(CoordinatorRuntime):
+    cfg: "CoordinatorConfig"
+    groups: "dict[str, ClassicGroup]"                 # classic groups
+    consumer_groups: "dict[str, ConsumerGroup]"       # KIP-848 consumer groups
+    offsets: "OffsetStore"                            # committed offsets (offsets.py)
+    txns: "PendingTxns"                               # pending transactional offsets (txn_offsets.py)
+    uncommitted: "Uncommitted"                        # what reads do not see yet (uncommitted.py)
+    topics: "TopicCatalog"                            # the upstream cluster's topics (metadata.py)
+    join_polling: set[str]
+    metadata_listeners: "list[Callable]"
