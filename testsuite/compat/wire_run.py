@@ -3,7 +3,7 @@ or given), then the same seeds broker versus broker (the control: differences th
 noise, not kshim's). Usage: scripts/wire-diff [--seeds 0-1999] [--kafka H:P --kshim H:P]
 [--minimize DIR] [--concurrency N] [--group-max-size N]. Writes build/wire-diff/report.json.
 --group-max-size sets group.max.size on the broker started here and on kshim (the scenarios' groups
-of up to four members, and classic rejoins with new member ids, then reach the limit).""",
+of up to four members, and classic rejoins with new member ids, then reach the limit)."""
 
 from __future__ import annotations
 
