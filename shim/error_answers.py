@@ -33,12 +33,16 @@ from kcodec.generated.offset_fetch import (OffsetFetchResponse, OffsetFetchRespo
                                           OffsetFetchResponseTopic)
 from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition,
                                                 TxnOffsetCommitResponseTopic)
+from kcodec.protocol import ApiKey, Error
 
 from .coordinator.responses import join_error, sync_response
 
-OFFSET_COMMIT, OFFSET_FETCH, JOIN, HEARTBEAT, LEAVE, SYNC, DESCRIBE, LIST = 8, 9, 11, 12, 13, 14, 15, 16
-TXN_OFFSET_COMMIT, DELETE_GROUPS, OFFSET_DELETE = 28, 42, 47
-COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR = 14, 16
+OFFSET_COMMIT, OFFSET_FETCH, HEARTBEAT = ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.HEARTBEAT
+JOIN, LEAVE, SYNC = ApiKey.JOIN_GROUP, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP
+DESCRIBE, LIST = ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS
+TXN_OFFSET_COMMIT = ApiKey.TXN_OFFSET_COMMIT
+DELETE_GROUPS, OFFSET_DELETE = ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE
+COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR = Error.COORDINATOR_LOAD_IN_PROGRESS, Error.NOT_COORDINATOR
 COMMITS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT)     # failed appends answered per partition
 
 _ZERO = b"\x00" * 16

@@ -38,16 +38,22 @@ from kcodec.generated.offset_fetch import (OffsetFetchResponse, OffsetFetchRespo
                                            OffsetFetchResponseTopic, OffsetFetchResponseTopics)
 from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition,
                                                 TxnOffsetCommitResponseTopic)
+from kcodec.protocol import ApiKey, Error
 
 from ..coordinator.responses import join_error, sync_response
 from ..error_answers import error_body
 from .acl import (CLUSTER, CLUSTER_NAME, DELETE, DESCRIBE, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE, Authorizer,
                   Caller)
 
-TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 29, 30, 53
-(OFFSET_COMMIT, OFFSET_FETCH, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP, DESCRIBE_GROUPS, LIST_GROUPS,
- TXN_OFFSET_COMMIT, DELETE_GROUPS, OFFSET_DELETE, CG_HEARTBEAT, CG_DESCRIBE) = (
-    8, 9, 11, 12, 13, 14, 15, 16, 28, 42, 47, 68, 69)
+TOPIC_AUTHORIZATION_FAILED = Error.TOPIC_AUTHORIZATION_FAILED
+GROUP_AUTHORIZATION_FAILED = Error.GROUP_AUTHORIZATION_FAILED
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED = Error.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+OFFSET_COMMIT, OFFSET_FETCH = ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH
+JOIN_GROUP, HEARTBEAT, LEAVE_GROUP = ApiKey.JOIN_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP
+SYNC_GROUP, DESCRIBE_GROUPS, LIST_GROUPS = ApiKey.SYNC_GROUP, ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS
+TXN_OFFSET_COMMIT = ApiKey.TXN_OFFSET_COMMIT
+DELETE_GROUPS, OFFSET_DELETE = ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE
+CG_HEARTBEAT, CG_DESCRIBE = ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE
 CGD_TOPIC_MESSAGE = "The group has described topic(s) that the client is not authorized to describe."
 GROUP_AUTH_MESSAGE = "Group authorization failed."
 

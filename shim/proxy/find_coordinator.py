@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from kcodec.generated.find_coordinator import Coordinator, FindCoordinatorResponse
+from kcodec.protocol import Error
 
 from .bodies import read_or_close
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from .server import Proxy
     from .session import Session, Slot
 
-COORDINATOR_NOT_AVAILABLE = 15
+COORDINATOR_NOT_AVAILABLE = Error.COORDINATOR_NOT_AVAILABLE
 GROUP_KEY = 0
 NOT_AVAILABLE_MESSAGE = "The coordinator is not available."
 NONE_MESSAGE = "NONE"                  # Errors.NONE.message()

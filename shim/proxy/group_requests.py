@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from kcodec import api
 from kcodec.generated.list_groups import ListGroupsResponse
+from kcodec.protocol import ApiKey
 
 from .bodies import read_or_close
 from .find_coordinator import coordinator_node
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kshim.coordinator")
 
-LIST_GROUPS, TXN_OFFSET_COMMIT, CONSUMER_GROUP_HEARTBEAT = 16, 28, 68
+LIST_GROUPS = ApiKey.LIST_GROUPS
+TXN_OFFSET_COMMIT, CONSUMER_GROUP_HEARTBEAT = ApiKey.TXN_OFFSET_COMMIT, ApiKey.CONSUMER_GROUP_HEARTBEAT
 
 
 class GroupRequests:

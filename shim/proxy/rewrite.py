@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kcodec import api
+from kcodec.protocol import Error
 
 from .topology import Broker, Topology
 from .versions import API_VERSIONS, DESCRIBE_CLUSTER, FIND_COORDINATOR, METADATA, PRODUCE, advertised_range
@@ -22,7 +23,7 @@ PRODUCE_ENDPOINTS_MIN = 10     # Produce v10+ responses may name brokers (NodeEn
 # whose bytes hold no int16 6 anywhere has none and leaves as it came, without decoding.
 _NOT_LEADER = b"\x00\x06"
 
-UNSUPPORTED_VERSION = 35
+UNSUPPORTED_VERSION = Error.UNSUPPORTED_VERSION
 DESCRIBE_CLUSTER_BROKERS = 1  # DescribeCluster v1+ EndpointType: 1 brokers, 2 controllers
 
 

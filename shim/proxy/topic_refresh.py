@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable
 
 from kcodec import api
 from kcodec.generated.metadata import MetadataRequestTopic
+from kcodec.protocol import ApiKey, Error
 
 from ..coordinator.metadata import TopicCatalog, TopicInfo
 from ..kafkaclient.client import KeptConnection
@@ -21,8 +22,11 @@ if TYPE_CHECKING:
     from ..coordinator import GroupCoordinator
     from .server import Proxy
 
-METADATA, OFFSET_COMMIT, TXN_OFFSET_COMMIT, OFFSET_FETCH, OFFSET_DELETE = 3, 8, 28, 9, 47
-CONSUMER_GROUP_HEARTBEAT, UNKNOWN_TOPIC_OR_PARTITION = 68, 3
+METADATA, OFFSET_COMMIT = ApiKey.METADATA, ApiKey.OFFSET_COMMIT
+TXN_OFFSET_COMMIT = ApiKey.TXN_OFFSET_COMMIT
+OFFSET_FETCH, OFFSET_DELETE = ApiKey.OFFSET_FETCH, ApiKey.OFFSET_DELETE
+CONSUMER_GROUP_HEARTBEAT = ApiKey.CONSUMER_GROUP_HEARTBEAT
+UNKNOWN_TOPIC_OR_PARTITION = Error.UNKNOWN_TOPIC_OR_PARTITION
 CHECKED = (OFFSET_COMMIT, TXN_OFFSET_COMMIT, OFFSET_DELETE)       # partitions checked against metadata
 WITH_TOPICS = CHECKED + (OFFSET_FETCH, CONSUMER_GROUP_HEARTBEAT)  # may name topics kshim has not seen yet
 
