@@ -181,7 +181,7 @@ def error_frame(api_key: int, version: int, frame, code: int) -> bytes:
 def refuse(api_key: int, version: int, req, err: int):
     """The whole answer to a single-group request refused with `err`."""
     if api_key == HEARTBEAT:
-        return HeartbeatResponse(error_code=0 if err == COORDINATOR_LOAD_IN_PROGRESS else err)
+        return HeartbeatResponse(error_code=Error.NONE if err == COORDINATOR_LOAD_IN_PROGRESS else err)
     if api_key == JOIN:
         return join_error(version, err, req.member_id or "")
     if api_key == SYNC:
@@ -235,11 +235,11 @@ def append_failed(api_key: int, body, err: int):
     if api_key in COMMITS:
         for t in body.topics:
             for p in t.partitions:
-                if p.error_code == 0:
+                if p.error_code == Error.NONE:
                     p.error_code = err
     elif api_key == DELETE_GROUPS:
         for r in body.results:
-            if r.error_code == 0:
+            if r.error_code == Error.NONE:
                 r.error_code = err
     elif getattr(body, "error_code", None) == 0:
         body.error_code = err

@@ -7,8 +7,8 @@ A rule (from the config file's `[[faults]]` list or the admin endpoint, docs/ksh
     api       API name or key ("Heartbeat", 12, "*" for every API)         required
     action    "delay" | "drop" | "error" | "close"                           required
     delay_ms  for delay: how long the request (and the ones after it on that connection) waits
-    error     for error: the code, a number or any name of Kafka's Errors (NOT_COORDINATOR, ...); the answer has the
-              response shape of that API/version (shim/error_answers.py)
+    error     for error: the code, a number or any name of Kafka's Errors (NOT_COORDINATOR, ...);
+              the answer has the response shape of that API/version (shim/error_answers.py)
     versions  [min, max] of the request version (default every version)
     one of    probability (0..1, seeded: `seed`, default 0), first (the first N matching requests),
               every (every Nth matching request); none of them = every matching request

@@ -207,7 +207,7 @@ def _offset_fetch(authz, caller, v, req, topic_name):
                 out.append(OffsetFetchResponseGroup(group_id=gid, error_code=GROUP_AUTHORIZATION_FAILED, topics=[]))
                 continue
             group = results.pop(0) if v >= 8 else body
-            if group.error_code == 0:
+            if group.error_code == Error.NONE:
                 if plan == "all":
                     group.topics = [t for t in group.topics if _can(authz, caller, DESCRIBE, TOPIC, t.name)]
                 elif plan:
@@ -237,7 +237,7 @@ def _offset_fetch_refused(v: int, req):
                                            for g in req.groups])
     if v >= 2:
         return OffsetFetchResponse(error_code=GROUP_AUTHORIZATION_FAILED, topics=[])
-    return OffsetFetchResponse(error_code=0, topics=[     # v1: the error on every partition
+    return OffsetFetchResponse(error_code=Error.NONE, topics=[     # v1: the error on every partition
         OffsetFetchResponseTopic(name=t.name, partitions=[
             OffsetFetchResponsePartition(partition_index=i, committed_offset=-1, metadata="",
                                          error_code=GROUP_AUTHORIZATION_FAILED) for i in t.partition_indexes])
@@ -259,7 +259,7 @@ def _describe_groups(authz, caller, v, req, _tn):
     def patch(body):
         if ops:
             for g in body.groups:
-                if g.error_code == 0:
+                if g.error_code == Error.NONE:
                     g.authorized_operations = authz.authorized_operations(caller, GROUP, g.group_id)
         body.groups = entries + list(body.groups)
         return body
@@ -281,7 +281,7 @@ def _cg_describe(authz, caller, v, req, _tn):
         groups = list(body.groups)
         if ops:
             for g in groups:
-                if g.error_code == 0:
+                if g.error_code == Error.NONE:
                     g.authorized_operations = authz.authorized_operations(caller, GROUP, g.group_id)
         out = []
         for g in entries + groups:

@@ -77,9 +77,9 @@ class Rewriter:
         elif api_key == FIND_COORDINATOR:
             if version >= 4:
                 for c in msg.coordinators:
-                    if c.node_id >= 0 and c.error_code == 0:
+                    if c.node_id >= 0 and c.error_code == Error.NONE:
                         c.host, c.port = self.topology.advertised_host, self.topology.port_for(c.node_id)
-            elif msg.node_id >= 0 and msg.error_code == 0:
+            elif msg.node_id >= 0 and msg.error_code == Error.NONE:
                 msg.host, msg.port = self.topology.advertised_host, self.topology.port_for(msg.node_id)
         elif api_key == DESCRIBE_CLUSTER:
             if version < 1 or msg.endpoint_type == DESCRIBE_CLUSTER_BROKERS:

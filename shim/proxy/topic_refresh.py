@@ -76,14 +76,14 @@ class TopicRefresher:
         """Every topic of the cluster (a full listing: topics missing from it were deleted)."""
         resp = await self._metadata(None)
         if self.topics.replace(TopicInfo(t.name, t.topic_id, len(t.partitions))
-                               for t in resp.topics if t.error_code == 0 and t.name):
+                               for t in resp.topics if t.error_code == Error.NONE and t.name):
             self._changed()
 
     async def refresh_topics(self, names: list[str]) -> None:
         resp = await self._metadata(names)
         changed = False
         for t in resp.topics:
-            if t.error_code == 0:
+            if t.error_code == Error.NONE:
                 changed = self.topics.put(TopicInfo(t.name, t.topic_id, len(t.partitions))) or changed
             elif t.error_code == UNKNOWN_TOPIC_OR_PARTITION:
                 changed = self.topics.remove([t.name]) or changed

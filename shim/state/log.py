@@ -55,13 +55,15 @@ IO_ERRORS = (OSError, ConnectionError, asyncio.TimeoutError)
 
 def coordinator_error(code: int, for_fetch: bool = False) -> int:
     """The error a group API answers when the append failed with `code` (spec §0)."""
-    if code in (UNKNOWN_TOPIC_OR_PARTITION, 19, 20, REQUEST_TIMED_OUT):
-        return 16 if for_fetch else 15        # NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE
-    if code in (NOT_LEADER_OR_FOLLOWER, 56, LEADER_NOT_AVAILABLE, 74, 75):
-        return 16                             # NOT_COORDINATOR
+    if code in (UNKNOWN_TOPIC_OR_PARTITION, Error.NOT_ENOUGH_REPLICAS, Error.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                REQUEST_TIMED_OUT):
+        return Error.NOT_COORDINATOR if for_fetch else Error.COORDINATOR_NOT_AVAILABLE
+    if code in (NOT_LEADER_OR_FOLLOWER, Error.KAFKA_STORAGE_ERROR, LEADER_NOT_AVAILABLE, Error.FENCED_LEADER_EPOCH,
+                Error.UNKNOWN_LEADER_EPOCH):
+        return Error.NOT_COORDINATOR
     if code == NETWORK_EXCEPTION:
-        return 14                             # COORDINATOR_LOAD_IN_PROGRESS
-    return -1                                 # UNKNOWN_SERVER_ERROR
+        return Error.COORDINATOR_LOAD_IN_PROGRESS
+    return Error.UNKNOWN_SERVER_ERROR
 
 
 @dataclass

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from kcodec import api
 from kcodec.generated.list_groups import ListGroupsRequest
-from kcodec.protocol import ApiKey
+from kcodec.protocol import ApiKey, Error
 
 from .. import error_answers as answers
 from ..kafkaclient.client import UpstreamClient
@@ -91,7 +91,7 @@ class ScaleOut:
     def error_for(self, group_id: str) -> int:
         p = self.partition_of(group_id)
         if p in self.serving:
-            return 0
+            return Error.NONE
         return answers.COORDINATOR_LOAD_IN_PROGRESS if p in self.loading else answers.NOT_COORDINATOR
 
     def owner_of(self, group_id: str) -> Peer | None:
