@@ -241,7 +241,7 @@ def append_failed(api_key: int, body, err: int):
         for r in body.results:
             if r.error_code == Error.NONE:
                 r.error_code = err
-    elif getattr(body, "error_code", None) == 0:
+    elif getattr(body, "error_code", None) == Error.NONE:
         body.error_code = err
         if api_key == OFFSET_DELETE:
             body.topics = []
