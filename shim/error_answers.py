@@ -33,12 +33,16 @@ from kcodec.generated.offset_fetch import (OffsetFetchResponse, OffsetFetchRespo
                                           OffsetFetchResponseTopic)
 from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition,
                                                 TxnOffsetCommitResponseTopic)
+from kcodec.protocol import ApiKey, Error
 
 from .coordinator.responses import join_error, sync_response
 
-OFFSET_COMMIT, OFFSET_FETCH, JOIN, HEARTBEAT, LEAVE, SYNC, DESCRIBE, LIST = 8, 9, 11, 12, 13, 14, 15, 16
-TXN_OFFSET_COMMIT, DELETE_GROUPS, OFFSET_DELETE = 28, 42, 47
-COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR = 14, 16
+OFFSET_COMMIT, OFFSET_FETCH, HEARTBEAT = ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.HEARTBEAT
+JOIN, LEAVE, SYNC = ApiKey.JOIN_GROUP, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP
+DESCRIBE, LIST = ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS
+TXN_OFFSET_COMMIT = ApiKey.TXN_OFFSET_COMMIT
+DELETE_GROUPS, OFFSET_DELETE = ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE
+COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR = Error.COORDINATOR_LOAD_IN_PROGRESS, Error.NOT_COORDINATOR
 COMMITS = (OFFSET_COMMIT, TXN_OFFSET_COMMIT)     # failed appends answered per partition
 
 _ZERO = b"\x00" * 16
@@ -177,7 +181,7 @@ def error_frame(api_key: int, version: int, frame, code: int) -> bytes:
 def refuse(api_key: int, version: int, req, err: int):
     """The whole answer to a single-group request refused with `err`."""
     if api_key == HEARTBEAT:
-        return HeartbeatResponse(error_code=0 if err == COORDINATOR_LOAD_IN_PROGRESS else err)
+        return HeartbeatResponse(error_code=Error.NONE if err == COORDINATOR_LOAD_IN_PROGRESS else err)
     if api_key == JOIN:
         return join_error(version, err, req.member_id or "")
     if api_key == SYNC:
@@ -231,13 +235,13 @@ def append_failed(api_key: int, body, err: int):
     if api_key in COMMITS:
         for t in body.topics:
             for p in t.partitions:
-                if p.error_code == 0:
+                if p.error_code == Error.NONE:
                     p.error_code = err
     elif api_key == DELETE_GROUPS:
         for r in body.results:
-            if r.error_code == 0:
+            if r.error_code == Error.NONE:
                 r.error_code = err
-    elif getattr(body, "error_code", None) == 0:
+    elif getattr(body, "error_code", None) == Error.NONE:
         body.error_code = err
         if api_key == OFFSET_DELETE:
             body.topics = []

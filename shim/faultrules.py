@@ -7,8 +7,8 @@ A rule (from the config file's `[[faults]]` list or the admin endpoint, docs/ksh
     api       API name or key ("Heartbeat", 12, "*" for every API)         required
     action    "delay" | "drop" | "error" | "close"                           required
     delay_ms  for delay: how long the request (and the ones after it on that connection) waits
-    error     for error: the code, a number or a name (NOT_COORDINATOR, ...); the answer has the
-              response shape of that API/version (shim/error_answers.py)
+    error     for error: the code, a number or any name of Kafka's Errors (NOT_COORDINATOR, ...);
+              the answer has the response shape of that API/version (shim/error_answers.py)
     versions  [min, max] of the request version (default every version)
     one of    probability (0..1, seeded: `seed`, default 0), first (the first N matching requests),
               every (every Nth matching request); none of them = every matching request
@@ -20,17 +20,11 @@ from __future__ import annotations
 import random
 
 from kcodec import api
+from kcodec.protocol import Error
 
 ACTIONS = ("delay", "drop", "error", "close")
-ERROR_NAMES = {
-    "UNKNOWN_SERVER_ERROR": -1, "NONE": 0, "OFFSET_OUT_OF_RANGE": 1, "CORRUPT_MESSAGE": 2,
-    "UNKNOWN_TOPIC_OR_PARTITION": 3, "LEADER_NOT_AVAILABLE": 5, "NOT_LEADER_OR_FOLLOWER": 6,
-    "REQUEST_TIMED_OUT": 7, "NETWORK_EXCEPTION": 13, "COORDINATOR_LOAD_IN_PROGRESS": 14,
-    "COORDINATOR_NOT_AVAILABLE": 15, "NOT_COORDINATOR": 16, "NOT_ENOUGH_REPLICAS": 19,
-    "ILLEGAL_GENERATION": 22, "UNKNOWN_MEMBER_ID": 25, "REBALANCE_IN_PROGRESS": 27,
-    "TOPIC_AUTHORIZATION_FAILED": 29, "GROUP_AUTHORIZATION_FAILED": 30, "THROTTLING_QUOTA_EXCEEDED": 89,
-    "FENCED_LEADER_EPOCH": 74, "UNKNOWN_LEADER_EPOCH": 75, "KAFKA_STORAGE_ERROR": 56,
-}
+# every error name of Kafka's Errors (kcodec.protocol, generated), e.g. NOT_COORDINATOR
+ERROR_NAMES: dict[str, int] = dict(Error.__members__)
 _NAME_TO_KEY = {name.lower(): key for key, name in api.API_KEYS.items()}
 
 
@@ -64,7 +58,8 @@ def error_code_of(value) -> int:
             return int(text)
         if text.upper() in ERROR_NAMES:
             return ERROR_NAMES[text.upper()]
-    raise FaultError(f"error {value!r}: use a Kafka error code number or one of {', '.join(sorted(ERROR_NAMES))}")
+    raise FaultError(f"error {value!r}: use a Kafka error code number or a name from Kafka's Errors "
+                     f"(e.g. NOT_COORDINATOR, REBALANCE_IN_PROGRESS)")
 
 
 class Rule:

@@ -38,16 +38,22 @@ from kcodec.generated.offset_fetch import (OffsetFetchResponse, OffsetFetchRespo
                                            OffsetFetchResponseTopic, OffsetFetchResponseTopics)
 from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition,
                                                 TxnOffsetCommitResponseTopic)
+from kcodec.protocol import ApiKey, Error
 
 from ..coordinator.responses import join_error, sync_response
 from ..error_answers import error_body
 from .acl import (CLUSTER, CLUSTER_NAME, DELETE, DESCRIBE, GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE, Authorizer,
                   Caller)
 
-TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 29, 30, 53
-(OFFSET_COMMIT, OFFSET_FETCH, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP, DESCRIBE_GROUPS, LIST_GROUPS,
- TXN_OFFSET_COMMIT, DELETE_GROUPS, OFFSET_DELETE, CG_HEARTBEAT, CG_DESCRIBE) = (
-    8, 9, 11, 12, 13, 14, 15, 16, 28, 42, 47, 68, 69)
+TOPIC_AUTHORIZATION_FAILED = Error.TOPIC_AUTHORIZATION_FAILED
+GROUP_AUTHORIZATION_FAILED = Error.GROUP_AUTHORIZATION_FAILED
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED = Error.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+OFFSET_COMMIT, OFFSET_FETCH = ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH
+JOIN_GROUP, HEARTBEAT, LEAVE_GROUP = ApiKey.JOIN_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP
+SYNC_GROUP, DESCRIBE_GROUPS, LIST_GROUPS = ApiKey.SYNC_GROUP, ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS
+TXN_OFFSET_COMMIT = ApiKey.TXN_OFFSET_COMMIT
+DELETE_GROUPS, OFFSET_DELETE = ApiKey.DELETE_GROUPS, ApiKey.OFFSET_DELETE
+CG_HEARTBEAT, CG_DESCRIBE = ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE
 CGD_TOPIC_MESSAGE = "The group has described topic(s) that the client is not authorized to describe."
 GROUP_AUTH_MESSAGE = "Group authorization failed."
 
@@ -201,7 +207,7 @@ def _offset_fetch(authz, caller, v, req, topic_name):
                 out.append(OffsetFetchResponseGroup(group_id=gid, error_code=GROUP_AUTHORIZATION_FAILED, topics=[]))
                 continue
             group = results.pop(0) if v >= 8 else body
-            if group.error_code == 0:
+            if group.error_code == Error.NONE:
                 if plan == "all":
                     group.topics = [t for t in group.topics if _can(authz, caller, DESCRIBE, TOPIC, t.name)]
                 elif plan:
@@ -231,7 +237,7 @@ def _offset_fetch_refused(v: int, req):
                                            for g in req.groups])
     if v >= 2:
         return OffsetFetchResponse(error_code=GROUP_AUTHORIZATION_FAILED, topics=[])
-    return OffsetFetchResponse(error_code=0, topics=[     # v1: the error on every partition
+    return OffsetFetchResponse(error_code=Error.NONE, topics=[     # v1: the error on every partition
         OffsetFetchResponseTopic(name=t.name, partitions=[
             OffsetFetchResponsePartition(partition_index=i, committed_offset=-1, metadata="",
                                          error_code=GROUP_AUTHORIZATION_FAILED) for i in t.partition_indexes])
@@ -253,7 +259,7 @@ def _describe_groups(authz, caller, v, req, _tn):
     def patch(body):
         if ops:
             for g in body.groups:
-                if g.error_code == 0:
+                if g.error_code == Error.NONE:
                     g.authorized_operations = authz.authorized_operations(caller, GROUP, g.group_id)
         body.groups = entries + list(body.groups)
         return body
@@ -275,7 +281,7 @@ def _cg_describe(authz, caller, v, req, _tn):
         groups = list(body.groups)
         if ops:
             for g in groups:
-                if g.error_code == 0:
+                if g.error_code == Error.NONE:
                     g.authorized_operations = authz.authorized_operations(caller, GROUP, g.group_id)
         out = []
         for g in entries + groups:

@@ -7,12 +7,13 @@ user) for the broker to answer."""
 from __future__ import annotations
 
 from kcodec import api
+from kcodec.protocol import ApiKey, Error
 
 from .acl import Acl
 
-DESCRIBE_ACLS = 29
+DESCRIBE_ACLS = ApiKey.DESCRIBE_ACLS
 ANY = 1                         # ResourceType.ANY, PatternType.ANY, AclOperation.ANY, AclPermissionType.ANY
-SECURITY_DISABLED, CLUSTER_AUTHORIZATION_FAILED = 54, 31
+SECURITY_DISABLED, CLUSTER_AUTHORIZATION_FAILED = Error.SECURITY_DISABLED, Error.CLUSTER_AUTHORIZATION_FAILED
 
 
 class AclReadError(ConnectionError):

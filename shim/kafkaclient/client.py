@@ -17,11 +17,12 @@ from typing import Callable
 
 from kcodec import api
 from kcodec.frames import FrameSplitter
+from kcodec.protocol import ApiKey
 
 from ..config import Config
 from .sasl import authenticate
 
-API_VERSIONS, METADATA = 18, 3
+API_VERSIONS, METADATA = ApiKey.API_VERSIONS, ApiKey.METADATA
 
 
 @dataclass(frozen=True)

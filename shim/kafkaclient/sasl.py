@@ -11,8 +11,9 @@ import os
 from typing import Protocol
 
 from kcodec import api
+from kcodec.protocol import ApiKey
 
-SASL_HANDSHAKE, SASL_AUTHENTICATE = 17, 36
+SASL_HANDSHAKE, SASL_AUTHENTICATE = ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE
 
 
 class SaslError(ConnectionError):

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Callable
 
 from kcodec import api
 from kcodec.errors import DecodeError
+from kcodec.protocol import ApiKey
 
 from ..authz import apis
 from ..authz.acl import DESCRIBE, TOPIC, Authorizer, Caller, parse_super_users
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kshim.authz")
 
-SASL_HANDSHAKE, SASL_AUTHENTICATE, LIST_GROUPS = 17, 36, 16
+SASL_HANDSHAKE = ApiKey.SASL_HANDSHAKE
+SASL_AUTHENTICATE, LIST_GROUPS = ApiKey.SASL_AUTHENTICATE, ApiKey.LIST_GROUPS
 
 
 class ConnAuth:

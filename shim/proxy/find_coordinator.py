@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from kcodec.generated.find_coordinator import Coordinator, FindCoordinatorResponse
+from kcodec.protocol import Error
 
 from .bodies import read_or_close
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from .server import Proxy
     from .session import Session, Slot
 
-COORDINATOR_NOT_AVAILABLE = 15
+COORDINATOR_NOT_AVAILABLE = Error.COORDINATOR_NOT_AVAILABLE
 GROUP_KEY = 0
 NOT_AVAILABLE_MESSAGE = "The coordinator is not available."
 NONE_MESSAGE = "NONE"                  # Errors.NONE.message()
@@ -45,15 +46,15 @@ def answer(req, version: int, node: int, locate: Callable[[str], tuple[str, int]
                 entries.append(Coordinator(key=key, node_id=-1, host="", port=-1, error_code=COORDINATOR_NOT_AVAILABLE,
                                            error_message=""))
             else:
-                entries.append(Coordinator(key=key, node_id=node, host=where[0], port=where[1], error_code=0,
-                                           error_message=""))
+                entries.append(Coordinator(key=key, node_id=node, host=where[0], port=where[1],
+                                           error_code=Error.NONE, error_message=""))
         return FindCoordinatorResponse(coordinators=entries)
     where = locate(req.key)
     if where is None:
         return FindCoordinatorResponse(error_code=COORDINATOR_NOT_AVAILABLE,
                                        error_message=NOT_AVAILABLE_MESSAGE if version >= 1 else "",
                                        node_id=-1, host="", port=-1)
-    return FindCoordinatorResponse(error_code=0, error_message=NONE_MESSAGE if version >= 1 else "",
+    return FindCoordinatorResponse(error_code=Error.NONE, error_message=NONE_MESSAGE if version >= 1 else "",
                                    node_id=node, host=where[0], port=where[1])
 
 

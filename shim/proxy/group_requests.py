@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from kcodec import api
 from kcodec.generated.list_groups import ListGroupsResponse
+from kcodec.protocol import ApiKey, Error
 
 from .bodies import read_or_close
 from .find_coordinator import coordinator_node
@@ -40,7 +41,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kshim.coordinator")
 
-LIST_GROUPS, TXN_OFFSET_COMMIT, CONSUMER_GROUP_HEARTBEAT = 16, 28, 68
+LIST_GROUPS = ApiKey.LIST_GROUPS
+TXN_OFFSET_COMMIT, CONSUMER_GROUP_HEARTBEAT = ApiKey.TXN_OFFSET_COMMIT, ApiKey.CONSUMER_GROUP_HEARTBEAT
 
 
 class GroupRequests:
@@ -62,7 +64,7 @@ class GroupRequests:
             if slot.api_key == LIST_GROUPS:    # filtered however it is answered (scale-out merges)
                 req = authz.gate(session, slot, req, None)
         if slot.api_key == LIST_GROUPS and not self._lists_groups(session):
-            self.runtime.answer(session, slot, ListGroupsResponse(error_code=0, groups=[]))
+            self.runtime.answer(session, slot, ListGroupsResponse(error_code=Error.NONE, groups=[]))
             return True
         if slot.api_key == LIST_GROUPS and self.scale is not None and self.scale.list_groups(session, slot, req):
             return True                        # answered once the other instances answered

@@ -23,6 +23,8 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from kcodec.protocol import ApiKey
+
 from ..coordinator import CoordinatorConfig
 from ..coordinator.dispatch import VERSIONS
 from .find_coordinator import FindCoordinator
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kshim.coordinator")
 
-FIND_COORDINATOR, END_TXN, INIT_PRODUCER_ID = 10, 26, 22
+FIND_COORDINATOR, END_TXN, INIT_PRODUCER_ID = ApiKey.FIND_COORDINATOR, ApiKey.END_TXN, ApiKey.INIT_PRODUCER_ID
 EVENTS_LOGGED = ("rebalance", "generation", "member_removed", "session_timeout", "static_member_replaced",
                  "static_rejoin_without_rebalance", "member_left", "group_deleted", "txn_offsets_dropped")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kcodec import api
+from kcodec.protocol import Error
 
 from .topology import Broker, Topology
 from .versions import API_VERSIONS, DESCRIBE_CLUSTER, FIND_COORDINATOR, METADATA, PRODUCE, advertised_range
@@ -22,7 +23,7 @@ PRODUCE_ENDPOINTS_MIN = 10     # Produce v10+ responses may name brokers (NodeEn
 # whose bytes hold no int16 6 anywhere has none and leaves as it came, without decoding.
 _NOT_LEADER = b"\x00\x06"
 
-UNSUPPORTED_VERSION = 35
+UNSUPPORTED_VERSION = Error.UNSUPPORTED_VERSION
 DESCRIBE_CLUSTER_BROKERS = 1  # DescribeCluster v1+ EndpointType: 1 brokers, 2 controllers
 
 
@@ -76,9 +77,9 @@ class Rewriter:
         elif api_key == FIND_COORDINATOR:
             if version >= 4:
                 for c in msg.coordinators:
-                    if c.node_id >= 0 and c.error_code == 0:
+                    if c.node_id >= 0 and c.error_code == Error.NONE:
                         c.host, c.port = self.topology.advertised_host, self.topology.port_for(c.node_id)
-            elif msg.node_id >= 0 and msg.error_code == 0:
+            elif msg.node_id >= 0 and msg.error_code == Error.NONE:
                 msg.host, msg.port = self.topology.advertised_host, self.topology.port_for(msg.node_id)
         elif api_key == DESCRIBE_CLUSTER:
             if version < 1 or msg.endpoint_type == DESCRIBE_CLUSTER_BROKERS:

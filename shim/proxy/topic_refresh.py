@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable
 
 from kcodec import api
 from kcodec.generated.metadata import MetadataRequestTopic
+from kcodec.protocol import ApiKey, Error
 
 from ..coordinator.metadata import TopicCatalog, TopicInfo
 from ..kafkaclient.client import KeptConnection
@@ -21,8 +22,11 @@ if TYPE_CHECKING:
     from ..coordinator import GroupCoordinator
     from .server import Proxy
 
-METADATA, OFFSET_COMMIT, TXN_OFFSET_COMMIT, OFFSET_FETCH, OFFSET_DELETE = 3, 8, 28, 9, 47
-CONSUMER_GROUP_HEARTBEAT, UNKNOWN_TOPIC_OR_PARTITION = 68, 3
+METADATA, OFFSET_COMMIT = ApiKey.METADATA, ApiKey.OFFSET_COMMIT
+TXN_OFFSET_COMMIT = ApiKey.TXN_OFFSET_COMMIT
+OFFSET_FETCH, OFFSET_DELETE = ApiKey.OFFSET_FETCH, ApiKey.OFFSET_DELETE
+CONSUMER_GROUP_HEARTBEAT = ApiKey.CONSUMER_GROUP_HEARTBEAT
+UNKNOWN_TOPIC_OR_PARTITION = Error.UNKNOWN_TOPIC_OR_PARTITION
 CHECKED = (OFFSET_COMMIT, TXN_OFFSET_COMMIT, OFFSET_DELETE)       # partitions checked against metadata
 WITH_TOPICS = CHECKED + (OFFSET_FETCH, CONSUMER_GROUP_HEARTBEAT)  # may name topics kshim has not seen yet
 
@@ -72,14 +76,14 @@ class TopicRefresher:
         """Every topic of the cluster (a full listing: topics missing from it were deleted)."""
         resp = await self._metadata(None)
         if self.topics.replace(TopicInfo(t.name, t.topic_id, len(t.partitions))
-                               for t in resp.topics if t.error_code == 0 and t.name):
+                               for t in resp.topics if t.error_code == Error.NONE and t.name):
             self._changed()
 
     async def refresh_topics(self, names: list[str]) -> None:
         resp = await self._metadata(names)
         changed = False
         for t in resp.topics:
-            if t.error_code == 0:
+            if t.error_code == Error.NONE:
                 changed = self.topics.put(TopicInfo(t.name, t.topic_id, len(t.partitions))) or changed
             elif t.error_code == UNKNOWN_TOPIC_OR_PARTITION:
                 changed = self.topics.remove([t.name]) or changed

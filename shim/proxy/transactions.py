@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable
 
 from kcodec import api
 from kcodec.errors import DecodeError
+from kcodec.protocol import Error
 
 from ..coordinator import Respond
 from ..coordinator.txn_offsets import txn_commit_refused
@@ -92,7 +93,7 @@ class Transactions:
 
         def answered(session: "Session", slot: "Slot", frame) -> None:
             resp = _response(slot, frame)
-            if resp is None or resp.error_code != 0:
+            if resp is None or resp.error_code != Error.NONE:
                 return session.complete(slot, bytes(frame))
             out = runtime.coordinator.end_transaction(pid, committed, runtime.now(), producer_epoch=epoch)
             runtime.deliver(out + [Respond((session, slot), bytes(frame))])
@@ -113,7 +114,7 @@ class Transactions:
 
         def answered(session: "Session", slot: "Slot", frame) -> None:
             resp = _response(slot, frame)
-            if resp is None or resp.error_code != 0:
+            if resp is None or resp.error_code != Error.NONE:
                 return session.complete(slot, bytes(frame))
             out = runtime.coordinator.producer_initialized(resp.producer_id, resp.producer_epoch, timeout,
                                                            now_ms=runtime.now())

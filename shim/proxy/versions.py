@@ -17,14 +17,20 @@ Rules, per api key the broker advertises:
 
 from __future__ import annotations
 
-PRODUCE, FETCH, METADATA, FIND_COORDINATOR, API_VERSIONS, DESCRIBE_CLUSTER = 0, 1, 3, 10, 18, 60
+from kcodec.protocol import ApiKey
+
+from ..coordinator.dispatch import VERSIONS as COORDINATOR_VERSIONS
+
+PRODUCE, FETCH, METADATA = ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.METADATA
+FIND_COORDINATOR = ApiKey.FIND_COORDINATOR
+API_VERSIONS, DESCRIBE_CLUSTER = ApiKey.API_VERSIONS, ApiKey.DESCRIBE_CLUSTER
 
 VERSION_CAPS = {FETCH: 15}
 
 DECODED = {API_VERSIONS, METADATA, FIND_COORDINATOR, DESCRIBE_CLUSTER}
 
-# Group APIs (kshim's coordinator will answer these; until then they are forwarded).
-GROUP_APIS = {8, 9, 11, 12, 13, 14, 15, 16, 28, 42, 47, 68, 69}
+# Group APIs: the ones kshim's coordinator answers (its dispatch table).
+GROUP_APIS = frozenset(COORDINATOR_VERSIONS)
 
 DROPPED_PREFIXES = ("Share", "StreamsGroup", "DescribeShareGroup", "AlterShareGroup", "DeleteShareGroup",
                     "InitializeShareGroup", "ReadShareGroup", "WriteShareGroup")

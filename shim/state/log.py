@@ -26,6 +26,7 @@ from kcodec.generated.fetch import FetchPartition, FetchTopic
 from kcodec.generated.list_offsets import ListOffsetsPartition, ListOffsetsTopic
 from kcodec.generated.metadata import MetadataRequestTopic
 from kcodec.generated.produce import PartitionProduceData, TopicProduceData
+from kcodec.protocol import ApiKey, Error
 from kcodec.records import iter_batches
 
 from ..config import Config
@@ -35,11 +36,17 @@ from .batch import encode_batch
 
 log = logging.getLogger("kshim.state")
 
-PRODUCE, FETCH, LIST_OFFSETS, METADATA, CREATE_TOPICS = 0, 1, 2, 3, 19
-NONE, UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER = 0, 3, 5, 6
-REQUEST_TIMED_OUT, NETWORK_EXCEPTION, TOPIC_ALREADY_EXISTS = 7, 13, 36
+PRODUCE, FETCH = ApiKey.PRODUCE, ApiKey.FETCH
+LIST_OFFSETS, METADATA, CREATE_TOPICS = ApiKey.LIST_OFFSETS, ApiKey.METADATA, ApiKey.CREATE_TOPICS
+NONE, UNKNOWN_TOPIC_OR_PARTITION = Error.NONE, Error.UNKNOWN_TOPIC_OR_PARTITION
+LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER = Error.LEADER_NOT_AVAILABLE, Error.NOT_LEADER_OR_FOLLOWER
+REQUEST_TIMED_OUT = Error.REQUEST_TIMED_OUT
+NETWORK_EXCEPTION, TOPIC_ALREADY_EXISTS = Error.NETWORK_EXCEPTION, Error.TOPIC_ALREADY_EXISTS
+# retried by the state log (a subset of Kafka's retriable errors: is_retriable also covers ones this
+# path never meets, e.g. the coordinator's)
 RETRIABLE = {UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT,
-             NETWORK_EXCEPTION, 19, 20, 56, 74, 75}  # + NOT_ENOUGH_REPLICAS(_AFTER_APPEND), storage, epochs
+             NETWORK_EXCEPTION, Error.NOT_ENOUGH_REPLICAS, Error.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+             Error.KAFKA_STORAGE_ERROR, Error.FENCED_LEADER_EPOCH, Error.UNKNOWN_LEADER_EPOCH}
 APPEND_DEADLINE_S = 8.0
 FETCH_PARTITION_BYTES = 8 << 20
 ROUND_BYTES = 768 * 1024
@@ -48,13 +55,15 @@ IO_ERRORS = (OSError, ConnectionError, asyncio.TimeoutError)
 
 def coordinator_error(code: int, for_fetch: bool = False) -> int:
     """The error a group API answers when the append failed with `code` (spec §0)."""
-    if code in (UNKNOWN_TOPIC_OR_PARTITION, 19, 20, REQUEST_TIMED_OUT):
-        return 16 if for_fetch else 15        # NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE
-    if code in (NOT_LEADER_OR_FOLLOWER, 56, LEADER_NOT_AVAILABLE, 74, 75):
-        return 16                             # NOT_COORDINATOR
+    if code in (UNKNOWN_TOPIC_OR_PARTITION, Error.NOT_ENOUGH_REPLICAS, Error.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                REQUEST_TIMED_OUT):
+        return Error.NOT_COORDINATOR if for_fetch else Error.COORDINATOR_NOT_AVAILABLE
+    if code in (NOT_LEADER_OR_FOLLOWER, Error.KAFKA_STORAGE_ERROR, LEADER_NOT_AVAILABLE, Error.FENCED_LEADER_EPOCH,
+                Error.UNKNOWN_LEADER_EPOCH):
+        return Error.NOT_COORDINATOR
     if code == NETWORK_EXCEPTION:
-        return 14                             # COORDINATOR_LOAD_IN_PROGRESS
-    return -1                                 # UNKNOWN_SERVER_ERROR
+        return Error.COORDINATOR_LOAD_IN_PROGRESS
+    return Error.UNKNOWN_SERVER_ERROR
 
 
 @dataclass

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from kcodec import api
 from kcodec.generated.list_groups import ListGroupsRequest
+from kcodec.protocol import ApiKey, Error
 
 from .. import error_answers as answers
 from ..kafkaclient.client import UpstreamClient
@@ -35,7 +36,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kshim.scaleout")
 
-LIST_GROUPS, OFFSET_FETCH, DESCRIBE_GROUPS, DELETE_GROUPS = 16, 9, 15, 42
+LIST_GROUPS, OFFSET_FETCH = ApiKey.LIST_GROUPS, ApiKey.OFFSET_FETCH
+DESCRIBE_GROUPS, DELETE_GROUPS = ApiKey.DESCRIBE_GROUPS, ApiKey.DELETE_GROUPS
 PEER_CLIENT_ID = "kshim-peer"          # ListGroups from another instance: answer with local groups only
 PEER_TIMEOUT_S = 5.0
 
@@ -89,7 +91,7 @@ class ScaleOut:
     def error_for(self, group_id: str) -> int:
         p = self.partition_of(group_id)
         if p in self.serving:
-            return 0
+            return Error.NONE
         return answers.COORDINATOR_LOAD_IN_PROGRESS if p in self.loading else answers.NOT_COORDINATOR
 
     def owner_of(self, group_id: str) -> Peer | None:
