@@ -310,7 +310,7 @@ class Fence:
 # key 5 group: group string -> value 1: group_epoch int32, assignment_epoch int32, assignment_timestamp int64
 # key 6 member: group, member_id -> value 1: instance_id string?, rack_id string?, client_id string,
 #       client_host string, rebalance_timeout int32, server_assignor string?, names int32 count + strings,
-#       regex string?; value 2 (members of the classic protocol, §D.9) adds: session_timeout int32,
+#       regex string?; value 2 (members of the classic protocol, KIP-848 online migration) adds: session_timeout int32,
 #       protocols int32 count, per protocol name string + metadata bytes
 # key 7 target assignment: group, member_id -> value 1: topics int32, per topic uuid (16 bytes),
 #       partitions int32 count + int32s
