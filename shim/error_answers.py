@@ -230,7 +230,7 @@ def refuse_entries(api_key: int, body, errors: dict[str, int]) -> None:
 # ---------------------------------------------------------------- a state append that failed
 def append_failed(api_key: int, body, err: int):
     """`body` with error `err` (the append error as the coordinator maps it: state/log.py
-    coordinator_error) instead of success - per partition for (Txn)OffsetCommit, per group for
+    coordinator_error below) instead of success - per partition for (Txn)OffsetCommit, per group for
     DeleteGroups, else the top level."""
     if api_key in COMMITS:
         for t in body.topics:
@@ -246,3 +246,22 @@ def append_failed(api_key: int, body, err: int):
         if api_key == OFFSET_DELETE:
             body.topics = []
     return body
+
+
+def coordinator_error(code: int, for_fetch: bool = False) -> int:
+    """The error a group API answers when the append of its records failed with `code`, as Kafka's
+    CoordinatorOperationExceptionHelper.handleOperationException maps a failed write (UNKNOWN_TOPIC_OR_PARTITION,
+    NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT -> COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER,
+    KAFKA_STORAGE_ERROR -> NOT_COORDINATOR; NETWORK_EXCEPTION -> COORDINATOR_LOAD_IN_PROGRESS). kshim's
+    appends go to a remote state topic, so the leader-movement errors a local append never sees map as
+    NOT_LEADER_OR_FOLLOWER does, and a read (`for_fetch`) answers NOT_COORDINATOR so the client looks up
+    the coordinator again."""
+    if code in (Error.UNKNOWN_TOPIC_OR_PARTITION, Error.NOT_ENOUGH_REPLICAS, Error.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                Error.REQUEST_TIMED_OUT):
+        return Error.NOT_COORDINATOR if for_fetch else Error.COORDINATOR_NOT_AVAILABLE
+    if code in (Error.NOT_LEADER_OR_FOLLOWER, Error.KAFKA_STORAGE_ERROR, Error.LEADER_NOT_AVAILABLE, Error.FENCED_LEADER_EPOCH,
+                Error.UNKNOWN_LEADER_EPOCH):
+        return Error.NOT_COORDINATOR
+    if code == Error.NETWORK_EXCEPTION:
+        return Error.COORDINATOR_LOAD_IN_PROGRESS
+    return Error.UNKNOWN_SERVER_ERROR

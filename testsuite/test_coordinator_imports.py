@@ -7,7 +7,7 @@ annotations, which sits below them, never the GroupCoordinator above them. An im
 allowed only with a comment on its line, or the line
 before, that starts with `# import here:` and says why.
 
-`python testsuite/test_coordinator_imports.py` prints the measure: modules, edges, cycles and
+`python -m testsuite.test_coordinator_imports` prints the measure: modules, edges, cycles and
 in-function imports.
 """
 
@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 import sys
 from pathlib import Path
+
+from testsuite.import_graph import cycles
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "shim.coordinator"
@@ -104,51 +106,6 @@ def _parent_packages(graph: dict[str, set[str]]) -> dict[str, set[str]]:
                 if parent in graph and parent != m and not m.startswith(parent + "."):
                     out[m].add(parent)
     return out
-
-
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan, iterative)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    found: list[list[str]] = []
-    counter = 0
-    for root in sorted(graph):
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, it = work[-1]
-            nxt = next(it, None)
-            if nxt is not None:
-                if nxt not in index:
-                    index[nxt] = low[nxt] = counter
-                    counter += 1
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(sorted(graph[nxt]))))
-                elif nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                comp = []
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    comp.append(w)
-                    if w == node:
-                        break
-                if len(comp) > 1:
-                    found.append(sorted(comp))
-    return found
 
 
 def test_the_measure_sees_a_cycle_and_a_package_edge():

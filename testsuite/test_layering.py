@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from testsuite.import_graph import cycles
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # bottom up; a module belongs to the entry with the longest prefix it has ("shim" itself: only the
@@ -130,41 +132,6 @@ def test_kcodec_does_not_import_shim():
     assert bad == []
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one node (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return out
-
-
 def _graph(node_of) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for m, edges in EDGES.items():
@@ -183,12 +150,12 @@ def _outside_coordinator(m: str) -> str | None:
 
 
 def test_no_import_cycle_between_modules():
-    assert _cycles(_graph(_outside_coordinator)) == []
+    assert cycles(_graph(_outside_coordinator)) == []
 
 
 def test_no_import_cycle_between_packages():
     """Between the units of LAYERS (shim.proxy, shim.state, shim.config, shim.coordinator, ...)."""
-    assert _cycles(_graph(lambda m: None if m == "kcodec" else _unit(m)[0])) == []
+    assert cycles(_graph(lambda m: None if m == "kcodec" else _unit(m)[0])) == []
 
 
 @pytest.mark.parametrize("module", ["shim.kafkaclient", "shim.authz", "shim.state"])
@@ -208,4 +175,4 @@ def test_the_checks_see_what_they_look_for():
                                              ("shim.proxy.session", 4), ("shim.state.format", 6)]
     assert _layer("shim.state.log") > _layer("shim.kafkaclient.client") > _layer("shim.config")
     assert _layer("shim.proxy.groups") > _layer("shim.state.log")
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

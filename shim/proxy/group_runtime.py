@@ -30,8 +30,7 @@ from kcodec import api
 
 from ..coordinator import CoordinatorConfig, GroupCoordinator
 from ..coordinator.metadata import TopicCatalog
-from ..error_answers import append_failed
-from ..state.log import coordinator_error
+from ..error_answers import append_failed, coordinator_error
 
 if TYPE_CHECKING:
     from ..state.log import StateLog

@@ -53,25 +53,6 @@ ROUND_BYTES = 768 * 1024
 IO_ERRORS = (OSError, ConnectionError, asyncio.TimeoutError)
 
 
-def coordinator_error(code: int, for_fetch: bool = False) -> int:
-    """The error a group API answers when the append of its records failed with `code`, as Kafka's
-    CoordinatorOperationExceptionHelper.handleOperationException maps a failed write (UNKNOWN_TOPIC_OR_PARTITION,
-    NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT -> COORDINATOR_NOT_AVAILABLE; NOT_LEADER_OR_FOLLOWER,
-    KAFKA_STORAGE_ERROR -> NOT_COORDINATOR; NETWORK_EXCEPTION -> COORDINATOR_LOAD_IN_PROGRESS). kshim's
-    appends go to a remote state topic, so the leader-movement errors a local append never sees map as
-    NOT_LEADER_OR_FOLLOWER does, and a read (`for_fetch`) answers NOT_COORDINATOR so the client looks up
-    the coordinator again."""
-    if code in (UNKNOWN_TOPIC_OR_PARTITION, Error.NOT_ENOUGH_REPLICAS, Error.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-                REQUEST_TIMED_OUT):
-        return Error.NOT_COORDINATOR if for_fetch else Error.COORDINATOR_NOT_AVAILABLE
-    if code in (NOT_LEADER_OR_FOLLOWER, Error.KAFKA_STORAGE_ERROR, LEADER_NOT_AVAILABLE, Error.FENCED_LEADER_EPOCH,
-                Error.UNKNOWN_LEADER_EPOCH):
-        return Error.NOT_COORDINATOR
-    if code == NETWORK_EXCEPTION:
-        return Error.COORDINATOR_LOAD_IN_PROGRESS
-    return Error.UNKNOWN_SERVER_ERROR
-
-
 @dataclass
 class _Entry:
     by_partition: dict[int, list[tuple]]

@@ -65,7 +65,7 @@ def test_answers_wait_for_their_append_and_leave_in_step_order():
         assert session.answers == []                                   # the second waits for the first
         state.appends[0].set_result(NOT_ENOUGH_REPLICAS)
         await asyncio.sleep(0)
-        # the failed append answers with the mapped error (state/log.py coordinator_error), then step 2
+        # the failed append answers with the mapped error (error_answers.py coordinator_error), then step 2
         assert session.answers == [(1, [COORDINATOR_NOT_AVAILABLE]), (2, [0])]
     asyncio.run(run())
 
