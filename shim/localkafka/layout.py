@@ -26,6 +26,10 @@ TOOLS: dict[str, str] = {
     "kafka-broker-api-versions": "org.apache.kafka.tools.BrokerApiVersionsCommand",
     "kafka-metadata-quorum": "org.apache.kafka.tools.MetadataQuorumCommand",
     "kafka-features": "org.apache.kafka.tools.FeatureCommand",
+    # KIP-932 share groups, KIP-1071 streams groups (kafka-tools 4.3.1)
+    "kafka-share-groups": "org.apache.kafka.tools.consumer.group.ShareGroupCommand",
+    "kafka-streams-groups": "org.apache.kafka.tools.streams.StreamsGroupCommand",
+    "kafka-console-share-consumer": "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
 }
 
 _LOG4J_BASE = """\
