@@ -9,7 +9,14 @@ build/client-suites/, then run once per target. Without --bootstrap, a local Kaf
 kshim in front of it (the broker's group timing), and a test that passes on the broker but not
 through kshim fails the run (exit 1).
 
-Usage: python -m testsuite.client_suites [--bootstrap HOST:PORT ...] [--records 20000] [--run REGEX]
+`--run` takes a go test -run pattern or a suite name: `groups` (the two ETL chains, the default) or
+`share`, franz-go's KIP-932 share-group tests against a broker (share_test.go: TestShareGroupETL,
+a two-level chain of share groups with accept/release/reject strategies and rebalances,
+TestShareGroupAckOnClose, TestShareGroupOffsetsAdmin; client_test.go TestShareGroup; consumer_test.go
+TestConsumeRegexShareSkipsInternal). franz-go skips those when ApiVersions lacks ShareFetch v2 and
+ShareAcknowledge v2, so a SKIP through kshim where the broker passes counts as worse.
+
+Usage: python -m testsuite.client_suites [--bootstrap HOST:PORT ...] [--records 20000] [--run REGEX|SUITE]
 """
 
 from __future__ import annotations
@@ -27,6 +34,9 @@ from pathlib import Path
 FRANZ_GO = "github.com/twmb/franz-go"
 FRANZ_GO_VERSION = "v1.22.2"
 DEFAULT_RUN = "^(TestGroupETL|TestTxnEtl)$"
+SHARE_RUN = ("^(TestShareGroup|TestShareGroupETL|TestShareGroupAckOnClose|TestShareGroupOffsetsAdmin"
+             "|TestConsumeRegexShareSkipsInternal)$")
+SUITES = {"groups": DEFAULT_RUN, "share": SHARE_RUN}
 RESULT = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(([\d.]+)s\)")
 
 
@@ -95,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bootstrap", action="append", help="run against this cluster only (repeatable)")
     ap.add_argument("--records", type=int, default=20000, help="records the producer writes (KGO_TEST_RECORDS)")
-    ap.add_argument("--run", default=DEFAULT_RUN, help=f"go test -run pattern (default {DEFAULT_RUN})")
+    ap.add_argument("--run", default="groups",
+                    help=f"go test -run pattern, or a suite: {', '.join(f'{k} = {v}' for k, v in SUITES.items())}")
     args = ap.parse_args(argv)
+    args.run = SUITES.get(args.run, args.run)
     out_dir = _root() / "build" / "client-suites"
     binary = build_kgo_tests(out_dir)
     stack: list = []

@@ -27,3 +27,29 @@ def test_results_per_test_and_subtest(tmp_path):
 def test_a_panic_without_results_is_reported(tmp_path):
     got = run_kgo(_fake(tmp_path, "panic: invalid: consumed too much", 2), "h:1", "x", 1, tmp_path / "log")
     assert got == {"(run)": "EXIT 2"}
+
+
+def test_share_suite_is_every_kgo_test_gated_on_share_support():
+    """`--run share` names exactly the kgo tests that skip without share-group support (`allowShare`)
+    in the pinned franz-go source (the Go module cache, when scripts/client-suites has filled it)."""
+    import re
+    import subprocess
+    from pathlib import Path
+
+    import pytest
+
+    from testsuite.client_suites import FRANZ_GO, FRANZ_GO_VERSION, SUITES
+    try:
+        cache = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        pytest.skip("no Go")
+    kgo = Path(cache) / f"{FRANZ_GO}@{FRANZ_GO_VERSION}" / "pkg" / "kgo"
+    if not kgo.is_dir():
+        pytest.skip(f"franz-go {FRANZ_GO_VERSION} not in the Go module cache (scripts/client-suites fetches it)")
+    gated = set()
+    for f in kgo.glob("*_test.go"):
+        for m in re.finditer(r"^func (Test\w+)\(t \*testing\.T\) \{\n((?:.*\n){0,4})", f.read_text(), re.M):
+            if "if !allowShare" in m.group(2):
+                gated.add(m.group(1))
+    named = set(re.fullmatch(r"\^\((.*)\)\$", SUITES["share"]).group(1).split("|"))
+    assert gated and named == gated
