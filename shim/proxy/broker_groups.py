@@ -39,6 +39,8 @@ from kcodec.generated.find_coordinator import FindCoordinatorRequest
 from kcodec.generated.list_groups import ListGroupsRequest
 from kcodec.protocol import ApiKey, Error, error_name
 
+from ..authz.acl import DELETE, DESCRIBE, READ
+from ..error_answers import error_body
 from ..kafkaclient.pipelined import PipelinedConnection
 from .bodies import read_or_close, read_response
 from .group_batches import group_ids, merge_entries, needs_retry, subset
@@ -66,6 +68,13 @@ GROUP_KEY = 0
 RETRY_S = 10.0                 # how long a request waits for its group's coordinator to be known
 BACKOFF_S = (0.05, 0.1, 0.2, 0.5)
 GROUP_ID_NOT_FOUND = Error.GROUP_ID_NOT_FOUND
+# the group right each API needs (KafkaApis.handleShareGroupHeartbeat ... handleDeleteGroupsRequest);
+# every other group API: READ
+OPERATION = {ApiKey.SHARE_GROUP_DESCRIBE: DESCRIBE, ApiKey.STREAMS_GROUP_DESCRIBE: DESCRIBE,
+             ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: DESCRIBE, ApiKey.DELETE_SHARE_GROUP_OFFSETS: DELETE,
+             ApiKey.DESCRIBE_GROUPS: DESCRIBE, ApiKey.CONSUMER_GROUP_DESCRIBE: DESCRIBE,
+             ApiKey.OFFSET_FETCH: DESCRIBE, ApiKey.DELETE_GROUPS: DELETE, ApiKey.OFFSET_DELETE: DELETE}
+GROUP_AUTHORIZATION_FAILED = Error.GROUP_AUTHORIZATION_FAILED
 ENTRY_CLASSES = {ApiKey.SHARE_GROUP_DESCRIBE: share_group_describe.DescribedGroup,
                  ApiKey.STREAMS_GROUP_DESCRIBE: streams_group_describe.DescribedGroup,
                  ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: describe_share_group_offsets.DescribeShareGroupOffsetsResponseGroup}
@@ -83,6 +92,9 @@ class BrokerGroups:
         self._conns: dict[int, PipelinedConnection] = {}
         self._opening: dict[int, asyncio.Future] = {}
         self._listed: dict[int, list] = {}         # id(slot) -> the brokers' groups for a ListGroups
+        # proxy/authz.py's AuthzService (SASL upstream / authorizer): kshim's own connection carries
+        # these requests, so the caller's group right is checked here first
+        self.authz = None
 
     def install(self) -> None:
         for api_key in KIND_OF_API:
@@ -104,16 +116,32 @@ class BrokerGroups:
             return True
         kind = KIND_OF_API[slot.api_key]
         gids, batch = group_ids(slot.api_key, slot.version, req)
-        mine = {g for g in gids if self.kshim_holds(g)}
-        if not mine:
+        denied = self._denied(session, slot, gids)
+        if denied is None:
+            return True
+        mine = {g for g in gids if self.kshim_holds(g)} - denied
+        if not mine and not denied:
             self._spawn(self._forward(session, slot, frame, req, gids))
         elif batch is None:
-            self._complete(session, slot, wrong_type_answer(slot.api_key, kind, gids[0]))
+            self._complete(session, slot, wrong_type_answer(slot.api_key, kind, gids[0]) if mine
+                           else error_answer(slot.api_key, GROUP_AUTHORIZATION_FAILED))
         else:
-            local = [wrong_type_entry(slot.api_key, kind, g) for g in gids if g in mine]
-            theirs = [g for g in gids if g not in mine]
+            local = [wrong_type_entry(slot.api_key, kind, g) if g in mine else
+                     entry(slot.api_key, g, GROUP_AUTHORIZATION_FAILED) for g in gids if g in mine or g in denied]
+            theirs = [g for g in gids if g not in mine and g not in denied]
             self._spawn(self._forward_split(session, slot, req, batch, theirs, gids, local))
         return True
+
+    def _denied(self, session, slot, gids) -> set[str] | None:
+        """The groups the caller may not use this way (None: the connection is closed: a request before
+        SASL authentication)."""
+        authz = self.authz
+        if authz is None:
+            return set()
+        if not authz.admitted(session):
+            return None
+        op = OPERATION.get(slot.api_key, READ)
+        return {g for g in gids if not authz.allows_group(session, op, g)}
 
     # ------------------------------------------------------------------ kshim's group APIs
     def takes(self, session: "Session", slot: "Slot", req, frame, resume: Callable) -> bool:
@@ -125,6 +153,12 @@ class BrokerGroups:
         theirs = [g for g in gids if g in self.kinds and not self.kshim_holds(g)]
         if not theirs:
             return False
+        denied = self._denied(session, slot, theirs)
+        if denied is None:
+            return True
+        if denied:                             # refused as a whole (error_answers: every entry)
+            self._complete(session, slot, error_body(slot.api_key, slot.version, req, GROUP_AUTHORIZATION_FAILED))
+            return True
         if batch is None or len(theirs) == len(gids):
             self._spawn(self._forward(session, slot, frame, req, gids))
             return True
@@ -355,8 +389,18 @@ def wrong_type_answer(api_key: int, kind: str, group_id: str):
 
 def wrong_type_entry(api_key: int, kind: str, group_id: str):
     """A batched describe's entry for a group kshim holds."""
-    return ENTRY_CLASSES[api_key](group_id=group_id, error_code=GROUP_ID_NOT_FOUND,
-                                  error_message=wrong_type_message(kind, group_id))
+    return entry(api_key, group_id, GROUP_ID_NOT_FOUND, wrong_type_message(kind, group_id))
+
+
+def entry(api_key: int, group_id: str, code: int, message: str | None = None):
+    return ENTRY_CLASSES[api_key](group_id=group_id, error_code=code, error_message=message)
+
+
+def error_answer(api_key: int, code: int):
+    """A single-group share/streams request refused as a whole (`getErrorResponse`: the code only)."""
+    body = api.RESPONSES[api_key]()
+    body.error_code = code
+    return body
 
 
 def encode_request(api_key: int, version: int, correlation_id: int, client_id: str | None, body) -> bytes:

@@ -61,6 +61,7 @@ class GroupService:
             runtime.finish = self.authz.finish
         self.transactions = Transactions(proxy, runtime, self.metadata)
         self.broker_groups = BrokerGroups(proxy, runtime)
+        self.broker_groups.authz = self.authz
         self.requests = GroupRequests(proxy, runtime, self.metadata, self.transactions, self.authz,
                                       self.broker_groups)
         self.find_coordinator = FindCoordinator(proxy, runtime, self.authz)
