@@ -38,11 +38,19 @@ def _produce(bootstrap: str, topic: str) -> None:
 
 
 def run_share_consumer(java: JavaTools, classdir: Path, group: str, topic: str, release: list[str],
-                       name: str) -> dict:
+                       name: str, while_member=None) -> dict:
+    """One ShareConsumerApp run; with `while_member`, that is called after the summary while the app
+    is still a member of the group (it holds until SIGTERM)."""
     app = start_app(java, "ShareConsumerApp", [java.bootstrap, group, topic, str(RECORDS),
-                                               ",".join(release) or "-", "90000"], name, [str(classdir)])
+                                               ",".join(release) or "-", "90000",
+                                               *(["hold"] if while_member else [])], name, [str(classdir)])
     summary = app.wait_event("summary", timeout=120)[0]
-    assert app.proc.wait(30) == 0, app.stderr_tail()
+    if while_member:
+        while_member()
+        app.stop()
+        assert app.named("closed"), app.stderr_tail()
+    else:
+        assert app.proc.wait(30) == 0, app.stderr_tail()
     records = app.named("record")
     return {
         "delivered": summary["delivered"],
@@ -62,18 +70,27 @@ def _table(text: str, group: str, topic: str) -> list[list[str]]:
         cols = line.split()
         if cols and not line.startswith(("\tat ", "java.")):
             rows.append(cols)
-    return rows
+    # --reset-offsets prints a HashMap of TopicPartition (its order follows the topic name's hash)
+    return rows[:1] + sorted(rows[1:])
 
 
 def share_session(java: JavaTools, names, classdir: Path, tag: str) -> dict:
     topic, group = names.topic(), names.group()
     create_topic(java.bootstrap, topic, partitions=2)
     _produce(java.bootstrap, topic)
-    facts: dict = {"first_run": run_share_consumer(java, classdir, group, topic, RELEASE, f"{tag}-share-1")}
+    facts: dict = {}
 
     def tool(*args: str) -> list[list[str]]:
         out = java.run("kafka-share-groups", list(args), check=False)
         return _table(out.stdout + out.stderr, group, topic)
+
+    def with_member() -> None:
+        facts["state_with_member"] = tool("--describe", "--group", group, "--state")
+        members = tool("--describe", "--group", group, "--members")
+        # GROUP CONSUMER-ID HOST CLIENT-ID #PARTITIONS ASSIGNMENT: ids and hosts vary
+        facts["members_with_member"] = [[r[0], r[-2], r[-1]] for r in members]
+
+    facts["first_run"] = run_share_consumer(java, classdir, group, topic, RELEASE, f"{tag}-share-1", with_member)
 
     facts["listed"] = group in java.run("kafka-share-groups", ["--list"]).stdout.split()
     # the start offset of a partition with released-then-accepted records is the share-partition
@@ -120,6 +137,9 @@ def test_share_groups_direct(request, kafka, kafka_install, names, share_app, tm
     assert f["describe_lag"] == [["GROUP", "TOPIC", "PARTITION", "LAG"], ["<group>", "<topic>", "0", "0"],
                                  ["<group>", "<topic>", "1", "0"]]
     assert ["<group>", "<coordinator>", "Empty", "0"] in f["state"]
+    assert f["reset"][1:] == [["<group>", "<topic>", "0", "0"], ["<group>", "<topic>", "1", "0"]]
+    assert ["<group>", "<coordinator>", "Stable", "1"] in f["state_with_member"]
+    assert f["members_with_member"] == [["GROUP", "#PARTITIONS", "ASSIGNMENT"], ["<group>", "2", "<topic>:0,1"]]
     assert f["describe_after_reset"][1:] == [["<group>", "<topic>", "0", "0", "25"],
                                              ["<group>", "<topic>", "1", "0", "25"]]
     assert any("successful" in " ".join(r) for r in f["delete"])

@@ -8,8 +8,9 @@
 //   {"name":"started"}
 //   {"name":"record","partition":0,"offset":3,"value":"v3","deliveryCount":1,"ack":"RELEASE"}
 //   {"name":"summary","delivered":53,"accepted":50,"released":3,"redelivered":[{"partition":0,"offset":3,"deliveryCount":2}]}
-// Usage: ShareConsumerApp BOOTSTRAP GROUP TOPIC N RELEASE TIMEOUT_MS
+// Usage: ShareConsumerApp BOOTSTRAP GROUP TOPIC N RELEASE TIMEOUT_MS [hold]
 //   N: distinct records to accept before stopping; RELEASE: "p:o,p:o" (or "-" for none).
+//   hold: after the summary, stay a member (polling) until SIGTERM, then close.
 // Exits 0 after commitSync() and close(), 3 when N records were not accepted within TIMEOUT_MS.
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -54,6 +56,14 @@ public class ShareConsumerApp {
         Set<String> toRelease = new HashSet<>();
         if (!args[4].equals("-")) Collections.addAll(toRelease, args[4].split(","));
         long deadline = System.currentTimeMillis() + Long.parseLong(args[5]);
+        boolean hold = args.length > 6 && args[6].equals("hold");
+        CountDownLatch stop = new CountDownLatch(1), closed = new CountDownLatch(1);
+        if (hold) {
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                stop.countDown();
+                try { closed.await(); } catch (InterruptedException ignored) { }
+            }));
+        }
 
         Properties a = new Properties();
         a.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -101,9 +111,16 @@ public class ShareConsumerApp {
                 }
                 if (!records.isEmpty()) consumer.commitSync();
             }
+            emit("{\"name\":\"summary\",\"delivered\":" + delivered + ",\"accepted\":" + accepted.size()
+                 + ",\"released\":" + released.size() + ",\"redelivered\":[" + String.join(",", redelivered) + "]}");
+            while (hold && stop.getCount() > 0) {
+                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+                    consumer.acknowledge(r, AcknowledgeType.RELEASE);   // not ours to take while holding
+                }
+            }
         }
-        emit("{\"name\":\"summary\",\"delivered\":" + delivered + ",\"accepted\":" + accepted.size()
-             + ",\"released\":" + released.size() + ",\"redelivered\":[" + String.join(",", redelivered) + "]}");
-        System.exit(accepted.size() >= n ? 0 : 3);
+        emit("{\"name\":\"closed\"}");
+        closed.countDown();
+        if (!hold) System.exit(accepted.size() >= n ? 0 : 3);
     }
 }
