@@ -6,7 +6,7 @@ Three instances run; each in turn is stopped (KafkaStreams.close) and restarted 
 writing the input. Observed: the output keeps growing across every step, and once the producer stops
 the output holds every input record transformed (as a set: at_least_once may repeat some). Then
 kafka-streams-groups.sh (StreamsGroupCommand) --describe (offsets, --state, --members) of the running
-group. Needs Kafka Streams' jars (scripts/setup resolves scripts/kafka/streams-pom.xml)."""
+group, then --delete once every instance is closed. Needs Kafka Streams' jars (scripts/setup resolves scripts/kafka/streams-pom.xml)."""
 
 from __future__ import annotations
 
@@ -151,6 +151,11 @@ def streams_session(java: JavaTools, names, classpath: list[str], tmp: Path, tag
     facts["listed"] = app_id in java.run("kafka-streams-groups", ["--list"]).stdout.split()
     for a in apps:
         _stop(a)
+    # DeleteGroups for the now empty streams group (and its internal topics: a stateless app has none)
+    out = java.run("kafka-streams-groups", ["--delete", "--group", app_id], check=False)
+    facts["delete"] = [line.replace(app_id, "<app>") for line in (out.stdout + out.stderr).splitlines()
+                       if "eletion" in line or "deleted" in line or "rror" in line]
+    facts["listed_after_delete"] = app_id in java.run("kafka-streams-groups", ["--list"]).stdout.split()
     return facts
 
 
@@ -175,6 +180,8 @@ EXPECTED = {
     "state": [["GROUP", "COORDINATOR", "(ID)", "STATE", "#MEMBERS"], ["<app>", "<coordinator>", "Stable", "3"]],
     "active_tasks_per_member": [2, 2, 2],
     "listed": True,
+    "delete": ["Deletion of requested streams groups ('<app>') was successful."],
+    "listed_after_delete": False,
 }
 
 
