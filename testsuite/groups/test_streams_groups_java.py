@@ -1,5 +1,6 @@
 """KIP-1071 streams groups with a real Kafka Streams 4.3.1 application (testsuite/java/StreamsApp.java,
-group.protocol=streams, at_least_once: upper-cases values, keeps keys), directly against the broker and
+group.protocol=streams, at_least_once: upper-cases values, keeps keys; stateless, and stateful through
+a key-value store whose changelog topic the streams group's coordinator creates), directly against the broker and
 through kshim (which passes the streams-group APIs through to the broker), outcomes compared.
 
 Three instances run; each in turn is stopped (KafkaStreams.close) and restarted while a producer keeps
@@ -103,14 +104,14 @@ def _table(text: str, app_id: str, topic: str) -> list[list[str]]:
     return rows[:1] + sorted(rows[1:])
 
 
-def streams_session(java: JavaTools, names, classpath: list[str], tmp: Path, tag: str) -> dict:
+def streams_session(java: JavaTools, names, classpath: list[str], tmp: Path, tag: str, mode: str) -> dict:
     app_id, source, sink = names.group("app"), names.topic("in"), names.topic("out")
     create_topic(java.bootstrap, source, partitions=PARTITIONS)
     create_topic(java.bootstrap, sink, partitions=PARTITIONS)
 
     def start(i: int, gen: int) -> JavaClient:
-        return start_app(java, "StreamsApp", [java.bootstrap, app_id, source, sink, str(tmp / f"state-{i}")],
-                         f"{tag}-streams-{i}-{gen}", classpath)
+        return start_app(java, "StreamsApp", [java.bootstrap, app_id, source, sink, str(tmp / f"state-{i}"), mode],
+                         f"{tag}-{mode}-{i}-{gen}", classpath)
 
     apps = [start(i, 0) for i in range(INSTANCES)]
     _wait(lambda: all(_running(a) for a in apps), 120, "three RUNNING instances")
@@ -159,18 +160,18 @@ def streams_session(java: JavaTools, names, classpath: list[str], tmp: Path, tag
     return facts
 
 
-_FACTS: dict[str, dict] = {}
+_FACTS: dict[tuple[str, str], dict] = {}
 
 
-def _facts(where: str, request, kafka, kafka_install, names, classpath, tmp_path) -> dict:
-    if where not in _FACTS:
+def _facts(where: str, mode: str, request, kafka, kafka_install, names, classpath, tmp_path) -> dict:
+    if (where, mode) not in _FACTS:
         bootstrap = kafka.bootstrap if where == "broker" else request.getfixturevalue("kshim").bootstrap
         tools = JavaTools(kafka_install, bootstrap, tmp_path / where)
         try:
-            _FACTS[where] = streams_session(tools, names, classpath, tmp_path / where, where)
+            _FACTS[where, mode] = streams_session(tools, names, classpath, tmp_path / where, where, mode)
         finally:
             tools.stop_all()
-    return _FACTS[where]
+    return _FACTS[where, mode]
 
 
 EXPECTED = {
@@ -185,11 +186,17 @@ EXPECTED = {
 }
 
 
-def test_streams_group_rolling_bounce_direct(request, kafka, kafka_install, names, streams_classpath, tmp_path):
-    assert _facts("broker", request, kafka, kafka_install, names, streams_classpath, tmp_path) == EXPECTED
+MODES = ["stateless", "stateful"]   # stateful: a RocksDB store and its changelog (an internal topic)
 
 
-def test_streams_group_rolling_bounce_through_kshim_as_direct(request, kafka, kafka_install, names,
+@pytest.mark.parametrize("mode", MODES)
+def test_streams_group_rolling_bounce_direct(mode, request, kafka, kafka_install, names, streams_classpath,
+                                             tmp_path):
+    assert _facts("broker", mode, request, kafka, kafka_install, names, streams_classpath, tmp_path) == EXPECTED
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_streams_group_rolling_bounce_through_kshim_as_direct(mode, request, kafka, kafka_install, names,
                                                               streams_classpath, tmp_path):
-    broker = _facts("broker", request, kafka, kafka_install, names, streams_classpath, tmp_path)
-    assert _facts("kshim", request, kafka, kafka_install, names, streams_classpath, tmp_path) == broker
+    broker = _facts("broker", mode, request, kafka, kafka_install, names, streams_classpath, tmp_path)
+    assert _facts("kshim", mode, request, kafka, kafka_install, names, streams_classpath, tmp_path) == broker

@@ -1,11 +1,14 @@
 // A Kafka Streams application in a KIP-1071 streams group (StreamsConfig group.protocol=streams,
 // Kafka Streams 4.3.1): reads INPUT, upper-cases each value (keys kept) and writes OUTPUT,
-// processing.guarantee=at_least_once. Stateless (KStream.mapValues), so it needs no state store.
+// processing.guarantee=at_least_once. Stateless (KStream.mapValues) by default; with MODE "stateful"
+// the values go through a key-value store first (groupByKey().reduce keeping the latest value: a
+// RocksDB store with a changelog topic, one of the internal topics the streams group's coordinator
+// creates, KIP-1071), then are upper-cased.
 // Prints one JSON object per line on stdout:
 //   {"name":"state","from":"REBALANCING","to":"RUNNING"}
 //   {"name":"processed","count":100}          (every 100 records this instance processed)
 //   {"name":"closed","processed":1234}
-// Usage: StreamsApp BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR
+// Usage: StreamsApp BOOTSTRAP APPLICATION_ID INPUT OUTPUT STATE_DIR [stateless|stateful]
 // Stops cleanly (KafkaStreams.close) on SIGTERM.
 import java.time.Duration;
 import java.util.Properties;
@@ -16,6 +19,9 @@ import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.KStream;
+import org.apache.kafka.streams.kstream.Materialized;
 import org.apache.kafka.streams.kstream.Produced;
 
 public class StreamsApp {
@@ -39,8 +45,14 @@ public class StreamsApp {
 
         AtomicLong processed = new AtomicLong();
         StreamsBuilder builder = new StreamsBuilder();
-        builder.stream(args[2], Consumed.with(Serdes.String(), Serdes.String()))
-               .mapValues(v -> {
+        boolean stateful = args.length > 5 && args[5].equals("stateful");
+        KStream<String, String> input = builder.stream(args[2], Consumed.with(Serdes.String(), Serdes.String()));
+        if (stateful) {
+            input = input.groupByKey(Grouped.with(Serdes.String(), Serdes.String()))
+                         .reduce((older, newer) -> newer, Materialized.as("latest"))
+                         .toStream();
+        }
+        input.mapValues(v -> {
                    long n = processed.incrementAndGet();
                    if (n % 100 == 0) emit("{\"name\":\"processed\",\"count\":" + n + "}");
                    return v == null ? null : v.toUpperCase();
