@@ -7,6 +7,8 @@ passes the share-group APIs through to the broker): the same scenario on each, t
 - kafka-share-groups.sh (ShareGroupCommand): --list, --describe (offsets, --state, --members),
   --reset-offsets --to-earliest --execute on the empty group (a second run then gets all 50 again with
   delivery count 1), --delete, and --describe of the deleted group.
+- kafka-configs.sh --entity-type groups (share.auto.offset.reset=earliest), then
+  kafka-console-share-consumer.sh (ConsoleShareConsumer) reading all 50 in another share group.
 """
 
 from __future__ import annotations
@@ -104,6 +106,15 @@ def share_session(java: JavaTools, names, classdir: Path, tag: str) -> dict:
     facts["delete"] = tool("--delete", "--group", group)
     facts["listed_after_delete"] = group in java.run("kafka-share-groups", ["--list"]).stdout.split()
     facts["describe_deleted"] = [r for r in tool("--describe", "--group", group) if r[0].startswith("Error")]
+    # kafka-configs on a GROUP resource (IncrementalAlterConfigs), then kafka-console-share-consumer
+    # (ConsoleShareConsumer, implicit acknowledgement) reads every record in a second share group
+    console_group = f"{group}-console"
+    java.run("kafka-configs", ["--entity-type", "groups", "--entity-name", console_group, "--alter",
+                               "--add-config", "share.auto.offset.reset=earliest"])
+    out = java.run("kafka-console-share-consumer", ["--topic", topic, "--group", console_group,
+                                                    "--max-messages", str(RECORDS), "--timeout-ms", "30000"],
+                   timeout=90, check=False)
+    facts["console_values"] = sorted(out.stdout.split())
     return facts
 
 
@@ -144,6 +155,7 @@ def test_share_groups_direct(request, kafka, kafka_install, names, share_app, tm
                                              ["<group>", "<topic>", "1", "0", "25"]]
     assert any("successful" in " ".join(r) for r in f["delete"])
     assert f["describe_deleted"] and "GroupIdNotFoundException" in " ".join(f["describe_deleted"][0])
+    assert f["console_values"] == sorted(f"v{i}" for i in range(RECORDS))
 
 
 def test_share_groups_through_kshim_as_direct(request, kafka, kafka_install, names, share_app, tmp_path):
