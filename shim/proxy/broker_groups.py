@@ -14,6 +14,9 @@ request's group type says: the share and streams APIs go to the broker, the othe
 - kshim's group APIs for a broker group (`takes`): JoinGroup, OffsetCommit, OffsetFetch,
   TxnOffsetCommit, DeleteGroups, DescribeGroups, ConsumerGroupDescribe, ... go to the broker, which
   checks a streams member's epoch on its commits and answers a wrong-type request itself.
+- The broker's other groups (classic and consumer groups it lists that kshim does not hold: `listed`)
+  are described and deleted by the broker (DescribeGroups, ConsumerGroupDescribe, DeleteGroups), so
+  the admin view covers every group of the cluster; their members and offsets are not kshim's.
 - Batched requests naming groups of both are split, and the answers merged in request order
   (group_batches.py); ListGroups lists the union (`listing`: every broker's groups, then kshim's).
 
@@ -75,6 +78,8 @@ OPERATION = {ApiKey.SHARE_GROUP_DESCRIBE: DESCRIBE, ApiKey.STREAMS_GROUP_DESCRIB
              ApiKey.DESCRIBE_GROUPS: DESCRIBE, ApiKey.CONSUMER_GROUP_DESCRIBE: DESCRIBE,
              ApiKey.OFFSET_FETCH: DESCRIBE, ApiKey.DELETE_GROUPS: DELETE, ApiKey.OFFSET_DELETE: DELETE}
 GROUP_AUTHORIZATION_FAILED = Error.GROUP_AUTHORIZATION_FAILED
+# kshim's group APIs that also reach the broker's classic and consumer groups (`listed`)
+ADMIN_APIS = frozenset({ApiKey.DESCRIBE_GROUPS, ApiKey.CONSUMER_GROUP_DESCRIBE, DELETE_GROUPS})
 ENTRY_CLASSES = {ApiKey.SHARE_GROUP_DESCRIBE: share_group_describe.DescribedGroup,
                  ApiKey.STREAMS_GROUP_DESCRIBE: streams_group_describe.DescribedGroup,
                  ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: describe_share_group_offsets.DescribeShareGroupOffsetsResponseGroup}
@@ -88,6 +93,7 @@ class BrokerGroups:
     def __init__(self, proxy: "Proxy", runtime: "GroupRuntime"):
         self.proxy, self.runtime = proxy, runtime
         self.kinds: dict[str, str] = {}            # the broker's share and streams groups
+        self.listed: dict[str, str] = {}           # the broker's other groups (type) as it last listed them
         self._coordinators: dict[str, int] = {}    # group id -> node id of its broker coordinator
         self._conns: dict[int, PipelinedConnection] = {}
         self._opening: dict[int, asyncio.Future] = {}
@@ -147,10 +153,11 @@ class BrokerGroups:
     def takes(self, session: "Session", slot: "Slot", req, frame, resume: Callable) -> bool:
         """A request of kshim's group APIs that names broker groups: forwarded (all of them), or split
         (`resume(session, slot, req, patch)` runs kshim's part with the broker's entries merged in)."""
-        if not self.kinds or slot.api_key == LIST_GROUPS:
+        if not (self.kinds or self.listed) or slot.api_key == LIST_GROUPS:
             return False
         gids, batch = group_ids(slot.api_key, slot.version, req)
-        theirs = [g for g in gids if g in self.kinds and not self.kshim_holds(g)]
+        admin = slot.api_key in ADMIN_APIS
+        theirs = [g for g in gids if (g in self.kinds or (admin and g in self.listed)) and not self.kshim_holds(g)]
         if not theirs:
             return False
         denied = self._denied(session, slot, theirs)
@@ -211,13 +218,15 @@ class BrokerGroups:
         for g in resp.groups:
             if v >= 5 and g.group_type in (SHARE, STREAMS):
                 self.kinds[g.group_id] = g.group_type
+            elif v >= 5:
+                self.listed[g.group_id] = g.group_type
         return list(resp.groups) if not resp.error_code else []
 
     async def learn_all(self) -> None:
-        """The brokers' share and streams groups (at start: the group ids that are theirs)."""
+        """The brokers' groups (at start: the group ids that are theirs)."""
         for node in sorted(self.proxy.topology.brokers):
             try:
-                await self._list_one(node, 5, ListGroupsRequest(states_filter=[], types_filter=[SHARE, STREAMS]))
+                await self._list_one(node, 5, ListGroupsRequest(states_filter=[], types_filter=[]))
             except Exception as e:
                 log.warning("cannot list broker %s's share and streams groups: %s", node, e)
 
@@ -358,6 +367,7 @@ class BrokerGroups:
             for r in msg.results:
                 if r.error_code == Error.NONE:
                     self.kinds.pop(r.group_id, None)
+                    self.listed.pop(r.group_id, None)
 
     def _complete(self, session, slot, body) -> None:
         if not session.closed:
