@@ -209,7 +209,7 @@ class BrokerGroups:
         self._listed[id(slot)] = groups
 
     async def _list_one(self, node: int, version: int, req) -> list:
-        conn = await self._conn(node)
+        conn = await self.conn(node)
         lo, hi = conn.versions.get(LIST_GROUPS, (0, version))
         v = max(lo, min(version, hi))
         resp = await request(conn, LIST_GROUPS, v, ListGroupsRequest(
@@ -237,7 +237,7 @@ class BrokerGroups:
         nodes = set()
         try:
             for g in gids:
-                nodes.add(await self._node_for(g))
+                nodes.add(await self.node_for(g))
         except BrokerUnavailable as e:
             return self._unavailable(session, slot, e)
         gids_batch = group_ids(slot.api_key, slot.version, req)[1]
@@ -264,7 +264,7 @@ class BrokerGroups:
         by_node: dict[int, list[str]] = {}
         try:
             for g in gids:
-                by_node.setdefault(await self._node_for(g), []).append(g)
+                by_node.setdefault(await self.node_for(g), []).append(g)
         except BrokerUnavailable as e:
             self._unavailable(session, slot, e)
             return None
@@ -286,9 +286,9 @@ class BrokerGroups:
         deadline = time.monotonic() + RETRY_S
         attempt = 0
         while True:
-            node = await self._node_for(gids[0], deadline)
+            node = await self.node_for(gids[0], deadline)
             try:
-                conn = await self._conn(node)
+                conn = await self.conn(node)
                 answer = await conn.send(frame)
             except (OSError, ConnectionError, asyncio.TimeoutError) as e:
                 self._coordinators.pop(gids[0], None)
@@ -303,10 +303,12 @@ class BrokerGroups:
             await asyncio.sleep(BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)])
             attempt += 1
 
-    async def _node_for(self, group_id: str, deadline: float | None = None) -> int:
+    async def node_for(self, group_id: str, deadline: float | None = None) -> int:
         node = self._coordinators.get(group_id)
         if node is not None:
             return node
+        if not self.proxy.topology.brokers:
+            raise BrokerUnavailable("no broker is known")
         deadline = deadline if deadline is not None else time.monotonic() + RETRY_S
         attempt, why = 0, "no broker"
         while time.monotonic() <= deadline:
@@ -326,7 +328,7 @@ class BrokerGroups:
         raise BrokerUnavailable(f"no coordinator for group {group_id!r} ({why})")
 
     async def _find(self, node: int, group_id: str) -> tuple[int, int]:
-        conn = await self._conn(node)
+        conn = await self.conn(node)
         v = min(conn.versions.get(FIND_COORDINATOR, (0, 4))[1], 4)
         if v >= 4:
             resp = await request(conn, FIND_COORDINATOR, v, FindCoordinatorRequest(
@@ -336,7 +338,7 @@ class BrokerGroups:
         resp = await request(conn, FIND_COORDINATOR, v, FindCoordinatorRequest(key=group_id, key_type=GROUP_KEY))
         return resp.node_id, resp.error_code
 
-    async def _conn(self, node: int) -> PipelinedConnection:
+    async def conn(self, node: int) -> PipelinedConnection:
         conn = self._conns.get(node)
         if conn is not None and not conn.closed:
             return conn

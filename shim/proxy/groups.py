@@ -11,6 +11,7 @@ Its jobs, one module each:
 - topic_refresh.py: the topic metadata the coordinator checks commits against and re-resolves
   subscriptions from (kshim's own Metadata requests, periodic and on demand);
 - authz.py: SASL principals and the broker's ACLs (with SASL upstream or `authorizer`);
+- adoption.py: a group the broker held becomes kshim's with its committed offsets;
 - broker_groups.py: the broker's share and streams groups (their APIs pass through to the group's
   broker coordinator; kshim's group APIs naming them too; ListGroups lists both);
 - shim/state/: the durable state (log.py) and, with scale_out, the instances sharing it (ownership.py).
@@ -29,6 +30,7 @@ from kcodec.protocol import ApiKey
 
 from ..coordinator import CoordinatorConfig
 from ..coordinator.dispatch import VERSIONS
+from .adoption import Adoption
 from .broker_groups import BrokerGroups
 from .find_coordinator import FindCoordinator
 from .group_requests import GroupRequests
@@ -65,6 +67,8 @@ class GroupService:
         self.requests = GroupRequests(proxy, runtime, self.metadata, self.transactions, self.authz,
                                       self.broker_groups)
         self.find_coordinator = FindCoordinator(proxy, runtime, self.authz)
+        if cfg.adopt_broker_groups and not cfg.scale_out:
+            self.requests.adoption = Adoption(runtime, self.broker_groups)
         self.scale = None                      # shim.state.ownership.ScaleOut when scale_out is on
         self._tasks: list[asyncio.Task] = []
 
