@@ -19,7 +19,7 @@ it does in kshim.
   streams group "app" (instance "i-2" for T-2):
   300    T-1 joins with its topology -> epoch 1, active 0_0 0_1 0_2
   400    T-2 joins -> epoch 2, active none, warmup 0_2
-  5300   T-1 epoch 1 -> epoch 2, active 0_0 0_1, standby 0_2, status STALE_TOPOLOGY
+  5300   T-1 epoch 1 -> epoch 2, active 0_0 0_1, standby 0_2, status STALE_TOPOLOGY (code 0)
   5400   T-2 epoch 2 -> epoch 3, active 0_2
   9000   StreamsGroupDescribe app; ShareGroupDescribe sg, other
   16000  T-2 leaves (epoch -2, static); 16500 T-2 heartbeats epoch 3 -> UNKNOWN_MEMBER_ID
@@ -166,7 +166,7 @@ def scenario(directory, **kw) -> None:
         share_hb(ft, 5100, "s1", "S-1", 1, 2, [0, 1])
         share_hb(ft, 5200, "s2", "S-2", 2, 2)
         streams_hb(ft, 5300, "t1", "T-1", 1, 2, active=[0, 1], standby=[2], warmup=[],
-                   status=[(2, "The topology epoch is stale")])
+                   status=[(0, "The topology epoch is stale")])
         streams_hb(ft, 5400, "t2", "T-2", 2, 3, active=[2], standby=[], warmup=[], instance="i-2")
         share_fetch_and_ack(ft)
         describes(ft)

@@ -59,7 +59,7 @@ def test_streams_heartbeat_decoded_with_topology_tasks_and_instance(recs):
     assert (rs["epoch"], rs["instance"], rs["body"]["warmupTasks"]) == (2, "i-2", [{"subtopologyId": "0", "partitions": [2]}])
     assert rs["body"]["activeTasks"] == [] and rs["body"]["status"] is None
     stale = hops(recs, ApiKey.STREAMS_GROUP_HEARTBEAT, 8)[K2C]["body"]
-    assert stale["status"] == [{"statusCode": 2, "statusDetail": "The topology epoch is stale"}]
+    assert stale["status"] == [{"statusCode": 0, "statusDetail": "The topology epoch is stale"}]
     assert hops(recs, ApiKey.STREAMS_GROUP_HEARTBEAT, 18)[K2C]["error_codes"] == [Error.UNKNOWN_MEMBER_ID]
 
 
