@@ -125,3 +125,36 @@ def test_show_filters_by_group_member_and_api(trace, capsys):
     assert main(["trace", "show", str(trace), "--api", "share", "--member", "S-2", "--json"]) == 0
     got = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert {r["api"] for r in got} == {"ShareGroupHeartbeat"} and len(got) == 16
+
+
+def test_share_group_offset_apis_name_their_group(tmp_path):
+    from kcodec.generated import alter_share_group_offsets as A
+    from kcodec.generated import delete_share_group_offsets as D
+    from kcodec.generated import describe_share_group_offsets as O
+    from testsuite.trace.sharebuild import FrameTrace
+    ft = FrameTrace(tmp_path)
+    try:
+        ft.forward(1, 2, "admin", ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, 1, O.DescribeShareGroupOffsetsRequest(
+            groups=[O.DescribeShareGroupOffsetsRequestGroup(group_id="sg", topics=None)]),
+            O.DescribeShareGroupOffsetsResponse(groups=[O.DescribeShareGroupOffsetsResponseGroup(
+                group_id="sg", topics=[O.DescribeShareGroupOffsetsResponseTopic(topic_name="orders", partitions=[
+                    O.DescribeShareGroupOffsetsResponsePartition(partition_index=0, start_offset=42, lag=3)])])]))
+        ft.forward(3, 4, "admin", ApiKey.ALTER_SHARE_GROUP_OFFSETS, 0, A.AlterShareGroupOffsetsRequest(
+            group_id="sg", topics=[A.AlterShareGroupOffsetsRequestTopic(topic_name="orders", partitions=[
+                A.AlterShareGroupOffsetsRequestPartition(partition_index=0, start_offset=7)])]),
+            A.AlterShareGroupOffsetsResponse(error_code=Error.NON_EMPTY_GROUP))
+        ft.forward(5, 6, "admin", ApiKey.DELETE_SHARE_GROUP_OFFSETS, 0, D.DeleteShareGroupOffsetsRequest(
+            group_id="sg", topics=[D.DeleteShareGroupOffsetsRequestTopic(topic_name="orders")]),
+            D.DeleteShareGroupOffsetsResponse(responses=[D.DeleteShareGroupOffsetsResponseTopic(
+                topic_name="orders", error_code=Error.GROUP_ID_NOT_FOUND)]))
+    finally:
+        ft.close()
+    recs = [r for r in read_trace(tmp_path) if r["type"] == "frame"]
+    assert len(recs) == 12 and {r["group"] for r in recs} == {"sg"}
+    d = hops(recs, ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, 1)[K2C]["body"]
+    assert d["groups"][0]["topics"][0]["partitions"][0]["startOffset"] == 42
+    assert hops(recs, ApiKey.ALTER_SHARE_GROUP_OFFSETS, 2)[K2C]["error_codes"] == [Error.NON_EMPTY_GROUP]
+    assert hops(recs, ApiKey.DELETE_SHARE_GROUP_OFFSETS, 3)[K2C]["error_codes"] == [Error.GROUP_ID_NOT_FOUND]
+    assert hops(recs, ApiKey.ALTER_SHARE_GROUP_OFFSETS, 2)[C2K]["body"]["topics"][0]["partitions"][0]["startOffset"] == 7
+    out = io.StringIO()
+    assert show(tmp_path, group="sg", api="share", out=out) == 12

@@ -65,7 +65,8 @@ svg{background:#fafafa;border:1px solid #ddd}.gen-band.odd{fill:#e8f0fb}.gen-ban
 .member-bar{fill:#4a8}.member-bar.leader{fill:#286}.lane-label{font-size:11px;fill:#333}
 .gen-label{font-size:10px;fill:#557}.change{stroke:#fff;stroke-width:1}.change.left,.change.removed,
 .change.session_timeout{fill:#d33}.change.fenced{fill:#a0a}.change.static_rejoin,.change.static_replaced{fill:#e90}
-.change.joined,.change.first_seen{fill:#36c}.change.error{fill:#b60}.change.skip_assignment{fill:#888}.axis{font-size:10px;fill:#666}
+.change.joined,.change.first_seen{fill:#36c}.change.error{fill:#b60}
+.change.epoch,.change.assignment,.change.status{fill:#999}svg[data-unit=epoch] .member-bar{stroke:#fff;stroke-width:1}.change.skip_assignment{fill:#888}.axis{font-size:10px;fill:#666}
 """
 
 
@@ -118,7 +119,7 @@ def timeline_svg(group: str, rounds, members, changes, unit: str = "generation")
     lane_of = {ident: i for i, ident in enumerate(lanes)}
     height = TOP + LANE_H * max(len(lanes), 1) + 24
     x = lambda t: LEFT + (t - t0) * (WIDTH - LEFT - 10) / span  # noqa: E731
-    parts = [f'<svg class="timeline" data-group="{_e(group)}" width="{WIDTH}" height="{height}" '
+    parts = [f'<svg class="timeline" data-group="{_e(group)}" data-unit="{unit}" width="{WIDTH}" height="{height}" '
              f'xmlns="http://www.w3.org/2000/svg">']
     gens = [r for r in rounds if r["generation"] is not None]
     for i, r in enumerate(gens):
