@@ -1,4 +1,4 @@
-"""Trace records of share groups (KIP-932) and streams groups (KIP-1071), which kshim forwards.
+"""Trace records of share groups (KIP-932) and streams groups (KIP-1071), which the broker coordinates.
 
 Heartbeats, describes and the share-group offset admin APIs are traced with their whole body
 (`to_json`, as the group APIs are). ShareFetch and ShareAcknowledge are summarised instead

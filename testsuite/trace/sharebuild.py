@@ -1,7 +1,9 @@
 """Traces of share groups (KIP-932) and streams groups (KIP-1071) made of real encoded frames: each
-request and answer is encoded by kcodec and fed, four hops each (kshim forwards these APIs), to a
-real Tracer (shim/trace/tracer.py) whose clock is set by the test; the writer thread decodes them as
-it does in kshim.
+request and answer is encoded by kcodec and fed to a real Tracer (shim/trace/tracer.py) whose clock
+is set by the test, with the hops kshim traces: the share/streams group APIs go to the broker's
+coordinator on kshim's own connection (shim/proxy/broker_groups.py), so only `client->kshim` and
+`kshim->client` are traced; ShareFetch, ShareAcknowledge and Metadata are forwarded on the client's
+upstream connection, four hops. The writer thread decodes them as it does in kshim.
 
 `scenario(directory)` (times in ms from the start; topic "orders" has 3 partitions):
 
@@ -39,8 +41,10 @@ from kcodec.generated import streams_group_heartbeat as TH
 from kcodec.protocol import ApiKey, Error
 from shim.trace import records as R
 from shim.trace import tracer as tracer_mod
+from shim.trace.share_streams import WHOLE
 from testsuite.trace.test_trace_unit import batch, req, resp
 
+ROUTED = WHOLE          # answered by the broker's coordinator through kshim's own connection
 ORDERS = uuid.UUID("3f1c2a4e-6b7d-4e8f-9a0b-1c2d3e4f5a6b")
 RECORD_VALUE = b"value 1 "      # in the ShareFetch records: must never reach the trace
 BASE_NS = 10**12
@@ -63,17 +67,18 @@ class FrameTrace:
         return self.conns[name]
 
     def forward(self, t_req: float, t_resp: float | None, conn: str, key: ApiKey, version: int, request, response):
-        """client->kshim, kshim->upstream at t_req; upstream->kshim, kshim->client at t_resp."""
+        """client->kshim (and kshim->upstream) at t_req; (upstream->kshim and) kshim->client at t_resp."""
         self.corr += 1
         c, tr = self.conn(conn), self.tracer
         f = memoryview(req(key, version, self.corr, request, conn))
-        for dt, d in ((0, R.C2K), (0.1, R.K2U)):
+        upstream = key not in ROUTED
+        for dt, d in ((0, R.C2K), (0.1, R.K2U))[:2 if upstream else 1]:
             self.t = t_req + dt
             tr.frame(c, d, key, version, self.corr, f, conn)
         if t_resp is None:
             return
         f = memoryview(resp(key, version, self.corr, response))
-        for dt, d in ((-0.1, R.U2K), (0, R.K2C)):
+        for dt, d in ((-0.1, R.U2K), (0, R.K2C))[0 if upstream else 1:]:
             self.t = t_resp + dt
             tr.frame(c, d, key, version, self.corr, f)
 

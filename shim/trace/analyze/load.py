@@ -60,7 +60,7 @@ def _group_cond(group: str | None):
 
 
 def heartbeat_cond(group: str | None):
-    """Share/streams heartbeats between the clients and kshim (each also goes on to the broker)."""
+    """Share/streams heartbeats between the clients and kshim (kshim carries them to the broker)."""
     from pyspark.sql import functions as F
     cond = ((F.col("type") == "frame") & F.col("api_key").isin(SHARE_GROUP_HEARTBEAT, STREAMS_GROUP_HEARTBEAT)
             & F.col("dir").isin("client->kshim", "kshim->client") & F.col("group").isNotNull())

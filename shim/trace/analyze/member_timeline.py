@@ -5,8 +5,8 @@ it directly).
 These groups have no generations: each member moves through member epochs on its own, as its
 heartbeat responses tell it (Kafka's ShareGroupHeartbeatResponse / StreamsGroupHeartbeatResponse).
 Input: one group's ShareGroupHeartbeat or StreamsGroupHeartbeat frames as the client sent them and
-as they came back to it (`client->kshim`, `kshim->client`; kshim forwards them), request and answer
-paired by (connection, correlation id). Read from them:
+as they came back to it (`client->kshim`, `kshim->client`; kshim carries them to the broker's
+coordinator), request and answer paired by (connection, correlation id). Read from them:
 
   join      a request with member epoch 0 (KIP-848's JOIN_GROUP_MEMBER_EPOCH, which KIP-932 and
             KIP-1071 keep); `first_seen` when the trace starts after the member joined
