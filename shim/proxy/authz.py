@@ -28,7 +28,7 @@ from kcodec.errors import DecodeError
 from kcodec.protocol import ApiKey
 
 from ..authz import apis
-from ..authz.acl import DESCRIBE, TOPIC, Authorizer, Caller, parse_super_users
+from ..authz.acl import DESCRIBE, GROUP, TOPIC, Authorizer, Caller, parse_super_users
 from ..authz.cache import DESCRIBE_ACLS, AclReadError, acls_from_response, describe_all_request
 from ..authz.principal import ANONYMOUS, SaslState
 from .bodies import read_request, read_response
@@ -151,6 +151,10 @@ class AuthzService:
         if verdict.patch is not None:
             session.auth.patches[slot] = verdict.patch
         return verdict.request
+
+    def allows_group(self, session: "Session", operation: int, group_id: str) -> bool:
+        """The caller's right `operation` on GROUP `group_id` (the broker's groups: broker_groups.py)."""
+        return self.authorizer is None or self.authorizer.allowed(self.caller(session), operation, GROUP, group_id)
 
     def topic_filter(self, session: "Session") -> Callable[[str], bool] | None:
         """The caller's TOPIC DESCRIBE right (live ACLs), for the coordinator's regex resolution."""

@@ -9,8 +9,11 @@ authorize -> route (scale-out) -> (enlist in the transaction) -> coordinator -> 
   part, and `GroupRuntime.finish` puts the refused entries back into its answer.
 - topic metadata (topic_refresh.py): a request naming topics kshim has not seen waits for a
   Metadata refresh first.
-- ListGroups: only one port lists the groups (admin clients ask every broker and concatenate); with
-  scale-out the other instances' groups are added (shim/state/ownership.py).
+- the broker's groups (broker_groups.py): a request naming share or streams groups the broker holds
+  goes to the broker (split when it names kshim's groups too).
+- ListGroups: only one port lists the groups (admin clients ask every broker and concatenate); the
+  brokers' groups are added (broker_groups.py), and with scale-out the other instances' groups
+  (shim/state/ownership.py).
 - route: with scale-out, requests for groups served elsewhere or still loading are answered here
   (shim/error_answers.py), batched ones patched.
 - TxnOffsetCommit is enlisted in the transaction first (transactions.py).
@@ -22,17 +25,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from kcodec import api
 from kcodec.generated.list_groups import ListGroupsResponse
 from kcodec.protocol import ApiKey, Error
 
+from ..state.ownership import PEER_CLIENT_ID
 from .bodies import read_or_close
 from .find_coordinator import coordinator_node
 
 if TYPE_CHECKING:
     from .authz import AuthzService
+    from .broker_groups import BrokerGroups
     from .group_runtime import GroupRuntime
     from .server import Proxy
     from .session import Session, Slot
@@ -47,9 +52,9 @@ TXN_OFFSET_COMMIT, CONSUMER_GROUP_HEARTBEAT = ApiKey.TXN_OFFSET_COMMIT, ApiKey.C
 
 class GroupRequests:
     def __init__(self, proxy: "Proxy", runtime: "GroupRuntime", metadata: "TopicRefresher",
-                 transactions: "Transactions", authz: "AuthzService | None"):
+                 transactions: "Transactions", authz: "AuthzService | None", broker_groups: "BrokerGroups"):
         self.proxy, self.runtime, self.metadata = proxy, runtime, metadata
-        self.transactions, self.authz = transactions, authz
+        self.transactions, self.authz, self.broker_groups = transactions, authz, broker_groups
         self.scale = None                      # shim.state.ownership.ScaleOut when scale_out is on
 
     def handle(self, session: "Session", slot: "Slot", frame) -> bool:
@@ -63,21 +68,40 @@ class GroupRequests:
                 return True
             if slot.api_key == LIST_GROUPS:    # filtered however it is answered (scale-out merges)
                 req = authz.gate(session, slot, req, None)
-        if slot.api_key == LIST_GROUPS and not self._lists_groups(session):
-            self.runtime.answer(session, slot, ListGroupsResponse(error_code=Error.NONE, groups=[]))
-            return True
-        if slot.api_key == LIST_GROUPS and self.scale is not None and self.scale.list_groups(session, slot, req):
-            return True                        # answered once the other instances answered
+        if slot.api_key == LIST_GROUPS:
+            if not self._lists_groups(session):
+                self.runtime.answer(session, slot, ListGroupsResponse(error_code=Error.NONE, groups=[]))
+                return True
+            if session.client_id != PEER_CLIENT_ID:   # another kshim instance asks for its own only
+                asyncio.get_running_loop().create_task(self._list_with_brokers(session, slot, req))
+                return True
+            return self._list(session, slot, req)
+        if self.broker_groups.takes(session, slot, req, frame, self.feed):
+            return True                        # the broker's groups (split: kshim's part comes back)
         if self.metadata.needs(self.runtime.coordinator, slot.api_key, slot.version, req):
             asyncio.get_running_loop().create_task(self._feed_after_metadata(session, slot, req))
             return True
         self.feed(session, slot, req)
         return True
 
-    def feed(self, session: "Session", slot: "Slot", req) -> None:
+    def _list(self, session: "Session", slot: "Slot", req) -> bool:
+        if self.scale is not None and self.scale.list_groups(session, slot, req):
+            return True                        # answered once the other instances answered
+        self.feed(session, slot, req)
+        return True
+
+    async def _list_with_brokers(self, session: "Session", slot: "Slot", req) -> None:
+        await self.broker_groups.list_brokers(slot, req)
+        if not session.closed:
+            self._list(session, slot, req)
+
+    def feed(self, session: "Session", slot: "Slot", req, extra: Callable | None = None) -> None:
         """The decoded request from authorization on (also the way back in after a wait: metadata,
-        the other instances' ListGroups)."""
+        the other instances' ListGroups, the broker's part of a split request: `extra` patches the
+        answer)."""
         runtime = self.runtime
+        if slot.api_key == LIST_GROUPS:
+            extra = self.broker_groups.listing_patch(slot)
         if self.authz is not None and slot.api_key != LIST_GROUPS:
             req = self.authz.gate(session, slot, req, self._topic_name)
             if req is None:                    # refused: answered
@@ -87,6 +111,7 @@ class GroupRequests:
             early, patch = self.scale.route(session, slot, req)
             if early is not None:
                 return runtime.answer(session, slot, early)
+        patch = both(patch, extra)
         if slot.api_key == TXN_OFFSET_COMMIT and self.transactions.enlists(req):
             asyncio.get_running_loop().create_task(
                 self.transactions.enlist_then_handle(session, slot, req, patch))
@@ -112,3 +137,14 @@ class GroupRequests:
             log.warning("metadata refresh for %s failed: %s", api.API_KEYS.get(slot.api_key), e)
         if not session.closed:
             self.feed(session, slot, req)
+
+
+def both(first: Callable | None, second: Callable | None) -> Callable | None:
+    """One answer patch applying `first` then `second` (either may be None)."""
+    if first is None or second is None:
+        return first or second
+
+    def patch(body):
+        first(body)
+        second(body)
+    return patch

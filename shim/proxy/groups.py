@@ -11,6 +11,8 @@ Its jobs, one module each:
 - topic_refresh.py: the topic metadata the coordinator checks commits against and re-resolves
   subscriptions from (kshim's own Metadata requests, periodic and on demand);
 - authz.py: SASL principals and the broker's ACLs (with SASL upstream or `authorizer`);
+- broker_groups.py: the broker's share and streams groups (their APIs pass through to the group's
+  broker coordinator; kshim's group APIs naming them too; ListGroups lists both);
 - shim/state/: the durable state (log.py) and, with scale_out, the instances sharing it (ownership.py).
 This module builds them, registers their routes (`install`), and starts and stops them: at start
 the state topic is replayed into the coordinator before the listeners open.
@@ -27,6 +29,7 @@ from kcodec.protocol import ApiKey
 
 from ..coordinator import CoordinatorConfig
 from ..coordinator.dispatch import VERSIONS
+from .broker_groups import BrokerGroups
 from .find_coordinator import FindCoordinator
 from .group_requests import GroupRequests
 from .group_runtime import GroupRuntime
@@ -57,7 +60,10 @@ class GroupService:
             self.authz = AuthzService(proxy, runtime.answer)
             runtime.finish = self.authz.finish
         self.transactions = Transactions(proxy, runtime, self.metadata)
-        self.requests = GroupRequests(proxy, runtime, self.metadata, self.transactions, self.authz)
+        self.broker_groups = BrokerGroups(proxy, runtime)
+        self.broker_groups.authz = self.authz
+        self.requests = GroupRequests(proxy, runtime, self.metadata, self.transactions, self.authz,
+                                      self.broker_groups)
         self.find_coordinator = FindCoordinator(proxy, runtime, self.authz)
         self.scale = None                      # shim.state.ownership.ScaleOut when scale_out is on
         self._tasks: list[asyncio.Task] = []
@@ -73,6 +79,7 @@ class GroupService:
         routes[FIND_COORDINATOR] = self.find_coordinator.handle
         routes[END_TXN] = self.transactions.watch_end_txn
         routes[INIT_PRODUCER_ID] = self.transactions.watch_init_producer_id
+        self.broker_groups.install()
         if self.authz is not None:
             self.authz.install()
 
@@ -84,6 +91,7 @@ class GroupService:
         loop = asyncio.get_running_loop()
         if self.authz is not None:
             await self.authz.start()           # the broker's ACLs, before any client is served
+        await self.broker_groups.learn_all()   # the group ids that are the broker's
         if cfg.group_metadata_refresh_ms > 0:
             self._tasks.append(loop.create_task(every(
                 cfg.group_metadata_refresh_ms / 1000.0, self.metadata.refresh_all,
@@ -129,6 +137,7 @@ class GroupService:
         if self.runtime.state is not None:
             await self.runtime.state.close()
         self.transactions.close()
+        self.broker_groups.close()
 
     # ------------------------------------------------------------------ events
     def _on_event(self, ev: dict) -> None:

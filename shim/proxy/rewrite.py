@@ -1,10 +1,10 @@
 """Decode-and-rewrite of the few responses that carry broker addresses or version ranges.
 
-Only ApiVersions, Metadata, FindCoordinator and DescribeCluster responses, and Produce responses
-from v10 (KIP-951 NodeEndpoints), pass through here; every other response is forwarded as the
-broker's bytes. The response header is kept byte for byte; the body is decoded with the generated
-codec, changed, and encoded at the same version (a Produce answer without NodeEndpoints is kept as
-the broker's bytes).
+Only ApiVersions, Metadata, FindCoordinator and DescribeCluster responses, and the responses that
+may name brokers in NodeEndpoints (Produce from v10, KIP-951; ShareFetch and ShareAcknowledge,
+KIP-932), pass through here; every other response is forwarded as the broker's bytes. The response
+header is kept byte for byte; the body is decoded with the generated codec, changed, and encoded at
+the same version (an answer without NodeEndpoints is kept as the broker's bytes).
 """
 
 from __future__ import annotations
@@ -15,13 +15,18 @@ from kcodec import api
 from kcodec.protocol import Error
 
 from .topology import Broker, Topology
-from .versions import API_VERSIONS, DESCRIBE_CLUSTER, FIND_COORDINATOR, METADATA, PRODUCE, advertised_range
+from .versions import (API_VERSIONS, DESCRIBE_CLUSTER, FIND_COORDINATOR, METADATA, PRODUCE, SHARE_ACKNOWLEDGE,
+                       SHARE_FETCH, advertised_range)
 
 REWRITTEN = frozenset({API_VERSIONS, METADATA, FIND_COORDINATOR, DESCRIBE_CLUSTER})
 PRODUCE_ENDPOINTS_MIN = 10     # Produce v10+ responses may name brokers (NodeEndpoints, KIP-951)
-# The broker fills NodeEndpoints only for partitions answered NOT_LEADER_OR_FOLLOWER (6): an answer
-# whose bytes hold no int16 6 anywhere has none and leaves as it came, without decoding.
+# The broker fills NodeEndpoints only for partitions answered NOT_LEADER_OR_FOLLOWER (6), and for
+# ShareFetch/ShareAcknowledge also FENCED_LEADER_EPOCH (74) (KafkaApis.handleProduceRequest,
+# processShareFetchResponse, processShareAcknowledgeResponse): an answer whose bytes hold no such
+# int16 anywhere has none and leaves as it came, without decoding.
 _NOT_LEADER = b"\x00\x06"
+_FENCED_LEADER_EPOCH = Error.FENCED_LEADER_EPOCH.to_bytes(2, "big")
+SHARE_ANSWERS = frozenset({SHARE_FETCH, SHARE_ACKNOWLEDGE})
 
 UNSUPPORTED_VERSION = Error.UNSUPPORTED_VERSION
 DESCRIBE_CLUSTER_BROKERS = 1  # DescribeCluster v1+ EndpointType: 1 brokers, 2 controllers
@@ -29,7 +34,8 @@ DESCRIBE_CLUSTER_BROKERS = 1  # DescribeCluster v1+ EndpointType: 1 brokers, 2 c
 
 def rewritten(api_key: int, version: int) -> bool:
     """Is this response decoded and rewritten (else forwarded as the broker's bytes)?"""
-    return api_key in REWRITTEN or (api_key == PRODUCE and version >= PRODUCE_ENDPOINTS_MIN)
+    return (api_key in REWRITTEN or api_key in SHARE_ANSWERS
+            or (api_key == PRODUCE and version >= PRODUCE_ENDPOINTS_MIN))
 
 
 @dataclass
@@ -57,13 +63,17 @@ class Rewriter:
             frame = bytes(frame)
             if _NOT_LEADER not in frame:
                 return Rewritten(frame, [])
+        elif api_key in SHARE_ANSWERS:
+            frame = bytes(frame)
+            if _NOT_LEADER not in frame and _FENCED_LEADER_EPOCH not in frame:
+                return Rewritten(frame, [])
         header, body = split_response(api_key, version, frame)
         if api_key == API_VERSIONS:
             return Rewritten(bytes(header) + self._api_versions(version, body), [])
         cls = api.RESPONSES[api_key]
         msg = cls.decode(body, version)
         learned: list[Broker] = []
-        if api_key == PRODUCE:
+        if api_key == PRODUCE or api_key in SHARE_ANSWERS:
             if not msg.node_endpoints:
                 return Rewritten(frame, [])
             learned = self.topology.learn([Broker(e.node_id, e.host, e.port, e.rack) for e in msg.node_endpoints])

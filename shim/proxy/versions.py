@@ -11,8 +11,10 @@ Rules, per api key the broker advertises:
   a broker that finalizes transaction.version 2 (KIP-890, Kafka 4's default) must offer Produce
   v12+, which clients then use without AddPartitionsToTxn (franz-go, the Java client); a Produce
   answer is small, so from v10 it is decoded and its NodeEndpoints, when present, rewritten;
-- share-group and streams-group APIs are dropped: kshim's coordinator does not own those groups,
-  and ShareFetch/ShareAcknowledge responses also carry broker addresses.
+- share-group and streams-group APIs (KIP-932, KIP-1071) are the broker's groups' and pass through
+  (shim/proxy/broker_groups.py routes them to the group's coordinator; ShareFetch/ShareAcknowledge
+  answers are rewritten when they name brokers): the intersection of the broker's and the codec's
+  range, as kshim decodes them.
 """
 
 from __future__ import annotations
@@ -27,13 +29,16 @@ API_VERSIONS, DESCRIBE_CLUSTER = ApiKey.API_VERSIONS, ApiKey.DESCRIBE_CLUSTER
 
 VERSION_CAPS = {FETCH: 15}
 
-DECODED = {API_VERSIONS, METADATA, FIND_COORDINATOR, DESCRIBE_CLUSTER}
+SHARE_FETCH, SHARE_ACKNOWLEDGE = ApiKey.SHARE_FETCH, ApiKey.SHARE_ACKNOWLEDGE
+SHARE_AND_STREAMS = frozenset({ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_GROUP_DESCRIBE, SHARE_FETCH, SHARE_ACKNOWLEDGE,
+                               ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, ApiKey.ALTER_SHARE_GROUP_OFFSETS,
+                               ApiKey.DELETE_SHARE_GROUP_OFFSETS, ApiKey.STREAMS_GROUP_HEARTBEAT,
+                               ApiKey.STREAMS_GROUP_DESCRIBE})
+
+DECODED = {API_VERSIONS, METADATA, FIND_COORDINATOR, DESCRIBE_CLUSTER, *SHARE_AND_STREAMS}
 
 # Group APIs: the ones kshim's coordinator answers (its dispatch table).
 GROUP_APIS = frozenset(COORDINATOR_VERSIONS)
-
-DROPPED_PREFIXES = ("Share", "StreamsGroup", "DescribeShareGroup", "AlterShareGroup", "DeleteShareGroup",
-                    "InitializeShareGroup", "ReadShareGroup", "WriteShareGroup")
 
 
 def advertised_range(api_key: int, broker_min: int, broker_max: int,
@@ -41,9 +46,6 @@ def advertised_range(api_key: int, broker_min: int, broker_max: int,
                      local_versions: dict[int, tuple[int, int]] | None = None) -> tuple[int, int] | None:
     """The (min, max) kshim advertises for one api key, or None to drop it."""
     if api_key not in codec_versions:
-        return None
-    name = api_names.get(api_key, "")
-    if name.startswith(DROPPED_PREFIXES):
         return None
     cmin, cmax = codec_versions[api_key]
     if local_versions and api_key in local_versions:

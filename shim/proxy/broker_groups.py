@@ -1,0 +1,420 @@
+"""The broker's groups: share groups (KIP-932) and streams groups (KIP-1071) pass through kshim to
+the broker's group coordinator, which owns them (a share group's delivery state lives in the brokers'
+share coordinator, a streams group's in __consumer_offsets), while kshim stays the cluster to the client.
+
+One group namespace. A group id is kshim's when its coordinator holds the group (classic or consumer
+group, or committed offsets), else the broker's when it is a share or streams group there (`kinds`:
+learned from the answers that pass through here and from the brokers' ListGroups), else whoever the
+request's group type says: the share and streams APIs go to the broker, the others to kshim.
+- Share and streams APIs (ShareGroupHeartbeat, ShareGroupDescribe, Describe/Alter/
+  DeleteShareGroupOffsets, StreamsGroupHeartbeat, StreamsGroupDescribe; `handle`) for a group kshim
+  holds are answered as Kafka answers them for a group of another type: GROUP_ID_NOT_FOUND, "Group %s
+  is not a share group." (GroupMetadataManager.getOrMaybeCreateShareGroup, shareGroup) / "... is not
+  a streams group." (castToStreamsGroup); per group in the batched describes.
+- kshim's group APIs for a broker group (`takes`): JoinGroup, OffsetCommit, OffsetFetch,
+  TxnOffsetCommit, DeleteGroups, DescribeGroups, ConsumerGroupDescribe, ... go to the broker, which
+  checks a streams member's epoch on its commits and answers a wrong-type request itself.
+- Batched requests naming groups of both are split, and the answers merged in request order
+  (group_batches.py); ListGroups lists the union (`listing`: every broker's groups, then kshim's).
+
+Routing. Each request goes to the broker coordinating its group (FindCoordinator, key type GROUP,
+cached per group), on kshim's own pipelined connection to that broker (shim/kafkaclient/pipelined.py),
+whichever kshim port the client used; NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE answers (the
+group's __consumer_offsets partition moved) are retried on the new coordinator for up to
+RETRY_S, so the client does not see them unless the cluster has none. Single-group requests are
+forwarded as the client's bytes (its client id kept: the broker reports it for the member), and the
+answer decoded only to learn and to retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Callable
+
+from kcodec import api
+from kcodec.generated import describe_share_group_offsets, share_group_describe, streams_group_describe
+from kcodec.generated.find_coordinator import FindCoordinatorRequest
+from kcodec.generated.list_groups import ListGroupsRequest
+from kcodec.protocol import ApiKey, Error, error_name
+
+from ..authz.acl import DELETE, DESCRIBE, READ
+from ..error_answers import error_body
+from ..kafkaclient.pipelined import PipelinedConnection
+from .bodies import read_or_close, read_response
+from .group_batches import group_ids, merge_entries, needs_retry, subset
+
+if TYPE_CHECKING:
+    from .group_runtime import GroupRuntime
+    from .server import Proxy
+    from .session import Session, Slot
+
+log = logging.getLogger("kshim.groups")
+
+SHARE, STREAMS = "share", "streams"
+KIND_OF_API = {
+    ApiKey.SHARE_GROUP_HEARTBEAT: SHARE, ApiKey.SHARE_GROUP_DESCRIBE: SHARE,
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: SHARE, ApiKey.ALTER_SHARE_GROUP_OFFSETS: SHARE,
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: SHARE,
+    ApiKey.STREAMS_GROUP_HEARTBEAT: STREAMS, ApiKey.STREAMS_GROUP_DESCRIBE: STREAMS,
+}
+# answers that say a group of this kind exists when NONE (the heartbeats and AlterShareGroupOffsets
+# create it: GroupMetadataManager.getOrMaybeCreateShareGroup(groupId, true))
+CREATES = frozenset({ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.STREAMS_GROUP_HEARTBEAT, ApiKey.ALTER_SHARE_GROUP_OFFSETS})
+DESCRIBES = frozenset({ApiKey.SHARE_GROUP_DESCRIBE, ApiKey.STREAMS_GROUP_DESCRIBE})
+LIST_GROUPS, FIND_COORDINATOR, DELETE_GROUPS = ApiKey.LIST_GROUPS, ApiKey.FIND_COORDINATOR, ApiKey.DELETE_GROUPS
+GROUP_KEY = 0
+RETRY_S = 10.0                 # how long a request waits for its group's coordinator to be known
+BACKOFF_S = (0.05, 0.1, 0.2, 0.5)
+GROUP_ID_NOT_FOUND = Error.GROUP_ID_NOT_FOUND
+# the group right each API needs (KafkaApis.handleShareGroupHeartbeat ... handleDeleteGroupsRequest);
+# every other group API: READ
+OPERATION = {ApiKey.SHARE_GROUP_DESCRIBE: DESCRIBE, ApiKey.STREAMS_GROUP_DESCRIBE: DESCRIBE,
+             ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: DESCRIBE, ApiKey.DELETE_SHARE_GROUP_OFFSETS: DELETE,
+             ApiKey.DESCRIBE_GROUPS: DESCRIBE, ApiKey.CONSUMER_GROUP_DESCRIBE: DESCRIBE,
+             ApiKey.OFFSET_FETCH: DESCRIBE, ApiKey.DELETE_GROUPS: DELETE, ApiKey.OFFSET_DELETE: DELETE}
+GROUP_AUTHORIZATION_FAILED = Error.GROUP_AUTHORIZATION_FAILED
+ENTRY_CLASSES = {ApiKey.SHARE_GROUP_DESCRIBE: share_group_describe.DescribedGroup,
+                 ApiKey.STREAMS_GROUP_DESCRIBE: streams_group_describe.DescribedGroup,
+                 ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: describe_share_group_offsets.DescribeShareGroupOffsetsResponseGroup}
+
+
+class BrokerUnavailable(Exception):
+    pass
+
+
+class BrokerGroups:
+    def __init__(self, proxy: "Proxy", runtime: "GroupRuntime"):
+        self.proxy, self.runtime = proxy, runtime
+        self.kinds: dict[str, str] = {}            # the broker's share and streams groups
+        self._coordinators: dict[str, int] = {}    # group id -> node id of its broker coordinator
+        self._conns: dict[int, PipelinedConnection] = {}
+        self._opening: dict[int, asyncio.Future] = {}
+        self._listed: dict[int, list] = {}         # id(slot) -> the brokers' groups for a ListGroups
+        # proxy/authz.py's AuthzService (SASL upstream / authorizer): kshim's own connection carries
+        # these requests, so the caller's group right is checked here first
+        self.authz = None
+
+    def install(self) -> None:
+        for api_key in KIND_OF_API:
+            self.proxy.routes[api_key] = self.handle
+
+    def close(self) -> None:
+        for conn in self._conns.values():
+            conn.close()
+        self._conns.clear()
+
+    def kshim_holds(self, group_id: str) -> bool:
+        c = self.runtime.coordinator
+        return group_id in c.groups or group_id in c.consumer_groups or group_id in c.offsets.by_group
+
+    # ------------------------------------------------------------------ the share and streams APIs
+    def handle(self, session: "Session", slot: "Slot", frame) -> bool:
+        req = read_or_close(session, slot, frame)
+        if req is None:
+            return True
+        kind = KIND_OF_API[slot.api_key]
+        gids, batch = group_ids(slot.api_key, slot.version, req)
+        denied = self._denied(session, slot, gids)
+        if denied is None:
+            return True
+        mine = {g for g in gids if self.kshim_holds(g)} - denied
+        if not mine and not denied:
+            self._spawn(self._forward(session, slot, frame, req, gids))
+        elif batch is None:
+            self._complete(session, slot, wrong_type_answer(slot.api_key, kind, gids[0]) if mine
+                           else error_answer(slot.api_key, GROUP_AUTHORIZATION_FAILED))
+        else:
+            local = [wrong_type_entry(slot.api_key, kind, g) if g in mine else
+                     entry(slot.api_key, g, GROUP_AUTHORIZATION_FAILED) for g in gids if g in mine or g in denied]
+            theirs = [g for g in gids if g not in mine and g not in denied]
+            self._spawn(self._forward_split(session, slot, req, batch, theirs, gids, local))
+        return True
+
+    def _denied(self, session, slot, gids) -> set[str] | None:
+        """The groups the caller may not use this way (None: the connection is closed: a request before
+        SASL authentication)."""
+        authz = self.authz
+        if authz is None:
+            return set()
+        if not authz.admitted(session):
+            return None
+        op = OPERATION.get(slot.api_key, READ)
+        return {g for g in gids if not authz.allows_group(session, op, g)}
+
+    # ------------------------------------------------------------------ kshim's group APIs
+    def takes(self, session: "Session", slot: "Slot", req, frame, resume: Callable) -> bool:
+        """A request of kshim's group APIs that names broker groups: forwarded (all of them), or split
+        (`resume(session, slot, req, patch)` runs kshim's part with the broker's entries merged in)."""
+        if not self.kinds or slot.api_key == LIST_GROUPS:
+            return False
+        gids, batch = group_ids(slot.api_key, slot.version, req)
+        theirs = [g for g in gids if g in self.kinds and not self.kshim_holds(g)]
+        if not theirs:
+            return False
+        denied = self._denied(session, slot, theirs)
+        if denied is None:
+            return True
+        if denied:                             # refused as a whole (error_answers: every entry)
+            self._complete(session, slot, error_body(slot.api_key, slot.version, req, GROUP_AUTHORIZATION_FAILED))
+            return True
+        if batch is None or len(theirs) == len(gids):
+            self._spawn(self._forward(session, slot, frame, req, gids))
+            return True
+        self._spawn(self._then_local(session, slot, req, batch, theirs, gids, resume))
+        return True
+
+    async def _then_local(self, session, slot, req, batch, theirs, order, resume) -> None:
+        entries = await self._broker_entries(session, slot, req, batch, theirs)
+        if entries is None or session.closed:
+            return
+        local = subset(req, batch, set(order) - set(theirs))
+        resume(session, slot, local, lambda body: merge_entries(order, batch, body, entries))
+
+    # ------------------------------------------------------------------ ListGroups
+    def listing_patch(self, slot: "Slot") -> Callable | None:
+        """The patch adding the brokers' groups (fetched by `list_brokers`) to kshim's ListGroups answer."""
+        extra = self._listed.pop(id(slot), None)
+        if not extra:
+            return None
+
+        def add(body):
+            known = {g.group_id for g in body.groups}
+            body.groups.extend(g for g in extra if g.group_id not in known)
+        return add
+
+    async def list_brokers(self, slot: "Slot", req) -> None:
+        """Every broker's groups (ListGroups with the client's filters: each broker lists the groups it
+        coordinates), kept for `listing_patch`; kshim's own groups win a name both hold."""
+        nodes = sorted(self.proxy.topology.brokers)
+        results = await asyncio.gather(*(self._list_one(n, slot.version, req) for n in nodes),
+                                       return_exceptions=True)
+        groups, seen = [], set()
+        for node, res in zip(nodes, results):
+            if isinstance(res, BaseException):
+                log.warning("ListGroups from broker %s failed: %s", node, res)
+                continue
+            for g in res:
+                if g.group_id not in seen and not self.kshim_holds(g.group_id):
+                    seen.add(g.group_id)
+                    groups.append(g)
+        self._listed[id(slot)] = groups
+
+    async def _list_one(self, node: int, version: int, req) -> list:
+        conn = await self._conn(node)
+        lo, hi = conn.versions.get(LIST_GROUPS, (0, version))
+        v = max(lo, min(version, hi))
+        resp = await request(conn, LIST_GROUPS, v, ListGroupsRequest(
+            states_filter=list(req.states_filter or []) if v >= 4 else None,
+            types_filter=list(req.types_filter or []) if v >= 5 else None))
+        for g in resp.groups:
+            if v >= 5 and g.group_type in (SHARE, STREAMS):
+                self.kinds[g.group_id] = g.group_type
+        return list(resp.groups) if not resp.error_code else []
+
+    async def learn_all(self) -> None:
+        """The brokers' share and streams groups (at start: the group ids that are theirs)."""
+        for node in sorted(self.proxy.topology.brokers):
+            try:
+                await self._list_one(node, 5, ListGroupsRequest(states_filter=[], types_filter=[SHARE, STREAMS]))
+            except Exception as e:
+                log.warning("cannot list broker %s's share and streams groups: %s", node, e)
+
+    # ------------------------------------------------------------------ forwarding
+    async def _forward(self, session, slot, frame, req, gids: list[str]) -> None:
+        """One request for groups of one coordinator as the client's bytes; a batched request whose
+        groups have different coordinators is split."""
+        nodes = set()
+        try:
+            for g in gids:
+                nodes.add(await self._node_for(g))
+        except BrokerUnavailable as e:
+            return self._unavailable(session, slot, e)
+        gids_batch = group_ids(slot.api_key, slot.version, req)[1]
+        if len(nodes) > 1 and gids_batch is not None:
+            return await self._forward_split(session, slot, req, gids_batch, gids, gids, [])
+        try:
+            answer, msg = await self._ask(gids, frame, slot.api_key, slot.version)
+        except BrokerUnavailable as e:
+            return self._unavailable(session, slot, e)
+        self._learn(slot.api_key, gids, msg)
+        if not session.closed:
+            session.complete(slot, answer)
+
+    async def _forward_split(self, session, slot, req, batch, theirs, order, local: list) -> None:
+        entries = await self._broker_entries(session, slot, req, batch, theirs)
+        if entries is None:
+            return
+        body = api.RESPONSES[slot.api_key]()
+        merge_entries(order, batch, body, entries + local)
+        self._complete(session, slot, body)
+
+    async def _broker_entries(self, session, slot, req, batch, gids) -> list | None:
+        """The answers' entries for `gids`, one sub-request per coordinator."""
+        by_node: dict[int, list[str]] = {}
+        try:
+            for g in gids:
+                by_node.setdefault(await self._node_for(g), []).append(g)
+        except BrokerUnavailable as e:
+            self._unavailable(session, slot, e)
+            return None
+        entries = []
+        for node_gids in by_node.values():
+            sub = subset(req, batch, set(node_gids))
+            frame = encode_request(slot.api_key, slot.version, slot.correlation_id, session.client_id, sub)
+            try:
+                _, msg = await self._ask(node_gids, frame, slot.api_key, slot.version)
+            except BrokerUnavailable as e:
+                self._unavailable(session, slot, e)
+                return None
+            self._learn(slot.api_key, node_gids, msg)
+            entries.extend(getattr(msg, batch.response_attr) or [])
+        return entries
+
+    async def _ask(self, gids: list[str], frame, api_key: int, version: int):
+        """(answer frame, decoded answer) from the coordinator of `gids` (one), retrying moved ones."""
+        deadline = time.monotonic() + RETRY_S
+        attempt = 0
+        while True:
+            node = await self._node_for(gids[0], deadline)
+            try:
+                conn = await self._conn(node)
+                answer = await conn.send(frame)
+            except (OSError, ConnectionError, asyncio.TimeoutError) as e:
+                self._coordinators.pop(gids[0], None)
+                if time.monotonic() > deadline:
+                    raise BrokerUnavailable(f"broker {node}: {e}") from e
+            else:
+                msg = read_response(answer, api_key, version)
+                if not needs_retry(msg) or time.monotonic() > deadline:
+                    return answer, msg
+                for g in gids:
+                    self._coordinators.pop(g, None)
+            await asyncio.sleep(BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)])
+            attempt += 1
+
+    async def _node_for(self, group_id: str, deadline: float | None = None) -> int:
+        node = self._coordinators.get(group_id)
+        if node is not None:
+            return node
+        deadline = deadline if deadline is not None else time.monotonic() + RETRY_S
+        attempt, why = 0, "no broker"
+        while time.monotonic() <= deadline:
+            brokers = sorted(self.proxy.topology.brokers)
+            if brokers:
+                ask = brokers[attempt % len(brokers)]
+                try:
+                    node, error = await self._find(ask, group_id)
+                    if error == Error.NONE and node in self.proxy.topology.brokers:
+                        self._coordinators[group_id] = node
+                        return node
+                    why = f"FindCoordinator answered {error_name(error)}"
+                except (OSError, ConnectionError, asyncio.TimeoutError) as e:
+                    why = f"broker {ask}: {e}"
+            await asyncio.sleep(BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)])
+            attempt += 1
+        raise BrokerUnavailable(f"no coordinator for group {group_id!r} ({why})")
+
+    async def _find(self, node: int, group_id: str) -> tuple[int, int]:
+        conn = await self._conn(node)
+        v = min(conn.versions.get(FIND_COORDINATOR, (0, 4))[1], 4)
+        if v >= 4:
+            resp = await request(conn, FIND_COORDINATOR, v, FindCoordinatorRequest(
+                key_type=GROUP_KEY, coordinator_keys=[group_id]))
+            c = resp.coordinators[0]
+            return c.node_id, c.error_code
+        resp = await request(conn, FIND_COORDINATOR, v, FindCoordinatorRequest(key=group_id, key_type=GROUP_KEY))
+        return resp.node_id, resp.error_code
+
+    async def _conn(self, node: int) -> PipelinedConnection:
+        conn = self._conns.get(node)
+        if conn is not None and not conn.closed:
+            return conn
+        opening = self._opening.get(node)
+        if opening is None:
+            broker = self.proxy.topology.brokers.get(node)
+            if broker is None:
+                raise ConnectionError(f"broker {node} is not in the cluster")
+            opening = asyncio.ensure_future(PipelinedConnection.connect(self.proxy.cfg, broker.host, broker.port))
+            self._opening[node] = opening
+            opening.add_done_callback(lambda _f: self._opening.pop(node, None))
+        conn = await asyncio.shield(opening)
+        self._conns[node] = conn
+        return conn
+
+    # ------------------------------------------------------------------ answers
+    def _learn(self, api_key: int, gids: list[str], msg) -> None:
+        kind = KIND_OF_API.get(api_key)
+        if api_key in CREATES and getattr(msg, "error_code", None) == Error.NONE:
+            self.kinds[gids[0]] = kind
+        elif api_key in DESCRIBES:
+            for e in msg.groups:
+                if e.error_code == Error.NONE:
+                    self.kinds[e.group_id] = kind
+                elif e.error_code == GROUP_ID_NOT_FOUND and self.kinds.get(e.group_id) == kind:
+                    del self.kinds[e.group_id]
+        elif api_key == DELETE_GROUPS:
+            for r in msg.results:
+                if r.error_code == Error.NONE:
+                    self.kinds.pop(r.group_id, None)
+
+    def _complete(self, session, slot, body) -> None:
+        if not session.closed:
+            session.complete(slot, encode_response(slot.api_key, slot.version, slot.correlation_id, body))
+
+    def _unavailable(self, session, slot, e: Exception) -> None:
+        """No broker coordinator could be reached: the client's connection closes (it reconnects and
+        retries, as after a broker failure), with the reason logged."""
+        log.warning("%s for client %s: %s; closing its connection", api.API_KEYS.get(slot.api_key), session.peer, e)
+        session.close()
+
+    def _spawn(self, coro) -> None:
+        asyncio.get_running_loop().create_task(coro)
+
+
+# ---------------------------------------------------------------------- helpers
+def wrong_type_message(kind: str, group_id: str) -> str:
+    return f"Group {group_id} is not a {kind} group."
+
+
+def wrong_type_answer(api_key: int, kind: str, group_id: str):
+    """The answer to a share/streams request for one group kshim holds (GroupIdNotFoundException,
+    mapped by GroupCoordinatorService.handleOperationException to the code and its message)."""
+    body = api.RESPONSES[api_key]()
+    body.error_code = GROUP_ID_NOT_FOUND
+    body.error_message = wrong_type_message(kind, group_id)
+    return body
+
+
+def wrong_type_entry(api_key: int, kind: str, group_id: str):
+    """A batched describe's entry for a group kshim holds."""
+    return entry(api_key, group_id, GROUP_ID_NOT_FOUND, wrong_type_message(kind, group_id))
+
+
+def entry(api_key: int, group_id: str, code: int, message: str | None = None):
+    return ENTRY_CLASSES[api_key](group_id=group_id, error_code=code, error_message=message)
+
+
+def error_answer(api_key: int, code: int):
+    """A single-group share/streams request refused as a whole (`getErrorResponse`: the code only)."""
+    body = api.RESPONSES[api_key]()
+    body.error_code = code
+    return body
+
+
+def encode_request(api_key: int, version: int, correlation_id: int, client_id: str | None, body) -> bytes:
+    hv = api.request_header_version(api_key, version)
+    return api.RequestHeader(request_api_key=api_key, request_api_version=version, correlation_id=correlation_id,
+                             client_id=client_id).encode(hv) + body.encode(version)
+
+
+def encode_response(api_key: int, version: int, correlation_id: int, body) -> bytes:
+    hv = api.response_header_version(api_key, version)
+    return api.ResponseHeader(correlation_id=correlation_id).encode(hv) + body.encode(version)
+
+
+async def request(conn: PipelinedConnection, api_key: int, version: int, body):
+    """kshim's own request on a pipelined connection, decoded."""
+    answer = await conn.send(encode_request(api_key, version, 0, "kshim", body))
+    return read_response(answer, api_key, version)

@@ -1,0 +1,115 @@
+"""The pieces of the share/streams pass-through that need no broker: the advertised ranges, the
+ShareFetch/ShareAcknowledge NodeEndpoints rewrite, batched requests split and merged in request
+order, the retry decision, the wrong-type answers, and kshim's pipelined connection (against a
+scripted socket peer)."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+import uuid
+
+from kcodec import api
+from kcodec.generated.describe_groups import DescribedGroup, DescribeGroupsRequest, DescribeGroupsResponse
+from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup
+from kcodec.generated.response_header import ResponseHeader
+from kcodec.generated.share_fetch import (LeaderIdAndEpoch, NodeEndpoint, PartitionData, ShareFetchableTopicResponse,
+                                          ShareFetchResponse)
+from kcodec.generated.share_group_describe import ShareGroupDescribeResponse
+from kcodec.protocol import ApiKey, Error
+from shim.kafkaclient.client import UpstreamClient
+from shim.kafkaclient.pipelined import PipelinedConnection
+from shim.proxy.broker_groups import wrong_type_answer, wrong_type_entry
+from shim.proxy.group_batches import group_ids, merge_entries, needs_retry, subset
+from shim.proxy.rewrite import Rewriter, split_response
+from shim.proxy.topology import Broker, Topology
+from shim.proxy.versions import advertised_range
+
+SHARE_FETCH = ApiKey.SHARE_FETCH
+TOPIC_ID = uuid.UUID("12345678-1234-5678-1234-567812345678")
+
+
+def test_share_and_streams_apis_are_advertised_with_the_brokers_range():
+    for key in (ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_FETCH, ApiKey.STREAMS_GROUP_HEARTBEAT,
+                ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS):
+        lo, hi = api.VERSIONS[key]
+        assert advertised_range(key, lo, hi, api.VERSIONS, api.API_KEYS) == (lo, hi)
+        assert advertised_range(key, lo, hi - 1 if hi > lo else hi, api.VERSIONS, api.API_KEYS)[1] == max(lo, hi - 1)
+
+
+def _share_fetch_frame(version: int, error: int, endpoints) -> bytes:
+    part = PartitionData(partition_index=0, error_code=error, records=b"\x00\x06records",
+                         current_leader=LeaderIdAndEpoch(leader_id=2, leader_epoch=3), acquired_records=[])
+    body = ShareFetchResponse(responses=[ShareFetchableTopicResponse(topic_id=TOPIC_ID, partitions=[part])],
+                              node_endpoints=endpoints)
+    return ResponseHeader(correlation_id=9).encode(1) + body.encode(version)
+
+
+def test_share_fetch_node_endpoints_name_kshim_and_other_answers_stay_the_brokers_bytes():
+    topo = Topology(broker_base=9093, advertised_host="127.0.0.1")
+    topo.update([Broker(1, "10.0.0.1", 9092)])
+    version = api.VERSIONS[SHARE_FETCH][1]
+    moved = _share_fetch_frame(version, Error.FENCED_LEADER_EPOCH, [NodeEndpoint(node_id=2, host="10.0.0.2", port=9092)])
+    out = Rewriter(topo).rewrite(SHARE_FETCH, version, moved)
+    msg = ShareFetchResponse.decode(split_response(SHARE_FETCH, version, out.frame)[1], version)
+    assert [(e.node_id, e.host, e.port) for e in msg.node_endpoints] == [(2, "127.0.0.1", 9095)]
+    assert bytes(msg.responses[0].partitions[0].records) == b"\x00\x06records"
+    assert out.learned == [Broker(2, "10.0.0.2", 9092, None)]
+    plain = _share_fetch_frame(version, Error.NONE, [])
+    assert Rewriter(topo).rewrite(SHARE_FETCH, version, plain).frame == plain
+
+
+def test_a_batched_request_is_split_and_its_answers_merged_in_request_order():
+    req = DescribeGroupsRequest(groups=["a", "b", "c"])
+    gids, batch = group_ids(ApiKey.DESCRIBE_GROUPS, 5, req)
+    assert gids == ["a", "b", "c"] and batch is not None
+    assert subset(req, batch, {"c", "a"}).groups == ["a", "c"] and req.groups == ["a", "b", "c"]
+    body = DescribeGroupsResponse(groups=[DescribedGroup(group_id="b")])
+    merge_entries(gids, batch, body, [DescribedGroup(group_id="c"), DescribedGroup(group_id="a")])
+    assert [g.group_id for g in body.groups] == ["a", "b", "c"]
+    fetch = OffsetFetchRequest(groups=[OffsetFetchRequestGroup(group_id="x"), OffsetFetchRequestGroup(group_id="y")])
+    assert group_ids(ApiKey.OFFSET_FETCH, 8, fetch)[0] == ["x", "y"]
+    assert group_ids(ApiKey.OFFSET_FETCH, 7, OffsetFetchRequest(group_id="z")) == (["z"], None)
+
+
+def test_moved_coordinators_are_retried_and_other_errors_answered():
+    moved = ShareGroupDescribeResponse(groups=[wrong_type_entry(ApiKey.SHARE_GROUP_DESCRIBE, "share", "a")])
+    assert not needs_retry(moved)
+    moved.groups[0].error_code = Error.NOT_COORDINATOR
+    assert needs_retry(moved)
+    answer = wrong_type_answer(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g1")
+    assert (answer.error_code, answer.error_message) == (Error.GROUP_ID_NOT_FOUND, "Group g1 is not a streams group.")
+
+
+def test_pipelined_connection_matches_answers_in_order_and_restores_correlation_ids():
+    async def main():
+        seen = []
+
+        async def broker(reader, writer):
+            while True:
+                try:
+                    size = struct.unpack(">i", await reader.readexactly(4))[0]
+                except (asyncio.IncompleteReadError, asyncio.CancelledError, ConnectionError):
+                    return
+                frame = await reader.readexactly(size)
+                corr = struct.unpack_from(">i", frame, 4)[0]
+                seen.append(corr)
+                writer.write(struct.pack(">ii", 8, corr) + frame[-4:])
+        server = await asyncio.start_server(broker, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        conn = PipelinedConnection(UpstreamClient(reader, writer), f"127.0.0.1:{port}")
+        frames = [struct.pack(">hhi", 76, 1, 70000 + i) + b"body" + struct.pack(">i", i) for i in range(5)]
+        answers = await asyncio.gather(*(conn.send(f) for f in frames))
+        assert [struct.unpack_from(">i", a, 0)[0] for a in answers] == [70000 + i for i in range(5)]
+        assert [struct.unpack_from(">i", a, 4)[0] for a in answers] == list(range(5))
+        assert len(set(seen)) == 5 and not set(seen) & {70000 + i for i in range(5)}
+        server.close()
+        conn.close()
+        failed = conn.send(frames[0])
+        try:
+            await failed
+        except ConnectionError:
+            return True
+        return False
+    assert asyncio.run(main())
