@@ -80,6 +80,20 @@ def test_streams_member_timeline(trace):
         ("T-1", 2, ["active 0_0", "active 0_1", "standby 0_2"]), ("T-2", 3, ["active 0_2"])]
 
 
+def test_a_streams_status_is_a_row_when_it_changes(trace):
+    recs = [r for r in read_trace(trace) if r.get("api_key") == ApiKey.STREAMS_GROUP_HEARTBEAT
+            and r.get("member") == "T-1"]
+    rq, rs = [r for r in recs if r["corr"] == 8]               # T-1's answer with STALE_TOPOLOGY
+
+    def again(corr: int, t: int, status) -> list[dict]:
+        body = {**rs["body"], "activeTasks": None, "standbyTasks": None, "warmupTasks": None, "status": status}
+        return [dict(rq, corr=corr, ts_ns=rq["ts_ns"] + t), dict(rs, corr=corr, ts_ns=rs["ts_ns"] + t, body=body)]
+    more = again(100, 10**9, rs["body"]["status"]) + again(101, 2 * 10**9, None)
+    timeline, _, _ = fold_heartbeats("app", "streams", recs + more)
+    assert steps(timeline)[1:] == [("T-1", "epoch", 2), ("T-1", "status", 2)]
+    assert timeline[-1]["detail"] == "status cleared" and timeline[-1]["active_tasks"] == ["0_0", "0_1"]
+
+
 def test_a_member_seen_mid_life_and_other_errors(trace):
     recs = [r for r in read_trace(trace) if r.get("api_key") == ApiKey.SHARE_GROUP_HEARTBEAT]
     late = [r for r in recs if r["corr"] >= 6]                 # the trace starts after both joined

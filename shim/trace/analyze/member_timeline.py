@@ -18,7 +18,8 @@ coordinator), request and answer paired by (connection, correlation id). Read fr
   leave     a request with epoch -1 (LEAVE_GROUP_MEMBER_EPOCH), or -2 for a streams member with an
             instance id (LEAVE_GROUP_STATIC_MEMBER_EPOCH)
   fenced    an answer FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID (the client rejoins with epoch 0);
-            `error` for any other error code; `status` for a streams answer's status list
+            `error` for any other error code; `status` when a streams answer's status list changes
+            (e.g. ASSIGNMENT_DELAYED set, then cleared)
 
 Output (`fold_heartbeats`): `timeline`, one row per answer that changed something (and per leave,
 fence, error), `members`, one row per member, and `segments`, one row per (member, epoch) span
@@ -67,7 +68,7 @@ class MemberFold:
                 "client_id": rec.get("client_id"), "first_wall_ms": rec.get("wall_ms"), "joined_wall_ms": None,
                 "left_wall_ms": None, "heartbeats": 0, "joins": 0, "epochs": [], "last_epoch": None,
                 "fenced": 0, "errors": [], "end": None, "heartbeat_interval_ms": None,
-                "heartbeat_gap_max_ms": None, "_last_ts": None, "_assign": {}}
+                "heartbeat_gap_max_ms": None, "_last_ts": None, "_assign": {}, "_status": None}
         return m
 
     def _row(self, rec, m: dict, kind: str, epoch, detail=None) -> None:
@@ -175,14 +176,16 @@ class MemberFold:
             m["heartbeat_interval_ms"] = body["heartbeatIntervalMs"]
         statuses = [f"{STREAMS_STATUS.get(s.get('statusCode'), s.get('statusCode'))}: {s.get('statusDetail')}"
                     for s in body.get("status") or ()]
+        status = "; ".join(statuses) or None
+        status_changed, m["_status"] = status != m["_status"], status
         if kind is not None:
             if epoch not in m["epochs"]:
                 m["epochs"].append(epoch)
             m["last_epoch"] = epoch
-            self._row(rec, m, kind, epoch, "; ".join(statuses) or None)
+            self._row(rec, m, kind, epoch, status)
             self._segment(rec, m, epoch)
-        elif statuses:
-            self._row(rec, m, "status", epoch, "; ".join(statuses))
+        elif status_changed:        # a streams status set or cleared (repeated ones are not rows)
+            self._row(rec, m, "status", epoch, status or "status cleared")
 
     def _assign(self, body: dict) -> dict:
         """The assignment columns this answer sets (a null assignment leaves them unchanged)."""
