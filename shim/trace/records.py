@@ -38,7 +38,7 @@ SASL_HANDSHAKE, SASL_AUTHENTICATE = ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTIC
 GROUP_APIS = frozenset(COORDINATOR_VERSIONS) | {FIND_COORDINATOR}
 # bodies decoded whatever `trace_bodies` says: the group APIs, the topology APIs, SASL (redacted)
 DECODED = GROUP_APIS | {METADATA, API_VERSIONS, DESCRIBE_CLUSTER, SASL_HANDSHAKE, SASL_AUTHENTICATE}
-# share (KIP-932) and streams (KIP-1071) groups, forwarded to the broker: decoded too (share_streams.py)
+# share (KIP-932) and streams (KIP-1071) groups, which the broker coordinates: decoded too (share_streams.py)
 DECODED |= SS.SHARE_APIS | SS.STREAMS_APIS
 
 C2K, K2U, U2K, K2C = 0, 1, 2, 3
