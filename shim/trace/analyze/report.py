@@ -66,7 +66,9 @@ svg{background:#fafafa;border:1px solid #ddd}.gen-band.odd{fill:#e8f0fb}.gen-ban
 .gen-label{font-size:10px;fill:#557}.change{stroke:#fff;stroke-width:1}.change.left,.change.removed,
 .change.session_timeout{fill:#d33}.change.fenced{fill:#a0a}.change.static_rejoin,.change.static_replaced{fill:#e90}
 .change.joined,.change.first_seen{fill:#36c}.change.error{fill:#b60}
-.change.epoch,.change.assignment,.change.status{fill:#999}svg[data-unit=epoch] .member-bar{stroke:#fff;stroke-width:1}.change.skip_assignment{fill:#888}.axis{font-size:10px;fill:#666}
+.change.epoch,.change.assignment,.change.status{fill:#999}
+svg[data-unit=epoch] .member-bar{stroke:#fff;stroke-width:1}
+.change.skip_assignment{fill:#888}.axis{font-size:10px;fill:#666}
 """
 
 
@@ -292,7 +294,8 @@ def write_report(out: Path, summary: dict, tables: dict[str, list[dict]], max_gr
         lanes = len({(m["group"], m.get("instance") or m["member"]) for m in tables["generation_members"]})
         hb_groups = len(summary["share_groups"]) + len(summary["streams_groups"])
         shown += min(hb_groups, 2 * max_groups)
-        lanes += sum(len({(m["group"], m["member"]) for m in tables.get(f"{k}_members") or ()}) for k in ("share", "streams"))
+        lanes += sum(len({(m["group"], m["member"]) for m in tables.get(f"{k}_members") or ()})
+                     for k in ("share", "streams"))
         summary["png"] = screenshot(out / "report.html", out / "report.png",
                                     height=page_height(shown, min(lanes, shown * LANES_MAX)))
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
