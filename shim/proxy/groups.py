@@ -30,6 +30,7 @@ from kcodec.protocol import ApiKey
 
 from ..coordinator import CoordinatorConfig
 from ..coordinator.dispatch import VERSIONS
+from ..state import handback
 from .adoption import Adoption
 from .broker_groups import BrokerGroups
 from .find_coordinator import FindCoordinator
@@ -138,10 +139,23 @@ class GroupService:
             await self.authz.stop()
         if self.scale is not None:
             await self.scale.stop()
+        if self.proxy.cfg.export_on_stop:
+            await self._export()
         if self.runtime.state is not None:
             await self.runtime.state.close()
         self.transactions.close()
         self.broker_groups.close()
+
+    async def _export(self) -> None:
+        """export_on_stop: the offsets of kshim's Empty groups back to the broker (state/handback.py)."""
+        groups = handback.empty_groups(self.runtime.coordinator, handback.matcher(None))
+        try:
+            summary = await handback.export(self.proxy.cfg, groups, progress=log.info)
+        except (OSError, ConnectionError, TimeoutError) as e:
+            log.error("export_on_stop: offsets not written back to the broker: %s", e)
+            return
+        log.info("export_on_stop: %d offsets of %d groups written back to the broker%s", summary.offsets,
+                 summary.groups, f"; refused: {summary.refused}" if summary.refused else "")
 
     # ------------------------------------------------------------------ events
     def _on_event(self, ev: dict) -> None:
