@@ -89,3 +89,18 @@ def test_java_console_consumer_moves_to_kshim_and_back(kshim, kafka, kafka_insta
     back = console(kafka.bootstrap, 20)
     assert [len(direct), len(through), len(back)] == [20, 20, 20]
     assert sorted(direct + through + back) == values             # 0 re-read, 0 skipped
+
+
+def test_groups_import_adopts_ahead_of_time(kshim, kafka, names):
+    topic, group, other = names.topic(), names.group("imp"), names.group("skip")
+    create_topic(kafka.bootstrap, topic, partitions=1)
+    ck_produce(kafka.bootstrap, topic, [b"i%02d" % i for i in range(10)])
+    assert len(_rdkafka_read(kafka.bootstrap, topic, group, 4)) == 4
+    assert len(_rdkafka_read(kafka.bootstrap, topic, other, 2)) == 2
+    out = subprocess.run([sys.executable, "-m", "shim.cli", "groups", "import", "--upstream", kafka.bootstrap,
+                          "--kshim", kshim.bootstrap, "--group", group], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"{group}: 1 offsets held by kshim" in out.stdout and "imported 1 of 1 groups" in out.stdout
+    log = kshim.log_text()
+    assert f"adopted group {group} from the broker" in log and f"adopted group {other}" not in log
+    assert _rdkafka_read(kshim.bootstrap, topic, group, 6) == [b"i%02d" % i for i in range(4, 10)]
