@@ -142,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .compat.command import add_parser as add_compat_parser
     add_compat_parser(sub)
+    from .groups_command import add_parser as add_groups_parser
+    add_groups_parser(sub)
 
     k = sub.add_parser("kafka", help="start, stop or query the local real Kafka")
     ksub = k.add_subparsers(dest="kafka_command", metavar="ACTION", required=True)

@@ -70,6 +70,10 @@ class Config:
     # several kshim instances sharing one state topic split its partitions (docs/state-topic.md)
     scale_out: bool = False
     scale_out_session_timeout_ms: int = 10000   # failover time of a dead instance's groups
+    # a group the broker held (offsets, no live members) becomes kshim's with its offsets on its first request
+    adopt_broker_groups: bool = True
+    # at a clean stop, write the offsets of kshim's Empty groups back to the broker (`kshim groups export`)
+    export_on_stop: bool = False
     # wire traces (docs/kshim-trace.md): "" = off
     trace_dir: str = ""
     trace_bodies: bool = False           # also Produce/Fetch bodies (records as base64): large

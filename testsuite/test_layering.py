@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("kafkaclient", ("shim.kafkaclient",)),
     ("authz+state", ("shim.authz", "shim.state")),
     ("proxy", ("shim.proxy",)),
-    ("program", ("shim.runner", "shim.admin_http", "shim.cli", "shim.compat")),
+    ("program", ("shim.runner", "shim.admin_http", "shim.cli", "shim.groups_command", "shim.compat")),
 ]
 # tools beside the program: what each may import besides itself (kcodec is always allowed)
 TOOLS = {

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Callable
 
 from . import classic_rebalance, errors as E
+from .adoption import adopt_offsets
 from .config import CoordinatorConfig
 from .consumer.consumer_group import ConsumerGroup
 from .consumer.fencing import cancel_member_timers
@@ -90,6 +91,12 @@ class GroupCoordinator(CoordinatorState):
         empty groups without offsets deleted (retention.py)."""
         start = self._begin(now_ms)
         expire_offsets(self)
+        return self._finish(start)
+
+    def adopt_offsets(self, group_id: str, offsets: list, now_ms: int | None = None) -> CoordinatorResult:
+        """The broker's committed offsets of a group kshim does not hold become kshim's (adoption.py)."""
+        start = self._begin(now_ms)
+        adopt_offsets(self, group_id, offsets)
         return self._finish(start)
 
     def replay(self, record, now_ms: int | None = None) -> None:

@@ -14,6 +14,9 @@ request's group type says: the share and streams APIs go to the broker, the othe
 - kshim's group APIs for a broker group (`takes`): JoinGroup, OffsetCommit, OffsetFetch,
   TxnOffsetCommit, DeleteGroups, DescribeGroups, ConsumerGroupDescribe, ... go to the broker, which
   checks a streams member's epoch on its commits and answers a wrong-type request itself.
+- The broker's other groups (classic and consumer groups it lists that kshim does not hold: `listed`)
+  are described and deleted by the broker (DescribeGroups, ConsumerGroupDescribe, DeleteGroups), so
+  the admin view covers every group of the cluster; their members and offsets are not kshim's.
 - Batched requests naming groups of both are split, and the answers merged in request order
   (group_batches.py); ListGroups lists the union (`listing`: every broker's groups, then kshim's).
 
@@ -75,6 +78,8 @@ OPERATION = {ApiKey.SHARE_GROUP_DESCRIBE: DESCRIBE, ApiKey.STREAMS_GROUP_DESCRIB
              ApiKey.DESCRIBE_GROUPS: DESCRIBE, ApiKey.CONSUMER_GROUP_DESCRIBE: DESCRIBE,
              ApiKey.OFFSET_FETCH: DESCRIBE, ApiKey.DELETE_GROUPS: DELETE, ApiKey.OFFSET_DELETE: DELETE}
 GROUP_AUTHORIZATION_FAILED = Error.GROUP_AUTHORIZATION_FAILED
+# kshim's group APIs that also reach the broker's classic and consumer groups (`listed`)
+ADMIN_APIS = frozenset({ApiKey.DESCRIBE_GROUPS, ApiKey.CONSUMER_GROUP_DESCRIBE, DELETE_GROUPS})
 ENTRY_CLASSES = {ApiKey.SHARE_GROUP_DESCRIBE: share_group_describe.DescribedGroup,
                  ApiKey.STREAMS_GROUP_DESCRIBE: streams_group_describe.DescribedGroup,
                  ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: describe_share_group_offsets.DescribeShareGroupOffsetsResponseGroup}
@@ -88,6 +93,7 @@ class BrokerGroups:
     def __init__(self, proxy: "Proxy", runtime: "GroupRuntime"):
         self.proxy, self.runtime = proxy, runtime
         self.kinds: dict[str, str] = {}            # the broker's share and streams groups
+        self.listed: dict[str, str] = {}           # the broker's other groups (type) as it last listed them
         self._coordinators: dict[str, int] = {}    # group id -> node id of its broker coordinator
         self._conns: dict[int, PipelinedConnection] = {}
         self._opening: dict[int, asyncio.Future] = {}
@@ -147,10 +153,11 @@ class BrokerGroups:
     def takes(self, session: "Session", slot: "Slot", req, frame, resume: Callable) -> bool:
         """A request of kshim's group APIs that names broker groups: forwarded (all of them), or split
         (`resume(session, slot, req, patch)` runs kshim's part with the broker's entries merged in)."""
-        if not self.kinds or slot.api_key == LIST_GROUPS:
+        if not (self.kinds or self.listed) or slot.api_key == LIST_GROUPS:
             return False
         gids, batch = group_ids(slot.api_key, slot.version, req)
-        theirs = [g for g in gids if g in self.kinds and not self.kshim_holds(g)]
+        admin = slot.api_key in ADMIN_APIS
+        theirs = [g for g in gids if (g in self.kinds or (admin and g in self.listed)) and not self.kshim_holds(g)]
         if not theirs:
             return False
         denied = self._denied(session, slot, theirs)
@@ -202,7 +209,7 @@ class BrokerGroups:
         self._listed[id(slot)] = groups
 
     async def _list_one(self, node: int, version: int, req) -> list:
-        conn = await self._conn(node)
+        conn = await self.conn(node)
         lo, hi = conn.versions.get(LIST_GROUPS, (0, version))
         v = max(lo, min(version, hi))
         resp = await request(conn, LIST_GROUPS, v, ListGroupsRequest(
@@ -211,13 +218,15 @@ class BrokerGroups:
         for g in resp.groups:
             if v >= 5 and g.group_type in (SHARE, STREAMS):
                 self.kinds[g.group_id] = g.group_type
+            elif v >= 5:
+                self.listed[g.group_id] = g.group_type
         return list(resp.groups) if not resp.error_code else []
 
     async def learn_all(self) -> None:
-        """The brokers' share and streams groups (at start: the group ids that are theirs)."""
+        """The brokers' groups (at start: the group ids that are theirs)."""
         for node in sorted(self.proxy.topology.brokers):
             try:
-                await self._list_one(node, 5, ListGroupsRequest(states_filter=[], types_filter=[SHARE, STREAMS]))
+                await self._list_one(node, 5, ListGroupsRequest(states_filter=[], types_filter=[]))
             except Exception as e:
                 log.warning("cannot list broker %s's share and streams groups: %s", node, e)
 
@@ -228,7 +237,7 @@ class BrokerGroups:
         nodes = set()
         try:
             for g in gids:
-                nodes.add(await self._node_for(g))
+                nodes.add(await self.node_for(g))
         except BrokerUnavailable as e:
             return self._unavailable(session, slot, e)
         gids_batch = group_ids(slot.api_key, slot.version, req)[1]
@@ -255,7 +264,7 @@ class BrokerGroups:
         by_node: dict[int, list[str]] = {}
         try:
             for g in gids:
-                by_node.setdefault(await self._node_for(g), []).append(g)
+                by_node.setdefault(await self.node_for(g), []).append(g)
         except BrokerUnavailable as e:
             self._unavailable(session, slot, e)
             return None
@@ -277,9 +286,9 @@ class BrokerGroups:
         deadline = time.monotonic() + RETRY_S
         attempt = 0
         while True:
-            node = await self._node_for(gids[0], deadline)
+            node = await self.node_for(gids[0], deadline)
             try:
-                conn = await self._conn(node)
+                conn = await self.conn(node)
                 answer = await conn.send(frame)
             except (OSError, ConnectionError, asyncio.TimeoutError) as e:
                 self._coordinators.pop(gids[0], None)
@@ -294,10 +303,12 @@ class BrokerGroups:
             await asyncio.sleep(BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)])
             attempt += 1
 
-    async def _node_for(self, group_id: str, deadline: float | None = None) -> int:
+    async def node_for(self, group_id: str, deadline: float | None = None) -> int:
         node = self._coordinators.get(group_id)
         if node is not None:
             return node
+        if not self.proxy.topology.brokers:
+            raise BrokerUnavailable("no broker is known")
         deadline = deadline if deadline is not None else time.monotonic() + RETRY_S
         attempt, why = 0, "no broker"
         while time.monotonic() <= deadline:
@@ -317,7 +328,7 @@ class BrokerGroups:
         raise BrokerUnavailable(f"no coordinator for group {group_id!r} ({why})")
 
     async def _find(self, node: int, group_id: str) -> tuple[int, int]:
-        conn = await self._conn(node)
+        conn = await self.conn(node)
         v = min(conn.versions.get(FIND_COORDINATOR, (0, 4))[1], 4)
         if v >= 4:
             resp = await request(conn, FIND_COORDINATOR, v, FindCoordinatorRequest(
@@ -327,7 +338,7 @@ class BrokerGroups:
         resp = await request(conn, FIND_COORDINATOR, v, FindCoordinatorRequest(key=group_id, key_type=GROUP_KEY))
         return resp.node_id, resp.error_code
 
-    async def _conn(self, node: int) -> PipelinedConnection:
+    async def conn(self, node: int) -> PipelinedConnection:
         conn = self._conns.get(node)
         if conn is not None and not conn.closed:
             return conn
@@ -358,6 +369,7 @@ class BrokerGroups:
             for r in msg.results:
                 if r.error_code == Error.NONE:
                     self.kinds.pop(r.group_id, None)
+                    self.listed.pop(r.group_id, None)
 
     def _complete(self, session, slot, body) -> None:
         if not session.closed:

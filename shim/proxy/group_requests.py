@@ -56,6 +56,7 @@ class GroupRequests:
         self.proxy, self.runtime, self.metadata = proxy, runtime, metadata
         self.transactions, self.authz, self.broker_groups = transactions, authz, broker_groups
         self.scale = None                      # shim.state.ownership.ScaleOut when scale_out is on
+        self.adoption = None                   # adoption.py's Adoption (adopt_broker_groups, no scale_out)
 
     def handle(self, session: "Session", slot: "Slot", frame) -> bool:
         """The routing table's handler for every group API the coordinator answers."""
@@ -76,6 +77,12 @@ class GroupRequests:
                 asyncio.get_running_loop().create_task(self._list_with_brokers(session, slot, req))
                 return True
             return self._list(session, slot, req)
+        return self.route_group(session, slot, req, frame)
+
+    def route_group(self, session: "Session", slot: "Slot", req, frame) -> bool:
+        """Adoption first (a group the broker held: adoption.py), then the broker's groups, then kshim's."""
+        if self.adoption is not None and self.adoption.holds_back(session, slot, req, frame, self.route_group):
+            return True                        # taken up again once the broker was asked
         if self.broker_groups.takes(session, slot, req, frame, self.feed):
             return True                        # the broker's groups (split: kshim's part comes back)
         if self.metadata.needs(self.runtime.coordinator, slot.api_key, slot.version, req):

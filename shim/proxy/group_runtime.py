@@ -96,6 +96,11 @@ class GroupRuntime:
     def metadata_updated(self) -> None:
         self.deliver(self.coordinator.metadata_updated(now_ms()))
 
+    def adopt(self, group_id: str, offsets: list) -> None:
+        """The broker's committed offsets of a group become kshim's (coordinator/adoption.py), durably
+        before any later answer (steps leave in order)."""
+        self.deliver(self.coordinator.adopt_offsets(group_id, offsets, now_ms()))
+
     def expire_offsets(self) -> None:
         self.deliver(self.coordinator.expire_offsets(now_ms()))
 

@@ -11,6 +11,7 @@ Its jobs, one module each:
 - topic_refresh.py: the topic metadata the coordinator checks commits against and re-resolves
   subscriptions from (kshim's own Metadata requests, periodic and on demand);
 - authz.py: SASL principals and the broker's ACLs (with SASL upstream or `authorizer`);
+- adoption.py: a group the broker held becomes kshim's with its committed offsets;
 - broker_groups.py: the broker's share and streams groups (their APIs pass through to the group's
   broker coordinator; kshim's group APIs naming them too; ListGroups lists both);
 - shim/state/: the durable state (log.py) and, with scale_out, the instances sharing it (ownership.py).
@@ -29,6 +30,8 @@ from kcodec.protocol import ApiKey
 
 from ..coordinator import CoordinatorConfig
 from ..coordinator.dispatch import VERSIONS
+from ..state import handback
+from .adoption import Adoption
 from .broker_groups import BrokerGroups
 from .find_coordinator import FindCoordinator
 from .group_requests import GroupRequests
@@ -65,6 +68,8 @@ class GroupService:
         self.requests = GroupRequests(proxy, runtime, self.metadata, self.transactions, self.authz,
                                       self.broker_groups)
         self.find_coordinator = FindCoordinator(proxy, runtime, self.authz)
+        if cfg.adopt_broker_groups and not cfg.scale_out:
+            self.requests.adoption = Adoption(runtime, self.broker_groups)
         self.scale = None                      # shim.state.ownership.ScaleOut when scale_out is on
         self._tasks: list[asyncio.Task] = []
 
@@ -134,10 +139,23 @@ class GroupService:
             await self.authz.stop()
         if self.scale is not None:
             await self.scale.stop()
+        if self.proxy.cfg.export_on_stop:
+            await self._export()
         if self.runtime.state is not None:
             await self.runtime.state.close()
         self.transactions.close()
         self.broker_groups.close()
+
+    async def _export(self) -> None:
+        """export_on_stop: the offsets of kshim's Empty groups back to the broker (state/handback.py)."""
+        groups = handback.empty_groups(self.runtime.coordinator, handback.matcher(None))
+        try:
+            summary = await handback.export(self.proxy.cfg, groups, progress=log.info)
+        except (OSError, ConnectionError, TimeoutError) as e:
+            log.error("export_on_stop: offsets not written back to the broker: %s", e)
+            return
+        log.info("export_on_stop: %d offsets of %d groups written back to the broker%s", summary.offsets,
+                 summary.groups, f"; refused: {summary.refused}" if summary.refused else "")
 
     # ------------------------------------------------------------------ events
     def _on_event(self, ev: dict) -> None:

@@ -11,7 +11,8 @@ already peeked and, only where a record needs it, the frame bytes). Here they be
     dir         client->kshim | kshim->upstream | upstream->kshim | kshim->client
     client_id, client_sw, client_sw_version   (software from the connection's ApiVersions v3+)
     api_key, api, api_version, corr, size     (size = frame bytes without the length prefix)
-    group, member, instance, generation, error_codes   promoted from the body (for filtering)
+    group, member, instance, generation, epoch, error_codes   promoted from the body (for filtering)
+    groups      the group ids of a share/streams describe naming more than one group
     body        the decoded message, Kafka's JSON form (`to_json`), secrets redacted
     batches     Produce requests / Fetch responses: one dict per record batch header
     decode_error  when the body could not be decoded (the frame is still recorded)
@@ -28,6 +29,7 @@ from kcodec.protocol import ApiKey
 from kcodec.records import RecordBatch
 
 from ..coordinator.dispatch import VERSIONS as COORDINATOR_VERSIONS
+from . import share_streams as SS
 
 PRODUCE, FETCH, METADATA, API_VERSIONS = ApiKey.PRODUCE, ApiKey.FETCH, ApiKey.METADATA, ApiKey.API_VERSIONS
 FIND_COORDINATOR, DESCRIBE_CLUSTER = ApiKey.FIND_COORDINATOR, ApiKey.DESCRIBE_CLUSTER
@@ -36,6 +38,8 @@ SASL_HANDSHAKE, SASL_AUTHENTICATE = ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTIC
 GROUP_APIS = frozenset(COORDINATOR_VERSIONS) | {FIND_COORDINATOR}
 # bodies decoded whatever `trace_bodies` says: the group APIs, the topology APIs, SASL (redacted)
 DECODED = GROUP_APIS | {METADATA, API_VERSIONS, DESCRIBE_CLUSTER, SASL_HANDSHAKE, SASL_AUTHENTICATE}
+# share (KIP-932) and streams (KIP-1071) groups, which the broker coordinates: decoded too (share_streams.py)
+DECODED |= SS.SHARE_APIS | SS.STREAMS_APIS
 
 C2K, K2U, U2K, K2C = 0, 1, 2, 3
 DIRECTIONS = ("client->kshim", "kshim->upstream", "upstream->kshim", "kshim->client")
@@ -47,7 +51,8 @@ NOT_SECRET = frozenset({"tokenId", "expiryTimestampMs", "maxTimestampMs", "token
                         "tokens", "owners", "renewers"})
 
 _PROMOTE = (("groupId", "group"), ("memberId", "member"), ("groupInstanceId", "instance"),
-            ("generationId", "generation"), ("generationIdOrMemberEpoch", "generation"))
+            ("generationId", "generation"), ("generationIdOrMemberEpoch", "generation"),
+            ("memberEpoch", "epoch"), ("instanceId", "instance"))
 
 # v2 record batch header: baseOffset .. recordsCount (61 bytes); see kcodec.records
 _BATCH_HEAD = struct.Struct(">qiibIhiqqqhii")
@@ -139,7 +144,7 @@ def _fetch_batches(msg) -> tuple[list[dict], set]:
 def _error_codes(value, found: set) -> set:
     if isinstance(value, dict):
         for k, v in value.items():
-            if k == "errorCode" and isinstance(v, int):
+            if k in ("errorCode", "acknowledgeErrorCode") and isinstance(v, int):
                 if v:
                     found.add(v)
             elif isinstance(v, (dict, list)):
@@ -171,14 +176,25 @@ def _describe(out: dict, api_key: int, version: int, msg, is_request: bool, bodi
         out["batches"], errors = _produce_batches(msg)
     elif api_key == FETCH and not is_request:
         out["batches"], errors = _fetch_batches(msg)
-    if api_key in DECODED or bodies:
+    if api_key in SS.SUMMARISED:      # never the records, whatever `bodies` says
+        body = SS.share_summary(api_key, msg, is_request)
+    elif api_key in DECODED or bodies:
         body = redact(msg.to_json(version))
+    else:
+        body = None
+    if body is not None:
         out["body"] = body
         errors |= _error_codes(body, set())
         for key, name in _PROMOTE:
             v = body.get(key)
             if v is not None and v != "":
                 out[name] = v
+        if api_key in SS.DESCRIBES:
+            groups = SS.described_groups(api_key, body, is_request)
+            if len(groups) == 1:
+                out["group"] = groups[0]
+            elif groups:
+                out["groups"] = groups
         if api_key == API_VERSIONS and is_request and body.get("clientSoftwareName"):
             out["client_sw"] = body["clientSoftwareName"]
             out["client_sw_version"] = body.get("clientSoftwareVersion")

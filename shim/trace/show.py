@@ -9,10 +9,28 @@ import zlib
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from kcodec.api import API_KEYS
 from kcodec.protocol import ERROR_INFO
+
+from .share_streams import SHARE_APIS, STREAMS_APIS, SUMMARISED
 
 SHORT_DIR = {"client->kshim": "c->k", "kshim->upstream": "k->u", "upstream->kshim": "u->k",
              "kshim->client": "k->c"}
+
+
+# `--api share` / `--api streams`: every API of that group type (KIP-932, KIP-1071)
+API_FAMILIES = {"share": {API_KEYS[k].lower() for k in SHARE_APIS},
+                "streams": {API_KEYS[k].lower() for k in STREAMS_APIS}}
+
+
+def api_filter(api: str | None) -> set[str] | None:
+    """The lower-case API names (and `events`) a `--api` list keeps; family names expanded."""
+    if not api:
+        return None
+    names = {a.strip().lower() for a in api.split(",") if a.strip()}
+    for family in names & set(API_FAMILIES):
+        names |= API_FAMILIES[family]
+    return names
 
 
 def _error_names() -> dict[int, str]:
@@ -79,7 +97,7 @@ def matches(rec: dict, group: str | None, member: str | None, apis: set[str] | N
             return False
         if kind != "frame" and "events" not in apis:
             return False
-    if group is not None and rec.get("group") != group:
+    if group is not None and rec.get("group") != group and group not in (rec.get("groups") or ()):
         return False
     if member is not None:
         ids = {rec.get("member"), rec.get("instance")}
@@ -104,7 +122,7 @@ def format_line(rec: dict, errors: dict[int, str]) -> str:
         return f"{head}  !! {info.get('count')} trace records dropped (writer behind; {info.get('total')} so far)"
     fields = []
     for key, label in (("group", "group"), ("member", "member"), ("instance", "instance"),
-                       ("generation", "gen")):
+                       ("generation", "gen"), ("epoch", "epoch")):
         if rec.get(key) not in (None, ""):
             fields.append(f"{label}={rec[key]}")
     if kind == "event":
@@ -119,6 +137,10 @@ def format_line(rec: dict, errors: dict[int, str]) -> str:
     codes = rec.get("error_codes") or []
     if codes:
         fields.append("err=" + ",".join(f"{errors.get(c, 'ERROR')}({c})" for c in codes))
+    if rec.get("groups"):
+        fields.append("groups=" + ",".join(rec["groups"]))
+    if rec.get("api_key") in SUMMARISED and rec.get("body"):
+        fields.append(_share_line(rec["body"]))
     batches = rec.get("batches")
     if batches:
         fields.append(f"batches={len(batches)} records={sum(b.get('count', 0) for b in batches)}")
@@ -129,11 +151,26 @@ def format_line(rec: dict, errors: dict[int, str]) -> str:
             f"{rec.get('size', 0):>7}B  " + " ".join(fields)).rstrip()
 
 
+def _share_line(body: dict) -> str:
+    """ShareFetch/ShareAcknowledge: partitions, acknowledged offsets, acquired records."""
+    parts = [p for t in body.get("topics") or body.get("responses") or () for p in t.get("partitions") or ()]
+    out = f"partitions={len(parts)}"
+    acks: dict[str, int] = {}
+    for p in parts:
+        for kind, n in (p.get("acknowledged") or {}).items():
+            acks[kind] = acks.get(kind, 0) + n
+    if acks:
+        out += " acks=" + ",".join(f"{k}:{n}" for k, n in sorted(acks.items()))
+    if any("acquiredRecords" in p for p in parts):
+        out += f" acquired={sum(p.get('acquiredRecords', 0) for p in parts)}"
+    return out
+
+
 def show(directory: Path, group: str | None = None, member: str | None = None, api: str | None = None,
          limit: int | None = None, as_json: bool = False, out=None) -> int:
     """Print the filtered timeline; returns the number of lines printed."""
     out = out or sys.stdout
-    apis = {a.strip().lower() for a in api.split(",") if a.strip()} if api else None
+    apis = api_filter(api)
     errors = _error_names()
     n = 0
     for rec in _filtered(read_trace(directory), group, member, apis):
@@ -176,7 +213,7 @@ def add_parser(sub) -> None:
     s.add_argument("--group", help="only this group's frames and events")
     s.add_argument("--member", help="only frames/events of this member id or group.instance.id")
     s.add_argument("--api", help="only these APIs (comma list, e.g. JoinGroup,SyncGroup; add 'events' for "
-                                 "coordinator events)")
+                                 "coordinator events; 'share' or 'streams' for every API of those group types)")
     s.add_argument("--limit", type=int, default=None, help="at most N lines")
     s.add_argument("--json", action="store_true", help="print the matching records as JSON lines")
     s.set_defaults(func=cmd_show)

@@ -7,6 +7,7 @@ the CLI tools) are in testsuite/groups/."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 from kcodec import api
@@ -33,8 +34,15 @@ def _call(addr: str, api_key: int, body, version: int | None = None):
 
 
 def _share_join(addr: str, group: str, topic: str):
-    return _call(addr, SGH, ShareGroupHeartbeatRequest(group_id=group, member_id=str(uuid.uuid4()), member_epoch=0,
-                                                       subscribed_topic_names=[topic]))
+    """A new member's first heartbeat; COORDINATOR_LOAD_IN_PROGRESS (a fresh cluster loading the group's
+    __consumer_offsets partition: the broker answers it too) is retried, as clients do."""
+    deadline = time.monotonic() + 30
+    while True:
+        hb = _call(addr, SGH, ShareGroupHeartbeatRequest(group_id=group, member_id=str(uuid.uuid4()), member_epoch=0,
+                                                         subscribed_topic_names=[topic]))
+        if hb.error_code != Error.COORDINATOR_LOAD_IN_PROGRESS or time.monotonic() > deadline:
+            return hb
+        time.sleep(0.2)
 
 
 def _streams_join(addr: str, group: str, topic: str):
@@ -54,8 +62,10 @@ def test_share_and_streams_groups_pass_through_and_keep_one_namespace(kshim, kaf
     topic = names.topic()
     create_topic(kafka.bootstrap, topic, partitions=2)
     share, streams, mine = names.group("share"), names.group("streams"), names.group("classic")
+    theirs = names.group("broker-classic")
     ck_produce(kshim.bootstrap, topic, [b"x"])
     assert len(ck_consume(kshim.bootstrap, topic, mine, 1)) == 1      # a classic group kshim holds
+    assert len(ck_consume(kafka.bootstrap, topic, theirs, 1)) == 1    # and one the broker holds
 
     for addr in (kshim.bootstrap, f"127.0.0.1:{kshim.broker_port(1)}"):
         hb = _share_join(addr, share, topic)
@@ -77,7 +87,8 @@ def test_share_and_streams_groups_pass_through_and_keep_one_namespace(kshim, kaf
     # ListGroups through kshim: the broker's groups and kshim's, once
     listed = _call(kshim.bootstrap, LIST, ListGroupsRequest(states_filter=[], types_filter=[]))
     kinds = {g.group_id: g.group_type for g in listed.groups}
-    assert (kinds.get(share), kinds.get(streams), kinds.get(mine)) == ("share", "streams", "classic")
+    assert (kinds.get(share), kinds.get(streams), kinds.get(mine), kinds.get(theirs)) == \
+        ("share", "streams", "classic", "classic")
     assert len(listed.groups) == len(kinds)
     on_broker = _call(kafka.bootstrap, LIST, ListGroupsRequest(states_filter=[], types_filter=["share"]))
     through = _call(kshim.bootstrap, LIST, ListGroupsRequest(states_filter=[], types_filter=["share"]))
@@ -91,9 +102,19 @@ def test_share_and_streams_groups_pass_through_and_keep_one_namespace(kshim, kaf
         (broker_entry.error_code, broker_entry.group_state, broker_entry.protocol_type)
     assert both.groups[1].group_state == "Empty" and both.groups[1].protocol_type == "consumer"
 
-    # DeleteGroups of a live share group: the broker's answer (NON_EMPTY_GROUP), kshim's group deleted
-    deleted = _call(kshim.bootstrap, DELETE, DeleteGroupsRequest(groups_names=[share, mine]))
-    assert {r.group_id: r.error_code for r in deleted.results} == {share: Error.NON_EMPTY_GROUP, mine: Error.NONE}
+    # the broker's own classic group is described by the broker
+    broker_view = _call(kafka.bootstrap, DESCRIBE, DescribeGroupsRequest(groups=[theirs])).groups[0]
+    via = _call(kshim.bootstrap, DESCRIBE, DescribeGroupsRequest(groups=[theirs])).groups[0]
+    assert (via.error_code, via.group_state, via.protocol_type) == \
+        (broker_view.error_code, broker_view.group_state, broker_view.protocol_type) == (Error.NONE, "Empty", "consumer")
+
+    # DeleteGroups of a live share group: the broker's answer (NON_EMPTY_GROUP), kshim's group and the
+    # broker's empty classic group deleted
+    deleted = _call(kshim.bootstrap, DELETE, DeleteGroupsRequest(groups_names=[share, mine, theirs]))
+    assert {r.group_id: r.error_code for r in deleted.results} == \
+        {share: Error.NON_EMPTY_GROUP, mine: Error.NONE, theirs: Error.NONE}
+    left = _call(kafka.bootstrap, LIST, ListGroupsRequest(states_filter=[], types_filter=[]))
+    assert theirs not in {g.group_id for g in left.groups}
 
 
 def test_groups_coordinated_by_other_nodes(kshim3, kafka3, names):

@@ -5,6 +5,8 @@ timelines (docs/kshim-trace.md). Needs `pip install 'kshim[analyze]'` (pyspark, 
   timeline.py    one group's records -> generations, membership, changes (pure Python)
   rebalances.py  timeline.py run per group on Spark
   members.py     heartbeat gaps vs session timeout, commit cadence (Spark SQL)
+  member_timeline.py  one share/streams group's heartbeats -> member joins, epochs, assignments,
+                 leaves, fencing (pure Python);  heartbeats.py  it, run per group on Spark
   anomalies.py   storms, flapping, static rejoins with a new member id, slow revocation
   report.py      Parquet tables, HTML with SVG timelines, PNG by headless chromium
   assignment.py  ConsumerProtocolAssignment bytes -> partitions (kcodec)

@@ -45,6 +45,9 @@ def cmd_analyze(args) -> int:
               f"rejoin(s) without rebalance, {g['anomalies']} anomaly flag(s)")
     if len(summary["groups"]) > 20:
         print(f"... {len(summary['groups']) - 20} more groups")
+    for g in (summary.get("share_groups", []) + summary.get("streams_groups", []))[:20]:
+        print(f"{g['group']} ({g['group_type']} group): {g['members']} member(s), {g['joins']} join(s), "
+              f"{g['left']} left, {g['fenced']} fenced, max epoch {g['max_epoch']}")
     print(f"report: {Path(args.out) / 'report.html'}")
     if args.json:
         print(json.dumps(summary, default=str))

@@ -20,6 +20,9 @@ JOIN_GROUP, HEARTBEAT = int(ApiKey.JOIN_GROUP), int(ApiKey.HEARTBEAT)
 LEAVE_GROUP, SYNC_GROUP = int(ApiKey.LEAVE_GROUP), int(ApiKey.SYNC_GROUP)
 # the group APIs the analysis reads
 GROUP_APIS = (OFFSET_COMMIT, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP)
+# share (KIP-932) and streams (KIP-1071) member timelines: heartbeats.py; Metadata names topic ids
+SHARE_GROUP_HEARTBEAT, STREAMS_GROUP_HEARTBEAT = int(ApiKey.SHARE_GROUP_HEARTBEAT), int(ApiKey.STREAMS_GROUP_HEARTBEAT)
+METADATA = int(ApiKey.METADATA)
 
 
 def trace_inputs(directory: Path) -> tuple[list[str], list[str]]:
@@ -46,13 +49,39 @@ def load(spark, directory: Path):
     return df
 
 
-def group_records(df, group: str | None = None):
-    """The records the group analysis needs: coordinator events and the group APIs' frames between
-    the clients and kshim (kshim answers them itself, nothing goes upstream)."""
+def _group_cond(group: str | None):
     from pyspark.sql import functions as F
     cond = ((F.col("type") == "event") | ((F.col("type") == "frame") & F.col("api_key").isin(*GROUP_APIS)
                                           & F.col("dir").isin("client->kshim", "kshim->client")))
     cond = cond & F.col("group").isNotNull()
     if group is not None:
         cond = cond & (F.col("group") == group)
-    return df.where(cond)
+    return cond
+
+
+def heartbeat_cond(group: str | None):
+    """Share/streams heartbeats between the clients and kshim (kshim carries them to the broker)."""
+    from pyspark.sql import functions as F
+    cond = ((F.col("type") == "frame") & F.col("api_key").isin(SHARE_GROUP_HEARTBEAT, STREAMS_GROUP_HEARTBEAT)
+            & F.col("dir").isin("client->kshim", "kshim->client") & F.col("group").isNotNull())
+    if group is not None:
+        cond = cond & (F.col("group") == group)
+    return cond
+
+
+def metadata_cond():
+    """Metadata answers to the clients (their topic names and ids)."""
+    from pyspark.sql import functions as F
+    return (F.col("type") == "frame") & (F.col("api_key") == METADATA) & (F.col("dir") == "kshim->client")
+
+
+def group_records(df, group: str | None = None):
+    """The records the group analysis needs: coordinator events and the group APIs' frames between
+    the clients and kshim (kshim answers them itself, nothing goes upstream)."""
+    return df.where(_group_cond(group))
+
+
+def scanned_records(df, group: str | None = None):
+    """What the whole analysis reads, in one pass over the files (the pipeline caches it): the group
+    records, share/streams heartbeats and the Metadata answers to clients."""
+    return df.where(_group_cond(group) | heartbeat_cond(group) | metadata_cond())

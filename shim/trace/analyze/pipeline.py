@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 
 from .anomalies import anomalies
-from .load import group_records, load, trace_inputs
+from .heartbeats import member_timelines, topic_names
+from .load import group_records, load, scanned_records, trace_inputs
 from .members import member_stats
 from .rebalances import timelines
 from .report import write_report
@@ -24,8 +25,11 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
     jsonl, parquet = trace_inputs(directory)
     prog.stage(f"load: {len(jsonl)} JSON lines file(s), {len(parquet)} Parquet file(s) from {directory}")
     df = load(spark, directory)
-    grp = group_records(df, group).persist(StorageLevel.MEMORY_AND_DISK)
-    prog.stage("scan: selecting group records (JoinGroup, SyncGroup, LeaveGroup, Heartbeat, OffsetCommit, events)")
+    scan = scanned_records(df, group).persist(StorageLevel.MEMORY_AND_DISK)
+    prog.stage("scan: selecting group records (JoinGroup, SyncGroup, LeaveGroup, Heartbeat, OffsetCommit, events; "
+               "share/streams heartbeats; Metadata answers)")
+    n_scan = scan.count()
+    grp = group_records(scan, group)
     n_group = grp.count()
     n_all = None
     if count_all:
@@ -36,15 +40,22 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
     prog.stage(f"rebalances: {sum(r['generation'] is not None for r in tl['rounds'])} generations in "
                f"{len({r['group'] for r in tl['rounds']})} group(s); members: heartbeat gaps, commit cadence")
     members = [r.asDict() for r in member_stats(grp).collect()]
-    grp.unpersist()
-    prog.stage(f"members: {len(members)} member(s); anomalies")
+    prog.stage(f"members: {len(members)} member(s); share and streams groups: member timelines")
+    hb = member_timelines(scan, topic_names(scan), group)
+    scan.unpersist()
+    prog.stage(f"share/streams: {len(hb['share']['members'])} share and {len(hb['streams']['members'])} streams "
+               f"member(s); anomalies")
     flags = anomalies(tl["rounds"], tl["changes"], members)
     prog.stage(f"report: {len(flags)} anomaly flag(s); writing Parquet tables, HTML and PNG to {out}")
-    summary = {"trace": str(directory), "records": n_all, "group_records": n_group, "group_filter": group,
+    summary = {"trace": str(directory), "records": n_all, "group_records": n_group, "scanned_records": n_scan,
+               "group_filter": group,
                "master": master, "made": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
                "inputs": {"jsonl": len(jsonl), "parquet": len(parquet)}}
     tables = {"rebalances": tl["rounds"], "generation_members": tl["members"], "changes": tl["changes"],
               "members": members, "anomalies": flags}
+    for kind, t in hb.items():   # share_timeline, share_members, share_epochs, streams_...
+        tables.update({f"{kind}_timeline": t["timeline"], f"{kind}_members": t["members"],
+                       f"{kind}_epochs": t["segments"]})
     summary = write_report(out, summary, tables, max_groups=max_groups, png=png)
     summary["seconds"] = round(time.monotonic() - t0, 1)
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))

@@ -7,6 +7,10 @@ REPORT/generation_members.parquet  one row per member incarnation per generation
 REPORT/changes.parquet     joins, leaves, removals, fencing, static rejoins, SkipAssignment
 REPORT/members.parquet     heartbeat gaps and commit cadence per member (members.py)
 REPORT/anomalies.parquet   anomalies.py's flags
+REPORT/share_timeline.parquet, streams_timeline.parquet  share/streams members' joins, epochs,
+                           assignments, leaves, fencing, errors (member_timeline.py)
+REPORT/share_members.parquet, streams_members.parquet    one row per share/streams member
+REPORT/share_epochs.parquet, streams_epochs.parquet      one row per (member, epoch) span
 REPORT/summary.json        per-group counts, inputs, timings
 REPORT/report.html, REPORT/report.png
 """
@@ -61,7 +65,10 @@ svg{background:#fafafa;border:1px solid #ddd}.gen-band.odd{fill:#e8f0fb}.gen-ban
 .member-bar{fill:#4a8}.member-bar.leader{fill:#286}.lane-label{font-size:11px;fill:#333}
 .gen-label{font-size:10px;fill:#557}.change{stroke:#fff;stroke-width:1}.change.left,.change.removed,
 .change.session_timeout{fill:#d33}.change.fenced{fill:#a0a}.change.static_rejoin,.change.static_replaced{fill:#e90}
-.change.joined{fill:#36c}.change.skip_assignment{fill:#888}.axis{font-size:10px;fill:#666}
+.change.joined,.change.first_seen{fill:#36c}.change.error{fill:#b60}
+.change.epoch,.change.assignment,.change.status{fill:#999}
+svg[data-unit=epoch] .member-bar{stroke:#fff;stroke-width:1}
+.change.skip_assignment{fill:#888}.axis{font-size:10px;fill:#666}
 """
 
 
@@ -93,8 +100,9 @@ def _table(rows: list[dict], cols: list[str], limit: int = 500) -> str:
     return f"<table><tr>{head}</tr>{''.join(body)}</table>{more}"
 
 
-def timeline_svg(group: str, rounds, members, changes) -> str:
-    """Lanes: one per member identity (group.instance.id, else member id); bands: one per generation."""
+def timeline_svg(group: str, rounds, members, changes, unit: str = "generation") -> str:
+    """Lanes: one per member identity (group.instance.id, else member id); bands: one per generation.
+    `unit`: the members' key their bars are labelled with (share/streams spans: "epoch")."""
     times = [x for r in rounds for x in (r.get("start_wall_ms"), r.get("last_sync_wall_ms"), r.get("generation_wall_ms"))
              if x is not None]
     times += [x for m in members for x in (m["from_wall_ms"], m["to_wall_ms"]) if x is not None]
@@ -113,7 +121,7 @@ def timeline_svg(group: str, rounds, members, changes) -> str:
     lane_of = {ident: i for i, ident in enumerate(lanes)}
     height = TOP + LANE_H * max(len(lanes), 1) + 24
     x = lambda t: LEFT + (t - t0) * (WIDTH - LEFT - 10) / span  # noqa: E731
-    parts = [f'<svg class="timeline" data-group="{_e(group)}" width="{WIDTH}" height="{height}" '
+    parts = [f'<svg class="timeline" data-group="{_e(group)}" data-unit="{unit}" width="{WIDTH}" height="{height}" '
              f'xmlns="http://www.w3.org/2000/svg">']
     gens = [r for r in rounds if r["generation"] is not None]
     for i, r in enumerate(gens):
@@ -134,7 +142,7 @@ def timeline_svg(group: str, rounds, members, changes) -> str:
             a, b = m["from_wall_ms"], m["to_wall_ms"] if m["to_wall_ms"] is not None else t1
             parts.append(f'<rect class="member-bar{" leader" if m.get("leader") else ""}" x="{x(a):.1f}" '
                          f'y="{y + 3}" width="{max(x(b) - x(a), 1.5):.1f}" height="{LANE_H - 6}"><title>'
-                         f'{_e(m["member"])} generation {m["generation"]}: '
+                         f'{_e(m["member"])} {unit} {m[unit]}: '
                          f'{_e(", ".join(m.get("assignment") or []))}</title></rect>')
         parts.append("</g>")
     for c in changes:
@@ -151,7 +159,8 @@ def timeline_svg(group: str, rounds, members, changes) -> str:
 
 
 def render_html(summary: dict, groups: list[dict], rounds, members, changes, member_stats, anomalies,
-                max_groups: int = 50) -> str:
+                max_groups: int = 50, tables_hb: dict | None = None) -> str:
+    """`tables_hb`: the share_*/streams_* tables (member timelines of KIP-932 / KIP-1071 groups)."""
     shown = sorted(groups, key=lambda g: (-g["rebalances"], g["group"]))[:max_groups]
     out = [f"<!doctype html><html><head><meta charset='utf-8'><title>kshim trace analysis</title>"
            f"<style>{CSS}</style></head><body>",
@@ -161,6 +170,7 @@ def render_html(summary: dict, groups: list[dict], rounds, members, changes, mem
            f"Spark master <code>{_e(summary['master'])}</code>; made {_e(summary['made'])}.</p>",
            "<h2>Groups</h2>", _table(groups, ["group", "rebalances", "static_rejoins_without_rebalance", "fenced",
                                              "max_members", "join_to_sync_ms_max", "partitions_moved", "anomalies"]),
+           _heartbeat_groups_table(summary),
            "<h2>Anomalies</h2>", _table(anomalies, ["group", "kind", "severity", "wall_ms", "subject", "detail"])
            if anomalies else "<p>none</p>"]
     if len(groups) > len(shown):
@@ -181,7 +191,64 @@ def render_html(summary: dict, groups: list[dict], rounds, members, changes, mem
                            "session_timeout_ms", "silence_max_ms", "silences_over_session_timeout", "commits",
                            "commit_interval_avg_ms"], 100))
         out.append("</section>")
+    out.append(heartbeat_sections(summary, tables_hb or {}, max_groups))
     out.append("</body></html>")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------- share and streams groups
+HEARTBEAT_TYPES = (("share", "Share groups (KIP-932)", ["assignment"]),
+                   ("streams", "Streams groups (KIP-1071)", ["active_tasks", "standby_tasks", "warmup_tasks"]))
+
+
+def heartbeat_summary(tables: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    """{"share_groups": [...], "streams_groups": [...]}: per group, its members' joins, leaves, fencing."""
+    out = {}
+    for kind, _, _ in HEARTBEAT_TYPES:
+        ms = tables.get(f"{kind}_members") or []
+        rows = []
+        for g in sorted({m["group"] for m in ms}):
+            mine = [m for m in ms if m["group"] == g]
+            epochs = [e for m in mine for e in m["epochs"] or () if e is not None]
+            rows.append({"group": g, "group_type": kind, "members": len(mine), "joins": sum(m["joins"] for m in mine),
+                         "left": sum(m["end"] == "left" for m in mine), "fenced": sum(m["fenced"] for m in mine),
+                         "errors": sum(len(m["errors"] or ()) for m in mine), "max_epoch": max(epochs, default=None)})
+        out[f"{kind}_groups"] = rows
+    return out
+
+
+def _heartbeat_groups_table(summary: dict) -> str:
+    rows = summary.get("share_groups", []) + summary.get("streams_groups", [])
+    if not rows:
+        return ""
+    return "<h2>Share and streams groups</h2>" + _table(rows, ["group", "group_type", "members", "joins", "left",
+                                                                 "fenced", "errors", "max_epoch"])
+
+
+def heartbeat_sections(summary: dict, tables: dict[str, list[dict]], max_groups: int = 50) -> str:
+    """A section per group type; per group its members as lanes (a bar per epoch), joins, leaves and
+    fencing as dots, the member table and the timeline table."""
+    out = []
+    for kind, title, assign_cols in HEARTBEAT_TYPES:
+        groups = summary.get(f"{kind}_groups") or []
+        if not groups:
+            continue
+        out.append(f'<section class="group-type" id="{kind}-groups"><h2>{_e(title)}</h2>')
+        for g in groups[:max_groups]:
+            name = g["group"]
+            tl = [r for r in tables.get(f"{kind}_timeline") or () if r["group"] == name]
+            out.append(f'<section class="{kind}-group" data-group="{_e(name)}"><h3>{_e(kind)} group {_e(name)}</h3>')
+            out.append(timeline_svg(name, [], [s for s in tables.get(f"{kind}_epochs") or () if s["group"] == name],
+                                    tl, unit="epoch"))
+            out.append(_table([m for m in tables.get(f"{kind}_members") or () if m["group"] == name],
+                              ["member", "instance", "client_id", "joined_wall_ms", "heartbeats", "joins", "epochs",
+                               "last_epoch", *assign_cols, "fenced", "errors", "end", "heartbeat_gap_max_ms"], 100))
+            out.append(_table(sorted(tl, key=lambda r: r.get("ts_ns") or 0),
+                              ["wall_ms", "member", "kind", "epoch", *assign_cols, "detail"], 300))
+            out.append("</section>")
+        if len(groups) > max_groups:
+            out.append(f"<p>{len(groups) - max_groups} more {kind} groups in the Parquet tables.</p>")
+        out.append("</section>")
     return "\n".join(out)
 
 
@@ -218,13 +285,17 @@ def write_report(out: Path, summary: dict, tables: dict[str, list[dict]], max_gr
     for name, rows in tables.items():
         write_parquet(rows, out / f"{name}.parquet")
     groups = group_summary(tables["rebalances"], tables["changes"], tables["members"], tables["anomalies"])
-    summary = {**summary, "groups": groups}
+    summary = {**summary, "groups": groups, **heartbeat_summary(tables)}
     page = render_html(summary, groups, tables["rebalances"], tables["generation_members"], tables["changes"],
-                       tables["members"], tables["anomalies"], max_groups)
+                       tables["members"], tables["anomalies"], max_groups, tables)
     (out / "report.html").write_text(page)
     if png:
         shown = min(len(groups), max_groups)
         lanes = len({(m["group"], m.get("instance") or m["member"]) for m in tables["generation_members"]})
+        hb_groups = len(summary["share_groups"]) + len(summary["streams_groups"])
+        shown += min(hb_groups, 2 * max_groups)
+        lanes += sum(len({(m["group"], m["member"]) for m in tables.get(f"{k}_members") or ()})
+                     for k in ("share", "streams"))
         summary["png"] = screenshot(out / "report.html", out / "report.png",
                                     height=page_height(shown, min(lanes, shown * LANES_MAX)))
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))

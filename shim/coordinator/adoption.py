@@ -1,0 +1,42 @@
+"""Adoption: a group the broker's coordinator held (committed offsets, no live members) becomes
+kshim's with its committed offsets, so a consumer moved from the broker to kshim resumes where it
+stopped. The proxy reads the offsets from the broker (OffsetFetch: offset, leader epoch, metadata)
+and feeds them here before the group's first request; the group is kept as Kafka keeps a group that
+only has committed offsets: an Empty classic group (OffsetMetadataManager.commitOffset creates one
+for a commit without generation), its records written with the offsets, so the adoption is durable
+before any answer about the group (the runtime holds later answers until the append is done).
+A group kshim already holds is never overwritten."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from . import classic_rebalance
+from .classic_group import ClassicGroup
+from .state_records import OffsetRecord
+
+if TYPE_CHECKING:
+    from .coordinator_state import CoordinatorState
+
+
+class AdoptedOffset(NamedTuple):
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int
+    metadata: str
+    topic_id: object = None
+
+
+def adopt_offsets(c: "CoordinatorState", group_id: str, offsets: list[AdoptedOffset]) -> bool:
+    """Take the broker's committed offsets of `group_id`; False when kshim already holds the group."""
+    if group_id in c.groups or group_id in c.consumer_groups or c.offsets.get(group_id) or not offsets:
+        return False
+    g = ClassicGroup(group_id, state_timestamp_ms=c.now)
+    c.groups[group_id] = g
+    classic_rebalance.write_group(c, g)
+    for o in offsets:
+        c.offsets.put(c, OffsetRecord(group_id, o.topic, o.partition, o.offset, o.leader_epoch, o.metadata or "",
+                                      c.now, None, o.topic_id))
+    c.event("group_adopted", group_id, offsets=len(offsets))
+    return True

@@ -1,0 +1,124 @@
+"""Adoption: the first request about a group kshim does not hold waits while kshim asks the group's
+broker coordinator what it holds, so an application moved from the broker to kshim resumes at its
+committed offsets instead of `auto.offset.reset`.
+
+- The broker has committed offsets and no live members (DescribeGroups: Empty or Dead, or not a
+  classic-protocol view): the offsets (offset, leader epoch, metadata; OffsetFetch v9, all topics)
+  become kshim's (shim/coordinator/adoption.py), written to the state topic before the request
+  goes on (one log line: `adopted group ... from the broker`). The broker keeps its copy; `kshim
+  groups export` writes kshim's back when the application returns to the broker.
+- The broker has live members: the group stays the broker's (one warning line), and its requests
+  are forwarded there (broker_groups.py) for the life of this kshim process, so two coordinators
+  never split one group; point every member at kshim, or stop them first, to move it.
+- Nothing there: the group is kshim's from its first request on.
+Each group id is asked once per process (concurrent requests for it wait for the same answer). A
+broker that cannot be asked within the retry window leaves the group kshim's (logged). Admin
+requests (ListGroups, DescribeGroups, DeleteGroups, ConsumerGroupDescribe) do not adopt. Off with
+`adopt_broker_groups = false`, and with scale_out (an instance may not own the group's state).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Callable
+
+from kcodec.generated.describe_groups import DescribeGroupsRequest
+from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup
+from kcodec.protocol import ApiKey, Error
+
+from ..coordinator.adoption import AdoptedOffset
+from .broker_groups import BrokerUnavailable, request
+from .group_batches import group_ids
+
+if TYPE_CHECKING:
+    from .broker_groups import BrokerGroups
+    from .group_runtime import GroupRuntime
+    from .session import Session, Slot
+
+log = logging.getLogger("kshim.groups")
+
+OFFSET_FETCH, DESCRIBE_GROUPS = ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS
+NOT_ADOPTING = frozenset({ApiKey.LIST_GROUPS, DESCRIBE_GROUPS, ApiKey.DELETE_GROUPS, ApiKey.CONSUMER_GROUP_DESCRIBE})
+OFFSET_FETCH_VERSION = 9       # the newest that names topics (v10 names them by id)
+NOT_LIVE = ("Empty", "Dead", "")
+LIVE = "live"                  # BrokerGroups.kinds value of a group with live members on the broker
+
+
+class Adoption:
+    def __init__(self, runtime: "GroupRuntime", broker: "BrokerGroups"):
+        self.runtime, self.broker = runtime, broker
+        self.checked: set[str] = set()
+        self._asking: dict[str, asyncio.Future] = {}
+
+    def holds_back(self, session: "Session", slot: "Slot", req, frame, again: Callable) -> bool:
+        """True when the request waits for its groups to be asked about (`again(session, slot, req,
+        frame)` takes it up afterwards)."""
+        if slot.api_key in NOT_ADOPTING:
+            return False
+        broker = self.broker
+        new = [g for g in group_ids(slot.api_key, slot.version, req)[0]
+               if g and g not in self.checked and g not in broker.kinds and not broker.kshim_holds(g)]
+        if not new:
+            return False
+        asyncio.get_running_loop().create_task(self._then(session, slot, req, frame, new, again))
+        return True
+
+    async def _then(self, session, slot, req, frame, gids: list[str], again: Callable) -> None:
+        await asyncio.gather(*(self._ask(g) for g in gids))
+        if not session.closed:
+            again(session, slot, req, frame)
+
+    def _ask(self, group_id: str) -> asyncio.Future:
+        fut = self._asking.get(group_id)
+        if fut is None:
+            fut = asyncio.ensure_future(self._check(group_id))
+            self._asking[group_id] = fut
+        return fut
+
+    async def _check(self, group_id: str) -> None:
+        try:
+            state, offsets = await self._broker_view(group_id)
+        except (BrokerUnavailable, OSError, ConnectionError, asyncio.TimeoutError) as e:
+            log.warning("cannot ask the broker about group %s (%s): it is kshim's without adoption", group_id, e)
+            state, offsets = None, []
+        finally:
+            self.checked.add(group_id)
+            self._asking.pop(group_id, None)
+        if state is not None and state not in NOT_LIVE:
+            self.broker.kinds[group_id] = LIVE
+            log.warning("group %s has live members on the broker (state %s): its requests go to the broker; "
+                        "stop its members or point them all at kshim to move it", group_id, state)
+        elif offsets and not self.broker.kshim_holds(group_id):
+            self.runtime.adopt(group_id, offsets)
+            log.info("adopted group %s from the broker: %d committed offsets", group_id, len(offsets))
+
+    async def _broker_view(self, group_id: str) -> tuple[str | None, list[AdoptedOffset]]:
+        """(the group's state as the broker describes it, or None when it has no such group; its
+        committed offsets)."""
+        broker = self.broker
+        node = await broker.node_for(group_id)
+        conn = await broker.conn(node)
+        described = await request(conn, DESCRIBE_GROUPS, min(5, conn.versions.get(DESCRIBE_GROUPS, (0, 5))[1]),
+                                  DescribeGroupsRequest(groups=[group_id]))
+        entry = described.groups[0] if described.groups else None
+        state = None
+        if entry is not None and entry.error_code == Error.NONE and entry.group_state != "Dead":
+            state = entry.group_state if entry.members else "Empty"
+        v = min(OFFSET_FETCH_VERSION, conn.versions.get(OFFSET_FETCH, (0, OFFSET_FETCH_VERSION))[1])
+        if v < 8:
+            return state, []
+        fetched = await request(conn, OFFSET_FETCH, v, OffsetFetchRequest(
+            groups=[OffsetFetchRequestGroup(group_id=group_id, member_id=None, member_epoch=-1, topics=None)],
+            require_stable=False))
+        group = fetched.groups[0] if fetched.groups else None
+        if group is None or group.error_code != Error.NONE:
+            return state, []
+        catalog = self.runtime.topics
+        offsets = []
+        for t in group.topics:
+            info = catalog.get(t.name)
+            offsets.extend(AdoptedOffset(t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                                         p.metadata or "", info.topic_id if info is not None else None)
+                           for p in t.partitions if p.error_code == Error.NONE and p.committed_offset >= 0)
+        return state, offsets
