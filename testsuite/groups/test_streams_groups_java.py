@@ -140,19 +140,28 @@ def streams_session(java: JavaTools, names, classpath: list[str], tmp: Path, tag
         "all_transformed": want == out,
         "produced_enough": producer.sent > 100,
     }
-    _wait(lambda: all(r[-1] == "0" for r in _table(java.run("kafka-streams-groups", ["--describe", "--group", app_id])
-                                                       .stdout, app_id, source)[1:]), 60, "no lag left")
-    facts["describe"] = _table(java.run("kafka-streams-groups", ["--describe", "--group", app_id]).stdout,
-                               app_id, source)
-    facts["state"] = _table(java.run("kafka-streams-groups", ["--describe", "--group", app_id, "--state"]).stdout,
-                            app_id, source)
-    members = java.run("kafka-streams-groups", ["--describe", "--group", app_id, "--members"]).stdout
-    facts["active_tasks_per_member"] = sorted(len(re.findall(r"\d+", m.group(1))) for m in
-                                              re.finditer(r"ACTIVE: 0:\[([\d,]*)\]", members))
+    # the group settles (tasks move for a while after every instance is RUNNING): poll the tool until
+    # it shows the settled group, or 90 s; the facts are the last observation either way
+    deadline = time.monotonic() + 90
+    while True:
+        described = {
+            "describe": _table(java.run("kafka-streams-groups", ["--describe", "--group", app_id]).stdout,
+                               app_id, source),
+            "state": _table(java.run("kafka-streams-groups", ["--describe", "--group", app_id, "--state"]).stdout,
+                            app_id, source),
+            "active_tasks_per_member": sorted(
+                len(re.findall(r"\d+", m.group(1))) for m in re.finditer(
+                    r"ACTIVE: 0:\[([\d,]*)\]",
+                    java.run("kafka-streams-groups", ["--describe", "--group", app_id, "--members"]).stdout)),
+        }
+        if all(described[k] == EXPECTED[k] for k in described) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    facts.update(described)
     facts["listed"] = app_id in java.run("kafka-streams-groups", ["--list"]).stdout.split()
     for a in apps:
         _stop(a)
-    # DeleteGroups for the now empty streams group (and its internal topics: a stateless app has none)
+    # DeleteGroups for the now empty streams group (its internal topics stay: no --delete-all-internal-topics)
     out = java.run("kafka-streams-groups", ["--delete", "--group", app_id], check=False)
     facts["delete"] = [line.replace(app_id, "<app>") for line in (out.stdout + out.stderr).splitlines()
                        if "eletion" in line or "deleted" in line or "rror" in line]
