@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from shim.localkafka import LocalKafka
-from testsuite.conftest import RUN_DIR
+from testsuite.conftest import _SPREAD, RUN_DIR
 from testsuite.harness.clients import ck_consume, ck_produce, create_topic
 from testsuite.harness.javaapps import compile_app, start_app
 from testsuite.harness.javatools import JavaTools
@@ -22,13 +22,14 @@ from testsuite.harness.ports import free_port_block
 @pytest.fixture
 def own_pair(kafka_install):
     """A fresh single-node Kafka and a kshim in front of it, for this test alone."""
-    base = free_port_block(2, start=29400)
+    base = free_port_block(2, start=34000 + _SPREAD)
     cluster = LocalKafka(nodes=1, base_port=base, workdir=RUN_DIR / "kafka-groups-union", kafka=kafka_install,
                          heap="512m")
     cluster.start(timeout=120)
     shim = None
     try:
-        shim = KshimProcess(cluster.bootstrap, free_port_block(5, start=32300), RUN_DIR / "kshim" / "groups-union.log")
+        shim = KshimProcess(cluster.bootstrap, free_port_block(5, start=34500 + _SPREAD),
+                            RUN_DIR / "kshim" / "groups-union.log")
         shim.start()
         yield cluster, shim
     finally:

@@ -7,7 +7,8 @@ Three instances run; each in turn is stopped (KafkaStreams.close) and restarted 
 writing the input. Observed: the output keeps growing across every step, and once the producer stops
 the output holds every input record transformed (as a set: at_least_once may repeat some). Then
 kafka-streams-groups.sh (StreamsGroupCommand) --describe (offsets, --state, --members) of the running
-group, then --delete once every instance is closed. Needs Kafka Streams' jars (scripts/setup resolves scripts/kafka/streams-pom.xml)."""
+group, then --delete once every instance is closed. Needs Kafka Streams' jars (scripts/setup resolves
+scripts/kafka/streams-pom.xml)."""
 
 from __future__ import annotations
 
