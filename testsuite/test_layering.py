@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("kafkaclient", ("shim.kafkaclient",)),
     ("authz+state", ("shim.authz", "shim.state")),
     ("proxy", ("shim.proxy",)),
-    ("program", ("shim.runner", "shim.admin_http", "shim.cli", "shim.compat", "shim.testing")),
+    ("program", ("shim.runner", "shim.admin_http", "shim.cli", "shim.compat", "shim.testing", "shim.testcontainers")),
 ]
 # tools beside the program: what each may import besides itself (kcodec is always allowed)
 TOOLS = {
@@ -35,6 +35,7 @@ TOOLS = {
     "shim.trace": ("shim", "shim.coordinator"),                        # `--trace` recorder, `kshim trace show/analyze`
     "shim.localkafka": (),                                             # a real Kafka from Maven jars
     "shim.testing": ("shim", "shim.localkafka", "shim.trace", "shim.compat"),  # the pytest plugin
+    "shim.testcontainers": ("shim", "shim.localkafka", "shim.testing"),    # Kafka + kshim containers
 }
 OUTSIDE_CYCLE_CHECK = ("shim.coordinator",)
 
