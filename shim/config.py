@@ -123,9 +123,9 @@ class Config:
 
     def validate(self) -> "Config":
         if not 0 < self.listen_port < 65536:
-            raise ConfigError(f"listen_port {self.listen_port} is not a TCP port")
+            raise ConfigError(f"listen_port {self.listen_port} is not a TCP port: use 1-65535")
         if self.max_frame_bytes < 1024:
-            raise ConfigError("max_frame_bytes must be at least 1024")
+            raise ConfigError("max_frame_bytes must be at least 1024 (the default is 104857600)")
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ConfigError("tls_cert and tls_key go together: give both or neither")
         if self.upstream_sasl_mechanism and self.upstream_sasl_mechanism.upper() not in (
@@ -156,7 +156,7 @@ class Config:
         if self.log_format not in ("text", "json"):
             raise ConfigError(f"log_format {self.log_format!r}: use text or json")
         if not 0 <= self.admin_port < 65536:
-            raise ConfigError(f"admin_port {self.admin_port} is not a TCP port")
+            raise ConfigError(f"admin_port {self.admin_port} is not a TCP port: use 1-65535, or 0 for off")
         from .faultrules import FaultError, parse_rules
         try:
             parse_rules(self.faults)
@@ -235,18 +235,24 @@ def load(file: Path | None = None, flags: dict[str, Any] | None = None,
 
 
 def add_flags(parser) -> None:
-    """One --flag per Config field (value None = not given, so lower layers show through)."""
+    """One --flag per Config field (value None = not given, so lower layers show through); the help
+    line (meaning and unit) comes from shim/confighelp.py."""
+    from .confighelp import HELP
     for f in fields(Config):
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        shown = "" if f.name == "upstream_sasl_password" else f" (default {default!r})"
+        text = HELP[f.name] + shown
         if isinstance(default, bool):
-            parser.add_argument(flag, dest=f.name, default=None, action="store_const", const=True,
-                                help=f"(default {default})")
+            parser.add_argument(flag, dest=f.name, default=None, action="store_const", const=True, help=text)
             parser.add_argument("--no-" + f.name.replace("_", "-"), dest=f.name, action="store_const", const=False,
                                 help=argparse_suppress())
         else:
             parser.add_argument(flag, dest=f.name, default=None, type=str if isinstance(default, list) else type(default),
-                                help=f"(default {default!r})" if f.name != "upstream_sasl_password" else None)
+                                metavar=_METAVAR.get(type(default), "TEXT"), help=text)
+
+
+_METAVAR = {int: "N", float: "X", list: "JSON"}
 
 
 def argparse_suppress():

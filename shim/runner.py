@@ -30,7 +30,8 @@ def new_event_loop(kind: str) -> asyncio.AbstractEventLoop:
             return uvloop.new_event_loop()
         except ImportError:
             if kind == "uvloop":
-                raise SystemExit("kshim: --loop uvloop needs the uvloop package (pip install 'kshim[fast]')")
+                raise SystemExit("kshim: --loop uvloop: the uvloop package is not installed (a default "
+                                 "dependency where it has a build): pip install uvloop, or use --loop auto")
     return asyncio.new_event_loop()
 
 
