@@ -11,6 +11,8 @@ Its jobs, one module each:
 - topic_refresh.py: the topic metadata the coordinator checks commits against and re-resolves
   subscriptions from (kshim's own Metadata requests, periodic and on demand);
 - authz.py: SASL principals and the broker's ACLs (with SASL upstream or `authorizer`);
+- group_configs.py: the broker's per-group configs (GROUP resources) read into the coordinator
+  (periodic, a group's first heartbeat, after an alteration passing through kshim);
 - broker_groups.py: the broker's share and streams groups (their APIs pass through to the group's
   broker coordinator; kshim's group APIs naming them too; ListGroups lists both);
 - shim/state/: the durable state (log.py) and, with scale_out, the instances sharing it (ownership.py).
@@ -31,6 +33,7 @@ from ..coordinator import CoordinatorConfig
 from ..coordinator.dispatch import VERSIONS
 from .broker_groups import BrokerGroups
 from .find_coordinator import FindCoordinator
+from .group_configs import GroupConfigWatcher
 from .group_requests import GroupRequests
 from .group_runtime import GroupRuntime
 from .periodic import every
@@ -44,7 +47,8 @@ log = logging.getLogger("kshim.coordinator")
 
 FIND_COORDINATOR, END_TXN, INIT_PRODUCER_ID = ApiKey.FIND_COORDINATOR, ApiKey.END_TXN, ApiKey.INIT_PRODUCER_ID
 EVENTS_LOGGED = ("rebalance", "generation", "member_removed", "session_timeout", "static_member_replaced",
-                 "static_rejoin_without_rebalance", "member_left", "group_deleted", "txn_offsets_dropped")
+                 "static_rejoin_without_rebalance", "member_left", "group_deleted", "txn_offsets_dropped",
+                 "group_config_updated", "group_config_capped")
 
 
 class GroupService:
@@ -65,6 +69,8 @@ class GroupService:
         self.requests = GroupRequests(proxy, runtime, self.metadata, self.transactions, self.authz,
                                       self.broker_groups)
         self.find_coordinator = FindCoordinator(proxy, runtime, self.authz)
+        self.configs = GroupConfigWatcher(proxy, runtime)
+        self.requests.configs = self.configs
         self.scale = None                      # shim.state.ownership.ScaleOut when scale_out is on
         self._tasks: list[asyncio.Task] = []
 
@@ -80,6 +86,7 @@ class GroupService:
         routes[END_TXN] = self.transactions.watch_end_txn
         routes[INIT_PRODUCER_ID] = self.transactions.watch_init_producer_id
         self.broker_groups.install()
+        self.configs.install()
         if self.authz is not None:
             self.authz.install()
 
@@ -96,6 +103,10 @@ class GroupService:
             self._tasks.append(loop.create_task(every(
                 cfg.group_metadata_refresh_ms / 1000.0, self.metadata.refresh_all,
                 lambda e: log.debug("periodic topic refresh failed: %s", e))))
+        if cfg.group_configs_refresh_ms > 0:
+            self._tasks.append(loop.create_task(every(
+                cfg.group_configs_refresh_ms / 1000.0, self.configs.refresh_all,
+                lambda e: log.warning("periodic group configs read failed: %s", e))))
         if cfg.offsets_retention_check_interval_ms > 0:
             self._tasks.append(loop.create_task(self._cleanup_loop(cfg.offsets_retention_check_interval_ms)))
         if not cfg.state_topic:
@@ -120,6 +131,8 @@ class GroupService:
         state.start_writer()
         log.info("replayed %d records of %s (%d groups) in %.2fs", len(records), cfg.state_topic,
                  len(runtime.coordinator.groups), time.monotonic() - t0)
+        if runtime.coordinator.consumer_groups:   # their broker configs before the first heartbeat
+            await self.configs.load_quietly(sorted(runtime.coordinator.consumer_groups))
 
     async def _cleanup_loop(self, interval_ms: int) -> None:
         """Offset retention: Kafka's periodic group metadata cleanup (coordinator/retention.py)."""
@@ -138,6 +151,7 @@ class GroupService:
             await self.runtime.state.close()
         self.transactions.close()
         self.broker_groups.close()
+        self.configs.close()
 
     # ------------------------------------------------------------------ events
     def _on_event(self, ev: dict) -> None:
