@@ -85,14 +85,15 @@ def test_group_session_timeout_fences_as_on_the_broker(kafka, kafka_install, nam
         time.sleep(1.5)
         members = {  # (bootstrap, group) -> member id, each heartbeating once more now, then silent
             (boot, g["changed-live"]): "member-live-00000000"}
-        answers = {}
+        answers, last = {}, {}                 # group -> when its member last heartbeated
         for target, tags in ((boot, ("via-kshim", "direct", "control")), (direct, ("b", "b-control"))):
             for tag in tags:
                 mid = f"member-{tag}-0000000000"[:24]
                 answers[tag] = _join(target, g[tag], topic, mid)
+                last[g[tag]] = time.monotonic()
                 members[(target, g[tag])] = mid
         _beat(boot, g["changed-live"], "member-live-00000000", live.member_epoch)
-        t0 = time.monotonic()
+        t0 = last[g["changed-live"]] = time.monotonic()
         assert answers["control"].heartbeat_interval_ms == 2000       # explicit flag wins over the broker's 1000
         assert answers["b-control"].heartbeat_interval_ms == 1000     # the broker's own
 
@@ -100,11 +101,11 @@ def test_group_session_timeout_fences_as_on_the_broker(kafka, kafka_install, nam
         while len(fenced_at) < 4 and time.monotonic() - t0 < 9:
             for (target, group), mid in members.items():
                 if group not in fenced_at and _members(target, group) == 0:
-                    fenced_at[group] = time.monotonic() - t0
+                    fenced_at[group] = time.monotonic() - last[group]
             time.sleep(0.2)
         at = {tag: fenced_at.get(g[tag]) for tag in g}
         for tag in ("via-kshim", "direct", "changed-live", "b"):     # kshim as the broker: at the group's 4 s
-            assert at[tag] is not None and 3.0 <= at[tag] <= 6.0, at
+            assert at[tag] is not None and 3.8 <= at[tag] <= 6.0, at
         # the groups without a config keep the broker-level 10 s on both sides
         assert at["control"] is None and at["b-control"] is None, at
         assert _members(boot, g["control"]) == 1 and _members(direct, g["b-control"]) == 1
