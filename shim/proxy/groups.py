@@ -31,6 +31,7 @@ from kcodec.protocol import ApiKey
 
 from ..coordinator import CoordinatorConfig
 from ..coordinator.dispatch import VERSIONS
+from ..coordinator.state_records import CONSUMER_RECORDS
 from .broker_groups import BrokerGroups
 from .find_coordinator import FindCoordinator
 from .group_configs import GroupConfigWatcher
@@ -126,13 +127,15 @@ class GroupService:
             self.scale.start()
             return
         records = await state.load()
+        # the broker's configs of the consumer groups first: the load arms each member's session with
+        # its group's timeout (GroupMetadataManager.onLoaded; the broker's GroupConfigManager is filled
+        # from the metadata image before its coordinator loads)
+        await self.configs.load_quietly(sorted({r.group_id for r in records if isinstance(r, CONSUMER_RECORDS)}))
         runtime.replay(records)
         runtime.state = state
         state.start_writer()
         log.info("replayed %d records of %s (%d groups) in %.2fs", len(records), cfg.state_topic,
                  len(runtime.coordinator.groups), time.monotonic() - t0)
-        if runtime.coordinator.consumer_groups:   # their broker configs before the first heartbeat
-            await self.configs.load_quietly(sorted(runtime.coordinator.consumer_groups))
 
     async def _cleanup_loop(self, interval_ms: int) -> None:
         """Offset retention: Kafka's periodic group metadata cleanup (coordinator/retention.py)."""
