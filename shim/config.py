@@ -367,7 +367,9 @@ def add_flags(parser) -> None:
                                 help=argparse_suppress())
         else:
             parser.add_argument(flag, dest=f.name, default=None, type=str if isinstance(default, list) else type(default),
-                                help=f"(default {default!r})" if f.name != "upstream_sasl_password" else None)
+                                help=None if f.name == "upstream_sasl_password" else
+                                f"(default: the upstream broker's {broker_property(f.name)}, else {default!r})"
+                                if f.name in BROKER_GROUP_SETTINGS else f"(default {default!r})")
 
 
 def argparse_suppress():
