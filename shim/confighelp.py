@@ -52,6 +52,34 @@ HELP: dict[str, str] = {
     "group_consumer_migration_policy": "KIP-848 online migration between the classic and consumer "
                                        "protocols: bidirectional, upgrade, downgrade or disabled "
                                        "(group.consumer.migration.policy)",
+    "group_consumer_min_session_timeout_ms": "smallest session timeout a per-group consumer.session.timeout.ms "
+                                             "may set, in milliseconds (group.consumer.min.session.timeout.ms)",
+    "group_consumer_max_session_timeout_ms": "largest session timeout a per-group consumer.session.timeout.ms "
+                                             "may set, in milliseconds (group.consumer.max.session.timeout.ms)",
+    "group_consumer_min_heartbeat_interval_ms": "smallest heartbeat interval a per-group config may set, in "
+                                                "milliseconds (group.consumer.min.heartbeat.interval.ms)",
+    "group_consumer_max_heartbeat_interval_ms": "largest heartbeat interval a per-group config may set, in "
+                                                "milliseconds (group.consumer.max.heartbeat.interval.ms)",
+    "group_consumer_max_size": "most members a KIP-848 consumer group may have, a count (group.consumer.max.size)",
+    "group_consumer_assignors": "server-side assignors of KIP-848 groups, comma-separated, the first the "
+                                "default: uniform, range (group.consumer.assignors)",
+    "group_consumer_assignment_interval_ms": "least time between two target assignments of a KIP-848 group, in "
+                                             "milliseconds (group.consumer.assignment.interval.ms)",
+    "group_consumer_min_assignment_interval_ms": "smallest assignment interval a per-group config may set, in "
+                                                 "milliseconds (group.consumer.min.assignment.interval.ms)",
+    "group_consumer_max_assignment_interval_ms": "largest assignment interval a per-group config may set, in "
+                                                 "milliseconds (group.consumer.max.assignment.interval.ms)",
+    "group_settings_from_broker": "read the upstream broker's group.* settings at start and use them for every "
+                                  "group setting not given explicitly (--no-group-settings-from-broker: "
+                                  "Kafka's defaults)",
+    "group_configs_refresh_ms": "milliseconds between re-reads of the broker's per-group configs "
+                                "(kafka-configs --entity-type groups); 0: only on a group's first heartbeat "
+                                "and after an alteration through kshim",
+    "adopt_broker_groups": "a group the broker holds (committed offsets, no live members) becomes kshim's with "
+                           "its offsets on its first request (--no-adopt-broker-groups: do not; "
+                           "docs/kshim-groups.md)",
+    "export_on_stop": "at a clean stop, write the offsets of kshim's Empty groups back to the broker "
+                      "(as kshim groups export)",
     "group_consumer_session_timeout_ms": "session timeout of KIP-848 consumer-protocol members, in "
                                          "milliseconds (group.consumer.session.timeout.ms)",
     "group_consumer_heartbeat_interval_ms": "heartbeat interval handed to KIP-848 members, in "

@@ -11,9 +11,11 @@ from pathlib import Path
 
 
 class KshimProcess:
-    def __init__(self, upstream: str, listen_port: int, log_path: Path, extra: list[str] | None = None):
+    def __init__(self, upstream: str, listen_port: int, log_path: Path, extra: list[str] | None = None,
+                 same_as_broker: bool = True):
         self.upstream, self.listen_port, self.log_path = upstream, listen_port, log_path
         self.extra = extra or []
+        self.same_as_broker = same_as_broker   # False: no group flags, kshim adopts the broker's values
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -33,7 +35,7 @@ class KshimProcess:
                           "--group-min-session-timeout-ms", FAST_SETTINGS["group.min.session.timeout.ms"],
                           "--group-consumer-session-timeout-ms", FAST_SETTINGS["group.consumer.session.timeout.ms"],
                           "--group-consumer-heartbeat-interval-ms",
-                          FAST_SETTINGS["group.consumer.heartbeat.interval.ms"]]
+                          FAST_SETTINGS["group.consumer.heartbeat.interval.ms"]] if self.same_as_broker else []
         cmd = [sys.executable, "-m", "shim.cli", "run", "--upstream", self.upstream,
                "--listen-port", str(self.listen_port), "--metadata-refresh-s", "2", *same_as_broker, *self.extra]
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
