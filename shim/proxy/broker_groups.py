@@ -227,8 +227,8 @@ class BrokerGroups:
         lo, hi = conn.versions.get(LIST_GROUPS, (0, version))
         v = max(lo, min(version, hi))
         resp = await request(conn, LIST_GROUPS, v, ListGroupsRequest(
-            states_filter=list(req.states_filter or []) if v >= 4 else None,
-            types_filter=list(req.types_filter or []) if v >= 5 else None))
+            states_filter=list(req.states_filter or []) if v >= 4 else [],
+            types_filter=list(req.types_filter or []) if v >= 5 else []))
         for g in resp.groups:
             if v >= 5 and g.group_type in (SHARE, STREAMS):
                 self.kinds[g.group_id] = g.group_type

@@ -93,6 +93,11 @@ def test_share_and_streams_groups_pass_through_and_keep_one_namespace(kshim, kaf
     on_broker = _call(kafka.bootstrap, LIST, ListGroupsRequest(states_filter=[], types_filter=["share"]))
     through = _call(kshim.bootstrap, LIST, ListGroupsRequest(states_filter=[], types_filter=["share"]))
     assert sorted(g.group_id for g in through.groups) == sorted(g.group_id for g in on_broker.groups)
+    for v in (0, 3, 4):                        # older versions list the broker's groups too
+        old_through = _call(kshim.bootstrap, LIST, ListGroupsRequest(), v)
+        old_direct = _call(kafka.bootstrap, LIST, ListGroupsRequest(), v)
+        assert {g.group_id for g in old_direct.groups} <= {g.group_id for g in old_through.groups}, v
+        assert mine in {g.group_id for g in old_through.groups}
 
     # DescribeGroups naming both: kshim's entry from kshim, the share group's as the broker answers it
     both = _call(kshim.bootstrap, DESCRIBE, DescribeGroupsRequest(groups=[share, mine]))
