@@ -35,7 +35,8 @@ def _broker_settings(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         key, eq, value = pair.partition("=")
         if not eq or not key.strip():
-            raise SystemExit(f"kshim kafka start: --set expects KEY=VALUE, got {pair!r}")
+            raise SystemExit(f"kshim kafka start: --set expects KEY=VALUE, got {pair!r}: "
+                             "write it as e.g. --set num.partitions=4")
         out[key.strip()] = value.strip()
     return out
 
@@ -119,16 +120,18 @@ def cmd_run(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kshim", description="Kafka wire-compatible broker shim with its own group coordinator.")
-    p.add_argument("--version", action="version", version=f"kshim {__version__}")
+    p.add_argument("--version", action="version", version=version_line(),
+                   help="print kshim's version and the Kafka version it is pinned to, and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     v = sub.add_parser("version", help="print kshim's version and the pinned Kafka version")
-    v.set_defaults(func=lambda a: (print(f"kshim {__version__} (Kafka pin {_kafka_pin()})"), 0)[1])
+    v.set_defaults(func=lambda a: (print(version_line()), 0)[1])
 
     r = sub.add_parser("run", help="the main job: kshim in front of a Kafka cluster (default: a local real Kafka)",
                        description="Settings come from defaults < --config file < KSHIM_* environment < flags; "
                                    "see docs/kshim-run.md.")
-    r.add_argument("--config", type=Path, default=None, help="a TOML or YAML file of settings")
+    r.add_argument("--config", type=Path, default=None, metavar="FILE",
+                   help="a TOML or YAML file of settings (keys as the flags, with _; docs/kshim-run.md)")
     from .config import add_flags
     add_flags(r)
     r.add_argument("--trace", dest="trace_dir", default=None, metavar="DIR",
@@ -166,6 +169,16 @@ def build_parser() -> argparse.ArgumentParser:
 def _kafka_pin() -> str:
     from .localkafka.home import KAFKA_VERSION
     return KAFKA_VERSION
+
+
+def version_line() -> str:
+    """`kshim 0.1.0 (Kafka pin 4.3.1)`; the wire schemas' version too when it differs from the pin."""
+    line = f"kshim {__version__} (Kafka pin {_kafka_pin()}"
+    try:
+        from kcodec.api import KAFKA_VERSION as schemas
+    except ImportError:
+        schemas = _kafka_pin()
+    return line + (")" if schemas == _kafka_pin() else f"; wire schemas from Kafka {schemas})")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,10 +8,11 @@ the command line `--listen-port 9092`. See docs/kshim-run.md for the table.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 
 class ConfigError(ValueError):
@@ -60,6 +61,21 @@ class Config:
     group_consumer_migration_policy: str = "bidirectional"
     group_consumer_session_timeout_ms: int = 45000      # the broker's group.consumer.session.timeout.ms
     group_consumer_heartbeat_interval_ms: int = 5000    # the broker's group.consumer.heartbeat.interval.ms
+    group_consumer_min_session_timeout_ms: int = 45000  # bounds of the per-group consumer.* configs
+    group_consumer_max_session_timeout_ms: int = 60000
+    group_consumer_min_heartbeat_interval_ms: int = 5000
+    group_consumer_max_heartbeat_interval_ms: int = 15000
+    group_consumer_max_size: int = 2147483647
+    group_consumer_assignors: str = "uniform,range"     # server-side assignors, first = default
+    group_consumer_assignment_interval_ms: int = 1000
+    group_consumer_min_assignment_interval_ms: int = 0
+    group_consumer_max_assignment_interval_ms: int = 15000
+    # the settings above named after a broker property (BROKER_GROUP_SETTINGS) and not given take the
+    # upstream broker's values, read at start (DescribeConfigs); the broker's per-group configs
+    # (kafka-configs --entity-type groups) are re-read every group_configs_refresh_ms (0 = only when
+    # an alteration passes through kshim and on a group's first heartbeat)
+    group_settings_from_broker: bool = True
+    group_configs_refresh_ms: int = 5000
     offset_metadata_max_bytes: int = 4096
     offsets_retention_minutes: int = 10080
     offsets_retention_check_interval_ms: int = 600000
@@ -87,6 +103,10 @@ class Config:
     admin_port: int = 0
     log_format: str = "text"             # text or json (one JSON object per line)
     faults: list = field(default_factory=list)
+    # not settings: which fields were given (file, environment, flags; None = constructed directly,
+    # then the fields that differ from their defaults) and which took the broker's value at start
+    explicit: ClassVar[frozenset | None] = None
+    adopted: ClassVar[dict] = {}
 
     # ------------------------------------------------------------------ derived
     @property
@@ -110,7 +130,23 @@ class Config:
             offsets_retention_check_interval_ms=self.offsets_retention_check_interval_ms,
             consumer_migration_policy=self.group_consumer_migration_policy.lower(),
             consumer_session_timeout_ms=self.group_consumer_session_timeout_ms,
-            consumer_heartbeat_interval_ms=self.group_consumer_heartbeat_interval_ms)
+            consumer_heartbeat_interval_ms=self.group_consumer_heartbeat_interval_ms,
+            consumer_min_session_timeout_ms=self.group_consumer_min_session_timeout_ms,
+            consumer_max_session_timeout_ms=self.group_consumer_max_session_timeout_ms,
+            consumer_min_heartbeat_interval_ms=self.group_consumer_min_heartbeat_interval_ms,
+            consumer_max_heartbeat_interval_ms=self.group_consumer_max_heartbeat_interval_ms,
+            consumer_max_size=self.group_consumer_max_size,
+            consumer_assignors=assignor_names(self.group_consumer_assignors),
+            consumer_assignment_interval_ms=self.group_consumer_assignment_interval_ms,
+            consumer_min_assignment_interval_ms=self.group_consumer_min_assignment_interval_ms,
+            consumer_max_assignment_interval_ms=self.group_consumer_max_assignment_interval_ms)
+
+    def given(self) -> frozenset:
+        """The fields set explicitly (they win over the broker's values)."""
+        if self.explicit is not None:
+            return self.explicit
+        return frozenset(f.name for f in fields(self) if f.default is not dataclasses.MISSING
+                         and getattr(self, f.name) != f.default)
 
     def upstream_addresses(self) -> list[tuple[str, int]]:
         out = []
@@ -123,9 +159,9 @@ class Config:
 
     def validate(self) -> "Config":
         if not 0 < self.listen_port < 65536:
-            raise ConfigError(f"listen_port {self.listen_port} is not a TCP port")
+            raise ConfigError(f"listen_port {self.listen_port} is not a TCP port: use 1-65535")
         if self.max_frame_bytes < 1024:
-            raise ConfigError("max_frame_bytes must be at least 1024")
+            raise ConfigError("max_frame_bytes must be at least 1024 (the default is 104857600)")
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ConfigError("tls_cert and tls_key go together: give both or neither")
         if self.upstream_sasl_mechanism and self.upstream_sasl_mechanism.upper() not in (
@@ -139,6 +175,9 @@ class Config:
         if self.group_consumer_migration_policy.lower() not in ("bidirectional", "upgrade", "downgrade", "disabled"):
             raise ConfigError(f"group_consumer_migration_policy {self.group_consumer_migration_policy!r}: "
                               "use bidirectional, upgrade, downgrade or disabled")
+        assignor_names(self.group_consumer_assignors)
+        if self.group_configs_refresh_ms < 0:
+            raise ConfigError("group_configs_refresh_ms must be 0 (off) or positive")
         if self.state_topic_partitions < 1:
             raise ConfigError("state_topic_partitions must be at least 1")
         if self.scale_out and not self.state_topic:
@@ -156,7 +195,7 @@ class Config:
         if self.log_format not in ("text", "json"):
             raise ConfigError(f"log_format {self.log_format!r}: use text or json")
         if not 0 <= self.admin_port < 65536:
-            raise ConfigError(f"admin_port {self.admin_port} is not a TCP port")
+            raise ConfigError(f"admin_port {self.admin_port} is not a TCP port: use 1-65535, or 0 for off")
         from .faultrules import FaultError, parse_rules
         try:
             parse_rules(self.faults)
@@ -167,6 +206,91 @@ class Config:
 
 
 FIELDS = {f.name: f for f in fields(Config)}
+
+# The settings that are the broker's group coordinator properties under the same name with "." for
+# "_" (GroupCoordinatorConfig); at start each one not given takes the upstream broker's value.
+BROKER_GROUP_SETTINGS = (
+    "group_initial_rebalance_delay_ms", "group_min_session_timeout_ms", "group_max_session_timeout_ms",
+    "group_max_size", "group_consumer_migration_policy", "group_consumer_session_timeout_ms",
+    "group_consumer_heartbeat_interval_ms", "group_consumer_min_session_timeout_ms",
+    "group_consumer_max_session_timeout_ms", "group_consumer_min_heartbeat_interval_ms",
+    "group_consumer_max_heartbeat_interval_ms", "group_consumer_max_size", "group_consumer_assignors",
+    "group_consumer_assignment_interval_ms", "group_consumer_min_assignment_interval_ms",
+    "group_consumer_max_assignment_interval_ms", "offset_metadata_max_bytes", "offsets_retention_minutes",
+    "offsets_retention_check_interval_ms")
+# GroupCoordinatorConfig.CONSUMER_GROUP_BUILTIN_ASSIGNORS, by name or class (the only ones kshim runs)
+_ASSIGNORS = {"uniform": "uniform", "range": "range",
+              "org.apache.kafka.coordinator.group.assignor.uniformassignor": "uniform",
+              "org.apache.kafka.coordinator.group.assignor.rangeassignor": "range"}
+
+
+def broker_property(name: str) -> str:
+    return name.replace("_", ".")
+
+
+def assignor_names(text: str) -> tuple[str, ...]:
+    """group.consumer.assignors: a list of names or classes; kshim has the builtin ones."""
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    out = []
+    for n in names:
+        if n.lower() not in _ASSIGNORS:
+            raise ConfigError(f"group_consumer_assignors: {n!r} is not an assignor kshim has (uniform, range)")
+        if _ASSIGNORS[n.lower()] not in out:
+            out.append(_ASSIGNORS[n.lower()])
+    if not out:
+        raise ConfigError("group_consumer_assignors: give at least one of uniform, range")
+    return tuple(out)
+
+
+def adopt_broker_settings(cfg: Config, broker: dict[str, str]) -> dict[str, Any]:
+    """Take the broker's values (property -> value, DescribeConfigs of a BROKER resource) for every
+    BROKER_GROUP_SETTINGS field not given; returns (and keeps in `cfg.adopted`) the fields adopted.
+    A value kshim cannot use (an assignor it does not have) is skipped, with the reason kept under
+    `cfg.adopted["skipped"]`; a given value that differs from the broker's is listed under "kept"."""
+    given, adopted, skipped, kept = cfg.given(), {}, {}, {}
+    for name in BROKER_GROUP_SETTINGS:
+        raw = broker.get(broker_property(name))
+        if raw is None:
+            continue
+        if name in given:
+            if str(getattr(cfg, name)) != raw:
+                kept[name] = (getattr(cfg, name), raw)
+            continue
+        try:
+            value = _coerce(name, raw)
+            if name == "group_consumer_assignors":
+                value = ",".join(assignor_names(value))
+            elif name == "group_consumer_migration_policy":
+                value = value.lower()
+        except ConfigError as e:
+            skipped[name] = str(e)
+            continue
+        setattr(cfg, name, value)
+        adopted[name] = value
+    cfg.adopted = dict(adopted, **({"skipped": skipped} if skipped else {}), **({"kept": kept} if kept else {}))
+    return adopted
+
+
+def check_group_bounds(cfg: Config) -> None:
+    """GroupCoordinatorConfig's constructor checks (`require`) of the consumer group settings."""
+    rel = {">=": (operator.ge, "greater than or equal to"), "<=": (operator.le, "less than or equal to"),
+           "<": (operator.lt, "less than")}
+    for a, op, b in (("max_heartbeat_interval_ms", ">=", "min_heartbeat_interval_ms"),
+                     ("heartbeat_interval_ms", ">=", "min_heartbeat_interval_ms"),
+                     ("heartbeat_interval_ms", "<=", "max_heartbeat_interval_ms"),
+                     ("max_session_timeout_ms", ">=", "min_session_timeout_ms"),
+                     ("session_timeout_ms", ">=", "min_session_timeout_ms"),
+                     ("session_timeout_ms", "<=", "max_session_timeout_ms"),
+                     ("heartbeat_interval_ms", "<", "session_timeout_ms"),
+                     ("max_assignment_interval_ms", ">=", "min_assignment_interval_ms"),
+                     ("assignment_interval_ms", ">=", "min_assignment_interval_ms"),
+                     ("assignment_interval_ms", "<=", "max_assignment_interval_ms")):
+        a, b = "group_consumer_" + a, "group_consumer_" + b
+        test, words = rel[op]
+        if not test(getattr(cfg, a), getattr(cfg, b)):
+            from_broker = [n for n in (a, b) if n in cfg.adopted]
+            raise ConfigError(f"{a} ({getattr(cfg, a)}) must be {words} {b} ({getattr(cfg, b)})"
+                              + (f"; adopted from the broker: {', '.join(from_broker)}" if from_broker else ""))
 
 
 def _coerce(name: str, value: Any) -> Any:
@@ -231,22 +355,31 @@ def load(file: Path | None = None, flags: dict[str, Any] | None = None,
         if value is not None:
             values[name] = value
     cfg = Config(**{k: _coerce(k, v) for k, v in values.items()})
+    cfg.explicit = frozenset(values)
     return cfg.validate()
 
 
 def add_flags(parser) -> None:
-    """One --flag per Config field (value None = not given, so lower layers show through)."""
+    """One --flag per Config field (value None = not given, so lower layers show through); the help
+    line (meaning and unit) comes from shim/confighelp.py."""
+    from .confighelp import HELP
     for f in fields(Config):
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        shown = ("" if f.name == "upstream_sasl_password" else
+                 f" (default: the upstream broker's {broker_property(f.name)}, else {default!r})"
+                 if f.name in BROKER_GROUP_SETTINGS else f" (default {default!r})")
+        text = HELP[f.name] + shown
         if isinstance(default, bool):
-            parser.add_argument(flag, dest=f.name, default=None, action="store_const", const=True,
-                                help=f"(default {default})")
+            parser.add_argument(flag, dest=f.name, default=None, action="store_const", const=True, help=text)
             parser.add_argument("--no-" + f.name.replace("_", "-"), dest=f.name, action="store_const", const=False,
                                 help=argparse_suppress())
         else:
             parser.add_argument(flag, dest=f.name, default=None, type=str if isinstance(default, list) else type(default),
-                                help=f"(default {default!r})" if f.name != "upstream_sasl_password" else None)
+                                metavar=_METAVAR.get(type(default), "TEXT"), help=text)
+
+
+_METAVAR = {int: "N", float: "X", list: "JSON"}
 
 
 def argparse_suppress():

@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 
-from .config import Config
+from .config import Config, ConfigError
 
 log = logging.getLogger("kshim")
 
@@ -30,7 +30,8 @@ def new_event_loop(kind: str) -> asyncio.AbstractEventLoop:
             return uvloop.new_event_loop()
         except ImportError:
             if kind == "uvloop":
-                raise SystemExit("kshim: --loop uvloop needs the uvloop package (pip install 'kshim[fast]')")
+                raise SystemExit("kshim: --loop uvloop: the uvloop package is not installed (a default "
+                                 "dependency where it has a build): pip install uvloop, or use --loop auto")
     return asyncio.new_event_loop()
 
 
@@ -54,6 +55,9 @@ def build(cfg: Config):
 
 
 async def serve(cfg: Config, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None) -> None:
+    if cfg.group_coordinator == "kshim":   # the broker's group settings for those not given
+        from .proxy.group_configs import adopt_broker_settings
+        await adopt_broker_settings(cfg)
     proxy = build(cfg)
     await proxy.start()
     print(proxy.banner(), flush=True)
@@ -90,6 +94,9 @@ def run(cfg: Config) -> int:
         print("kshim stopped.", flush=True)
     except ConnectionError as e:
         print(f"kshim: {e}", file=sys.stderr)
+        return 2
+    except ConfigError as e:
+        print(f"kshim: configuration: {e}", file=sys.stderr)
         return 2
     except OSError as e:
         print(f"kshim: cannot listen on {cfg.listen_host}:{cfg.listen_port} or a broker port ({e}); "

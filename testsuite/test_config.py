@@ -61,3 +61,54 @@ def test_run_reports_bad_config_without_traceback(tmp_path):
     assert out.returncode == 2 and "configuration: listen_port 0 is not a TCP port" in out.stderr
     assert "Traceback" not in out.stderr
     assert Config().advertised == "127.0.0.1"
+
+
+# ---------------------------------------------------------------------- the broker's group settings
+BROKER = {"group.min.session.timeout.ms": "1000", "group.consumer.session.timeout.ms": "10000",
+          "group.consumer.min.session.timeout.ms": "3000", "group.consumer.heartbeat.interval.ms": "1000",
+          "group.consumer.min.heartbeat.interval.ms": "500", "group.consumer.assignors":
+          "org.apache.kafka.coordinator.group.assignor.RangeAssignor,uniform", "unrelated.setting": "x"}
+
+
+def test_precedence_explicit_over_broker_over_default():
+    from shim.config import adopt_broker_settings, check_group_bounds
+    args = build_parser().parse_args(["run", "--group-consumer-heartbeat-interval-ms", "2000"])
+    cfg = load(None, flags_from_args(args), environ={"KSHIM_GROUP_MAX_SIZE": "7"})
+    adopted = adopt_broker_settings(cfg, dict(BROKER, **{"group.max.size": "100"}))
+    assert cfg.group_consumer_heartbeat_interval_ms == 2000          # flag
+    assert cfg.group_max_size == 7                                   # environment
+    assert cfg.group_min_session_timeout_ms == 1000 and cfg.group_consumer_session_timeout_ms == 10000   # broker
+    assert cfg.group_max_session_timeout_ms == 1800000               # default: the broker did not say
+    assert cfg.group_consumer_assignors == "range,uniform"
+    assert "group_consumer_heartbeat_interval_ms" not in adopted and "group_min_session_timeout_ms" in adopted
+    assert cfg.adopted["kept"] == {"group_consumer_heartbeat_interval_ms": (2000, "1000"),
+                                   "group_max_size": (7, "100")}
+    check_group_bounds(cfg)
+    cc = cfg.coordinator_config()
+    assert (cc.min_session_timeout_ms, cc.consumer_session_timeout_ms, cc.consumer_min_session_timeout_ms,
+            cc.consumer_heartbeat_interval_ms, cc.consumer_assignors) == (1000, 10000, 3000, 2000, ("range", "uniform"))
+
+
+def test_broker_bounds_checked_after_adoption():
+    from shim.config import adopt_broker_settings, check_group_bounds
+    cfg = load(None, {"group_consumer_session_timeout_ms": 4000}, environ={})
+    adopt_broker_settings(cfg, {"group.consumer.min.session.timeout.ms": "5000"})
+    with pytest.raises(ConfigError, match="group_consumer_session_timeout_ms .4000. must be greater than or equal "
+                                          "to group_consumer_min_session_timeout_ms .5000.; adopted from the broker"):
+        check_group_bounds(cfg)
+
+
+def test_unknown_assignor_not_adopted_and_refused_when_given():
+    from shim.config import adopt_broker_settings
+    cfg = load(environ={})
+    adopt_broker_settings(cfg, {"group.consumer.assignors": "com.example.MyAssignor"})
+    assert cfg.group_consumer_assignors == "uniform,range" and "group_consumer_assignors" in cfg.adopted["skipped"]
+    with pytest.raises(ConfigError, match="not an assignor kshim has"):
+        load(environ={"KSHIM_GROUP_CONSUMER_ASSIGNORS": "sticky"})
+
+
+def test_directly_constructed_config_counts_non_defaults_as_given():
+    from shim.config import adopt_broker_settings
+    cfg = Config(group_consumer_session_timeout_ms=20000)
+    adopt_broker_settings(cfg, {"group.consumer.session.timeout.ms": "10000", "group.max.size": "9"})
+    assert (cfg.group_consumer_session_timeout_ms, cfg.group_max_size) == (20000, 9)

@@ -22,18 +22,21 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("codecs", ("kcodec",)),
     # sans-IO: the coordinator, and the ACL codes and matching it reads (authz/acl.py: stdlib only)
     ("core", ("shim", "shim.coordinator", "shim.authz.acl")),
-    ("base", ("shim.config", "shim.faultrules", "shim.error_answers", "shim.metrics", "shim.logformat",
+    ("base", ("shim.config", "shim.confighelp", "shim.faultrules", "shim.error_answers", "shim.metrics", "shim.logformat",
               "shim.trace", "shim.localkafka")),
     ("kafkaclient", ("shim.kafkaclient",)),
     ("authz+state", ("shim.authz", "shim.state")),
     ("proxy", ("shim.proxy",)),
-    ("program", ("shim.runner", "shim.admin_http", "shim.cli", "shim.groups_command", "shim.compat")),
+    ("program", ("shim.runner", "shim.admin_http", "shim.cli", "shim.groups_command", "shim.compat", "shim.testing",
+                 "shim.testcontainers")),
 ]
 # tools beside the program: what each may import besides itself (kcodec is always allowed)
 TOOLS = {
     "shim.compat": ("shim", "shim.coordinator", "shim.localkafka"),   # `kshim compat`: real clients, no kshim internals
     "shim.trace": ("shim", "shim.coordinator"),                        # `--trace` recorder, `kshim trace show/analyze`
     "shim.localkafka": (),                                             # a real Kafka from Maven jars
+    "shim.testing": ("shim", "shim.localkafka", "shim.trace", "shim.compat"),  # the pytest plugin
+    "shim.testcontainers": ("shim", "shim.localkafka", "shim.testing"),    # Kafka + kshim containers
 }
 OUTSIDE_CYCLE_CHECK = ("shim.coordinator",)
 

@@ -20,3 +20,7 @@ def test_second_setup_run_needs_no_network():
     assert out.returncode == 0, out.stderr
     assert "up to date" in out.stderr
     assert "resolving" not in out.stderr and "installing" not in out.stderr
+    # scripts/up after scripts/test: the plain set-up is satisfied by the test install
+    plain = subprocess.run(["unshare", "-n", setup], capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 0, plain.stderr
+    assert "installing" not in plain.stderr and "resolving" not in plain.stderr

@@ -50,7 +50,8 @@ def cmd_compat(args) -> int:
             print(f"{s.name:28s} {','.join(s.clients):40s} {','.join(s.protocols):10s} {s.doc}")
         return 0
     if not args.bootstrap:
-        print("kshim compat: --bootstrap is required", file=sys.stderr)
+        print("kshim compat: --bootstrap is required: give the target's host:port, e.g. --bootstrap "
+              "127.0.0.1:9092 (and --against 127.0.0.1:19092 to diff it with a broker)", file=sys.stderr)
         return 2
     try:
         todo = plan(args.scenarios, args.clients, args.protocol, args.quick)
@@ -58,7 +59,8 @@ def cmd_compat(args) -> int:
         print(f"kshim compat: {e}", file=sys.stderr)
         return 2
     if not todo:
-        print("kshim compat: nothing to run for these --scenarios/--clients/--protocol", file=sys.stderr)
+        print("kshim compat: nothing to run for these --scenarios/--clients/--protocol: "
+              "see `kshim compat --list` for which clients and protocols each scenario takes", file=sys.stderr)
         return 2
     bootstraps = [args.bootstrap] + ([args.against] if args.against else [])
     labels = (args.labels or ["A", "B"])[:len(bootstraps)]

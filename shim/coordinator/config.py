@@ -18,6 +18,13 @@ class CoordinatorConfig:
     # KIP-848 consumer groups (shim/coordinator/consumer/): group.consumer.*
     consumer_session_timeout_ms: int = 45000     # group.consumer.session.timeout.ms
     consumer_heartbeat_interval_ms: int = 5000   # group.consumer.heartbeat.interval.ms
+    # the bounds of the per-group configs (group_config.py; GroupConfig.evaluate caps into them)
+    consumer_min_session_timeout_ms: int = 45000     # group.consumer.min.session.timeout.ms
+    consumer_max_session_timeout_ms: int = 60000     # group.consumer.max.session.timeout.ms
+    consumer_min_heartbeat_interval_ms: int = 5000   # group.consumer.min.heartbeat.interval.ms
+    consumer_max_heartbeat_interval_ms: int = 15000  # group.consumer.max.heartbeat.interval.ms
+    consumer_min_assignment_interval_ms: int = 0     # group.consumer.min.assignment.interval.ms
+    consumer_max_assignment_interval_ms: int = 15000  # group.consumer.max.assignment.interval.ms
     consumer_max_size: int = 2**31 - 1           # group.consumer.max.size
     consumer_assignors: tuple[str, ...] = ("uniform", "range")   # group.consumer.assignors
     consumer_assignment_interval_ms: int = 1000  # group.consumer.assignment.interval.ms

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .classic_group import ClassicGroup
     from .config import CoordinatorConfig
     from .consumer.consumer_group import ConsumerGroup
+    from .group_config import GroupConfigs
     from .metadata import TopicCatalog
     from .uncommitted import Uncommitted
 
@@ -25,5 +26,6 @@ class CoordinatorState(CoordinatorRuntime):
     txns: "PendingTxns"                               # pending transactional offsets (txn_offsets.py)
     uncommitted: "Uncommitted"                        # what reads do not see yet (uncommitted.py)
     topics: "TopicCatalog"                            # the upstream cluster's topics (metadata.py)
+    group_configs: "GroupConfigs"                     # the broker's per-group configs (group_config.py)
     join_polling: set[str]
     metadata_listeners: "list[Callable]"

@@ -19,6 +19,7 @@ from .consumer.consumer_group import ConsumerGroup
 from .consumer.fencing import cancel_member_timers
 from .consumer.target import refresh_group_metadata
 from .dispatch import HANDLERS
+from .group_config import GroupConfigs
 from .classic_group import PREPARING, ClassicGroup
 from .metadata import TopicCatalog
 from .offsets import OffsetStore, drop_deleted_topics
@@ -46,6 +47,7 @@ class GroupCoordinator(CoordinatorState):
         self.offsets = OffsetStore()
         self.txns = PendingTxns()                # pending transactional offsets
         self.uncommitted = Uncommitted()         # groups not yet visible to reads: uncommitted.py
+        self.group_configs = GroupConfigs()      # the broker's per-group configs: group_config.py
         # live metadata of the upstream cluster (names, ids, partition counts): metadata.py
         self.topics = topics if isinstance(topics, TopicCatalog) else TopicCatalog(topics)
 
@@ -84,6 +86,19 @@ class GroupCoordinator(CoordinatorState):
             drop_deleted_topics(self, deleted)
         for g in self.consumer_groups.values():
             refresh_group_metadata(self, g)
+        return self._finish(start)
+
+    def group_configs_updated(self, group_id: str, configs: dict, now_ms: int | None = None) -> CoordinatorResult:
+        """The broker's dynamic configs of the GROUP resource `group_id` (its overrides only; {} when
+        it has none), as GroupConfigManager.updateGroupConfig receives them: evaluated within the
+        broker-level bounds and read from the group's next heartbeat on (group_config.py)."""
+        start = self._begin(now_ms)
+        changed, warnings = self.group_configs.update(group_id, configs, self.cfg)
+        for w in warnings:                 # GroupConfig.evaluate logs a WARN per capped value
+            self.event("group_config_capped", group_id, **w)
+        if changed:
+            gc = self.group_configs.get(group_id)
+            self.event("group_config_updated", group_id, configs={} if gc is None else dict(gc.props))
         return self._finish(start)
 
     def expire_offsets(self, now_ms: int | None = None) -> CoordinatorResult:

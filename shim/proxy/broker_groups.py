@@ -47,6 +47,7 @@ from ..error_answers import error_body
 from ..kafkaclient.pipelined import PipelinedConnection
 from .bodies import read_or_close, read_response
 from .group_batches import group_ids, merge_entries, needs_retry, subset
+from .heartbeat_checks import share_heartbeat, streams_heartbeat
 
 if TYPE_CHECKING:
     from .group_runtime import GroupRuntime
@@ -78,6 +79,7 @@ OPERATION = {ApiKey.SHARE_GROUP_DESCRIBE: DESCRIBE, ApiKey.STREAMS_GROUP_DESCRIB
              ApiKey.DESCRIBE_GROUPS: DESCRIBE, ApiKey.CONSUMER_GROUP_DESCRIBE: DESCRIBE,
              ApiKey.OFFSET_FETCH: DESCRIBE, ApiKey.DELETE_GROUPS: DELETE, ApiKey.OFFSET_DELETE: DELETE}
 GROUP_AUTHORIZATION_FAILED = Error.GROUP_AUTHORIZATION_FAILED
+CHECKS = {ApiKey.SHARE_GROUP_HEARTBEAT: share_heartbeat, ApiKey.STREAMS_GROUP_HEARTBEAT: streams_heartbeat}
 # kshim's group APIs that also reach the broker's classic and consumer groups (`listed`)
 ADMIN_APIS = frozenset({ApiKey.DESCRIBE_GROUPS, ApiKey.CONSUMER_GROUP_DESCRIBE, DELETE_GROUPS})
 ENTRY_CLASSES = {ApiKey.SHARE_GROUP_DESCRIBE: share_group_describe.DescribedGroup,
@@ -129,7 +131,7 @@ class BrokerGroups:
         if not mine and not denied:
             self._spawn(self._forward(session, slot, frame, req, gids))
         elif batch is None:
-            self._complete(session, slot, wrong_type_answer(slot.api_key, kind, gids[0]) if mine
+            self._complete(session, slot, self._refusal(slot.api_key, kind, gids[0], req) if mine
                            else error_answer(slot.api_key, GROUP_AUTHORIZATION_FAILED))
         else:
             local = [wrong_type_entry(slot.api_key, kind, g) if g in mine else
@@ -137,6 +139,18 @@ class BrokerGroups:
             theirs = [g for g in gids if g not in mine and g not in denied]
             self._spawn(self._forward_split(session, slot, req, batch, theirs, gids, local))
         return True
+
+    @staticmethod
+    def _refusal(api_key: int, kind: str, group_id: str, req):
+        """A single-group share/streams request for a group kshim holds: the broker's answer to an
+        invalid request first (heartbeat_checks.py), else the wrong-type answer."""
+        check = CHECKS.get(api_key)
+        invalid = check(req) if check is not None else None
+        if invalid is None:
+            return wrong_type_answer(api_key, kind, group_id)
+        body = error_answer(api_key, invalid[0])
+        body.error_message = invalid[1]
+        return body
 
     def _denied(self, session, slot, gids) -> set[str] | None:
         """The groups the caller may not use this way (None: the connection is closed: a request before
@@ -213,8 +227,8 @@ class BrokerGroups:
         lo, hi = conn.versions.get(LIST_GROUPS, (0, version))
         v = max(lo, min(version, hi))
         resp = await request(conn, LIST_GROUPS, v, ListGroupsRequest(
-            states_filter=list(req.states_filter or []) if v >= 4 else None,
-            types_filter=list(req.types_filter or []) if v >= 5 else None))
+            states_filter=list(req.states_filter or []) if v >= 4 else [],
+            types_filter=list(req.types_filter or []) if v >= 5 else []))
         for g in resp.groups:
             if v >= 5 and g.group_type in (SHARE, STREAMS):
                 self.kinds[g.group_id] = g.group_type

@@ -57,6 +57,7 @@ class GroupRequests:
         self.transactions, self.authz, self.broker_groups = transactions, authz, broker_groups
         self.scale = None                      # shim.state.ownership.ScaleOut when scale_out is on
         self.adoption = None                   # adoption.py's Adoption (adopt_broker_groups, no scale_out)
+        self.configs = None                    # group_configs.py's GroupConfigWatcher (set by GroupService)
 
     def handle(self, session: "Session", slot: "Slot", frame) -> bool:
         """The routing table's handler for every group API the coordinator answers."""
@@ -85,6 +86,17 @@ class GroupRequests:
             return True                        # taken up again once the broker was asked
         if self.broker_groups.takes(session, slot, req, frame, self.feed):
             return True                        # the broker's groups (split: kshim's part comes back)
+        if self.configs is not None and self.configs.needs(slot.api_key, req):
+            asyncio.get_running_loop().create_task(self._after_group_configs(session, slot, req))
+            return True                        # a group's first heartbeat: its broker configs first
+        return self._after_routing(session, slot, req)
+
+    async def _after_group_configs(self, session: "Session", slot: "Slot", req) -> None:
+        await self.configs.load_quietly([req.group_id])
+        if not session.closed:
+            self._after_routing(session, slot, req)
+
+    def _after_routing(self, session: "Session", slot: "Slot", req) -> bool:
         if self.metadata.needs(self.runtime.coordinator, slot.api_key, slot.version, req):
             asyncio.get_running_loop().create_task(self._feed_after_metadata(session, slot, req))
             return True

@@ -12,6 +12,8 @@ Its jobs, one module each:
   subscriptions from (kshim's own Metadata requests, periodic and on demand);
 - authz.py: SASL principals and the broker's ACLs (with SASL upstream or `authorizer`);
 - adoption.py: a group the broker held becomes kshim's with its committed offsets;
+- group_configs.py: the broker's per-group configs (GROUP resources) read into the coordinator
+  (periodic, a group's first heartbeat, after an alteration passing through kshim);
 - broker_groups.py: the broker's share and streams groups (their APIs pass through to the group's
   broker coordinator; kshim's group APIs naming them too; ListGroups lists both);
 - shim/state/: the durable state (log.py) and, with scale_out, the instances sharing it (ownership.py).
@@ -32,8 +34,10 @@ from ..coordinator import CoordinatorConfig
 from ..coordinator.dispatch import VERSIONS
 from ..state import handback
 from .adoption import Adoption
+from ..coordinator.state_records import CONSUMER_RECORDS
 from .broker_groups import BrokerGroups
 from .find_coordinator import FindCoordinator
+from .group_configs import GroupConfigWatcher
 from .group_requests import GroupRequests
 from .group_runtime import GroupRuntime
 from .periodic import every
@@ -47,7 +51,8 @@ log = logging.getLogger("kshim.coordinator")
 
 FIND_COORDINATOR, END_TXN, INIT_PRODUCER_ID = ApiKey.FIND_COORDINATOR, ApiKey.END_TXN, ApiKey.INIT_PRODUCER_ID
 EVENTS_LOGGED = ("rebalance", "generation", "member_removed", "session_timeout", "static_member_replaced",
-                 "static_rejoin_without_rebalance", "member_left", "group_deleted", "txn_offsets_dropped")
+                 "static_rejoin_without_rebalance", "member_left", "group_deleted", "txn_offsets_dropped",
+                 "group_config_updated", "group_config_capped")
 
 
 class GroupService:
@@ -70,6 +75,8 @@ class GroupService:
         self.find_coordinator = FindCoordinator(proxy, runtime, self.authz)
         if cfg.adopt_broker_groups and not cfg.scale_out:
             self.requests.adoption = Adoption(runtime, self.broker_groups)
+        self.configs = GroupConfigWatcher(proxy, runtime)
+        self.requests.configs = self.configs
         self.scale = None                      # shim.state.ownership.ScaleOut when scale_out is on
         self._tasks: list[asyncio.Task] = []
 
@@ -85,6 +92,7 @@ class GroupService:
         routes[END_TXN] = self.transactions.watch_end_txn
         routes[INIT_PRODUCER_ID] = self.transactions.watch_init_producer_id
         self.broker_groups.install()
+        self.configs.install()
         if self.authz is not None:
             self.authz.install()
 
@@ -101,6 +109,10 @@ class GroupService:
             self._tasks.append(loop.create_task(every(
                 cfg.group_metadata_refresh_ms / 1000.0, self.metadata.refresh_all,
                 lambda e: log.debug("periodic topic refresh failed: %s", e))))
+        if cfg.group_configs_refresh_ms > 0:
+            self._tasks.append(loop.create_task(every(
+                cfg.group_configs_refresh_ms / 1000.0, self.configs.refresh_all,
+                lambda e: log.warning("periodic group configs read failed: %s", e))))
         if cfg.offsets_retention_check_interval_ms > 0:
             self._tasks.append(loop.create_task(self._cleanup_loop(cfg.offsets_retention_check_interval_ms)))
         if not cfg.state_topic:
@@ -120,6 +132,10 @@ class GroupService:
             self.scale.start()
             return
         records = await state.load()
+        # the broker's configs of the consumer groups first: the load arms each member's session with
+        # its group's timeout (GroupMetadataManager.onLoaded; the broker's GroupConfigManager is filled
+        # from the metadata image before its coordinator loads)
+        await self.configs.load_quietly(sorted({r.group_id for r in records if isinstance(r, CONSUMER_RECORDS)}))
         runtime.replay(records)
         runtime.state = state
         state.start_writer()
@@ -145,6 +161,7 @@ class GroupService:
             await self.runtime.state.close()
         self.transactions.close()
         self.broker_groups.close()
+        self.configs.close()
 
     async def _export(self) -> None:
         """export_on_stop: the offsets of kshim's Empty groups back to the broker (state/handback.py)."""

@@ -222,4 +222,12 @@ class Proxy:
             b = self.topology.brokers.get(nid)
             up = f"{b.host}:{b.port}" if b else "?"
             lines.append(f"  node {nid}: {adv}:{self.listeners[nid].port} -> {up}")
+        adopted = {k: v for k, v in self.cfg.adopted.items() if k not in ("skipped", "kept")}
+        if adopted:
+            lines.append("  group settings from the broker: " + ", ".join(
+                f"{k.replace('_', '.')}={v}" for k, v in adopted.items()))
+        kept = self.cfg.adopted.get("kept")
+        if kept:
+            lines.append("  kept as given: " + ", ".join(
+                f"{k.replace('_', '.')}={mine} (broker: {theirs})" for k, (mine, theirs) in kept.items()))
         return "\n".join(lines)

@@ -21,6 +21,8 @@ def test_plan_filters_by_scenario_client_protocol_and_quick():
                                                                            "classic-to-consumer"}
     assert {s.name for s, _, _ in plan(None, ["librdkafka"], ["classic"], quick=True)} == {
         "static-bounce", "offsets", "txn-offsets"}
+    assert "cg-retention" not in {s.name for s, _, _ in plan(None, ["wire"], ["consumer"])}    # opt-in
+    assert [s.name for s, _, _ in plan(["cg-retention"], ["wire"], ["consumer"])] == ["cg-retention"]
     with pytest.raises(ValueError, match="no-such"):
         plan(["no-such"], ["java"], ["classic"])
 

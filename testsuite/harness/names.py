@@ -1,11 +1,5 @@
-"""Fresh topic and group names per test, readable in broker logs and traces."""
+"""Fresh topic and group names: moved to shim/testing/names.py (the pytest plugin uses them too)."""
 
-from __future__ import annotations
+from shim.testing.names import unique_name
 
-import re
-import uuid
-
-
-def unique_name(prefix: str, test_name: str = "") -> str:
-    base = re.sub(r"[^A-Za-z0-9._-]+", "-", test_name).strip("-")[:40]
-    return f"{prefix}-{base}-{uuid.uuid4().hex[:8]}" if base else f"{prefix}-{uuid.uuid4().hex[:8]}"
+__all__ = ["unique_name"]

@@ -1,13 +1,14 @@
 """The scenario table: name -> function, which clients and protocols it runs with, and whether it is
 in the quick subset CI runs. A scenario is `fn(ctx, client, protocol) -> dict` of observations that
-do not depend on timing (error names, epochs, counts, assignments sizes, booleans)."""
+do not depend on timing (error names, epochs, counts, assignments sizes, booleans). An `opt_in`
+scenario needs a target set up for it and runs only when named."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
-from . import admin, consumer, liveness, offsets, rebalance, static, txn, upgrade
+from . import admin, consumer, liveness, offsets, rebalance, retention, static, txn, upgrade
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,7 @@ class Scenario:
     clients: tuple[str, ...]
     protocols: tuple[str, ...]
     quick: bool = False
+    opt_in: bool = False
 
     @property
     def doc(self) -> str:
@@ -40,6 +42,7 @@ SCENARIOS = {s.name: s for s in [
     Scenario("cg-regex", consumer.consumer_regex, ("wire",), ("consumer",)),
     Scenario("cg-static", consumer.consumer_static, ("java",), ("consumer",)),
     Scenario("classic-to-consumer", upgrade.classic_to_consumer, ("java",), ("consumer",)),
+    Scenario("cg-retention", retention.consumer_retention, ("wire",), ("consumer",), opt_in=True),
 ]}
 
 ALL_CLIENTS = ("java", *PY, "wire")
@@ -53,7 +56,7 @@ def plan(names: list[str] | None, clients: list[str], protocols: list[str], quic
         raise ValueError(f"unknown scenario(s) {sorted(unknown)}; known: {', '.join(SCENARIOS)}")
     out = []
     for s in SCENARIOS.values():
-        if (names and s.name not in names) or (quick and not s.quick):
+        if (names and s.name not in names) or (quick and not s.quick) or (s.opt_in and not names):
             continue
         out += [(s, c, p) for c in s.clients if c in clients for p in s.protocols if p in protocols]
     return out

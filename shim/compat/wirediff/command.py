@@ -41,7 +41,8 @@ def parse_seeds(text: str) -> list[int]:
 
 def cmd_wire(args) -> int:
     if not args.bootstrap or not (args.against or args.control):
-        print("kshim compat --wire: needs --bootstrap and --against (or --control)", file=sys.stderr)
+        print("kshim compat --wire: needs --bootstrap A and --against B (two targets to compare), or "
+              "--bootstrap A --control (A against itself)", file=sys.stderr)
         return 2
     try:
         return asyncio.run(_main(args, args.bootstrap, args.bootstrap if args.control else args.against))

@@ -49,12 +49,21 @@ def delete_consumer_groups(c: "CoordinatorState", body) -> None:
         if g.members:
             r.error_code = E.NON_EMPTY_GROUP
             continue
-        drop_group(c, r.group_id)
-        c.offsets.delete_group(c, r.group_id)
-        delete_group(c, r.group_id)
-        c.records.append(GroupTombstone(r.group_id))   # a stale classic record of this id must not come back
+        remove_empty_group(c, r.group_id)
         c.event("group_deleted", r.group_id)
         r.error_code = E.NONE
+
+
+def remove_empty_group(c: "CoordinatorState", group_id: str) -> None:
+    """An empty consumer group goes with its offsets and pending transactional offsets: DeleteGroups
+    (GroupMetadataManager.deleteGroups) and the retention cleanup (maybeDeleteGroup) both end in
+    createGroupTombstoneRecordsAndCancelTimers. Records: offset and pending-offset tombstones, the
+    group's own (persist.write_group_removed), then key 2's so a stale classic record of this id
+    does not come back at replay."""
+    drop_group(c, group_id)
+    c.offsets.delete_group(c, group_id)
+    delete_group(c, group_id)
+    c.records.append(GroupTombstone(group_id))
 
 
 def validate_offset_delete(c: "CoordinatorState", group_id: str) -> tuple[int, Callable[[str], bool]]:

@@ -51,13 +51,16 @@ def fence_members(c: "CoordinatorState", g: ConsumerGroup, members: list, reason
                else f"member {members[0].member_id} removed: {reason}")
 
 
-def session_timeout_ms(c: "CoordinatorState", m: ConsumerMember) -> int:
-    return m.classic.session_timeout_ms if m.classic is not None else c.cfg.consumer_session_timeout_ms
+def session_timeout_ms(c: "CoordinatorState", g: ConsumerGroup, m: ConsumerMember) -> int:
+    """A classic member's own timeout, else the group's (GroupMetadataManager.scheduleConsumerGroupSessionTimeout
+    with consumerGroupSessionTimeoutMs(groupId): the group config if it has one)."""
+    return (m.classic.session_timeout_ms if m.classic is not None
+            else c.group_configs.consumer_session_timeout_ms(g.group_id, c.cfg))
 
 
 def arm_session(c: "CoordinatorState", g: ConsumerGroup, m: ConsumerMember) -> None:
     """Push the member's session deadline; one timer per member, re-armed lazily when it fires early."""
-    m.session_deadline = c.now + session_timeout_ms(c, m)
+    m.session_deadline = c.now + session_timeout_ms(c, g, m)
     if not m.session_armed:
         _schedule_session(c, g.group_id, m)
         return

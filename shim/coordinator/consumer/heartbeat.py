@@ -256,7 +256,7 @@ def _heartbeat(c: "CoordinatorState", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
             ConsumerGroupHeartbeatResponseTopicPartitions(topic_id=t, partitions=sorted(ps))
             for t, ps in m.assigned.items() if ps])
     return ConsumerGroupHeartbeatResponse(member_id=m.member_id, member_epoch=m.member_epoch,
-                                          heartbeat_interval_ms=c.cfg.consumer_heartbeat_interval_ms,
+                                          heartbeat_interval_ms=c.group_configs.consumer_heartbeat_interval_ms(g.group_id, c.cfg),
                                           assignment=assignment)
 
 

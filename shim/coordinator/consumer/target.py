@@ -107,7 +107,7 @@ def refresh_group_metadata(c: "CoordinatorState", g: ConsumerGroup) -> None:
 def maybe_compute_target(c: "CoordinatorState", g: ConsumerGroup, trigger: tuple = (None, None)) -> None:
     if g.group_epoch <= g.assignment_epoch:
         return
-    interval = c.cfg.consumer_assignment_interval_ms
+    interval = c.group_configs.consumer_assignment_interval_ms(g.group_id, c.cfg)   # GroupMetadataManager.updateTargetAssignment
     if g.assignment_timestamp_ms >= 0 and interval > 0 and c.now - g.assignment_timestamp_ms < interval:
         return
     compute_target(c, g, trigger)
