@@ -97,12 +97,18 @@ def delete_groups(c: CoordinatorState, ctx: Ctx, req) -> DeleteGroupsResponse:
         elif g.state != EMPTY:
             err = E.NON_EMPTY_GROUP
         else:
-            drop_group(c, gid)              # pending transactional offsets too (GroupCoordinatorShard.deleteGroups)
-            c.offsets.delete_group(c, gid)
-            c.records.append(GroupTombstone(gid))
-            g.state = DEAD
-            del c.groups[gid]
+            remove_empty_classic_group(c, gid)
             c.event("group_deleted", gid)
             err = E.NONE
         results.append(DeletableGroupResult(group_id=gid, error_code=err))
     return DeleteGroupsResponse(results=results)
+
+
+def remove_empty_classic_group(c: CoordinatorState, gid: str) -> None:
+    """An Empty classic group goes with its offsets and pending transactional offsets
+    (GroupCoordinatorShard.deleteGroups; also the hand-over of adoption.py)."""
+    drop_group(c, gid)
+    c.offsets.delete_group(c, gid)
+    c.records.append(GroupTombstone(gid))
+    c.groups[gid].state = DEAD
+    del c.groups[gid]

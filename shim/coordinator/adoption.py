@@ -5,14 +5,20 @@ and feeds them here before the group's first request; the group is kept as Kafka
 only has committed offsets: an Empty classic group (OffsetMetadataManager.commitOffset creates one
 for a commit without generation), its records written with the offsets, so the adoption is durable
 before any answer about the group (the runtime holds later answers until the append is done).
-A group kshim already holds is never overwritten."""
+A group kshim already holds is never overwritten.
+
+The other way (`hand_over`): a streams member joining an Empty classic group makes it a streams group
+on the broker (GroupMetadataManager.getOrCreateStreamsGroup: maybeDeleteEmptyClassicGroup, the
+offsets kept); the proxy writes the group's offsets to the broker, then kshim forgets the group with
+the records of a deletion, then the join goes to the broker."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import classic_rebalance
-from .classic_group import ClassicGroup
+from .admin import remove_empty_classic_group
+from .classic_group import EMPTY, ClassicGroup
 from .state_records import OffsetRecord
 
 if TYPE_CHECKING:
@@ -39,4 +45,20 @@ def adopt_offsets(c: "CoordinatorState", group_id: str, offsets: list[AdoptedOff
         c.offsets.put(c, OffsetRecord(group_id, o.topic, o.partition, o.offset, o.leader_epoch, o.metadata or "",
                                       c.now, None, o.topic_id))
     c.event("group_adopted", group_id, offsets=len(offsets))
+    return True
+
+
+def can_hand_over(c: "CoordinatorState", group_id: str) -> bool:
+    """An Empty classic group (not a consumer group), no transactional offsets pending."""
+    g = c.groups.get(group_id)
+    return (g is not None and g.state == EMPTY and group_id not in c.consumer_groups
+            and not c.txns.by_group.get(group_id))
+
+
+def hand_over(c: "CoordinatorState", group_id: str) -> bool:
+    """Forget an Empty classic group the broker now holds (records as DeleteGroups writes them)."""
+    if not can_hand_over(c, group_id):
+        return False
+    remove_empty_classic_group(c, group_id)
+    c.event("group_handed_over", group_id)
     return True

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Callable
 
 from . import classic_rebalance, errors as E
-from .adoption import adopt_offsets
+from .adoption import adopt_offsets, hand_over
 from .config import CoordinatorConfig
 from .consumer.consumer_group import ConsumerGroup
 from .consumer.fencing import cancel_member_timers
@@ -112,6 +112,12 @@ class GroupCoordinator(CoordinatorState):
         """The broker's committed offsets of a group kshim does not hold become kshim's (adoption.py)."""
         start = self._begin(now_ms)
         adopt_offsets(self, group_id, offsets)
+        return self._finish(start)
+
+    def hand_over(self, group_id: str, now_ms: int | None = None) -> CoordinatorResult:
+        """Forget an Empty classic group the broker takes over (adoption.py: a streams join)."""
+        start = self._begin(now_ms)
+        hand_over(self, group_id)
         return self._finish(start)
 
     def replay(self, record, now_ms: int | None = None) -> None:

@@ -27,8 +27,11 @@ from kcodec.generated.describe_groups import DescribeGroupsRequest
 from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup
 from kcodec.protocol import ApiKey, Error
 
-from ..coordinator.adoption import AdoptedOffset
-from .broker_groups import BrokerUnavailable, request
+from ..coordinator.adoption import AdoptedOffset, can_hand_over
+from ..state import handback
+from ..state.handback import OFFSET_COMMIT_VERSION
+from .broker_groups import STREAMS, BrokerUnavailable, request
+from .heartbeat_checks import streams_heartbeat
 from .group_batches import group_ids
 
 if TYPE_CHECKING:
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kshim.groups")
 
 OFFSET_FETCH, DESCRIBE_GROUPS = ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS
+OFFSET_COMMIT, STREAMS_GROUP_HEARTBEAT = ApiKey.OFFSET_COMMIT, ApiKey.STREAMS_GROUP_HEARTBEAT
 NOT_ADOPTING = frozenset({ApiKey.LIST_GROUPS, DESCRIBE_GROUPS, ApiKey.DELETE_GROUPS, ApiKey.CONSUMER_GROUP_DESCRIBE})
 OFFSET_FETCH_VERSION = 9       # the newest that names topics (v10 names them by id)
 NOT_LIVE = ("Empty", "Dead", "")
@@ -122,3 +126,45 @@ class Adoption:
                                          p.metadata or "", info.topic_id if info is not None else None)
                            for p in t.partitions if p.error_code == Error.NONE and p.committed_offset >= 0)
         return state, offsets
+
+
+class HandOver:
+    """A streams member joining an Empty classic group kshim holds: Kafka turns the group into a
+    streams group, keeping its offsets (GroupMetadataManager.getOrCreateStreamsGroup ->
+    maybeDeleteEmptyClassicGroup). kshim writes the group's offsets to the broker's coordinator
+    (OffsetCommit without generation, state/handback.py), forgets the group (the records of a
+    deletion, durable first), and forwards the join; the group is the broker's from then on. If the
+    broker refuses the offsets, the group stays kshim's and the join gets the wrong-type answer."""
+
+    def __init__(self, runtime: "GroupRuntime", broker: "BrokerGroups"):
+        self.runtime, self.broker = runtime, broker
+
+    def takes(self, session: "Session", slot: "Slot", frame, req) -> bool:
+        if (slot.api_key != STREAMS_GROUP_HEARTBEAT or req.member_epoch != 0 or streams_heartbeat(req) is not None
+                or not can_hand_over(self.runtime.coordinator, req.group_id)):
+            return False
+        asyncio.get_running_loop().create_task(self._then_forward(session, slot, frame, req))
+        return True
+
+    async def _then_forward(self, session, slot, frame, req) -> None:
+        gid, broker = req.group_id, self.broker
+        offsets = sorted(self.runtime.coordinator.offsets.get(gid).values(), key=lambda r: (r.topic, r.partition))
+        why = ""
+        try:
+            if offsets:
+                conn = await broker.conn(await broker.node_for(gid))
+                v = min(OFFSET_COMMIT_VERSION, conn.versions.get(OFFSET_COMMIT, (0, OFFSET_COMMIT_VERSION))[1])
+                written, why = handback.outcome(await request(conn, OFFSET_COMMIT, v, handback.commit_request(gid, offsets)))
+            if not why and can_hand_over(self.runtime.coordinator, gid):
+                error = await self.runtime.hand_over(gid)
+                why = f"state append failed ({error})" if error else ""
+        except (BrokerUnavailable, OSError, ConnectionError, asyncio.TimeoutError) as e:
+            why = str(e)
+        if why:
+            log.warning("streams join on group %s: the group stays kshim's (%s)", gid, why)
+            if not session.closed:
+                broker.complete(session, slot, broker.refusal(slot.api_key, STREAMS, gid, req))
+            return
+        log.info("group %s handed over to the broker for a streams member (%d offsets)", gid, len(offsets))
+        broker.kinds[gid] = STREAMS
+        await broker.forward(session, slot, frame, req, [gid])

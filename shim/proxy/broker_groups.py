@@ -103,6 +103,7 @@ class BrokerGroups:
         # proxy/authz.py's AuthzService (SASL upstream / authorizer): kshim's own connection carries
         # these requests, so the caller's group right is checked here first
         self.authz = None
+        self.hand_over = None                      # adoption.py's HandOver (a streams join on an Empty classic group)
 
     def install(self) -> None:
         for api_key in KIND_OF_API:
@@ -129,9 +130,11 @@ class BrokerGroups:
             return True
         mine = {g for g in gids if self.kshim_holds(g)} - denied
         if not mine and not denied:
-            self._spawn(self._forward(session, slot, frame, req, gids))
+            self._spawn(self.forward(session, slot, frame, req, gids))
+        elif batch is None and mine and self.hand_over is not None and self.hand_over.takes(session, slot, frame, req):
+            pass                               # a streams join taking over kshim's Empty classic group
         elif batch is None:
-            self._complete(session, slot, self._refusal(slot.api_key, kind, gids[0], req) if mine
+            self.complete(session, slot, self.refusal(slot.api_key, kind, gids[0], req) if mine
                            else error_answer(slot.api_key, GROUP_AUTHORIZATION_FAILED))
         else:
             local = [wrong_type_entry(slot.api_key, kind, g) if g in mine else
@@ -141,7 +144,7 @@ class BrokerGroups:
         return True
 
     @staticmethod
-    def _refusal(api_key: int, kind: str, group_id: str, req):
+    def refusal(api_key: int, kind: str, group_id: str, req):
         """A single-group share/streams request for a group kshim holds: the broker's answer to an
         invalid request first (heartbeat_checks.py), else the wrong-type answer."""
         check = CHECKS.get(api_key)
@@ -178,10 +181,10 @@ class BrokerGroups:
         if denied is None:
             return True
         if denied:                             # refused as a whole (error_answers: every entry)
-            self._complete(session, slot, error_body(slot.api_key, slot.version, req, GROUP_AUTHORIZATION_FAILED))
+            self.complete(session, slot, error_body(slot.api_key, slot.version, req, GROUP_AUTHORIZATION_FAILED))
             return True
         if batch is None or len(theirs) == len(gids):
-            self._spawn(self._forward(session, slot, frame, req, gids))
+            self._spawn(self.forward(session, slot, frame, req, gids))
             return True
         self._spawn(self._then_local(session, slot, req, batch, theirs, gids, resume))
         return True
@@ -245,7 +248,7 @@ class BrokerGroups:
                 log.warning("cannot list broker %s's share and streams groups: %s", node, e)
 
     # ------------------------------------------------------------------ forwarding
-    async def _forward(self, session, slot, frame, req, gids: list[str]) -> None:
+    async def forward(self, session, slot, frame, req, gids: list[str]) -> None:
         """One request for groups of one coordinator as the client's bytes; a batched request whose
         groups have different coordinators is split."""
         nodes = set()
@@ -271,7 +274,7 @@ class BrokerGroups:
             return
         body = api.RESPONSES[slot.api_key]()
         merge_entries(order, batch, body, entries + local)
-        self._complete(session, slot, body)
+        self.complete(session, slot, body)
 
     async def _broker_entries(self, session, slot, req, batch, gids) -> list | None:
         """The answers' entries for `gids`, one sub-request per coordinator."""
@@ -385,7 +388,7 @@ class BrokerGroups:
                     self.kinds.pop(r.group_id, None)
                     self.listed.pop(r.group_id, None)
 
-    def _complete(self, session, slot, body) -> None:
+    def complete(self, session, slot, body) -> None:
         if not session.closed:
             session.complete(slot, encode_response(slot.api_key, slot.version, slot.correlation_id, body))
 

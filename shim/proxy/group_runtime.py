@@ -101,6 +101,17 @@ class GroupRuntime:
         before any later answer (steps leave in order)."""
         self.deliver(self.coordinator.adopt_offsets(group_id, offsets, now_ms()))
 
+    async def hand_over(self, group_id: str) -> int:
+        """Forget an Empty classic group the broker takes over; waits until its records are durable
+        (0, or the append's error code)."""
+        self.coordinator.hand_over(group_id, now_ms())
+        records = self.coordinator.records
+        self.coordinator.records = []
+        self._rearm()
+        if self.state is None or not records:
+            return 0
+        return await self.state.append(records)
+
     def expire_offsets(self) -> None:
         self.deliver(self.coordinator.expire_offsets(now_ms()))
 

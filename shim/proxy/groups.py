@@ -33,7 +33,7 @@ from kcodec.protocol import ApiKey
 from ..coordinator import CoordinatorConfig
 from ..coordinator.dispatch import VERSIONS
 from ..state import handback
-from .adoption import Adoption
+from .adoption import Adoption, HandOver
 from ..coordinator.state_records import CONSUMER_RECORDS
 from .broker_groups import BrokerGroups
 from .find_coordinator import FindCoordinator
@@ -75,6 +75,8 @@ class GroupService:
         self.find_coordinator = FindCoordinator(proxy, runtime, self.authz)
         if cfg.adopt_broker_groups and not cfg.scale_out:
             self.requests.adoption = Adoption(runtime, self.broker_groups)
+        if not cfg.scale_out:                  # (an instance may not own the group's state partition)
+            self.broker_groups.hand_over = HandOver(runtime, self.broker_groups)
         self.configs = GroupConfigWatcher(proxy, runtime)
         self.requests.configs = self.configs
         self.scale = None                      # shim.state.ownership.ScaleOut when scale_out is on

@@ -115,17 +115,27 @@ async def _export_group(cfg: Config, bootstrap: UpstreamClient, gid: str, offset
         return 0, f"FindCoordinator: {error_name(where.error_code)}"
     coordinator = await UpstreamClient.connect(cfg, where.host, where.port)
     try:
-        by_topic: dict[str, list] = {}
-        for r in offsets:
-            by_topic.setdefault(r.topic, []).append(OffsetCommitRequestPartition(
-                partition_index=r.partition, committed_offset=r.offset, committed_leader_epoch=r.leader_epoch,
-                committed_metadata=r.metadata))
         cv = coordinator.version_for(OFFSET_COMMIT, OFFSET_COMMIT_VERSION)
-        resp = await coordinator.request(OFFSET_COMMIT, cv, OffsetCommitRequest(
-            group_id=gid, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
-            retention_time_ms=-1, topics=[OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()]))
+        resp = await coordinator.request(OFFSET_COMMIT, cv, commit_request(gid, offsets))
     finally:
         coordinator.close()
+    return outcome(resp)
+
+
+def commit_request(gid: str, offsets: list) -> OffsetCommitRequest:
+    """One OffsetCommit (v9 fields) of `offsets` (OffsetRecord) without generation or member."""
+    by_topic: dict[str, list] = {}
+    for r in offsets:
+        by_topic.setdefault(r.topic, []).append(OffsetCommitRequestPartition(
+            partition_index=r.partition, committed_offset=r.offset, committed_leader_epoch=r.leader_epoch,
+            committed_metadata=r.metadata))
+    return OffsetCommitRequest(group_id=gid, generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+                               retention_time_ms=-1,
+                               topics=[OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()])
+
+
+def outcome(resp) -> tuple[int, str]:
+    """(offsets written, the errors of the others as "NAME xN, ...") of an OffsetCommit answer."""
     errors: dict[str, int] = {}
     written = 0
     for t in resp.topics:

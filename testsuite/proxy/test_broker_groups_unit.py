@@ -120,23 +120,23 @@ def test_a_heartbeat_for_kshims_group_gets_the_brokers_validation_first():
     from kcodec.generated.streams_group_heartbeat import StreamsGroupHeartbeatRequest, Subtopology, Topology
     from shim.proxy.broker_groups import BrokerGroups
     share = ShareGroupHeartbeatRequest(group_id="g", member_id="m" * 22, member_epoch=0, subscribed_topic_names=[])
-    out = BrokerGroups._refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", share)
+    out = BrokerGroups.refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", share)
     assert (out.error_code, out.error_message) == (Error.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
     share.subscribed_topic_names = ["t"]
-    out = BrokerGroups._refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", share)
+    out = BrokerGroups.refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", share)
     assert (out.error_code, out.error_message) == (Error.GROUP_ID_NOT_FOUND, "Group g is not a share group.")
     share.member_id = "x" * 37
-    assert BrokerGroups._refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", share).error_code == Error.INVALID_REQUEST
+    assert BrokerGroups.refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", share).error_code == Error.INVALID_REQUEST
     streams = StreamsGroupHeartbeatRequest(group_id="g", member_id="m", member_epoch=0, rebalance_timeout_ms=1000,
                                            topology=Topology(epoch=0, subtopologies=[Subtopology(
                                                subtopology_id="0", source_topics=["__consumer_offsets"])]),
                                            active_tasks=[], standby_tasks=[], warmup_tasks=[])
-    out = BrokerGroups._refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams)
+    out = BrokerGroups.refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams)
     assert out.error_code == Error.STREAMS_INVALID_TOPOLOGY and "__consumer_offsets" in out.error_message
     streams.topology.subtopologies[0].source_topics = ["t"]
-    out = BrokerGroups._refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams)
+    out = BrokerGroups.refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams)
     assert (out.error_code, out.error_message) == (Error.GROUP_ID_NOT_FOUND, "Group g is not a streams group.")
     streams.member_epoch = -3
     streams.topology = None
-    out = BrokerGroups._refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams)
+    out = BrokerGroups.refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams)
     assert out.error_message == "MemberEpoch is -3, but must be greater than or equal to -2."
