@@ -133,4 +133,6 @@ def test_open_kshim_differences_are_not_known_ones():
     assert open_issue(kind) and reason(kind) is None
     assert open_issue("StreamsGroupHeartbeat errorMessage (message): 'RebalanceTimeoutMs must be provided in "
                       "first request.' vs 'Group <group:g1 is not a streams group.'")
+    assert open_issue("""StreamsGroupHeartbeat errorMessage (message): "InstanceId can't be null." vs 'Group <group:g1 """
+                      """is not a streams group.'""")       # repr quotes a message with an apostrophe in "
     assert open_issue("ShareGroupHeartbeat v1 errorCode: 'NONE' vs 'GROUP_ID_NOT_FOUND'") is None

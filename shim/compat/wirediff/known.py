@@ -47,9 +47,9 @@ _STREAMS_OVER_EMPTY_CLASSIC = (
     "The seed's later steps on that group differ as a consequence (not listed here).")
 OPEN: dict[str, str] = {
     r"ShareGroupHeartbeat v\d errorCode: 'INVALID_REQUEST' vs 'GROUP_ID_NOT_FOUND'": _VALIDATE_FIRST,
-    r"ShareGroupHeartbeat errorMessage \(message\): '.* vs 'Group <group:\w+ is not a share group\.'": _VALIDATE_FIRST,
+    r"ShareGroupHeartbeat errorMessage \(message\): ['\"].* vs 'Group <group:\w+ is not a share group\.'": _VALIDATE_FIRST,
     r"StreamsGroupHeartbeat v\d errorCode: 'INVALID_REQUEST' vs 'GROUP_ID_NOT_FOUND'": _VALIDATE_FIRST,
-    r"StreamsGroupHeartbeat errorMessage \(message\): '.* vs 'Group <group:\w+ is not a streams group\.'":
+    r"StreamsGroupHeartbeat errorMessage \(message\): ['\"].* vs 'Group <group:\w+ is not a streams group\.'":
         _VALIDATE_FIRST,
     r"StreamsGroupHeartbeat v\d errorCode: '(NONE|FENCED_MEMBER_EPOCH)' vs 'GROUP_ID_NOT_FOUND'": _STREAMS_OVER_EMPTY_CLASSIC,
     r"StreamsGroupHeartbeat errorMessage \(message\): None vs 'Group <group:\w+ is not a streams group\.'":
