@@ -1,26 +1,36 @@
 """CI's `kshim compat --wire` budget: a fixed range of seeds sent to the real broker and through kshim
 in lock-step (every difference class that is not a reviewed known difference fails, error messages
 included), the same seeds broker versus broker (the control: the tester itself adds no noise), and
-every saved replay of a difference fixed so far (testsuite/compat/wire_replays/)."""
+every saved replay of a difference fixed so far (testsuite/compat/wire_replays/). A replay whose class
+is an open kshim difference (known.OPEN: found, reported, not fixed yet) is a strict expected failure,
+and the seeds do not fail on open classes."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
-from shim.compat.wirediff.known import reason
+from shim.compat.wirediff.known import open_issue, reason
 from shim.compat.wirediff.runner import load_replay, prepare, run_one, run_seeds
 
 REPLAYS = sorted((Path(__file__).parent / "wire_replays").glob("*.json"))
+
+
+def _param(path: Path):
+    why = open_issue(json.loads(path.read_text()).get("difference") or "")
+    marks = [pytest.mark.xfail(reason=f"open kshim difference: {why}", strict=True)] if why else []
+    return pytest.param(path, id=path.stem, marks=marks)
+
 # seed 131 is left out: the 2,000-seed control shows the broker differing from itself on it (a classic
 # group's next leader follows the hash order of generated member ids), and CI saw it once through kshim
 SEEDS = [s for s in range(0, 150) if s != 131]
 
 
 def _unexplained(report) -> dict:
-    return {k: v for k, v in report.by_class().items() if reason(k) is None}
+    return {k: v for k, v in report.by_class().items() if reason(k) is None and open_issue(k) is None}
 
 
 def test_wire_seeds_kshim_matches_kafka(kafka, kshim):
@@ -42,7 +52,7 @@ def test_wire_control_broker_matches_itself(kafka):
     assert not report.errors() and not report.by_class(), report.by_class()
 
 
-@pytest.mark.parametrize("path", REPLAYS, ids=[p.stem for p in REPLAYS])
+@pytest.mark.parametrize("path", [_param(p) for p in REPLAYS])
 def test_wire_replay_kshim_matches_kafka(kafka, kshim, path):
     async def go():
         a, b = await prepare(kafka.bootstrap, kshim.bootstrap)

@@ -16,6 +16,7 @@ from kcodec.protocol import ApiKey, Error
 
 from .build import b64, build, resolve
 from .generate import CG_HEARTBEAT, JOIN, TOPICS, Scenario, member_id_for
+from .groups_gen import SG_HEARTBEAT, ST_HEARTBEAT, client_uuid
 
 PARK_S = 0.3          # no answer within this: parked (on both sides)
 STRAGGLER_S = 3.0     # one side answered: how long the other may take
@@ -82,6 +83,7 @@ class MemberState:
     protocol: str | None = None
     join: dict | None = None          # its last successful JoinGroup answer
     owned: list = field(default_factory=list)
+    tasks: list = field(default_factory=list)   # a streams member's active tasks
 
 
 class Side:
@@ -98,6 +100,8 @@ class Side:
         for m, spec in scenario.members.items():
             if spec["kind"] == "consumer":
                 self.ids[member_id_for(scenario.seed, m)] = m
+            elif spec["kind"] in ("share", "streams"):
+                self.ids[client_uuid(scenario.seed, m)] = m
         self.sent: dict[int, str] = {}    # step index -> member
         # a scenario run again on the same target (shrinking) gets fresh group ids
         self.tag = f"{scenario.seed}" + (f"r{target.runs[scenario.seed]}" if target.runs.get(scenario.seed) else "")
@@ -127,6 +131,12 @@ class Side:
             return st.mid if st else arg
         if kind == "cmid":
             return member_id_for(self.sc.seed, arg)
+        if kind == "smid":
+            return client_uuid(self.sc.seed, arg)
+        if kind == "sprocess":
+            return client_uuid(self.sc.seed, arg, "process")
+        if kind == "tasks":
+            return st.tasks
         if kind in ("gen", "gen+1"):
             return st.gen + (kind == "gen+1")
         if kind in ("epoch", "epoch+1", "epoch-1"):
@@ -210,6 +220,13 @@ class Side:
                     st.owned = r["assignment"]["topicPartitions"]
             elif err in (Error.UNKNOWN_MEMBER_ID, Error.FENCED_MEMBER_EPOCH):
                 st.epoch, st.owned = 0, []
+        elif step["api"] in (SG_HEARTBEAT, ST_HEARTBEAT):
+            if err == Error.NONE:
+                st.epoch = r["memberEpoch"]
+                if step["api"] == ST_HEARTBEAT and r.get("activeTasks") is not None:
+                    st.tasks = r["activeTasks"]
+            elif err in (Error.UNKNOWN_MEMBER_ID, Error.FENCED_MEMBER_EPOCH):
+                st.epoch, st.tasks = 0, []
         elif err == Error.UNKNOWN_MEMBER_ID and st.mid and step["conn"] in self.sc.members:
             st.mid = ""                     # a classic client forgets its id and joins afresh
 

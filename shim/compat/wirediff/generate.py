@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 from kcodec.protocol import ApiKey
 
+from .groups_gen import RANGES as GROUPS_RANGES, GroupsGen
+
 OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.FIND_COORDINATOR
 JOIN, HEARTBEAT, LEAVE, SYNC = ApiKey.JOIN_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP
 DESCRIBE_GROUPS, LIST_GROUPS, DELETE_GROUPS = ApiKey.DESCRIBE_GROUPS, ApiKey.LIST_GROUPS, ApiKey.DELETE_GROUPS
@@ -29,7 +31,7 @@ DEFAULT_RANGES = {
     JOIN: (0, 9), SYNC: (0, 5), HEARTBEAT: (0, 4), LEAVE: (0, 5), OFFSET_COMMIT: (2, 10),
     OFFSET_FETCH: (1, 10), FIND_COORDINATOR: (0, 6), DESCRIBE_GROUPS: (0, 6), LIST_GROUPS: (0, 5),
     DELETE_GROUPS: (0, 2), TXN_OFFSET_COMMIT: (0, 3), OFFSET_DELETE: (0, 0), CG_HEARTBEAT: (0, 1),
-    CG_DESCRIBE: (0, 1),
+    CG_DESCRIBE: (0, 1), **GROUPS_RANGES,
 }
 TOPICS = {"t1": 1, "t2": 3}          # created by the driver; "tx" is never created
 LONG_SLEEP_MS, SHORT_SLEEP_MS, REGEX_SLEEP_MS = 7000, 60, 200
@@ -42,6 +44,7 @@ STATES = ["Empty", "Stable", "PreparingRebalance", "CompletingRebalance", "Dead"
 class Scenario:
     seed: int
     members: dict = field(default_factory=dict)   # name -> {"kind", "group", "instance", "versions"}
+    # kind: classic, consumer, share or streams (groups_gen)
     steps: list = field(default_factory=list)     # {"conn", "api", "v", "body", "pipe"} or {"sleep": ms}
 
     def to_json(self) -> dict:
@@ -112,6 +115,7 @@ class _Gen:
                 name = self.pick(*self.sc.members)
                 m = self.sc.members[name]
                 (self.classic if m["kind"] == "classic" else self.consumer)(name, m)
+        GroupsGen(self).add()                     # share/streams members: their own random stream
         return self.sc
 
     # ------------------------------------------------------------------ classic members
