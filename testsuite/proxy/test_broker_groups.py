@@ -11,6 +11,7 @@ import time
 import uuid
 
 from kcodec import api
+from kcodec.generated.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from kcodec.generated.delete_groups import DeleteGroupsRequest
 from kcodec.generated.describe_groups import DescribeGroupsRequest
 from kcodec.generated.find_coordinator import FindCoordinatorRequest
@@ -78,8 +79,13 @@ def test_share_and_streams_groups_pass_through_and_keep_one_namespace(kshim, kaf
     # a share/streams request for kshim's group: as the broker answers for a group of another type
     wrong = _share_join(kshim.bootstrap, mine, topic)
     assert (wrong.error_code, wrong.error_message) == (Error.GROUP_ID_NOT_FOUND, f"Group {mine} is not a share group.")
-    wrong = _streams_join(kshim.bootstrap, mine, topic)
-    assert (wrong.error_code, wrong.error_message) == (Error.GROUP_ID_NOT_FOUND, f"Group {mine} is not a streams group.")
+    live = names.group("consumer")            # a KIP-848 group with a member (an Empty classic group would
+    member = _call(kshim.bootstrap, ApiKey.CONSUMER_GROUP_HEARTBEAT, ConsumerGroupHeartbeatRequest(   # be taken over)
+        group_id=live, member_id=str(uuid.uuid4()), member_epoch=0, rebalance_timeout_ms=30000,
+        subscribed_topic_names=[topic], topic_partitions=[]), 1)
+    assert member.error_code == Error.NONE, member
+    wrong = _streams_join(kshim.bootstrap, live, topic)
+    assert (wrong.error_code, wrong.error_message) == (Error.GROUP_ID_NOT_FOUND, f"Group {live} is not a streams group.")
     described = _call(kshim.bootstrap, SGD, ShareGroupDescribeRequest(group_ids=[mine, share]))
     assert [(g.group_id, g.error_code) for g in described.groups] == [(mine, Error.GROUP_ID_NOT_FOUND), (share, Error.NONE)]
     assert len(described.groups[1].members) == 2
@@ -151,3 +157,23 @@ def test_groups_coordinated_by_other_nodes(kshim3, kafka3, names):
             assert sh.error_code == Error.NONE, (node, sh)
         described = _call(f"127.0.0.1:{kshim3.broker_port(1)}", SGD, ShareGroupDescribeRequest(group_ids=[group]))
         assert described.groups[0].error_code == Error.NONE and len(described.groups[0].members) == 2
+
+
+def test_a_streams_join_takes_over_an_empty_classic_group_with_its_offsets(kshim, kafka, names):
+    """Kafka turns an Empty classic group into a streams group when a streams member joins it, keeping
+    its offsets (GroupMetadataManager.getOrCreateStreamsGroup): kshim hands the group to the broker."""
+    from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup
+    topic, group = names.topic(), names.group("app")
+    create_topic(kafka.bootstrap, topic, partitions=1)
+    ck_produce(kshim.bootstrap, topic, [b"%d" % i for i in range(5)])
+    assert len(ck_consume(kshim.bootstrap, topic, group, 5)) == 5        # kshim's classic group, offset 5
+    joined = _streams_join(kshim.bootstrap, group, topic)
+    assert joined.error_code == Error.NONE and joined.member_epoch >= 1, joined
+    fetch = OffsetFetchRequest(groups=[OffsetFetchRequestGroup(group_id=group, member_id=None, member_epoch=-1,
+                                                               topics=None)], require_stable=False)
+    on_broker = _call(kafka.bootstrap, ApiKey.OFFSET_FETCH, fetch, 9).groups[0]
+    assert [(t.name, p.partition_index, p.committed_offset) for t in on_broker.topics for p in t.partitions] == \
+        [(topic, 0, 5)]
+    listed = _call(kshim.bootstrap, LIST, ListGroupsRequest(states_filter=[], types_filter=[]))
+    assert [g.group_type for g in listed.groups if g.group_id == group] == ["streams"]
+    assert f"group {group} handed over to the broker" in kshim.log_text()

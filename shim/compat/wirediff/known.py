@@ -28,34 +28,13 @@ def reason(kind: str) -> str | None:
     return None
 
 
-# Differences of kshim's pass-through of share and streams groups (shim/proxy/broker_groups.py) found
-# by the share/streams members (groups_gen.py), reported and not yet fixed: each has a replay in
+# Differences of kshim found by the tester and not yet fixed, by class pattern: each has a replay in
 # testsuite/compat/wire_replays/ that CI runs as an expected failure (strict: it fails once kshim is
 # fixed, then the entry goes). Unlike KNOWN these are kshim's to fix: the CLI still reports them.
-_VALIDATE_FIRST = (
-    "The broker validates a share/streams heartbeat before it looks the group up "
-    "(GroupCoordinatorService.throwIfShareGroupHeartbeatRequestIsInvalid / "
-    "throwIfStreamsGroupHeartbeatRequestIsInvalid: INVALID_REQUEST); kshim answers GROUP_ID_NOT_FOUND "
-    "'Group g is not a share/streams group.' for a group it holds without validating the request first.")
-_LIST_OLD = (
-    "ListGroups v0-v4 through kshim lists kshim's groups only: the broker's share/streams groups (and "
-    "its other groups) are missing; at v5 kshim lists the union as the broker does.")
-_STREAMS_OVER_EMPTY_CLASSIC = (
-    "A streams member joins a group id that is an empty classic group kshim holds: the broker deletes the "
-    "empty classic group and creates the streams group (GroupMetadataManager.getOrCreateStreamsGroup, "
-    "maybeDeleteEmptyClassicGroup), kshim answers GROUP_ID_NOT_FOUND 'Group g is not a streams group.'. "
-    "The seed's later steps on that group differ as a consequence (not listed here).")
-OPEN: dict[str, str] = {
-    r"ShareGroupHeartbeat v\d errorCode: 'INVALID_REQUEST' vs 'GROUP_ID_NOT_FOUND'": _VALIDATE_FIRST,
-    r"ShareGroupHeartbeat errorMessage \(message\): ['\"].* vs 'Group <group:\w+ is not a share group\.'": _VALIDATE_FIRST,
-    r"StreamsGroupHeartbeat v\d errorCode: 'INVALID_REQUEST' vs 'GROUP_ID_NOT_FOUND'": _VALIDATE_FIRST,
-    r"StreamsGroupHeartbeat errorMessage \(message\): ['\"].* vs 'Group <group:\w+ is not a streams group\.'":
-        _VALIDATE_FIRST,
-    r"StreamsGroupHeartbeat v\d errorCode: '(NONE|FENCED_MEMBER_EPOCH)' vs 'GROUP_ID_NOT_FOUND'": _STREAMS_OVER_EMPTY_CLASSIC,
-    r"StreamsGroupHeartbeat errorMessage \(message\): None vs 'Group <group:\w+ is not a streams group\.'":
-        _STREAMS_OVER_EMPTY_CLASSIC,
-    r"ListGroups groups$": _LIST_OLD,
-}
+# Empty now: the three the share/streams members found (heartbeat validation before the group type,
+# ListGroups v0-4 without the broker's groups, a streams join over an Empty classic group) are fixed
+# and their replays pass.
+OPEN: dict[str, str] = {}
 
 
 def open_issue(kind: str) -> str | None:
