@@ -7,7 +7,9 @@ committed offsets instead of `auto.offset.reset`.
   become kshim's (shim/coordinator/adoption.py), written to the state topic before the request
   goes on (one log line: `adopted group ... from the broker`). The broker keeps its copy; `kshim
   groups export` writes kshim's back when the application returns to the broker.
-- The broker has live members: the group stays the broker's (one warning line), and its requests
+- The broker holds it as a share or streams group: it is the broker's (broker_groups.py).
+- The broker has live members (a classic group, or a KIP-848 consumer group: ConsumerGroupDescribe):
+  the group stays the broker's (one warning line), and its requests
   are forwarded there (broker_groups.py) for the life of this kshim process, so two coordinators
   never split one group; point every member at kshim, or stop them first, to move it.
 - Nothing there: the group is kshim's from its first request on.
@@ -23,6 +25,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Callable
 
+from kcodec.generated.consumer_group_describe import ConsumerGroupDescribeRequest
 from kcodec.generated.describe_groups import DescribeGroupsRequest
 from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup
 from kcodec.protocol import ApiKey, Error
@@ -42,11 +45,13 @@ if TYPE_CHECKING:
 log = logging.getLogger("kshim.groups")
 
 OFFSET_FETCH, DESCRIBE_GROUPS = ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS
+CONSUMER_GROUP_DESCRIBE = ApiKey.CONSUMER_GROUP_DESCRIBE
 OFFSET_COMMIT, STREAMS_GROUP_HEARTBEAT = ApiKey.OFFSET_COMMIT, ApiKey.STREAMS_GROUP_HEARTBEAT
 NOT_ADOPTING = frozenset({ApiKey.LIST_GROUPS, DESCRIBE_GROUPS, ApiKey.DELETE_GROUPS, ApiKey.CONSUMER_GROUP_DESCRIBE})
 OFFSET_FETCH_VERSION = 9       # the newest that names topics (v10 names them by id)
 NOT_LIVE = ("Empty", "Dead", "")
 LIVE = "live"                  # BrokerGroups.kinds value of a group with live members on the broker
+OTHER_TYPE = "other"           # ... of a share or streams group the broker holds
 
 
 class Adoption:
@@ -89,7 +94,9 @@ class Adoption:
         finally:
             self.checked.add(group_id)
             self._asking.pop(group_id, None)
-        if state is not None and state not in NOT_LIVE:
+        if state == OTHER_TYPE:
+            self.broker.kinds[group_id] = OTHER_TYPE
+        elif state is not None and state not in NOT_LIVE:
             self.broker.kinds[group_id] = LIVE
             log.warning("group %s has live members on the broker (state %s): its requests go to the broker; "
                         "stop its members or point them all at kshim to move it", group_id, state)
@@ -97,18 +104,33 @@ class Adoption:
             self.runtime.adopt(group_id, offsets)
             log.info("adopted group %s from the broker: %d committed offsets", group_id, len(offsets))
 
+    @staticmethod
+    async def _state(conn, group_id: str) -> str | None:
+        """The group's state on the broker: a classic group's (DescribeGroups v6), else a consumer
+        group's (ConsumerGroupDescribe: the broker answers DescribeGroups for any other type with
+        GROUP_ID_NOT_FOUND "Group g is not a classic group.", GroupMetadataManager.classicGroup),
+        OTHER_TYPE for a share or streams group, None for no group."""
+        v = min(6, conn.versions.get(DESCRIBE_GROUPS, (0, 6))[1])
+        entry = (await request(conn, DESCRIBE_GROUPS, v, DescribeGroupsRequest(groups=[group_id]))).groups[0]
+        if entry.error_code == Error.NONE:
+            return None if entry.group_state == "Dead" else entry.group_state if entry.members else "Empty"
+        if not (entry.error_message or "").endswith("is not a classic group."):
+            return None
+        cv = min(1, conn.versions.get(CONSUMER_GROUP_DESCRIBE, (0, 1))[1])
+        cg = (await request(conn, CONSUMER_GROUP_DESCRIBE, cv, ConsumerGroupDescribeRequest(group_ids=[group_id]))).groups[0]
+        if cg.error_code != Error.NONE:
+            return OTHER_TYPE
+        return cg.group_state if cg.members else "Empty"
+
     async def _broker_view(self, group_id: str) -> tuple[str | None, list[AdoptedOffset]]:
         """(the group's state as the broker describes it, or None when it has no such group; its
         committed offsets)."""
         broker = self.broker
         node = await broker.node_for(group_id)
         conn = await broker.conn(node)
-        described = await request(conn, DESCRIBE_GROUPS, min(5, conn.versions.get(DESCRIBE_GROUPS, (0, 5))[1]),
-                                  DescribeGroupsRequest(groups=[group_id]))
-        entry = described.groups[0] if described.groups else None
-        state = None
-        if entry is not None and entry.error_code == Error.NONE and entry.group_state != "Dead":
-            state = entry.group_state if entry.members else "Empty"
+        state = await self._state(conn, group_id)
+        if state == OTHER_TYPE:
+            return state, []
         v = min(OFFSET_FETCH_VERSION, conn.versions.get(OFFSET_FETCH, (0, OFFSET_FETCH_VERSION))[1])
         if v < 8:
             return state, []

@@ -104,3 +104,38 @@ def test_groups_import_adopts_ahead_of_time(kshim, kafka, names):
     log = kshim.log_text()
     assert f"adopted group {group} from the broker" in log and f"adopted group {other}" not in log
     assert _rdkafka_read(kshim.bootstrap, topic, group, 6) == [b"i%02d" % i for i in range(4, 10)]
+
+
+def test_a_live_consumer_group_on_the_broker_stays_the_brokers(kshim, kafka, names):
+    """A KIP-848 group with a live member on the broker (DescribeGroups answers 'not a classic group'
+    for it; ConsumerGroupDescribe shows the member): a member joining through kshim joins the
+    broker's group, not a second group of the same id in kshim."""
+    import uuid
+
+    from kcodec.generated.consumer_group_describe import ConsumerGroupDescribeRequest
+    from kcodec.generated.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
+    from kcodec.protocol import ApiKey, Error
+    from shim.compat.wire import Wire
+
+    def call(addr, key, body, v=1):
+        with Wire(addr) as w:
+            w.send(key, v, body)
+            return w.read_response(key, v)[1]
+
+    topic, group = names.topic(), names.group("live")
+    create_topic(kafka.bootstrap, topic, partitions=2)
+
+    def join(addr):
+        deadline = time.monotonic() + 30
+        while True:
+            r = call(addr, ApiKey.CONSUMER_GROUP_HEARTBEAT, ConsumerGroupHeartbeatRequest(
+                group_id=group, member_id=str(uuid.uuid4()), member_epoch=0, rebalance_timeout_ms=30000,
+                subscribed_topic_names=[topic], topic_partitions=[]))
+            if r.error_code != Error.COORDINATOR_LOAD_IN_PROGRESS or time.monotonic() > deadline:
+                return r
+            time.sleep(0.3)
+    assert join(kafka.bootstrap).error_code == Error.NONE
+    assert join(kshim.bootstrap).error_code == Error.NONE
+    described = call(kafka.bootstrap, ApiKey.CONSUMER_GROUP_DESCRIBE, ConsumerGroupDescribeRequest(group_ids=[group]))
+    assert len(described.groups[0].members) == 2
+    assert f"group {group} has live members on the broker" in kshim.log_text()
