@@ -43,7 +43,6 @@ from kcodec.generated.list_groups import ListGroupsRequest
 from kcodec.protocol import ApiKey, Error, error_name
 
 from ..authz.acl import DELETE, DESCRIBE, READ
-from ..error_answers import error_body
 from ..kafkaclient.pipelined import PipelinedConnection
 from .bodies import read_or_close, read_response
 from .group_batches import group_ids, merge_entries, needs_retry, subset
@@ -180,9 +179,8 @@ class BrokerGroups:
         denied = self._denied(session, slot, theirs)
         if denied is None:
             return True
-        if denied:                             # refused as a whole (error_answers: every entry)
-            self.complete(session, slot, error_body(slot.api_key, slot.version, req, GROUP_AUTHORIZATION_FAILED))
-            return True
+        if denied:                             # kshim's authorization answers it, per entry as the broker
+            return False
         if batch is None or len(theirs) == len(gids):
             self._spawn(self.forward(session, slot, frame, req, gids))
             return True
