@@ -33,7 +33,8 @@ from kcodec.protocol import ApiKey, Error
 from ..coordinator.adoption import AdoptedOffset, can_hand_over
 from ..state import handback
 from ..state.handback import OFFSET_COMMIT_VERSION
-from .broker_groups import STREAMS, BrokerUnavailable, request
+from .broker_coordinators import BrokerUnavailable, request
+from .broker_groups import STREAMS
 from .heartbeat_checks import streams_heartbeat
 from .group_batches import group_ids
 
@@ -126,8 +127,8 @@ class Adoption:
         """(the group's state as the broker describes it, or None when it has no such group; its
         committed offsets)."""
         broker = self.broker
-        node = await broker.node_for(group_id)
-        conn = await broker.conn(node)
+        node = await broker.links.node_for(group_id)
+        conn = await broker.links.conn(node)
         state = await self._state(conn, group_id)
         if state == OTHER_TYPE:
             return state, []
@@ -174,7 +175,7 @@ class HandOver:
         why = ""
         try:
             if offsets:
-                conn = await broker.conn(await broker.node_for(gid))
+                conn = await broker.links.conn(await broker.links.node_for(gid))
                 v = min(OFFSET_COMMIT_VERSION, conn.versions.get(OFFSET_COMMIT, (0, OFFSET_COMMIT_VERSION))[1])
                 written, why = handback.outcome(await request(conn, OFFSET_COMMIT, v, handback.commit_request(gid, offsets)))
             if not why and can_hand_over(self.runtime.coordinator, gid):
@@ -189,4 +190,4 @@ class HandOver:
             return
         log.info("group %s handed over to the broker for a streams member (%d offsets)", gid, len(offsets))
         broker.kinds[gid] = STREAMS
-        await broker.forward(session, slot, frame, req, [gid])
+        await broker.forward(session, slot, frame, req, [gid], None)   # one group: one coordinator

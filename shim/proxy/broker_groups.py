@@ -20,11 +20,9 @@ request's group type says: the share and streams APIs go to the broker, the othe
 - Batched requests naming groups of both are split, and the answers merged in request order
   (group_batches.py); ListGroups lists the union (`listing`: every broker's groups, then kshim's).
 
-Routing. Each request goes to the broker coordinating its group (FindCoordinator, key type GROUP,
-cached per group), on kshim's own pipelined connection to that broker (shim/kafkaclient/pipelined.py),
-whichever kshim port the client used; NOT_COORDINATOR and COORDINATOR_NOT_AVAILABLE answers (the
-group's __consumer_offsets partition moved) are retried on the new coordinator for up to
-RETRY_S, so the client does not see them unless the cluster has none. Single-group requests are
+Routing (broker_coordinators.py): each request goes to the broker coordinating its group, on kshim's
+own pipelined connection to that broker, whichever kshim port the client used; a moved coordinator is
+retried there, so the client does not see it unless the cluster has none. Single-group requests are
 forwarded as the client's bytes (its client id kept: the broker reports it for the member), and the
 answer decoded only to learn and to retry.
 """
@@ -33,19 +31,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import TYPE_CHECKING, Callable
 
 from kcodec import api
 from kcodec.generated import describe_share_group_offsets, share_group_describe, streams_group_describe
-from kcodec.generated.find_coordinator import FindCoordinatorRequest
 from kcodec.generated.list_groups import ListGroupsRequest
-from kcodec.protocol import ApiKey, Error, error_name
+from kcodec.protocol import ApiKey, Error
 
 from ..authz.acl import DELETE, DESCRIBE, READ
-from ..kafkaclient.pipelined import PipelinedConnection
-from .bodies import read_or_close, read_response
-from .group_batches import group_ids, merge_entries, needs_retry, subset
+from .bodies import read_or_close
+from .broker_coordinators import BrokerCoordinators, BrokerUnavailable, encode_request, request
+from .group_batches import group_ids, merge_entries, subset
 from .heartbeat_checks import share_heartbeat, streams_heartbeat
 
 if TYPE_CHECKING:
@@ -66,10 +62,7 @@ KIND_OF_API = {
 # create it: GroupMetadataManager.getOrMaybeCreateShareGroup(groupId, true))
 CREATES = frozenset({ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.STREAMS_GROUP_HEARTBEAT, ApiKey.ALTER_SHARE_GROUP_OFFSETS})
 DESCRIBES = frozenset({ApiKey.SHARE_GROUP_DESCRIBE, ApiKey.STREAMS_GROUP_DESCRIBE})
-LIST_GROUPS, FIND_COORDINATOR, DELETE_GROUPS = ApiKey.LIST_GROUPS, ApiKey.FIND_COORDINATOR, ApiKey.DELETE_GROUPS
-GROUP_KEY = 0
-RETRY_S = 10.0                 # how long a request waits for its group's coordinator to be known
-BACKOFF_S = (0.05, 0.1, 0.2, 0.5)
+LIST_GROUPS, DELETE_GROUPS = ApiKey.LIST_GROUPS, ApiKey.DELETE_GROUPS
 GROUP_ID_NOT_FOUND = Error.GROUP_ID_NOT_FOUND
 # the group right each API needs (KafkaApis.handleShareGroupHeartbeat ... handleDeleteGroupsRequest);
 # every other group API: READ
@@ -86,18 +79,12 @@ ENTRY_CLASSES = {ApiKey.SHARE_GROUP_DESCRIBE: share_group_describe.DescribedGrou
                  ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: describe_share_group_offsets.DescribeShareGroupOffsetsResponseGroup}
 
 
-class BrokerUnavailable(Exception):
-    pass
-
-
 class BrokerGroups:
     def __init__(self, proxy: "Proxy", runtime: "GroupRuntime"):
         self.proxy, self.runtime = proxy, runtime
         self.kinds: dict[str, str] = {}            # the broker's share and streams groups
         self.listed: dict[str, str] = {}           # the broker's other groups (type) as it last listed them
-        self._coordinators: dict[str, int] = {}    # group id -> node id of its broker coordinator
-        self._conns: dict[int, PipelinedConnection] = {}
-        self._opening: dict[int, asyncio.Future] = {}
+        self.links = BrokerCoordinators(proxy)     # group id -> its broker coordinator, connections to it
         self._listed: dict[int, list] = {}         # id(slot) -> the brokers' groups for a ListGroups
         # proxy/authz.py's AuthzService (SASL upstream / authorizer): kshim's own connection carries
         # these requests, so the caller's group right is checked here first
@@ -109,13 +96,10 @@ class BrokerGroups:
             self.proxy.routes[api_key] = self.handle
 
     def close(self) -> None:
-        for conn in self._conns.values():
-            conn.close()
-        self._conns.clear()
+        self.links.close()
 
     def kshim_holds(self, group_id: str) -> bool:
-        c = self.runtime.coordinator
-        return group_id in c.groups or group_id in c.consumer_groups or group_id in c.offsets.by_group
+        return self.runtime.holds(group_id)
 
     # ------------------------------------------------------------------ the share and streams APIs
     def handle(self, session: "Session", slot: "Slot", frame) -> bool:
@@ -129,7 +113,7 @@ class BrokerGroups:
             return True
         mine = {g for g in gids if self.kshim_holds(g)} - denied
         if not mine and not denied:
-            self._spawn(self.forward(session, slot, frame, req, gids))
+            self._spawn(self.forward(session, slot, frame, req, gids, batch))
         elif batch is None and mine and self.hand_over is not None and self.hand_over.takes(session, slot, frame, req):
             pass                               # a streams join taking over kshim's Empty classic group
         elif batch is None:
@@ -182,7 +166,7 @@ class BrokerGroups:
         if denied:                             # kshim's authorization answers it, per entry as the broker
             return False
         if batch is None or len(theirs) == len(gids):
-            self._spawn(self.forward(session, slot, frame, req, gids))
+            self._spawn(self.forward(session, slot, frame, req, gids, batch))
             return True
         self._spawn(self._then_local(session, slot, req, batch, theirs, gids, resume))
         return True
@@ -224,7 +208,7 @@ class BrokerGroups:
         self._listed[id(slot)] = groups
 
     async def _list_one(self, node: int, version: int, req) -> list:
-        conn = await self.conn(node)
+        conn = await self.links.conn(node)
         lo, hi = conn.versions.get(LIST_GROUPS, (0, version))
         v = max(lo, min(version, hi))
         resp = await request(conn, LIST_GROUPS, v, ListGroupsRequest(
@@ -246,20 +230,19 @@ class BrokerGroups:
                 log.warning("cannot list broker %s's share and streams groups: %s", node, e)
 
     # ------------------------------------------------------------------ forwarding
-    async def forward(self, session, slot, frame, req, gids: list[str]) -> None:
+    async def forward(self, session, slot, frame, req, gids: list[str], batch) -> None:
         """One request for groups of one coordinator as the client's bytes; a batched request whose
         groups have different coordinators is split."""
         nodes = set()
         try:
             for g in gids:
-                nodes.add(await self.node_for(g))
+                nodes.add(await self.links.node_for(g))
         except BrokerUnavailable as e:
             return self._unavailable(session, slot, e)
-        gids_batch = group_ids(slot.api_key, slot.version, req)[1]
-        if len(nodes) > 1 and gids_batch is not None:
-            return await self._forward_split(session, slot, req, gids_batch, gids, gids, [])
+        if len(nodes) > 1 and batch is not None:
+            return await self._forward_split(session, slot, req, batch, gids, gids, [])
         try:
-            answer, msg = await self._ask(gids, frame, slot.api_key, slot.version)
+            answer, msg = await self.links.ask(gids, frame, slot.api_key, slot.version)
         except BrokerUnavailable as e:
             return self._unavailable(session, slot, e)
         self._learn(slot.api_key, gids, msg)
@@ -279,7 +262,7 @@ class BrokerGroups:
         by_node: dict[int, list[str]] = {}
         try:
             for g in gids:
-                by_node.setdefault(await self.node_for(g), []).append(g)
+                by_node.setdefault(await self.links.node_for(g), []).append(g)
         except BrokerUnavailable as e:
             self._unavailable(session, slot, e)
             return None
@@ -288,86 +271,13 @@ class BrokerGroups:
             sub = subset(req, batch, set(node_gids))
             frame = encode_request(slot.api_key, slot.version, slot.correlation_id, session.client_id, sub)
             try:
-                _, msg = await self._ask(node_gids, frame, slot.api_key, slot.version)
+                _, msg = await self.links.ask(node_gids, frame, slot.api_key, slot.version)
             except BrokerUnavailable as e:
                 self._unavailable(session, slot, e)
                 return None
             self._learn(slot.api_key, node_gids, msg)
             entries.extend(getattr(msg, batch.response_attr) or [])
         return entries
-
-    async def _ask(self, gids: list[str], frame, api_key: int, version: int):
-        """(answer frame, decoded answer) from the coordinator of `gids` (one), retrying moved ones."""
-        deadline = time.monotonic() + RETRY_S
-        attempt = 0
-        while True:
-            node = await self.node_for(gids[0], deadline)
-            try:
-                conn = await self.conn(node)
-                answer = await conn.send(frame)
-            except (OSError, ConnectionError, asyncio.TimeoutError) as e:
-                self._coordinators.pop(gids[0], None)
-                if time.monotonic() > deadline:
-                    raise BrokerUnavailable(f"broker {node}: {e}") from e
-            else:
-                msg = read_response(answer, api_key, version)
-                if not needs_retry(msg) or time.monotonic() > deadline:
-                    return answer, msg
-                for g in gids:
-                    self._coordinators.pop(g, None)
-            await asyncio.sleep(BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)])
-            attempt += 1
-
-    async def node_for(self, group_id: str, deadline: float | None = None) -> int:
-        node = self._coordinators.get(group_id)
-        if node is not None:
-            return node
-        if not self.proxy.topology.brokers:
-            raise BrokerUnavailable("no broker is known")
-        deadline = deadline if deadline is not None else time.monotonic() + RETRY_S
-        attempt, why = 0, "no broker"
-        while time.monotonic() <= deadline:
-            brokers = sorted(self.proxy.topology.brokers)
-            if brokers:
-                ask = brokers[attempt % len(brokers)]
-                try:
-                    node, error = await self._find(ask, group_id)
-                    if error == Error.NONE and node in self.proxy.topology.brokers:
-                        self._coordinators[group_id] = node
-                        return node
-                    why = f"FindCoordinator answered {error_name(error)}"
-                except (OSError, ConnectionError, asyncio.TimeoutError) as e:
-                    why = f"broker {ask}: {e}"
-            await asyncio.sleep(BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)])
-            attempt += 1
-        raise BrokerUnavailable(f"no coordinator for group {group_id!r} ({why})")
-
-    async def _find(self, node: int, group_id: str) -> tuple[int, int]:
-        conn = await self.conn(node)
-        v = min(conn.versions.get(FIND_COORDINATOR, (0, 4))[1], 4)
-        if v >= 4:
-            resp = await request(conn, FIND_COORDINATOR, v, FindCoordinatorRequest(
-                key_type=GROUP_KEY, coordinator_keys=[group_id]))
-            c = resp.coordinators[0]
-            return c.node_id, c.error_code
-        resp = await request(conn, FIND_COORDINATOR, v, FindCoordinatorRequest(key=group_id, key_type=GROUP_KEY))
-        return resp.node_id, resp.error_code
-
-    async def conn(self, node: int) -> PipelinedConnection:
-        conn = self._conns.get(node)
-        if conn is not None and not conn.closed:
-            return conn
-        opening = self._opening.get(node)
-        if opening is None:
-            broker = self.proxy.topology.brokers.get(node)
-            if broker is None:
-                raise ConnectionError(f"broker {node} is not in the cluster")
-            opening = asyncio.ensure_future(PipelinedConnection.connect(self.proxy.cfg, broker.host, broker.port))
-            self._opening[node] = opening
-            opening.add_done_callback(lambda _f: self._opening.pop(node, None))
-        conn = await asyncio.shield(opening)
-        self._conns[node] = conn
-        return conn
 
     # ------------------------------------------------------------------ answers
     def _learn(self, api_key: int, gids: list[str], msg) -> None:
@@ -430,18 +340,6 @@ def error_answer(api_key: int, code: int):
     return body
 
 
-def encode_request(api_key: int, version: int, correlation_id: int, client_id: str | None, body) -> bytes:
-    hv = api.request_header_version(api_key, version)
-    return api.RequestHeader(request_api_key=api_key, request_api_version=version, correlation_id=correlation_id,
-                             client_id=client_id).encode(hv) + body.encode(version)
-
-
 def encode_response(api_key: int, version: int, correlation_id: int, body) -> bytes:
     hv = api.response_header_version(api_key, version)
     return api.ResponseHeader(correlation_id=correlation_id).encode(hv) + body.encode(version)
-
-
-async def request(conn: PipelinedConnection, api_key: int, version: int, body):
-    """kshim's own request on a pipelined connection, decoded."""
-    answer = await conn.send(encode_request(api_key, version, 0, "kshim", body))
-    return read_response(answer, api_key, version)

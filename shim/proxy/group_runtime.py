@@ -93,6 +93,11 @@ class GroupRuntime:
         c = self.coordinator
         return {*c.groups, *c.consumer_groups, *c.offsets.by_group, *c.txns.by_group}
 
+    def holds(self, group_id: str) -> bool:
+        """`group_id in group_ids()`, without building the set."""
+        c = self.coordinator
+        return any(group_id in d for d in (c.groups, c.consumer_groups, c.offsets.by_group, c.txns.by_group))
+
     def metadata_updated(self) -> None:
         self.deliver(self.coordinator.metadata_updated(now_ms()))
 

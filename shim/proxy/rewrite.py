@@ -113,8 +113,7 @@ class Rewriter:
             msg = cls.decode(body, 0)
         keep = []
         for k in msg.api_keys:
-            rng = advertised_range(k.api_key, k.min_version, k.max_version, api.VERSIONS, api.API_KEYS,
-                                   self.local_versions)
+            rng = advertised_range(k.api_key, k.min_version, k.max_version, api.VERSIONS, self.local_versions)
             if rng is not None:
                 k.min_version, k.max_version = rng
                 keep.append(k)

@@ -139,7 +139,7 @@ class Proxy:
     def _set_allowed(self, versions: dict[int, tuple[int, int]]) -> None:
         allowed = {}
         for key, (lo, hi) in versions.items():
-            rng = advertised_range(key, lo, hi, api.VERSIONS, api.API_KEYS, self.local_versions)
+            rng = advertised_range(key, lo, hi, api.VERSIONS, self.local_versions)
             if rng:
                 allowed[key] = rng
         self.allowed = allowed

@@ -42,7 +42,7 @@ GROUP_APIS = frozenset(COORDINATOR_VERSIONS)
 
 
 def advertised_range(api_key: int, broker_min: int, broker_max: int,
-                     codec_versions: dict[int, tuple[int, int]], api_names: dict[int, str],
+                     codec_versions: dict[int, tuple[int, int]],
                      local_versions: dict[int, tuple[int, int]] | None = None) -> tuple[int, int] | None:
     """The (min, max) kshim advertises for one api key, or None to drop it."""
     if api_key not in codec_versions:

@@ -47,17 +47,20 @@ def empty_groups(c: GroupCoordinator, match: Callable[[str], bool]) -> dict[str,
     for gid, offsets in c.offsets.by_group.items():
         if not offsets or not match(gid):
             continue
-        g, cg = c.groups.get(gid), c.consumer_groups.get(gid)
-        if (g is not None and g.state != EMPTY) or (cg is not None and cg.members):
+        if _has_members(c, gid):
             continue
         out[gid] = sorted(offsets.values(), key=lambda r: (r.topic, r.partition))
     return out
 
 
+def _has_members(c: GroupCoordinator, gid: str) -> bool:
+    g, cg = c.groups.get(gid), c.consumer_groups.get(gid)
+    return (g is not None and g.state != EMPTY) or (cg is not None and bool(cg.members))
+
+
 def live_groups(c: GroupCoordinator, match: Callable[[str], bool]) -> list[str]:
-    return sorted(gid for gid in {*c.groups, *c.consumer_groups} if match(gid) and gid in c.offsets.by_group
-                  and ((gid in c.groups and c.groups[gid].state != EMPTY)
-                       or (gid in c.consumer_groups and c.consumer_groups[gid].members)))
+    """The matching groups with committed offsets that have members (export leaves them out)."""
+    return sorted(gid for gid in c.offsets.by_group if match(gid) and _has_members(c, gid))
 
 
 def matcher(patterns: list[str] | None) -> Callable[[str], bool]:

@@ -33,8 +33,8 @@ def test_share_and_streams_apis_are_advertised_with_the_brokers_range():
     for key in (ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_FETCH, ApiKey.STREAMS_GROUP_HEARTBEAT,
                 ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS):
         lo, hi = api.VERSIONS[key]
-        assert advertised_range(key, lo, hi, api.VERSIONS, api.API_KEYS) == (lo, hi)
-        assert advertised_range(key, lo, hi - 1 if hi > lo else hi, api.VERSIONS, api.API_KEYS)[1] == max(lo, hi - 1)
+        assert advertised_range(key, lo, hi, api.VERSIONS) == (lo, hi)
+        assert advertised_range(key, lo, hi - 1 if hi > lo else hi, api.VERSIONS)[1] == max(lo, hi - 1)
 
 
 def _share_fetch_frame(version: int, error: int, endpoints) -> bytes:

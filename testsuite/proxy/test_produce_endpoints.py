@@ -51,9 +51,9 @@ def test_a_produce_answer_without_endpoints_is_the_brokers_bytes():
 def test_which_produce_answers_are_read():
     assert not rewritten(0, 9) and rewritten(0, 10) and rewritten(0, 13)
     assert not rewritten(1, 17)                             # Fetch stays pass-through, capped at v15
-    versions, names = {0: (3, 13), 1: (4, 18)}, {0: "Produce", 1: "Fetch"}
-    assert advertised_range(0, 0, 13, versions, names) == (0, 13)
-    assert advertised_range(1, 4, 18, versions, names) == (4, 15)
+    versions = {0: (3, 13), 1: (4, 18)}
+    assert advertised_range(0, 0, 13, versions) == (0, 13)
+    assert advertised_range(1, 4, 18, versions) == (4, 15)
 
 
 def test_an_answer_without_a_not_leader_error_is_not_decoded(monkeypatch):
