@@ -7,17 +7,20 @@ import pytest
 
 from testsuite.groups.scenarios import COOPERATIVE, dynamic_membership
 from testsuite.harness.javatools import JavaTools
+from testsuite.harness.sides import both_sides
 
 
 @pytest.mark.parametrize("assignor", [None, COOPERATIVE], ids=["eager-range", "cooperative-sticky"])
 def test_join_leave_and_session_expiry(kafka, kshim, kafka_install, names, tmp_path, assignor):
-    facts = {}
-    for where, bootstrap in (("broker", kafka.bootstrap), ("kshim", kshim.bootstrap)):
-        tools = JavaTools(kafka_install, bootstrap, tmp_path / where)
+    bootstraps = {"broker": kafka.bootstrap, "kshim": kshim.bootstrap}
+
+    def side(where: str) -> dict:
+        tools = JavaTools(kafka_install, bootstraps[where], tmp_path / where)
         try:
-            facts[where] = dynamic_membership(tools, names, assignor)
+            return dynamic_membership(tools, names, assignor)
         finally:
             tools.stop_all()
+    facts = both_sides(side)
     assert facts["kshim"] == facts["broker"]
     assert facts["kshim"] == {"after_join": [2, 2], "after_leave": 4,
                               "crash_detected_after_session_timeout": True, "after_crash": 4}
@@ -37,7 +40,8 @@ def max_poll_exceeded(bootstrap: str, kafka_install, log_dir) -> dict:
 
 
 def test_max_poll_interval_exceeded(kafka, kshim, kafka_install, tmp_path):
-    broker = max_poll_exceeded(kafka.bootstrap, kafka_install, tmp_path / "broker")
-    through = max_poll_exceeded(kshim.bootstrap, kafka_install, tmp_path / "kshim")
+    bootstraps = {"broker": kafka.bootstrap, "kshim": kshim.bootstrap}
+    facts = both_sides(lambda where: max_poll_exceeded(bootstraps[where], kafka_install, tmp_path / where))
+    broker, through = facts["broker"], facts["kshim"]
     assert through == broker
     assert through == {"shared": 1, "steady_after_stall": 2, "max_poll_error": True, "after_rejoin": 1}
