@@ -1,0 +1,119 @@
+"""The per-partition analysis without Spark: owner segments, gaps and rebalance impact folded from
+hand-built traces (testsuite/trace/tracebuild.py): eager, cooperative (KIP-429), static bounce, leave."""
+
+from __future__ import annotations
+
+from shim.trace.analyze.gaps import partition_gaps, rebalance_impact
+from shim.trace.analyze.ownership import fold_ownership
+from shim.trace.analyze.partition_tables import GAP_COLUMNS, IMPACT_COLUMNS, OWNER_COLUMNS
+from testsuite.trace.tracebuild import W0, Trace, join_req, join_resp, scenario, sync_req, sync_resp
+
+
+def rel(v):
+    return v - W0 if v is not None else None
+
+
+def segs(owners, part):
+    return [(s["member"], s["generation"], rel(s["from_wall_ms"]), rel(s["to_wall_ms"]), s["end_kind"],
+             s["end_generation"]) for s in owners if s["partition"] == part]
+
+
+def test_eager_owners_end_at_the_join_leave_and_static_replacement():
+    owners, rounds = fold_ownership("g", scenario().records)
+    assert all(tuple(s) == OWNER_COLUMNS for s in owners)
+    assert {s["protocol"] for s in owners} == {"eager"}
+    # t-0: A-1 from its gen-1 SyncGroup answer, revoked at its JoinGroup (12600), again at its
+    # gen-2 answer, until its LeaveGroup; then B-2 from gen 3 to the trace end
+    assert segs(owners, 0) == [("A-1", 1, 3011, 12600, "revoked", 2), ("A-1", 2, 12701, 30000, "left", 3),
+                               ("B-2", 3, 30701, None, "trace_end", None)]
+    # t-2: the static bounce ends B-1 at the replacement (no rebalance: generation 2 goes on)
+    assert segs(owners, 2) == [("A-1", 1, 3011, 12600, "revoked", 2), ("B-1", 2, 12703, 20000, "static_replaced", 2),
+                               ("B-2", 2, 20101, 30600, "revoked", 3), ("B-2", 3, 30701, None, "trace_end", None)]
+    b1 = next(s for s in owners if s["member"] == "B-1")
+    assert b1["last_seen_wall_ms"] - W0 == 15000 and b1["instance"] == "b" and b1["client_id"] == "client-2"
+    # round members: the JoinGroup (first attempt for A-1) and SyncGroup answers; B-2's later static rejoin is not
+    assert [(r["generation"], rel(r["start_wall_ms"]), {m: rel(t) for m, t in r["joins"].items()},
+             {m: rel(t) for m, t in r["syncs"].items()}) for r in rounds] == [
+        (1, 2, {"A-1": 0}, {"A-1": 3011}),
+        (2, 12000, {"A-1": 12600, "B-1": 12000}, {"A-1": 12701, "B-1": 12703}),
+        (3, 30000, {"B-2": 30600}, {"B-2": 30701})]
+
+
+def test_gaps_and_impact_of_the_eager_scenario():
+    owners, rounds = fold_ownership("g", scenario().records)
+    gaps = partition_gaps(owners, W0 + 48001)
+    assert all(tuple(g) == GAP_COLUMNS for g in gaps)
+    p2 = [(rel(g["from_wall_ms"]), rel(g["to_wall_ms"]), g["duration_ms"], g["initial"], g["previous_member"],
+           g["previous_end_kind"], g["next_member"], g["generation"], g["cause_id"]) for g in gaps if g["partition"] == 2]
+    assert p2 == [(3011, 3011, 0, True, None, None, "A-1", 1, "g:1"),
+                  (12600, 12703, 103, False, "A-1", "revoked", "B-1", 2, "g:2"),
+                  (20000, 20101, 101, False, "B-1", "static_replaced", "B-2", 2, "g:static@1790000020000"),
+                  (30600, 30701, 101, False, "B-2", "revoked", "B-2", 3, "g:3")]
+    assert [g["stalled_from_wall_ms"] for g in gaps if g["previous_end_kind"] == "static_replaced"] == [W0 + 15000] * 2
+    impact = rebalance_impact(rounds, gaps)
+    assert all(tuple(r) == IMPACT_COLUMNS for r in impact)
+    got = [(r["generation"], r["protocol"], r["partitions_unavailable"], r["max_gap_ms"], r["unavailable_partition_ms"],
+            r["slowest_revoke_member"], r["slowest_revoke_ms"], r["slowest_rejoin_member"], r["slowest_rejoin_ms"])
+           for r in impact]
+    assert got == [(1, "eager", 0, None, 0, "A-1", -2, "A-1", 3009),
+                   (2, "eager", 4, 103, 101 + 101 + 103 + 103, "A-1", 600, "B-1", 703),
+                   (3, "eager", 4, 701, 701 + 701 + 101 + 101, "B-2", 600, "B-2", 701)]
+
+
+def coop_join(member="", instance=None, reason=None):
+    return {**join_req(member, instance, reason), "protocols": [{"name": "cooperative-sticky", "metadata": "AAE="}]}
+
+
+def cooperative() -> Trace:
+    """A (cooperative-sticky) owns t-0..3; B joins: gen 2 gives A t-0,t-1 (it revokes t-2,t-3 and
+    rejoins), gen 3 gives B t-2,t-3; A's t-0,t-1 stay owned throughout."""
+    tr = Trace("c")
+    tr.call(0, 100, 1, 11, coop_join("A"), join_resp(1, "A", "A", [("A", None)]))
+    tr.event(1, "rebalance", reason="adding new member A", generation=0)
+    tr.event(99, "generation", generation=1, members=1, leader="A", protocol="cooperative-sticky")
+    tr.call(110, 111, 1, 14, sync_req(1, "A", assignments={"A": [0, 1, 2, 3]}), sync_resp([0, 1, 2, 3]), 5)
+    tr.call(5000, 5300, 2, 11, coop_join("", "b", reason="hello"), join_resp(2, "B", "A"))
+    tr.event(5000.5, "rebalance", reason="adding new member B with group instance id b", generation=1)
+    tr.call(5200, 5299, 1, 11, coop_join("A", reason="group is already rebalancing"),
+            join_resp(2, "A", "A", [("A", None), ("B", "b")]))
+    tr.event(5298, "generation", generation=2, members=2, leader="A", protocol="cooperative-sticky")
+    tr.call(5310, 5311, 1, 14, sync_req(2, "A", assignments={"A": [0, 1], "B": []}), sync_resp([0, 1]), 5)
+    tr.call(5312, 5313, 2, 14, sync_req(2, "B", "b"), sync_resp([]), 5)
+    tr.call(5400, 5600, 1, 11, coop_join("A", reason="need to revoke partitions and re-join"),
+            join_resp(3, "A", "A", [("A", None), ("B", "b")]))
+    tr.event(5400.5, "rebalance", reason="updating metadata for member A", generation=2)
+    tr.call(5450, 5599, 2, 11, coop_join("B", "b", reason="group is already rebalancing"), join_resp(3, "B", "A"))
+    tr.event(5598, "generation", generation=3, members=2, leader="A", protocol="cooperative-sticky")
+    tr.call(5610, 5611, 1, 14, sync_req(3, "A", assignments={"A": [0, 1], "B": [2, 3]}), sync_resp([0, 1]), 5)
+    tr.call(5612, 5650, 2, 14, sync_req(3, "B", "b"), sync_resp([2, 3]), 5)
+    return tr
+
+
+def test_cooperative_keeps_owned_partitions_and_gaps_only_the_moved_ones():
+    owners, rounds = fold_ownership("c", cooperative().records)
+    assert {s["protocol"] for s in owners} == {"cooperative"}
+    assert segs(owners, 0) == [("A", 1, 111, None, "trace_end", None)]         # kept across both rebalances
+    assert segs(owners, 3) == [("A", 1, 111, 5311, "revoked", 2), ("B", 3, 5650, None, "trace_end", None)]
+    gaps = [g for g in partition_gaps(owners, W0 + 6000) if not g["initial"]]
+    assert [(g["partition"], rel(g["from_wall_ms"]), g["duration_ms"], g["generation"], g["next_generation"])
+            for g in gaps] == [(2, 5311, 339, 2, 3), (3, 5311, 339, 2, 3)]
+    impact = {r["generation"]: r for r in rebalance_impact(rounds, partition_gaps(owners, W0 + 6000))}
+    assert impact[2]["partitions_unavailable"] == 2 and impact[2]["unavailable_partition_ms"] == 678
+    assert impact[3]["partitions_unavailable"] == 0 and impact[3]["protocol"] == "cooperative"
+
+
+def test_a_partition_still_unowned_at_the_end_is_an_open_gap():
+    tr = scenario()
+    tr.call(40000, 40001, 3, 13, {"members": [{"memberId": "B-2", "groupInstanceId": "b",
+                                               "reason": "consumer poll timeout has expired."}]},
+            {"throttleTimeMs": 0, "errorCode": 0, "members": []}, 5)
+    tr.event(40000.5, "rebalance", reason="1 member(s) left the group", generation=3)
+    owners, rounds = fold_ownership("g", tr.records)
+    last = [s for s in owners if s["member"] == "B-2" and s["generation"] == 3]
+    assert {(s["end_kind"], rel(s["to_wall_ms"]), s["end_generation"]) for s in last} == {("poll_timeout", 40000, None)}
+    r = {(rr["group"], rr["generation"]): rr for rr in rounds}
+    gaps = [g for g in partition_gaps(owners, W0 + 41000, r) if g["open"]]
+    assert len(gaps) == 4 and {g["duration_ms"] for g in gaps} == {1000}
+    assert {g["cause_id"] for g in gaps} == {"g:open@1790000040000"}
+    impact = rebalance_impact(rounds, partition_gaps(owners, W0 + 41000, r))
+    assert impact[-1]["generation"] is None and impact[-1]["partitions_unavailable"] == 4
