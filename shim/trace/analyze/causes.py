@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from .load import CONSUMER_GROUP_HEARTBEAT, HEARTBEAT, JOIN_GROUP, LEAVE_GROUP
+from .load import CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP, LEAVE_GROUP
 from .ownership import POLL_TIMEOUT_REASON, remember_identity
 from .partition_tables import CAUSE_COLUMNS, cause_id, row, static_cause_id
 from .timeline import C2K, _body
@@ -68,7 +68,7 @@ class CauseFold:
         self.chain: dict | None = None      # the classic round being formed
         self.joins: dict[str, dict] = {}    # member id / instance -> its last JoinGroup request
         self.leaves: dict[str, dict] = {}   # member id -> its last LeaveGroup request (and reason)
-        self.beats: dict[str, dict] = {}    # member id -> its last (Consumer)Heartbeat request
+        self.beats: dict[str, dict] = {}    # member id -> its last request (mostly heartbeats)
         self.epoch0: set[str] = set()       # KIP-848 members whose last heartbeat had epoch 0
         self.session_ms: dict[str, int] = {}
         self.instance: dict[str, str] = {}
@@ -118,12 +118,12 @@ class CauseFold:
             for m in body.get("members") or [{"memberId": body.get("memberId")}]:
                 if m.get("memberId"):
                     self.leaves[m["memberId"]] = {**self._frame(rec), "reason": m.get("reason")}
-        elif api in (HEARTBEAT, CONSUMER_GROUP_HEARTBEAT) and mid:
+        if mid:     # its last request: a heartbeat, or any group request (a member may die before its first)
             self.beats[mid] = self._frame(rec)
-            if api == CONSUMER_GROUP_HEARTBEAT:
-                (self.epoch0.add if body.get("memberEpoch") == 0 else self.epoch0.discard)(mid)
-                if body.get("memberEpoch") in (-1, -2):
-                    self.leaves[mid] = {**self._frame(rec), "reason": None}
+        if api == CONSUMER_GROUP_HEARTBEAT and mid:
+            (self.epoch0.add if body.get("memberEpoch") == 0 else self.epoch0.discard)(mid)
+            if body.get("memberEpoch") in (-1, -2):
+                self.leaves[mid] = {**self._frame(rec), "reason": None}
 
     def _event(self, rec, body: dict) -> None:
         kind, mid = rec.get("event"), body.get("member")

@@ -192,10 +192,14 @@ class ClassicOwnership:
     # ------------------------------------------------------------------ result
     def finish(self) -> tuple[list[dict], list[dict]]:
         """(owner segments, rounds): rounds carry generation, start/end wall_ms, protocol, joins, syncs."""
-        if self.round is not None:
-            self.rounds.append({**self.round, "generation": None, "generation_wall_ms": None, "gen_ts": None})
+        if self.round is not None:   # still open: the protocol of the generation before it
+            self.rounds.append({**self.round, "generation": None, "generation_wall_ms": None, "gen_ts": None,
+                                "protocol_name": self.gen.get("protocol_name") if self.gen else None})
+        prev_members: set = set()
         for r in self.rounds:
-            r["protocol"] = self.protocol_of(r, set(r["joins"]) | set(r["syncs"]))
+            members = set(r["joins"]) | set(r["syncs"])
+            r["protocol"] = self.protocol_of(r, members or prev_members)
+            prev_members = members or prev_members
             r["end_wall_ms"] = max(r["syncs"].values(), default=None)
         for seg in self.owners:
             if seg["to_wall_ms"] is None:
