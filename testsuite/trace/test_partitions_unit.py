@@ -230,3 +230,16 @@ def test_kip848_owners_gaps_reconciliation_and_causes():
     assert (two["slowest_revoke_member"], two["slowest_revoke_ms"], two["slowest_rejoin_member"],
             two["slowest_rejoin_ms"]) == ("A", 700, "B", 1001)
     assert two["cause"] == "joined B" and impact[3]["cause"] == "left A: the member left the group"
+
+
+def test_kip848_static_replacement_ends_the_old_member_and_has_its_own_cause():
+    tr = kip848()
+    cg_hb(tr, 7000, 7001, 3, "B2", 0, tps(), 2, tps(2, 3))            # B restarted with its instance id
+    tr.event(7000.5, "static_member_replaced", instance="b", old="B", new="B2")
+    owners, _, _ = fold_consumer_group("k", tr.records, {TID: "orders"})
+    ends = {(s["member"], s["partition"]): (s["end_kind"], rel(s["to_wall_ms"])) for s in owners if s["to_wall_ms"]}
+    assert ends[("B", 2)] == ends[("B", 3)] == ("static_replaced", 7000)
+    (cause,) = [c for c in fold_causes("k", tr.records) if c["kind"] == "static_replaced"]
+    assert (cause["cause_id"], cause["member"], cause["generation"], cause["group_type"]) == \
+        ("k:static@1790000007000", "B2", 2, "consumer")
+    assert cause["ts_ns"] == 7000 * 1_000_000       # B2's joining heartbeat

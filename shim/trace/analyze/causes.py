@@ -74,6 +74,7 @@ class CauseFold:
         self.instance: dict[str, str] = {}
         self.client: dict[str, str] = {}
         self.generation = None              # the classic generation in force
+        self.epoch = None                   # the KIP-848 group epoch in force
 
     # ------------------------------------------------------------------ rows
     def _row(self, chain: dict, rec, kind: str, member=None, reason=None, detail=None, frame=None, **extra) -> None:
@@ -139,16 +140,18 @@ class CauseFold:
         elif kind == "member_removed" and self.chain is not None and body.get("reason") in (
                 "did not rejoin", "did not sync in time"):
             self._row(self.chain, rec, "removed", mid, reason=body.get("reason"), frame=self.beats.get(mid))
-        elif kind == "static_member_replaced" and body.get("old_member") is not None:
-            chain = self._chain(rec, "classic", self.generation)
+        elif kind == "static_member_replaced":     # classic: member / old_member; KIP-848: new / old
+            new, old = mid or body.get("new"), body.get("old_member") or body.get("old")
+            classic = "old_member" in body
+            chain = self._chain(rec, "classic" if classic else "consumer", self.generation if classic else self.epoch)
             chain["id"] = static_cause_id(self.group, rec.get("wall_ms"))
-            j = self.joins.get(body.get("instance")) or {}
-            if mid and j.get("client_id"):
-                self.client.setdefault(mid, j["client_id"])
-            self._row(chain, rec, "static_replaced", mid, reason=j.get("reason") or body.get("reason"),
-                      detail=f"old member {body['old_member']}; no rebalance", frame=j)
+            j = (self.joins.get(body.get("instance")) if classic else self.beats.get(new)) or {}
+            remember_identity(self.instance, self.client, new, body.get("instance"), j.get("client_id"))
+            self._row(chain, rec, "static_replaced", new, reason=j.get("reason") or body.get("reason"),
+                      detail=f"old member {old}; no rebalance", frame=j)
         elif kind == "group_epoch":
             chain = self._chain(rec, "consumer", body.get("epoch"))
+            self.epoch = body.get("epoch")
             self._consumer_reason(chain, rec, body.get("reason") or "")
 
     def _classic_reason(self, rec, reason: str) -> None:

@@ -93,7 +93,7 @@ CAUSE_COLUMNS = (
 
 CAUSE_KINDS = (
     "joined", "rejoined", "left", "session_timeout", "poll_interval_exceeded", "removed", "sync_timeout",
-    "rebalance_timeout", "static_replaced", "fenced", "metadata_change", "subscription_change",
+    "rebalance_timeout", "static_replaced", "metadata_change", "subscription_change",
     "regex_change", "coordinator",   # any other coordinator reason, as text in `reason`
 )
 
