@@ -151,6 +151,11 @@ def test_session_timeout_and_poll_timeout_causes():
     owners, _ = fold_ownership("g", tr.records)
     ended = {(s["end_kind"], rel(s["to_wall_ms"]), rel(s["last_seen_wall_ms"])) for s in owners if s["generation"] == 3}
     assert ended == {("session_timeout", 58000, 48000)}
+    # its connection (3) closed at 50000 (killed): that is when it went away; a close before its last
+    # request (an old connection) says nothing
+    for closed, seen in ((50000, 50000), (47000, 48000)):
+        owners, _ = fold_ownership("g", tr.records, {3: W0 + closed})
+        assert {rel(s["last_seen_wall_ms"]) for s in owners if s["generation"] == 3} == {seen}
 
     tr = scenario()
     tr.call(40000, 40001, 3, 13, {"members": [{"memberId": "B-2", "groupInstanceId": "b",

@@ -17,18 +17,20 @@ PART_COLUMNS = ("type", "ts_ns", "wall_ms", "event", "api_key", "dir", "conn", "
 KEYS = ("rounds", "partition_owners", "causes", "reconciliation")
 
 
-def fold_partitions(group: str, records, names: dict[str, str] | None = None) -> dict[str, list[dict]]:
+def fold_partitions(group: str, records, names: dict[str, str] | None = None,
+                    closes: dict[int, int] | None = None) -> dict[str, list[dict]]:
     """One group's owner segments, causes, reconciliation rows and rounds (both group types: a group
-    converted between classic and consumer has rows of each)."""
+    converted between classic and consumer has rows of each); `closes`: connection id -> wall_ms of
+    its `conn_close` record."""
     recs = sorted(records, key=lambda r: (r.get("ts_ns") or 0))
     out = {k: [] for k in KEYS}
     if any(r.get("api_key") != CONSUMER_GROUP_HEARTBEAT for r in recs if r.get("type") == "frame") or \
             any(r.get("event") in ("rebalance", "generation") for r in recs):
-        owners, rounds = fold_ownership(group, recs)
+        owners, rounds = fold_ownership(group, recs, closes)
         out["partition_owners"] += owners
         out["rounds"] += rounds
     if any(r.get("api_key") == CONSUMER_GROUP_HEARTBEAT or r.get("event") == "group_epoch" for r in recs):
-        owners, recon, rounds = fold_consumer_group(group, recs, names)
+        owners, recon, rounds = fold_consumer_group(group, recs, names, closes)
         out["partition_owners"] += owners
         out["reconciliation"] += recon
         out["rounds"] += rounds
@@ -74,11 +76,13 @@ def partition_analysis(df, names: dict[str, str], group: str | None = None) -> d
     """The five tables of partition_tables.TABLES for every group of the trace (or one)."""
     from pyspark.sql import functions as F
     items = partition_records(df, group)
-    bc = df.sparkSession.sparkContext.broadcast(names)
+    closes = {r["conn"]: r["wall_ms"] for r in df.where(F.col("type") == "conn_close").select("conn", "wall_ms")
+              .collect()}
+    bc = df.sparkSession.sparkContext.broadcast((names, closes))
 
     def fold(item):
         grp, values = item
-        out = fold_partitions(grp, unpack(values), bc.value)
+        out = fold_partitions(grp, unpack(values), *bc.value)
         return [(k, row) for k, rows_ in out.items() for row in rows_]
 
     got: dict[str, list[dict]] = {k: [] for k in KEYS}
