@@ -60,7 +60,7 @@ def build(members: int = 6, partitions: int = 24, topics: int = 2) -> tuple[dict
                                     last_heartbeat_wall_ms=T0 + 180_000 if kind == "session_timeout" else None,
                                     timeout_ms=45_000 if kind == "session_timeout" else None))
         nxt = rounds[n + 1][1] if n + 1 < len(rounds) else None
-        assign = {p: who[i % len(who)] for i, p in enumerate(parts)}
+        assign = sticky({p: o["_m"] for p, o in owner.items()}, parts, who)
         for i, m in enumerate(who):
             sync = formed + 37 * i % 900
             mine = [f"{t}-{p}" for (t, p), o in assign.items() if o == m]
@@ -128,6 +128,23 @@ def build(members: int = 6, partitions: int = 24, topics: int = 2) -> tuple[dict
     tables["members"].append({**tables["members"][0], "member": ids[0] + "-b", "first_wall_ms": T0 + 125_000})
     tables["members"][0]["last_wall_ms"] = T0 + 118_000
     return tables, {"frames": frames, "by_ts": by_ts}
+
+
+def sticky(prev: dict, parts: list, who: list[int]) -> dict:
+    """Cooperative-sticky in spirit: a partition stays with its owner while the owner is alive and
+    under its quota; the rest go to the least loaded members."""
+    quota = -(-len(parts) // len(who))
+    counts = {m: 0 for m in who}
+    out = {}
+    for p in parts:
+        if prev.get(p) in counts and counts[prev[p]] < quota:
+            out[p] = prev[p]
+            counts[prev[p]] += 1
+    for p in parts:
+        if p not in out:
+            out[p] = min(who, key=lambda m: (counts[m], m))
+            counts[out[p]] += 1
+    return out
 
 
 SUMMARY = {"trace": "synthetic", "records": None, "group_records": 0, "master": "none", "made": "now"}

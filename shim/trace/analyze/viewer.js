@@ -53,7 +53,7 @@
 
   function Group(g, root) {
     const self = this;
-    this.g = g; this.a = 0; this.b = Math.max(g.span, 1);
+    this.g = g; this.pad = Math.max(g.span, 1) * 0.015; this.a = -this.pad; this.b = g.span + this.pad;
     root.innerHTML = "<div class='bar'><button class='reset'>reset zoom</button> <span class='range'></span>"
       + " <span class='muted'>wheel: zoom, drag: pan, click a mark: its frames</span></div>"
       + "<canvas class='lanes'></canvas><div class='part'></div><div class='detail'></div>";
@@ -61,12 +61,13 @@
     this.detail = root.querySelector(".detail");
     this.lanesCanvas = root.querySelector("canvas.lanes");
     this.width = Math.max(root.clientWidth, 600);
-    root.querySelector(".reset").onclick = () => { self.a = 0; self.b = Math.max(g.span, 1); self.draw(); };
+    root.querySelector(".reset").onclick = () => self.reset();
     this.hits = [];
     this.parts = g.parts ? new Partitions(this, root.querySelector(".part")) : null;
     this.interact(this.lanesCanvas, () => this.hits);
     this.draw();
   }
+  Group.prototype.reset = function () { this.a = -this.pad; this.b = this.g.span + this.pad; this.draw(); };
   Group.prototype.x = function (t) { return LEFT + (t - this.a) * (this.width - LEFT - RIGHT) / (this.b - this.a); };
   Group.prototype.t = function (x) { return this.a + (x - LEFT) * (this.b - this.a) / (this.width - LEFT - RIGHT); };
   Group.prototype.interact = function (canvas, hitsOf) {
@@ -92,7 +93,7 @@
       showTip(ev, h && (h.tipAt ? h.tipAt(ev.offsetX) : h.tip));
     });
     canvas.addEventListener("mouseleave", () => showTip(null, null));
-    canvas.addEventListener("dblclick", () => { self.a = 0; self.b = Math.max(self.g.span, 1); self.draw(); });
+    canvas.addEventListener("dblclick", () => self.reset());
     canvas.addEventListener("click", ev => {
       if (drag && drag.moved) return;
       const h = hit(hitsOf(), ev.offsetX, ev.offsetY);
@@ -202,7 +203,7 @@
     this.ph = this.total <= 64 ? 12 : 6;
     this.open = {}; p.topics.forEach((t, i) => { this.open[i] = this.total <= 64 || (i === 0 && this.total <= 400); });
     root.innerHTML = "<div class='muted'>partitions: " + this.total + " in " + p.topics.length + " topic(s); "
-      + "red: no owner (unavailable), grey: before the first assignment; click a topic to open or close it</div>"
+      + "red: no owner (unavailable), orange: its owner sent no frame any more (stalled), grey: before the first assignment; click a topic to open or close it</div>"
       + "<canvas class='strip'></canvas><div class='scroll'><canvas class='rows'></canvas><div class='spacer'></div></div>";
     this.strip = root.querySelector("canvas.strip");
     this.scroll = root.querySelector(".scroll");
@@ -294,7 +295,13 @@
           + "</b> (generation " + esc(gen) + ")<br>" + clock(grp.g.t0 + a) + " – " + clock(grp.g.t0 + b)});
       }
       ctx.globalAlpha = 1;
-      for (const [a, b, initial, cause] of gaps) {
+      for (const [a, b, initial, cause, stalled] of gaps) {
+        if (stalled != null && stalled < a) {    // the owner's last frame came earlier: stalled, not consuming
+          const s1 = grp.x(stalled), s2 = grp.x(a);
+          ctx.fillStyle = "#f2a541"; ctx.fillRect(s1, y0 + 1, Math.max(s2 - s1, 1), r.h - 2);
+          hits.push({x: s1, y: y0, w: Math.max(s2 - s1, 1), h: r.h, tip: esc(t.name + "-" + part) + " <b>stalled "
+            + (a - stalled) + " ms</b>: no frame from its owner after " + clock(grp.g.t0 + stalled), cause: cause});
+        }
         const x1 = grp.x(a), x2 = grp.x(b); if (x2 < LEFT || x1 > w) continue;
         ctx.fillStyle = initial ? "#ccc" : "#d22"; ctx.fillRect(x1, y0 + 1, Math.max(x2 - x1, 1.5), r.h - 2);
         hits.push({x: x1 - 1, y: y0, w: Math.max(x2 - x1, 1.5) + 2, h: r.h, tip: esc(t.name + "-" + part) + (initial ?

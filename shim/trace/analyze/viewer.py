@@ -12,9 +12,13 @@ viewer.js, no network, works from file://) whose views are drawn from one embedd
                "causes": {cause_id: [{"t", "kind", "member", "text", "frame"}]}
                "parts": null | {"owners": [identity], "unavailable": [[from, to]], "max_unavailable",
                         "topics": [{"name", "unavailable", "rows": [[partition, [[from, to, owner, generation]],
-                                                                     [[from, to, initial, cause_id]]]]}]}}],
+                                                                     [[from, to, initial, cause_id,
+                                                                       stalled_from]]]]}]}}],
    "frames": {"conn:corr": [{"dir", "api", "v", "conn", "corr", "wall_ms", "errors", "body"}]},
    "notes": [...]}
+
+`stalled_from`: the previous owner's last frame, when it came before the gap (a dead member keeps its
+partitions until the coordinator ends its membership): drawn as a stalled stretch before the gap.
 
 Frames embedded: the request and answer behind every cause and membership change (frames.py collects
 them), in that order of priority, up to FRAMES_MAX_BYTES of JSON; a note says how many were left out.
@@ -159,7 +163,7 @@ def partitions(gd: GroupData, owners: list[dict], gaps: list[dict], end: int) ->
             a, b = gd.t0, g["from_wall_ms"]
         else:
             a, b = g["from_wall_ms"], g["to_wall_ms"] if g["to_wall_ms"] is not None else end
-        r[2].append([gd.t(a), gd.t(b), bool(g.get("initial")), g.get("cause_id")])
+        r[2].append([gd.t(a), gd.t(b), bool(g.get("initial")), g.get("cause_id"), gd.t(g.get("stalled_from_wall_ms"))])
         if not g.get("initial"):
             unavailable.append((gd.t(a), gd.t(b)))
             by_topic.setdefault(g["topic"], []).append([gd.t(a), gd.t(b)])
