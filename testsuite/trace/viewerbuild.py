@@ -5,6 +5,7 @@ member killed (session timeout) and a member joining, plus the frames behind cau
 
 from __future__ import annotations
 
+from shim.trace.analyze.frames import frame_key
 from shim.trace.analyze.gaps import partition_gaps
 from shim.trace.analyze.partition_tables import CAUSE_COLUMNS, IMPACT_COLUMNS, OWNER_COLUMNS, row
 
@@ -24,13 +25,13 @@ def build(members: int = 6, partitions: int = 24, topics: int = 2) -> tuple[dict
 
     def frame(t, api, req, resp, member):
         conn[0] += 1
-        key = f"{conn[0]}:{7}"
+        key = frame_key(G, conn[0], 7)
         ts = (t - T0) * 1_000_000
         frames[key] = [{"dir": "client->kshim", "api": api, "v": 9, "conn": conn[0], "corr": 7, "wall_ms": t,
                         "errors": None, "body": {"groupId": G, "memberId": member, **req}},
                        {"dir": "kshim->client", "api": api, "v": 9, "conn": conn[0], "corr": 7, "wall_ms": t + 3,
                         "errors": None, "body": {"errorCode": 0, **resp}}]
-        by_ts[ts] = key
+        by_ts[(G, ts)] = key
         return conn[0], 7, ts
 
     def change(t, kind, k, reason=None, gen=None):

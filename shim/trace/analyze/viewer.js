@@ -276,7 +276,7 @@
         ctx.fillStyle = "#eef"; ctx.fillRect(0, y0, w, r.h - 1);
         ctx.fillStyle = "#223"; ctx.fillText((this.open[r.topic] ? "▾ " : "▸ ") + fit(ctx, t.name, LEFT - 70) + " (" + t.rows.length + ")", 4, y0 + 12);
         ctx.save(); ctx.beginPath(); ctx.rect(LEFT, y0, w - LEFT, r.h); ctx.clip();
-        this.drawHeat(ctx, t.unavailable, y0 + 1, r.h - 2, Math.max(t.rows.length, 1));
+        this.drawHeat(ctx, t.unavailable, y0 + 1, r.h - 2, p.max_unavailable || 1);   // same scale as the strip
         ctx.restore();
         hits.push({x: 0, y: y0, w: LEFT, h: r.h, tip: esc(t.name) + ": click to " + (this.open[r.topic] ? "close" : "open"),
           click: () => { this.open[r.topic] = !this.open[r.topic]; this.draw(); }});
@@ -335,6 +335,7 @@
     if (want[1] === "cause" && g.g.causes[want[2]]) { g.show("<b>rebalance cause</b>", [], want[2]); break; }
     if (want[1] === "frame" && D.frames[want[2]]) { g.show("<b>frame " + esc(want[2]) + "</b>", [want[2]]); break; }
   }
+  window.kshimViewer = {groups: groups, data: D};    // for scripted checks (tests, screenshots)
   const status = document.getElementById("viewer-status");
   status.dataset.groups = groups.length;
   status.dataset.lanes = groups.reduce((n, g) => n + g.g.lanes.length, 0);

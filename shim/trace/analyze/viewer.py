@@ -14,7 +14,7 @@ viewer.js, no network, works from file://) whose views are drawn from one embedd
                         "topics": [{"name", "unavailable", "rows": [[partition, [[from, to, owner, generation]],
                                                                      [[from, to, initial, cause_id,
                                                                        stalled_from]]]]}]}}],
-   "frames": {"conn:corr": [{"dir", "api", "v", "conn", "corr", "wall_ms", "errors", "body"}]},
+   "frames": {"group/conn:corr": [{"dir", "api", "v", "conn", "corr", "wall_ms", "errors", "body"}]},
    "notes": [...]}
 
 `stalled_from`: the previous owner's last frame, when it came before the gap (a dead member keeps its
@@ -30,6 +30,8 @@ import datetime as dt
 import html
 import json
 from pathlib import Path
+
+from .frames import frame_key
 
 FRAMES_MAX_BYTES = 2_000_000
 HERE = Path(__file__).parent
@@ -116,12 +118,12 @@ def _classic_group(idx: int, name: str, t: dict, frame_of: dict) -> GroupData:
                              f"{', '.join(m.get('assignment') or []) or 'no partitions'}"])
     for c in changes:
         lane = gd.lane(_ident(c), {c.get("member"), c.get("client_id")})
-        key = frame_of.get(c.get("ts_ns"))
+        key = frame_of.get((name, c.get("ts_ns")))
         gd.d["marks"].append([lane, gd.t(c["wall_ms"]), c["kind"],
                               " ".join(str(x) for x in (c.get("member"), c.get("reason"), c.get("detail")) if x),
                               [key] if key else []])
     for c in sorted(causes, key=lambda c: (str(c["cause_id"]), c.get("seq") or 0)):
-        frame = f"{c['conn']}:{c['corr']}" if c.get("conn") is not None and c.get("corr") is not None else None
+        frame = frame_key(name, c["conn"], c["corr"]) if c.get("conn") is not None and c.get("corr") is not None else None
         text = " ".join(str(x) for x in (c.get("reason"), c.get("detail")) if x)
         gd.d["causes"].setdefault(str(c["cause_id"]), []).append(
             {"t": gd.t(c.get("wall_ms") or gd.t0), "kind": c["kind"], "member": c.get("instance") or c.get("member"),
@@ -210,7 +212,7 @@ def cap_frames(frames: dict, order: list[str], max_bytes: int = FRAMES_MAX_BYTES
 
 def viewer_data(tables: dict, classic_groups: list[str], hb_groups: dict[str, list[str]],
                 linked: dict | None = None, max_frame_bytes: int = FRAMES_MAX_BYTES) -> dict:
-    """The blob (module docstring). `linked`: frames.py's {"frames": {key: [...]}, "by_ts": {ts_ns: key}}."""
+    """The blob (module docstring). `linked`: frames.py's {"frames": {key: [...]}, "by_ts": {(group, ts_ns): key}}."""
     linked = linked or {"frames": {}, "by_ts": {}}
     groups = [_classic_group(i, name, tables, linked["by_ts"]).finish() for i, name in enumerate(classic_groups)]
     for kind, names in hb_groups.items():
@@ -268,7 +270,7 @@ def table(rows: list[dict], cols: list[str], limit: int = 500) -> str:
             shown = short_id(text) if c in ("member", "instance", "leader", "subject") or c.endswith("_member") else text
             title = f' title="{_e(text)}"' if shown != text or len(text) > 40 else ""
             cells.append(f"<td{cls}{title}>{_e(shown)}</td>")
-        ids = " ".join(str(r.get(k)) for k in ("member", "instance", "client_id", "subject", "leader") if r.get(k))
+        ids = " ".join(str(r.get(k)) for k in ("member", "instance", "client_id", "subject") if r.get(k))
         body.append((f'<tr data-m="{_e(ids.lower())}">' if ids else "<tr>") + "".join(cells) + "</tr>")
     more = f"<p>{len(rows) - limit} more rows in the Parquet table.</p>" if len(rows) > limit else ""
     return f"<div class='tw'><table><tr>{head}</tr>{''.join(body)}</table></div>{more}"
