@@ -104,3 +104,23 @@ def test_page_script_runs_in_chromium_and_opens_a_cause(tmp_path):
     assert not re.findall(r"CONSOLE.*(Uncaught|Error)", out.stderr)
     detail = re.search(r'<div class="detail" style="display: block;">(.*?)</div>', dom, re.S).group(1)
     assert "cause chain orders:3" in detail and "session_timeout" in detail and "JoinGroup" in detail
+
+
+def test_a_kip848_group_gets_lanes_per_member_epoch_and_its_group_epochs_as_rebalances():
+    from shim.trace.analyze.partition_tables import IMPACT_COLUMNS, OWNER_COLUMNS, row
+    from shim.trace.analyze.report import group_summary
+    own = lambda m, p, e, a, b: row(OWNER_COLUMNS, group="c", group_type="consumer", topic="t", partition=p,  # noqa: E731
+                                    member=m, epoch=e, protocol="consumer", from_wall_ms=a, to_wall_ms=b)
+    tables = {"partition_owners": [own("m1", 0, 1, 1000, 5000), own("m1", 1, 1, 1000, None), own("m2", 0, 2, 5200, None)],
+              "partition_gaps": [], "rebalance_impact": [row(IMPACT_COLUMNS, group="c", group_type="consumer",
+                                                             generation=2, protocol="consumer", start_wall_ms=4900,
+                                                             end_wall_ms=5200, cause_id="c:2")]}
+    assert [(g["group"], g["rebalances"]) for g in group_summary([], [], [], [], tables["rebalance_impact"])] == [("c", 1)]
+    g = viewer_data(tables, ["c"], {})["groups"][0]
+    assert [lane["label"] for lane in g["lanes"]] == ["m1", "m2"]
+    assert [(s[0], g["t0"] + s[1], g["t0"] + s[2], s[5]) for s in g["segs"]] == [(0, 1000, 5200, "m1 epoch 1"),
+                                                                                 (1, 5200, 5200, "m2 epoch 2")]
+    assert [(r["label"], r["cause"]) for r in g["rebs"]] == [("g2", "c:2")]
+    ev = trace_events(tables)["traceEvents"]
+    jsonschema.validate({"traceEvents": ev}, SCHEMA)
+    assert [e["name"] for e in ev if e["ph"] == "X" and e.get("cat") == "rebalance"] == ["rebalance g2"]

@@ -88,7 +88,7 @@ def trace_events(tables: dict[str, list[dict]]) -> dict:
         pid = ev.process(f"group {g}")
         reb = ev.thread(pid, "rebalances")
         impact = {r.get("generation"): r for r in by("rebalance_impact", g)}
-        for r in by("rebalances", g):
+        for r in by("rebalances", g) or by("rebalance_impact", g):     # KIP-848 groups: their group epochs
             i = impact.get(r.get("generation"), {})
             start = r.get("start_wall_ms") or r.get("generation_wall_ms")
             ev.span(pid, reb, f"rebalance g{r.get('generation')}", "rebalance", start,

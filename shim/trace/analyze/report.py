@@ -41,11 +41,17 @@ def write_parquet(rows: list[dict], path: Path) -> None:
     pq.write_table(t, path, compression="zstd")
 
 
-def group_summary(rounds, changes, members, anomalies) -> list[dict]:
-    groups = sorted({r["group"] for r in rounds} | {c["group"] for c in changes} | {m["group"] for m in members})
+def group_summary(rounds, changes, members, anomalies, impact=()) -> list[dict]:
+    """Per group (classic, and KIP-848 groups from `impact`, the rebalance_impact rows: their rebalances
+    are group epochs)."""
+    groups = sorted({r["group"] for r in rounds} | {c["group"] for c in changes} | {m["group"] for m in members}
+                    | {r["group"] for r in impact})
     out = []
     for g in groups:
         rs = [r for r in rounds if r["group"] == g and r["generation"] is not None]
+        if not rs:
+            rs = [{"generation": r["generation"], "join_to_sync_ms": None, "members": None, "partitions_moved": None}
+                  for r in impact if r["group"] == g and r["generation"] is not None]
         durations = [r["join_to_sync_ms"] for r in rs if r["join_to_sync_ms"] is not None]
         cs = [c for c in changes if c["group"] == g]
         out.append({"group": g, "rebalances": len(rs),
@@ -65,6 +71,10 @@ REBALANCE_COLS = ["generation", "reason", "start_wall_ms", "join_to_sync_ms", "m
 IMPACT_COLS = ["generation", "protocol", "start_wall_ms", "partitions_unavailable", "max_gap_ms",
                "unavailable_partition_ms", "slowest_revoke_member", "slowest_revoke_ms", "slowest_rejoin_member",
                "slowest_rejoin_ms", "cause"]
+CAUSE_COLS = ["cause_id", "seq", "wall_ms", "kind", "member", "instance", "client_id", "reason", "detail",
+              "last_heartbeat_wall_ms", "timeout_ms"]
+RECONCILE_COLS = ["member", "instance", "epoch", "target_wall_ms", "assigned", "revoked", "acked_wall_ms", "latency_ms",
+                  "revoked_wall_ms", "revocation_latency_ms", "superseded"]
 MEMBER_COLS = ["member", "instance", "heartbeats", "heartbeat_gap_avg_ms", "heartbeat_gap_max_ms", "session_timeout_ms",
                "silence_max_ms", "silences_over_session_timeout", "commits", "commit_interval_avg_ms"]
 
@@ -97,7 +107,12 @@ def render_html(summary: dict, groups: list[dict], tables: dict[str, list[dict]]
         out.append(f'<div class="view" id="view-{i}"></div>')
         if mine("rebalance_impact"):
             out.append("<h3>Rebalances: partitions unavailable</h3>" + table(mine("rebalance_impact"), IMPACT_COLS))
-        out.append("<h3>Rebalances</h3>" + table(mine("rebalances"), REBALANCE_COLS))
+        if mine("causes"):
+            out.append("<h3>Causes</h3>" + table(mine("causes"), CAUSE_COLS, 200))
+        if mine("rebalances"):
+            out.append("<h3>Rebalances</h3>" + table(mine("rebalances"), REBALANCE_COLS))
+        if mine("reconciliation"):
+            out.append("<h3>Reconciliation (KIP-848)</h3>" + table(mine("reconciliation"), RECONCILE_COLS, 200))
         out.append("<h3>Members</h3>" + table(mine("members"), MEMBER_COLS, 100))
         out.append("</section>")
     out.append(heartbeat_sections(summary, tables, max_groups, first_view=len(shown)))
@@ -204,7 +219,8 @@ def write_report(out: Path, summary: dict, tables: dict[str, list[dict]], max_gr
     out.mkdir(parents=True, exist_ok=True)
     for name, rows in tables.items():
         write_parquet(rows, out / f"{name}.parquet")
-    groups = group_summary(tables["rebalances"], tables["changes"], tables["members"], tables["anomalies"])
+    groups = group_summary(tables["rebalances"], tables["changes"], tables["members"], tables["anomalies"],
+                           tables.get("rebalance_impact") or ())
     summary = {**summary, "groups": groups, **heartbeat_summary(tables)}
     html_page = render_html(summary, groups, tables, max_groups, linked)
     (out / "report.html").write_text(html_page)

@@ -116,6 +116,14 @@ def _classic_group(idx: int, name: str, t: dict, frame_of: dict) -> GroupData:
         gd.d["segs"].append([lane, gd.t(m["from_wall_ms"]), gd.t(to), gd.t(solid), bool(m.get("leader")),
                              f"{m['member']} generation {m.get('generation')}: "
                              f"{', '.join(m.get('assignment') or []) or 'no partitions'}"])
+    if not gm:        # a KIP-848 group: a bar per (member, epoch) from the partitions it owned in that epoch
+        spans: dict[tuple, list] = {}
+        for o in owners:
+            s = spans.setdefault((_ident(o), o["member"], o.get("epoch")), [o["from_wall_ms"], o["from_wall_ms"], o])
+            s[1] = max(s[1], o["to_wall_ms"] if o["to_wall_ms"] is not None else end)
+        for (ident, member, epoch), (a, b, o) in sorted(spans.items(), key=lambda kv: kv[1][0]):
+            lane = gd.lane(ident, {member, o.get("client_id")})
+            gd.d["segs"].append([lane, gd.t(a), gd.t(b), gd.t(b), False, f"{member} epoch {epoch}"])
     for c in changes:
         lane = gd.lane(_ident(c), {c.get("member"), c.get("client_id")})
         key = frame_of.get((name, c.get("ts_ns")))
