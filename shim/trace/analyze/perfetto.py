@@ -9,7 +9,9 @@ read by ui.perfetto.dev, chrome://tracing and speedscope): REPORT/trace.perfetto
                                   an "X" event per generation / epoch membership, an "i" per change;
                                   a "C" (counter) track "partitions unavailable"
   process per group with partitions ("group G partitions"): a thread per topic-partition, an "X"
-                                  event per owner segment (named by the owner) and per gap ("unavailable")
+                                  event per owner segment (named by the owner) and per gap ("unavailable"),
+                                  up to DETAIL_MAX events per group (whole partitions; otherData.notes
+                                  says how many partitions were left out; the counter counts all)
 Metadata ("M") events name the processes and threads and keep them in order. Timestamps are wall
 clock microseconds (the trace's wall_ms x 1000), durations microseconds.
 """
@@ -18,6 +20,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
+
+DETAIL_MAX = 100_000     # owner and gap events of partitions, per group
 
 
 def _us(ms) -> int:
@@ -80,6 +85,7 @@ def _end(tables: dict) -> int | None:
 def trace_events(tables: dict[str, list[dict]]) -> dict:
     """{"traceEvents": [...], "displayTimeUnit": "ms"} of the analysis tables."""
     ev = Events()
+    notes: list[str] = []
     end = _end(tables)
     by = lambda name, g: [r for r in tables.get(name) or () if r["group"] == g]  # noqa: E731
     classic = sorted({r["group"] for r in (tables.get("generation_members") or []) + (tables.get("rebalances") or [])
@@ -109,7 +115,10 @@ def trace_events(tables: dict[str, list[dict]]) -> dict:
             ev.instant(pid, ev.thread(pid, _ident(c)), c["kind"], "change", c.get("wall_ms"),
                        {"member": c.get("member"), "reason": c.get("reason"), "detail": c.get("detail"),
                         "ts_ns": c.get("ts_ns")})
-        _partitions(ev, g, pid, by("partition_owners", g), by("partition_gaps", g), end)
+        cut = _partitions(ev, g, pid, by("partition_owners", g), by("partition_gaps", g), end)
+        if cut:
+            notes.append(f"group {g}: {cut} partition(s) without owner/gap events (over {DETAIL_MAX}); "
+                         f"the counter counts them, partition_gaps.parquet has them")
     for kind in ("share", "streams"):
         for g in sorted({r["group"] for r in tables.get(f"{kind}_epochs") or ()}):
             pid = ev.process(f"{kind} group {g}")
@@ -121,14 +130,27 @@ def trace_events(tables: dict[str, list[dict]]) -> dict:
                 ev.instant(pid, ev.thread(pid, r["member"]), r["kind"], "change", r.get("wall_ms"),
                            {"epoch": r.get("epoch"), "detail": r.get("detail")})
     return {"traceEvents": ev.events, "displayTimeUnit": "ms",
-            "otherData": {"source": "kshim trace analyze", "groups": len(classic)}}
+            "otherData": {"source": "kshim trace analyze", "groups": len(classic), "notes": notes}}
 
 
-def _partitions(ev: Events, g: str, group_pid: int, owners: list[dict], gaps: list[dict], end) -> None:
+def _partitions(ev: Events, g: str, group_pid: int, owners: list[dict], gaps: list[dict], end,
+                detail_max: int = DETAIL_MAX) -> int:
+    """The partition threads, up to `detail_max` owner and gap events (whole partitions, in topic and
+    partition order); the counter counts every gap. The number of partitions left out."""
     if not owners:
-        return
+        return 0
     pid = ev.process(f"group {g} partitions")
+    per_part: dict[tuple, int] = {}
+    for x in owners + [gp for gp in gaps if not gp.get("initial")]:
+        per_part[(x["topic"], x["partition"])] = per_part.get((x["topic"], x["partition"]), 0) + 1
+    keep, budget = set(), detail_max
+    for k in sorted(per_part, key=lambda k: (str(k[0]), k[1])):
+        budget -= per_part[k]
+        if budget >= 0:
+            keep.add(k)
     for o in sorted(owners, key=lambda o: (o["topic"], o["partition"], o["from_wall_ms"])):
+        if (o["topic"], o["partition"]) not in keep:
+            continue
         tid = ev.thread(pid, f"{o['topic']}-{o['partition']}")
         ev.span(pid, tid, _ident(o), "owner", o["from_wall_ms"], o["to_wall_ms"] if o["to_wall_ms"] is not None else end,
                 {k: o.get(k) for k in ("member", "client_id", "generation", "epoch", "protocol", "end_kind")})
@@ -137,14 +159,21 @@ def _partitions(ev: Events, g: str, group_pid: int, owners: list[dict], gaps: li
         if gp.get("initial"):
             continue
         b = gp["to_wall_ms"] if gp["to_wall_ms"] is not None else end
+        steps += [(gp["from_wall_ms"], 1), (b, -1)]
+        if (gp["topic"], gp["partition"]) not in keep:
+            continue
         ev.span(pid, ev.thread(pid, f"{gp['topic']}-{gp['partition']}"), "unavailable", "gap", gp["from_wall_ms"], b,
                 {k: gp.get(k) for k in ("duration_ms", "previous_member", "previous_end_kind", "next_member",
                                         "generation", "cause_id")})
-        steps += [(gp["from_wall_ms"], 1), (b, -1)]
+    delta: dict = {}
+    for t, d in steps:
+        delta[t] = delta.get(t, 0) + d
     n = 0
-    for t, d in sorted(steps, key=lambda s: (s[0], s[1])):
-        n += d
-        ev.counter(group_pid, "partitions unavailable", t, n)
+    for t in sorted(delta):          # one counter event per change of the count
+        if delta[t]:
+            n += delta[t]
+            ev.counter(group_pid, "partitions unavailable", t, n)
+    return len(per_part) - len(keep)
 
 
 def write_trace_events(path: Path, tables: dict[str, list[dict]]) -> int:

@@ -94,7 +94,8 @@ def render_html(summary: dict, groups: list[dict], tables: dict[str, list[dict]]
     out = ["<h2>Groups</h2>", table(groups, ["group", "rebalances", "static_rejoins_without_rebalance", "fenced",
                                              "max_members", "join_to_sync_ms_max", "partitions_moved", "anomalies"]),
            _heartbeat_groups_table(summary),
-           "<h2>Anomalies</h2>", table(anomalies, ["group", "kind", "severity", "wall_ms", "subject", "detail"])
+           f"<h2>Anomalies</h2><details{' open' if len(anomalies) <= 12 else ''}><summary>{len(anomalies)} flag(s)"
+           f"</summary>{table(anomalies, ['group', 'kind', 'severity', 'wall_ms', 'subject', 'detail'])}</details>"
            if anomalies else "<p>none</p>"]
     if len(groups) > len(shown):
         out.append(f"<p>Timelines below: the {len(shown)} groups with the most rebalances (of {len(groups)}).</p>")
@@ -205,7 +206,7 @@ def page_height(data: dict) -> int:
     the open topic's rows), plus the tables."""
     h = 700
     for g in data["groups"]:
-        h += 300 + 16 * len(g["lanes"])
+        h += 300 + (16 if len(g["lanes"]) <= 80 else 10) * len(g["lanes"])
         p = g["parts"]
         if p:
             rows = len(p["topics"]) + (len(p["topics"][0]["rows"]) if p["topics"] else 0)

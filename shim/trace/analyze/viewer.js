@@ -6,7 +6,7 @@
 (function () {
   const D = JSON.parse(document.getElementById("kshim-data").textContent);
   const errors = [];
-  const LEFT = 190, RIGHT = 12, AXIS = 26, LH = 16, STRIP = 34;
+  const LEFT = 190, RIGHT = 12, AXIS = 26, STRIP = 34;
   const KIND_COLOUR = {joined: "#36c", first_seen: "#36c", rejoined: "#36c", left: "#d33", removed: "#d33",
     session_timeout: "#d33", poll_interval_exceeded: "#d33", poll_timeout: "#d33", sync_timeout: "#d33",
     rebalance_timeout: "#d33", fenced: "#a0a", static_rejoin: "#e90", static_replaced: "#e90",
@@ -53,6 +53,7 @@
 
   function Group(g, root) {
     const self = this;
+    this.lh = g.lanes.length > 80 ? 10 : 16;      // lane height: many identities, thinner lanes
     this.g = g; this.pad = Math.max(g.span, 1) * 0.015; this.a = -this.pad; this.b = g.span + this.pad;
     root.innerHTML = "<div class='bar'><button class='reset'>reset zoom</button> <span class='range'></span>"
       + " <span class='muted'>wheel: zoom, drag: pan, click a mark: its frames</span></div>"
@@ -148,46 +149,47 @@
     }
   };
   Group.prototype.draw = function () {
-    const g = this.g, hits = [];
+    const g = this.g, hits = [], lh = this.lh, r = lh >= 16 ? 4 : 3;
     this.hits = hits;
     this.range.textContent = clock(g.t0 + this.a) + " – " + clock(g.t0 + this.b) + " UTC ("
       + ((this.b - this.a) / 1000).toFixed(3) + " s shown of " + (g.span / 1000).toFixed(1) + " s)";
     const lanes = g.lanes.map((l, i) => [l, i]).filter(([l]) => matches(l.match));
-    const h = AXIS + Math.max(lanes.length, 1) * LH + 6;
+    const h = AXIS + Math.max(lanes.length, 1) * lh + 6;
     const ctx = setupCanvas(this.lanesCanvas, this.width, h);
     ctx.fillStyle = "#fafafa"; ctx.fillRect(0, 0, this.width, h);
     this.axis(ctx, h);
     this.rebalances(ctx, h, hits);
     const row = {};
-    lanes.forEach(([l, i], k) => { row[i] = AXIS + k * LH; });
-    ctx.font = "11px sans-serif";
+    lanes.forEach(([l, i], k) => { row[i] = AXIS + k * lh; });
+    ctx.font = (lh >= 16 ? 11 : 9) + "px sans-serif";
     lanes.forEach(([l, i], k) => {
       const y = row[i];
-      if (k % 2) { ctx.fillStyle = "rgba(0,0,0,0.03)"; ctx.fillRect(0, y, this.width, LH); }
-      ctx.fillStyle = "#333"; ctx.fillText(fit(ctx, l.label, LEFT - 10), 4, y + 12);
-      hits.push({x: 0, y: y, w: LEFT - 4, h: LH, tip: esc(l.title)});
+      if (k % 2) { ctx.fillStyle = "rgba(0,0,0,0.03)"; ctx.fillRect(0, y, this.width, lh); }
+      ctx.fillStyle = "#333"; ctx.fillText(fit(ctx, l.label, LEFT - 10), 4, y + lh - 4);
+      hits.push({x: 0, y: y, w: LEFT - 4, h: lh, tip: esc(l.title)});
     });
     ctx.save(); ctx.beginPath(); ctx.rect(LEFT, 0, this.width - LEFT, h); ctx.clip();
     for (const s of g.segs) {          // [lane, from, to, solid_to, leader, text]
       const y = row[s[0]]; if (y == null) continue;
       const x1 = this.x(s[1]), x2 = this.x(s[2]), xs = this.x(s[3]);
       if (x2 < LEFT || x1 > this.width) continue;
-      ctx.fillStyle = s[4] ? "#286" : "#4a8"; ctx.fillRect(x1, y + 3, Math.max(xs - x1, 1.5), LH - 6);
+      ctx.fillStyle = s[4] ? "#286" : "#4a8"; ctx.fillRect(x1, y + 3, Math.max(xs - x1, 1.5), lh - 6);
       if (s[2] > s[3]) {               // still a member, but no frame from it: absent or silent
-        ctx.fillStyle = "#cfe3d8"; ctx.fillRect(xs, y + 5, Math.max(x2 - xs, 1), LH - 10);
+        ctx.fillStyle = "#cfe3d8"; ctx.fillRect(xs, y + lh / 2 - 2, Math.max(x2 - xs, 1), 4);
       }
-      ctx.fillStyle = "#fff"; ctx.fillRect(x1, y + 3, 1, LH - 6);
-      hits.push({x: x1, y: y + 3, w: Math.max(x2 - x1, 2), h: LH - 6, tip: esc(s[5])
+      ctx.fillStyle = "#fff"; ctx.fillRect(x1, y + 3, 1, lh - 6);
+      hits.push({x: x1, y: y + 3, w: Math.max(x2 - x1, 2), h: lh - 6, tip: esc(s[5])
         + (s[2] > s[3] ? "<br>no frame from it after " + clock(g.t0 + s[3]) : "")});
     }
     for (const m of g.marks) {         // [lane, t, kind, text, frames]
       const y = row[m[0]]; if (y == null) continue;
       const x = this.x(m[1]); if (x < LEFT - 4 || x > this.width) continue;
       ctx.fillStyle = KIND_COLOUR[m[2]] || "#555"; ctx.strokeStyle = "#fff"; ctx.beginPath();
-      if (m[2].startsWith("static")) { ctx.moveTo(x, y + 2); ctx.lineTo(x + 6, y + 8); ctx.lineTo(x, y + 14); ctx.lineTo(x - 6, y + 8); }
-      else ctx.arc(x, y + LH / 2, 4, 0, 7);
+      const cy = y + lh / 2;
+      if (m[2].startsWith("static")) { ctx.moveTo(x, cy - r - 2); ctx.lineTo(x + r + 2, cy); ctx.lineTo(x, cy + r + 2); ctx.lineTo(x - r - 2, cy); }
+      else ctx.arc(x, cy, r, 0, 7);
       ctx.fill(); ctx.stroke();
-      hits.push({x: x, y: y + LH / 2, r: 5, tip: "<b>" + esc(m[2]) + "</b> " + clock(g.t0 + m[1]) + "<br>" + esc(m[3]),
+      hits.push({x: x, y: y + lh / 2, r: 5, tip: "<b>" + esc(m[2]) + "</b> " + clock(g.t0 + m[1]) + "<br>" + esc(m[3]),
         frames: m[4]});
     }
     ctx.restore();
@@ -222,15 +224,14 @@
     });
     return rows;
   };
-  Partitions.prototype.heat = function (gaps, w) {      // unavailable partitions per pixel column
-    const grp = this.grp, diff = new Float64Array(w + 2);
-    for (const [a, b] of gaps) {
-      const x1 = Math.max(Math.floor(grp.x(a) - LEFT), 0), x2 = Math.min(Math.ceil(grp.x(b) - LEFT), w);
-      if (x2 <= 0 || x1 >= w) continue;
-      diff[x1] += 1; diff[Math.max(x2, x1 + 1)] -= 1;
+  Partitions.prototype.heat = function (steps, w) {     // most partitions unavailable within each pixel column
+    const grp = this.grp, out = new Float64Array(w);
+    for (let i = 0; i < steps.length; i++) {
+      const [t, n] = steps[i]; if (!n) continue;
+      const t2 = i + 1 < steps.length ? steps[i + 1][0] : this.grp.g.span;
+      const x1 = Math.max(Math.floor(grp.x(t) - LEFT), 0), x2 = Math.min(Math.ceil(grp.x(t2) - LEFT), w);
+      for (let x = x1; x < Math.max(x2, x1 + 1) && x < w; x++) if (out[x] < n) out[x] = n;
     }
-    const out = new Float64Array(w); let n = 0;
-    for (let i = 0; i < w; i++) { n += diff[i]; out[i] = n; }
     return out;
   };
   Partitions.prototype.drawHeat = function (ctx, gaps, y, h, max) {
@@ -282,17 +283,18 @@
           click: () => { this.open[r.topic] = !this.open[r.topic]; this.draw(); }});
         continue;
       }
-      const [part, owners, gaps] = r.part;    // owners: [from, to, owner], gaps: [from, to, initial, cause]
+      const [part, owners, gaps, bars] = r.part;  // owners: [from, to, owner], gaps: [from, to, initial, cause, stalled]
       if (r.h >= 10 || part % 10 === 0) { ctx.fillStyle = "#555"; ctx.font = (r.h >= 10 ? 10 : 7) + "px sans-serif";
         ctx.fillText(t.name.slice(0, 18) + "-" + part, 14, y0 + r.h - 1); }
       ctx.save(); ctx.beginPath(); ctx.rect(LEFT, y0, w - LEFT, r.h); ctx.clip();
-      for (const [a, b, o, gen] of owners) {
+      if (!bars) { ctx.fillStyle = "#eee"; ctx.fillRect(LEFT, y0 + 1, w - LEFT, r.h - 2); }
+      for (const [a, b, o] of owners) {
         const x1 = grp.x(a), x2 = grp.x(b); if (x2 < LEFT || x1 > w) continue;
         const name = p.owners[o];
         ctx.globalAlpha = matches(name) ? 1 : 0.12;
         ctx.fillStyle = ownerColour(o); ctx.fillRect(x1, y0 + 1, Math.max(x2 - x1, 1), r.h - 2);
         hits.push({x: x1, y: y0, w: Math.max(x2 - x1, 1), h: r.h, tip: esc(t.name + "-" + part) + " owned by <b>" + esc(name)
-          + "</b> (generation " + esc(gen) + ")<br>" + clock(grp.g.t0 + a) + " – " + clock(grp.g.t0 + b)});
+          + "</b><br>" + clock(grp.g.t0 + a) + " – " + clock(grp.g.t0 + b)});
       }
       ctx.globalAlpha = 1;
       for (const [a, b, initial, cause, stalled] of gaps) {

@@ -10,10 +10,9 @@ viewer.js, no network, works from file://) whose views are drawn from one embedd
                "marks": [[lane, t, kind, text, [frame keys]]]         joins, leaves, fencing, static bounces
                "rebs":  [{"t", "end", "label", "cause", "text"}]      rebalances (with partition impact)
                "causes": {cause_id: [{"t", "kind", "member", "text", "frame"}]}
-               "parts": null | {"owners": [identity], "unavailable": [[from, to]], "max_unavailable",
-                        "topics": [{"name", "unavailable", "rows": [[partition, [[from, to, owner, generation]],
-                                                                     [[from, to, initial, cause_id,
-                                                                       stalled_from]]]]}]}}],
+               "parts": null | {"owners": [identity], "unavailable": [[t, partitions unavailable from t]],
+                        "max_unavailable", "cut", "topics": [{"name", "unavailable" (as above), "rows":
+                        [[partition, [[from, to, owner]], [[from, to, initial, cause_id, stalled_from]], has_bars]]}]}}],
    "frames": {"group/conn:corr": [{"dir", "api", "v", "conn", "corr", "wall_ms", "errors", "body"}]},
    "notes": [...]}
 
@@ -34,6 +33,7 @@ from pathlib import Path
 from .frames import frame_key
 
 FRAMES_MAX_BYTES = 2_000_000
+DETAIL_MAX = 60_000          # owner bars + gaps drawn per partition, in all (the strips count every gap)
 HERE = Path(__file__).parent
 IDENTITY = ("instance", "member")
 
@@ -52,14 +52,26 @@ def _ident(r: dict) -> str:
     return r.get("instance") or r.get("member") or "?"
 
 
-def _sweep_max(intervals: list[tuple[int, int]]) -> int:
-    """The most intervals open at one time."""
-    ev = sorted([(a, 1) for a, _ in intervals] + [(b, -1) for _, b in intervals], key=lambda e: (e[0], e[1]))
-    n = peak = 0
-    for _, d in ev:
-        n += d
-        peak = max(peak, n)
-    return peak
+def assignment_text(parts) -> str:
+    """["t-0", "t-1", "t-2", "t-7", "u-1"] -> "t 0-2,7; u 1" (partitions per topic as ranges)."""
+    by_topic: dict[str, list[int]] = {}
+    other = []
+    for name in parts or ():
+        topic, _, p = str(name).rpartition("-")
+        if topic and p.isdigit():
+            by_topic.setdefault(topic, []).append(int(p))
+        else:
+            other.append(str(name))
+    out = []
+    for topic, ps in by_topic.items():
+        ps, runs = sorted(set(ps)), []
+        for p in ps:
+            if runs and p == runs[-1][1] + 1:
+                runs[-1][1] = p
+            else:
+                runs.append([p, p])
+        out.append(f"{topic} " + ",".join(f"{a}-{b}" if b > a else str(a) for a, b in runs))
+    return "; ".join(out + other) or "no partitions"
 
 
 class GroupData:
@@ -114,8 +126,8 @@ def _classic_group(idx: int, name: str, t: dict, frame_of: dict) -> GroupData:
             last = last_frame[m["member"]]       # silent for longer than a heartbeat interval or two
         solid = min(max(last, m["from_wall_ms"]), to) if last is not None else to
         gd.d["segs"].append([lane, gd.t(m["from_wall_ms"]), gd.t(to), gd.t(solid), bool(m.get("leader")),
-                             f"{m['member']} generation {m.get('generation')}: "
-                             f"{', '.join(m.get('assignment') or []) or 'no partitions'}"])
+                             f"{short_id(m['member'], 22)} generation {m.get('generation')}: "
+                             f"{assignment_text(m.get('assignment'))}"])
     if not gm:        # a KIP-848 group: a bar per (member, epoch) from the partitions it owned in that epoch
         spans: dict[tuple, list] = {}
         for o in owners:
@@ -128,7 +140,7 @@ def _classic_group(idx: int, name: str, t: dict, frame_of: dict) -> GroupData:
         lane = gd.lane(_ident(c), {c.get("member"), c.get("client_id")})
         key = frame_of.get((name, c.get("ts_ns")))
         gd.d["marks"].append([lane, gd.t(c["wall_ms"]), c["kind"],
-                              " ".join(str(x) for x in (c.get("member"), c.get("reason"), c.get("detail")) if x),
+                              " ".join(str(x) for x in (short_id(c.get("member"), 22), c.get("reason"), c.get("detail")) if x),
                               [key] if key else []])
     for c in sorted(causes, key=lambda c: (str(c["cause_id"]), c.get("seq") or 0)):
         frame = frame_key(name, c["conn"], c["corr"]) if c.get("conn") is not None and c.get("corr") is not None else None
@@ -155,34 +167,56 @@ def _classic_group(idx: int, name: str, t: dict, frame_of: dict) -> GroupData:
     return gd
 
 
-def partitions(gd: GroupData, owners: list[dict], gaps: list[dict], end: int) -> dict:
+def steps(intervals) -> list[list[int]]:
+    """How many intervals are open, as change points [t, n] (n from t on): the heat strips' data, exact
+    at any zoom and small however many gaps there are."""
+    delta: dict[int, int] = {}
+    for a, b in intervals:
+        delta[a] = delta.get(a, 0) + 1
+        delta[b] = delta.get(b, 0) - 1
+    out, n = [], 0
+    for t in sorted(delta):
+        if delta[t]:
+            n += delta[t]
+            out.append([t, n])
+    return out
+
+
+def partitions(gd: GroupData, owners: list[dict], gaps: list[dict], end: int, detail_max: int = DETAIL_MAX) -> dict:
+    """Rows per topic-partition: [partition, [[from, to, owner]], [[from, to, initial, cause, stalled_from]],
+    has_detail]; past `detail_max` bars and gaps the remaining partitions keep their row without bars (the
+    strips still count them) and a note says so."""
     names: dict[str, int] = {}
     rows: dict[tuple, list] = {}
     for o in sorted(owners, key=lambda o: o["from_wall_ms"]):
-        ident = _ident(o)
-        k = names.setdefault(ident, len(names))
-        r = rows.setdefault((o["topic"], o["partition"]), [o["partition"], [], []])
+        k = names.setdefault(_ident(o), len(names))
+        r = rows.setdefault((o["topic"], o["partition"]), [o["partition"], [], [], 1])
         to = o["to_wall_ms"] if o["to_wall_ms"] is not None else end
-        r[1].append([gd.t(o["from_wall_ms"]), gd.t(to), k, o.get("generation") if o.get("generation") is not None
-                     else o.get("epoch")])
+        r[1].append([gd.t(o["from_wall_ms"]), gd.t(to), k])
     unavailable = []
     by_topic: dict[str, list] = {}
     for g in gaps:
-        r = rows.setdefault((g["topic"], g["partition"]), [g["partition"], [], []])
+        r = rows.setdefault((g["topic"], g["partition"]), [g["partition"], [], [], 1])
         if g.get("initial"):      # from the partition's first appearance: the trace start
             a, b = gd.t0, g["from_wall_ms"]
         else:
             a, b = g["from_wall_ms"], g["to_wall_ms"] if g["to_wall_ms"] is not None else end
-        r[2].append([gd.t(a), gd.t(b), bool(g.get("initial")), g.get("cause_id"), gd.t(g.get("stalled_from_wall_ms"))])
+        r[2].append([gd.t(a), gd.t(b), int(bool(g.get("initial"))), g.get("cause_id"), gd.t(g.get("stalled_from_wall_ms"))])
         if not g.get("initial"):
             unavailable.append((gd.t(a), gd.t(b)))
-            by_topic.setdefault(g["topic"], []).append([gd.t(a), gd.t(b)])
-    topics = []
+            by_topic.setdefault(g["topic"], []).append((gd.t(a), gd.t(b)))
+    topics, budget, cut = [], detail_max, 0
     for topic in sorted({k[0] for k in rows}):
-        topics.append({"name": topic, "unavailable": by_topic.get(topic, []),
-                       "rows": [rows[k] for k in sorted(k for k in rows if k[0] == topic)]})
-    return {"owners": list(names), "unavailable": [list(u) for u in unavailable],
-            "max_unavailable": _sweep_max(unavailable), "topics": topics}
+        mine = [rows[k] for k in sorted(k for k in rows if k[0] == topic)]
+        for r in mine:
+            budget -= len(r[1]) + len(r[2])
+            if budget < 0:
+                r[1:] = [[], [], 0]
+                cut += 1
+        topics.append({"name": topic, "unavailable": steps(by_topic.get(topic, [])), "rows": mine})
+    heat = steps(unavailable)
+    return {"owners": list(names), "unavailable": heat, "max_unavailable": max((n for _, n in heat), default=0),
+            "topics": topics, "cut": cut}
 
 
 def _heartbeat_group(idx: int, name: str, kind: str, t: dict) -> GroupData:
@@ -228,7 +262,9 @@ def viewer_data(tables: dict, classic_groups: list[str], hb_groups: dict[str, li
     order = [c["frame"] for g in groups for chain in g["causes"].values() for c in chain if c["frame"]]
     order += [k for g in groups for m in g["marks"] for k in m[4]]
     frames, dropped = cap_frames(linked["frames"], order, max_frame_bytes)
-    notes = []
+    notes = [f"group {g['name']}: bars of {g['parts']['cut']} partition(s) not drawn (over {DETAIL_MAX} bars and gaps "
+             f"in the page); the strips count all of them, partition_gaps.parquet has them"
+             for g in groups if g["parts"] and g["parts"]["cut"]]
     if dropped:
         notes.append(f"{dropped} request/answer pair(s) not embedded (over {max_frame_bytes // 1000} kB of frames); "
                      f"`kshim trace show DIR --group G` prints them")
