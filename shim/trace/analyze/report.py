@@ -79,13 +79,24 @@ MEMBER_COLS = ["member", "instance", "heartbeats", "heartbeat_gap_avg_ms", "hear
                "silence_max_ms", "silences_over_session_timeout", "commits", "commit_interval_avg_ms"]
 
 
-def render_html(summary: dict, groups: list[dict], tables: dict[str, list[dict]], max_groups: int = 50,
-                linked: dict | None = None) -> str:
-    """The page: summary tables, then per group its interactive view (viewer.js draws it from the
-    blob) and its tables; share and streams groups after. `linked`: frames.py's frames to embed."""
-    shown = sorted(groups, key=lambda g: (-g["rebalances"], g["group"]))[:max_groups]
+def _shown(groups: list[dict], max_groups: int) -> list[dict]:
+    return sorted(groups, key=lambda g: (-g["rebalances"], g["group"]))[:max_groups]
+
+
+def report_data(summary: dict, groups: list[dict], tables: dict[str, list[dict]], max_groups: int = 50,
+                linked: dict | None = None) -> dict:
+    """The page's JSON blob (viewer.py): the shown groups, then the share and streams groups."""
     hb = {kind: [g["group"] for g in summary.get(f"{kind}_groups") or ()][:max_groups] for kind, _, _ in HEARTBEAT_TYPES}
-    data = viewer_data(tables, [g["group"] for g in shown], hb, linked)
+    return viewer_data(tables, [g["group"] for g in _shown(groups, max_groups)], hb, linked)
+
+
+def render_html(summary: dict, groups: list[dict], tables: dict[str, list[dict]], max_groups: int = 50,
+                linked: dict | None = None, data: dict | None = None) -> str:
+    """The page: summary tables, then per group its interactive view (viewer.js draws it from the
+    blob) and its tables; share and streams groups after. `linked`: frames.py's frames to embed;
+    `data`: report_data's blob when already made."""
+    shown = _shown(groups, max_groups)
+    data = data or report_data(summary, groups, tables, max_groups, linked)
     anomalies = tables.get("anomalies") or []
     head = (f"<h1>kshim trace analysis</h1><p>trace <code>{_e(summary['trace'])}</code>: "
             f"{summary['records'] if summary['records'] is not None else 'not counted'} records, "
@@ -223,12 +234,10 @@ def write_report(out: Path, summary: dict, tables: dict[str, list[dict]], max_gr
     groups = group_summary(tables["rebalances"], tables["changes"], tables["members"], tables["anomalies"],
                            tables.get("rebalance_impact") or ())
     summary = {**summary, "groups": groups, **heartbeat_summary(tables)}
-    html_page = render_html(summary, groups, tables, max_groups, linked)
-    (out / "report.html").write_text(html_page)
+    data = report_data(summary, groups, tables, max_groups, linked)
+    (out / "report.html").write_text(render_html(summary, groups, tables, max_groups, data=data))
     summary["perfetto"] = write_trace_events(out / "trace.perfetto.json", tables)
     if png:
-        start = html_page.index("id='kshim-data'>") + len("id='kshim-data'>")
-        data = json.loads(html_page[start:html_page.index("</script>", start)])
         summary["png"] = screenshot(out / "report.html", out / "report.png", height=page_height(data))
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     return summary
