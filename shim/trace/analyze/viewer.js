@@ -54,6 +54,9 @@
   function Group(g, root) {
     const self = this;
     this.lh = g.lanes.length > 80 ? 10 : 16;      // lane height: many identities, thinner lanes
+    this.extent = g.lanes.map(() => [Infinity, -Infinity]);   // when each lane has something to draw
+    for (const s of g.segs) { const e = this.extent[s[0]]; e[0] = Math.min(e[0], s[1]); e[1] = Math.max(e[1], s[2]); }
+    for (const m of g.marks) { const e = this.extent[m[0]]; e[0] = Math.min(e[0], m[1]); e[1] = Math.max(e[1], m[1]); }
     this.g = g; this.pad = Math.max(g.span, 1) * 0.015; this.a = -this.pad; this.b = g.span + this.pad;
     root.innerHTML = "<div class='bar'><button class='reset'>reset zoom</button> <span class='range'></span>"
       + " <span class='muted'>wheel: zoom, drag: pan, click a mark: its frames</span></div>"
@@ -153,7 +156,9 @@
     this.hits = hits;
     this.range.textContent = clock(g.t0 + this.a) + " – " + clock(g.t0 + this.b) + " UTC ("
       + ((this.b - this.a) / 1000).toFixed(3) + " s shown of " + (g.span / 1000).toFixed(1) + " s)";
-    const lanes = g.lanes.map((l, i) => [l, i]).filter(([l]) => matches(l.match));
+    // the lanes the filter keeps that have something in the time range shown (zoomed in: fewer lanes)
+    const lanes = g.lanes.map((l, i) => [l, i]).filter(([l, i]) => matches(l.match)
+      && this.extent[i][1] >= this.a && this.extent[i][0] <= this.b);
     const h = AXIS + Math.max(lanes.length, 1) * lh + 6;
     const ctx = setupCanvas(this.lanesCanvas, this.width, h);
     ctx.fillStyle = "#fafafa"; ctx.fillRect(0, 0, this.width, h);
@@ -193,7 +198,7 @@
         frames: m[4]});
     }
     ctx.restore();
-    if (!lanes.length) { ctx.fillStyle = "#999"; ctx.fillText("no member matches the filter", LEFT, AXIS + 12); }
+    if (!lanes.length) { ctx.fillStyle = "#999"; ctx.fillText("no member matches the filter in this time range", LEFT, AXIS + 12); }
     if (this.parts) this.parts.draw();
   };
 
