@@ -180,7 +180,8 @@ def test_cli_end_to_end(two_formats, tmp_path):
     pytest.importorskip("pyspark")
     out = subprocess.run([sys.executable, "-m", "shim.cli", "trace", "analyze", str(two_formats), "--out",
                           str(tmp_path / "r"), "--master", "local[1]", "--group", "g", "--no-png",
-                          "--shuffle-partitions", "1"], capture_output=True, text=True, timeout=240)
+                          "--shuffle-partitions", "1", "--perfetto", str(tmp_path / "t.json")],
+                         capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "g: 3 rebalance(s), 1 static rejoin(s) without rebalance, 3 anomaly flag(s)" in out.stdout
     for stage in ("load: 1 JSON lines file(s), 1 Parquet file(s)", "rebalances: per-group timelines",
@@ -191,3 +192,6 @@ def test_cli_end_to_end(two_formats, tmp_path):
     assert [(g["group"], g["partitions"], g["gaps"], g["causes"]) for g in summary["partition_groups"]] == \
         [("g", 4, 10, ["joined", "left", "static_replaced"])]
     assert not (tmp_path / "r" / "report.png").exists()
+    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]   # --perfetto: a copy of the export
+    assert events == json.loads((tmp_path / "r" / "trace.perfetto.json").read_text())["traceEvents"]
+    assert {e["args"]["name"] for e in events if e["name"] == "process_name"} >= {"group g"}
