@@ -77,6 +77,8 @@ def test_report_embeds_the_frames_of_a_cause_and_the_static_bounce_as_a_gap(tmp_
     assert any(m[0] == lane and m[2] == "static_rejoin" and m[4] for m in g["marks"])
     parts = g["parts"]
     assert sum(len(t["rows"]) for t in parts["topics"]) == 24 and parts["max_unavailable"] > 0
+    # stalled: the killed member's partitions until its session timeout (the static member's, earlier, are fewer)
+    assert parts["max_stalled"] == sum(g["previous_end_kind"] == "session_timeout" for g in tables["partition_gaps"])
     assert json.loads((tmp_path / "trace.perfetto.json").read_text())["traceEvents"] and summary["perfetto"] > 0
 
 

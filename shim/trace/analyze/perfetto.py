@@ -163,7 +163,7 @@ def _partitions(ev: Events, g: str, group_pid: int, owners: list[dict], gaps: li
         if (gp["topic"], gp["partition"]) not in keep:
             continue
         ev.span(pid, ev.thread(pid, f"{gp['topic']}-{gp['partition']}"), "unavailable", "gap", gp["from_wall_ms"], b,
-                {k: gp.get(k) for k in ("duration_ms", "previous_member", "previous_end_kind", "next_member",
+                {k: gp.get(k) for k in ("duration_ms", "stalled_ms", "previous_member", "previous_end_kind", "next_member",
                                         "generation", "cause_id")})
     delta: dict = {}
     for t, d in steps:

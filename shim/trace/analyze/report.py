@@ -68,7 +68,7 @@ def group_summary(rounds, changes, members, anomalies, impact=()) -> list[dict]:
 # ---------------------------------------------------------------------- HTML
 REBALANCE_COLS = ["generation", "reason", "start_wall_ms", "join_to_sync_ms", "members", "leader", "joined", "left",
                   "fenced", "skip_assignment", "partitions_moved", "slow_rejoins"]
-IMPACT_COLS = ["generation", "protocol", "start_wall_ms", "partitions_unavailable", "max_gap_ms",
+IMPACT_COLS = ["generation", "protocol", "start_wall_ms", "partitions_unavailable", "max_gap_ms", "max_stalled_ms",
                "unavailable_partition_ms", "slowest_revoke_member", "slowest_revoke_ms", "slowest_rejoin_member",
                "slowest_rejoin_ms", "cause"]
 CAUSE_COLS = ["cause_id", "seq", "wall_ms", "kind", "member", "instance", "client_id", "reason", "detail",

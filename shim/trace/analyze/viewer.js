@@ -239,10 +239,10 @@
     }
     return out;
   };
-  Partitions.prototype.drawHeat = function (ctx, gaps, y, h, max) {
-    const w = this.grp.width - LEFT - RIGHT, v = this.heat(gaps, w);
+  Partitions.prototype.drawHeat = function (ctx, steps, y, h, max, rgb) {
+    const w = this.grp.width - LEFT - RIGHT, v = this.heat(steps, w);
     for (let i = 0; i < w; i++) if (v[i] > 0) {
-      ctx.fillStyle = "rgba(210,30,30," + (0.25 + 0.75 * Math.min(v[i] / max, 1)).toFixed(3) + ")";
+      ctx.fillStyle = "rgba(" + (rgb || "210,30,30") + "," + (0.25 + 0.75 * Math.min(v[i] / max, 1)).toFixed(3) + ")";
       const hh = Math.max(h * Math.min(v[i] / max, 1), 2); ctx.fillRect(LEFT + i, y + h - hh, 1, hh);
     }
     return v;
@@ -254,10 +254,13 @@
     grp.axis(ctx, STRIP + AXIS);
     this.stripHits = [];
     grp.rebalances(ctx, STRIP + AXIS, this.stripHits);
-    const v = this.drawHeat(ctx, p.unavailable, AXIS, STRIP - 4, p.max_unavailable || 1);
+    const top = Math.max(p.max_unavailable, p.max_stalled || 0, 1);
+    this.drawHeat(ctx, p.stalled || [], AXIS, STRIP - 4, top, "242,165,65");    // stalled: orange, under the red
+    const v = this.drawHeat(ctx, p.unavailable, AXIS, STRIP - 4, top);
     ctx.fillStyle = "#333"; ctx.font = "11px sans-serif";
     ctx.fillText("unavailable partitions", 4, AXIS + 12);
-    ctx.fillStyle = "#888"; ctx.fillText("peak " + (p.max_unavailable || 0) + " of " + this.total, 4, AXIS + 26);
+    ctx.fillStyle = "#888"; ctx.fillText("peak " + (p.max_unavailable || 0) + " of " + this.total
+      + (p.max_stalled ? ", stalled " + p.max_stalled : ""), 4, AXIS + 26);
     this.stripHits.push({x: LEFT, y: AXIS, w: w - LEFT, h: STRIP, tipAt: x => (v[Math.round(x - LEFT)] || 0)
       + " partition(s) unavailable at " + clock(grp.g.t0 + grp.t(x))});
     this.rows = this.layout();

@@ -11,7 +11,8 @@ viewer.js, no network, works from file://) whose views are drawn from one embedd
                "rebs":  [{"t", "end", "label", "cause", "text"}]      rebalances (with partition impact)
                "causes": {cause_id: [{"t", "kind", "member", "text", "frame"}]}
                "parts": null | {"owners": [identity], "unavailable": [[t, partitions unavailable from t]],
-                        "max_unavailable", "cut", "topics": [{"name", "unavailable" (as above), "rows":
+                        "max_unavailable", "stalled" (as unavailable: owned by a member that had stopped
+                        sending frames), "max_stalled", "cut", "topics": [{"name", "unavailable" (as above), "rows":
                         [[partition, [[from, to, owner]], [[from, to, initial, cause_id, stalled_from]], has_bars]]}]}}],
    "frames": {"group/conn:corr": [{"dir", "api", "v", "conn", "corr", "wall_ms", "errors", "body"}]},
    "notes": [...]}
@@ -193,7 +194,7 @@ def partitions(gd: GroupData, owners: list[dict], gaps: list[dict], end: int, de
         r = rows.setdefault((o["topic"], o["partition"]), [o["partition"], [], [], 1])
         to = o["to_wall_ms"] if o["to_wall_ms"] is not None else end
         r[1].append([gd.t(o["from_wall_ms"]), gd.t(to), k])
-    unavailable = []
+    unavailable, stalled = [], []
     by_topic: dict[str, list] = {}
     for g in gaps:
         r = rows.setdefault((g["topic"], g["partition"]), [g["partition"], [], [], 1])
@@ -204,6 +205,8 @@ def partitions(gd: GroupData, owners: list[dict], gaps: list[dict], end: int, de
         r[2].append([gd.t(a), gd.t(b), int(bool(g.get("initial"))), g.get("cause_id"), gd.t(g.get("stalled_from_wall_ms"))])
         if not g.get("initial"):
             unavailable.append((gd.t(a), gd.t(b)))
+            if g.get("stalled_from_wall_ms") is not None and g["stalled_from_wall_ms"] < a:
+                stalled.append((gd.t(g["stalled_from_wall_ms"]), gd.t(a)))
             by_topic.setdefault(g["topic"], []).append((gd.t(a), gd.t(b)))
     topics, budget, cut = [], detail_max, 0
     for topic in sorted({k[0] for k in rows}):
@@ -214,9 +217,9 @@ def partitions(gd: GroupData, owners: list[dict], gaps: list[dict], end: int, de
                 r[1:] = [[], [], 0]
                 cut += 1
         topics.append({"name": topic, "unavailable": steps(by_topic.get(topic, [])), "rows": mine})
-    heat = steps(unavailable)
+    heat, still = steps(unavailable), steps(stalled)
     return {"owners": list(names), "unavailable": heat, "max_unavailable": max((n for _, n in heat), default=0),
-            "topics": topics, "cut": cut}
+            "stalled": still, "max_stalled": max((n for _, n in still), default=0), "topics": topics, "cut": cut}
 
 
 def _heartbeat_group(idx: int, name: str, kind: str, t: dict) -> GroupData:
