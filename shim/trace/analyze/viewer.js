@@ -140,13 +140,16 @@
     }
   };
   Group.prototype.rebalances = function (ctx, h, hits) {
+    let lastLabel = -1e9;
     for (const r of this.g.rebs) {
       const x = this.x(r.t), x2 = this.x(r.end == null ? r.t : r.end);
       if (x2 < LEFT || x > this.width) continue;
       ctx.fillStyle = "rgba(255,170,60,0.14)"; ctx.fillRect(Math.max(x, LEFT), AXIS - 12, Math.max(x2 - Math.max(x, LEFT), 1), h);
       if (x < LEFT) continue;
       ctx.strokeStyle = "#e80"; ctx.beginPath(); ctx.moveTo(x, AXIS - 12); ctx.lineTo(x, h); ctx.stroke();
-      ctx.fillStyle = "#a50"; ctx.font = "bold 10px sans-serif"; ctx.fillText(r.label, x + 2, AXIS - 2);
+      ctx.fillStyle = "#a50"; ctx.font = "bold 10px sans-serif";
+      const lw = ctx.measureText(r.label).width + 6;       // labels that would overlap the previous one: skipped
+      if (x >= lastLabel) { ctx.fillText(r.label, x + 2, AXIS - 2); lastLabel = x + lw; }
       hits.push({x: x - 3, y: 0, w: Math.max(x2 - x, 0) + 6, h: AXIS, tip: "<b>rebalance " + esc(r.label) + "</b> at "
         + clock(this.g.t0 + r.t) + "<br>" + esc(r.text), cause: r.cause});
     }

@@ -161,7 +161,8 @@ def _classic_group(idx: int, name: str, t: dict, frame_of: dict) -> GroupData:
             text += (f" | {i.get('protocol')}: {i.get('partitions_unavailable') or 0} partition(s) unavailable, "
                      f"max gap {i.get('max_gap_ms')} ms; slowest rejoin {i.get('slowest_rejoin_member')} "
                      f"{i.get('slowest_rejoin_ms')} ms")
-        gd.d["rebs"].append({"t": gd.t(start), "end": gd.t(stop), "label": f"g{r.get('generation')}",
+        gen = r.get("generation")
+        gd.d["rebs"].append({"t": gd.t(start), "end": gd.t(stop), "label": f"g{gen}" if gen is not None else "open",
                              "cause": i.get("cause_id"), "text": text})
     if owners:
         gd.d["parts"] = partitions(gd, owners, gaps, end)
