@@ -11,6 +11,7 @@ import pytest
 from kcodec.protocol import ApiKey
 from shim.trace.analyze.member_timeline import fold_heartbeats
 from shim.trace.analyze.report import heartbeat_sections, heartbeat_summary, render_html
+from shim.trace.analyze.viewer import viewer_data
 from shim.trace.show import read_trace
 from testsuite.trace.sharebuild import scenario
 
@@ -126,10 +127,14 @@ def test_report_sections_per_group_type(trace):
     summary = {"trace": "t", "records": None, "group_records": 0, "master": "local[1]", "made": "now", **s}
     html = heartbeat_sections(summary, t)
     assert html.index('id="share-groups"') < html.index('id="streams-groups"')
-    assert html.count('<svg class="timeline"') == 2 and html.count('class="member-bar') == 8
-    assert 'S-2 epoch 4: orders-2' in html and 'T-1 epoch 2: active 0_0, active 0_1, standby 0_2' in html
-    assert html.count('class="change fenced"') == 2 and 'class="change left"' in html
-    page = render_html(summary, [], [], [], [], [], [], tables_hb=t)
+    assert html.count('<div class="view"') == 2
+    views = viewer_data(t, [], {"share": ["sg"], "streams": ["app"]})["groups"]
+    assert [v["type"] for v in views] == ["share", "streams"] and sum(len(v["segs"]) for v in views) == 8
+    texts = [s[5] for v in views for s in v["segs"]]
+    assert 'S-2 epoch 4: orders-2' in texts and 'T-1 epoch 2: active 0_0, active 0_1, standby 0_2' in texts
+    kinds = [m[2] for v in views for m in v["marks"]]
+    assert kinds.count("fenced") == 2 and "left" in kinds
+    page = render_html(summary, [], {"anomalies": [], **t})
     assert "<h2>Share and streams groups</h2>" in page and page.count('data-group="sg"') >= 1
 
 

@@ -10,7 +10,8 @@ import sys
 
 from shim.trace.analyze import anomalies as A
 from shim.trace.analyze.assignment import decode_assignment, decode_b64, encode_assignment
-from shim.trace.analyze.report import group_summary, render_html, timeline_svg
+from shim.trace.analyze.report import group_summary, render_html
+from shim.trace.analyze.viewer import viewer_data
 from shim.trace.analyze.timeline import fold_group
 from testsuite.trace.tracebuild import W0, scenario
 
@@ -108,18 +109,18 @@ def test_anomaly_rules():
 
 def test_html_report_has_a_lane_per_member_identity_and_a_band_per_generation():
     rounds, members, changes = fold()
-    svg = timeline_svg("g", rounds, members, changes)
-    assert svg.count('class="lane"') == 2                  # A-1 and instance b (both incarnations)
-    assert 'data-member="A-1"' in svg and 'data-member="b"' in svg
-    assert svg.count('class="gen-band') == 3
-    assert svg.count('class="member-bar') == 5
+    tables = {"rebalances": rounds, "generation_members": members, "changes": changes}
+    view = viewer_data(tables, ["g"], {})["groups"][0]
+    assert [lane["label"] for lane in view["lanes"]] == ["A-1", "b"]   # instance b: both incarnations
+    assert [r["label"] for r in view["rebs"]] == ["g1", "g2", "g3"]
+    assert len(view["segs"]) == 5 and view["parts"] is None
     groups = group_summary(rounds, changes, [], [])
     assert groups == [{"group": "g", "rebalances": 3, "generations": [1, 2, 3], "static_rejoins_without_rebalance": 1,
                        "fenced": 1, "max_members": 2, "join_to_sync_ms_max": 3011.0, "partitions_moved": 4,
                        "anomalies": 0}]
     page = render_html({"trace": "t<1>", "records": 10, "group_records": 8, "master": "local[1]", "made": "now"},
-                       groups, rounds, members, changes, [], [])
-    assert "t&lt;1&gt;" in page and 'data-group="g"' in page and page.count("<svg") == 1
+                       groups, {**tables, "members": [], "anomalies": []})
+    assert "t&lt;1&gt;" in page and 'data-group="g"' in page and page.count('<div class="view"') == 1
 
 
 def test_cli_says_how_to_install_pyspark_when_it_is_missing(tmp_path):

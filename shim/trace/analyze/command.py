@@ -52,6 +52,10 @@ def cmd_analyze(args) -> int:
         print(f"{g['group']} partitions: {g['gaps']} gap(s) in {g['partitions']} partition(s), "
               f"{g['unavailable_partition_ms']} partition-ms unavailable, longest {g['max_gap_ms']} ms")
     print(f"report: {Path(args.out) / 'report.html'}")
+    if args.perfetto:         # the trace-event JSON is always in REPORT; also where --perfetto says
+        import shutil
+        shutil.copyfile(Path(args.out) / "trace.perfetto.json", args.perfetto)
+        print(f"trace events: {args.perfetto} (ui.perfetto.dev, chrome://tracing)")
     if args.json:
         print(json.dumps(summary, default=str))
     return 0
@@ -78,4 +82,6 @@ def add_parser(trace_parser: argparse.ArgumentParser) -> None:
     a.add_argument("--count-all", action="store_true", help="also count every record (one more pass over the files)")
     a.add_argument("--no-png", action="store_true", help="skip the PNG export")
     a.add_argument("--json", action="store_true", help="also print the summary as JSON")
+    a.add_argument("--perfetto", metavar="FILE", default=None,
+                   help="also write the Chrome trace-event JSON (REPORT/trace.perfetto.json) to FILE")
     a.set_defaults(func=cmd_analyze)

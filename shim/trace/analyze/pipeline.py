@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from .anomalies import anomalies
+from .frames import linked_frames
 from .heartbeats import member_timelines, topic_names
 from .load import group_records, load, scanned_records, trace_inputs
 from .members import member_stats
@@ -45,7 +46,6 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
     members = [r.asDict() for r in member_stats(grp).collect()]
     prog.stage(f"members: {len(members)} member(s); share and streams groups: member timelines")
     hb = member_timelines(scan, names, group)
-    scan.unpersist()
     prog.stage(f"share/streams: {len(hb['share']['members'])} share and {len(hb['streams']['members'])} streams "
                f"member(s); anomalies")
     flags = anomalies(tl["rounds"], tl["changes"], members)
@@ -61,7 +61,9 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
     for kind, t in hb.items():   # share_timeline, share_members, share_epochs, streams_...
         tables.update({f"{kind}_timeline": t["timeline"], f"{kind}_members": t["members"],
                        f"{kind}_epochs": t["segments"]})
-    summary = write_report(out, summary, tables, max_groups=max_groups, png=png)
+    linked = linked_frames(grp, tables)     # the frames behind causes and changes, shown in report.html
+    scan.unpersist()
+    summary = write_report(out, summary, tables, max_groups=max_groups, png=png, linked=linked)
     summary["seconds"] = round(time.monotonic() - t0, 1)
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     prog.stage(f"done in {summary['seconds']} s: {out / 'report.html'}"

@@ -1,6 +1,6 @@
-"""The outputs of `kshim trace analyze`: Parquet tables, a self-contained HTML report (inline CSS and
-one SVG timeline per group: members as lanes, generations as bands) and a PNG of it made by headless
-chromium.
+"""The outputs of `kshim trace analyze`: Parquet tables, a self-contained interactive HTML report
+(viewer.py: per group a zoomable member-lane and partition view drawn from one embedded JSON blob),
+a PNG of it made by headless chromium and a Chrome trace-event / Perfetto JSON file (perfetto.py).
 
 REPORT/rebalances.parquet  one row per generation formed (timeline.py's rounds)
 REPORT/generation_members.parquet  one row per member incarnation per generation
@@ -11,37 +11,47 @@ REPORT/share_timeline.parquet, streams_timeline.parquet  share/streams members' 
                            assignments, leaves, fencing, errors (member_timeline.py)
 REPORT/share_members.parquet, streams_members.parquet    one row per share/streams member
 REPORT/share_epochs.parquet, streams_epochs.parquet      one row per (member, epoch) span
+REPORT/partition_owners.parquet, partition_gaps, rebalance_impact, causes, reconciliation (partition_tables.py)
 REPORT/summary.json        per-group counts, inputs, timings
 REPORT/report.html, REPORT/report.png
+REPORT/trace.perfetto.json the timelines as Chrome trace events (ui.perfetto.dev, chrome://tracing)
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import html
 import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
-LANES_MAX = 60
-WIDTH, LANE_H, TOP, LEFT = 1100, 18, 34, 230
+from .perfetto import write_trace_events
+from .viewer import _e, page, table, viewer_data
+
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+                  "--disable-dev-shm-usage", "--disable-quic", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync")
 
 
 def write_parquet(rows: list[dict], path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
     clean = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
-    table = pa.Table.from_pylist(clean) if clean else pa.table({"group": pa.array([], pa.string())})
-    pq.write_table(table, path, compression="zstd")
+    t = pa.Table.from_pylist(clean) if clean else pa.table({"group": pa.array([], pa.string())})
+    pq.write_table(t, path, compression="zstd")
 
 
-def group_summary(rounds, changes, members, anomalies) -> list[dict]:
-    groups = sorted({r["group"] for r in rounds} | {c["group"] for c in changes} | {m["group"] for m in members})
+def group_summary(rounds, changes, members, anomalies, impact=()) -> list[dict]:
+    """Per group (classic, and KIP-848 groups from `impact`, the rebalance_impact rows: their rebalances
+    are group epochs)."""
+    groups = sorted({r["group"] for r in rounds} | {c["group"] for c in changes} | {m["group"] for m in members}
+                    | {r["group"] for r in impact})
     out = []
     for g in groups:
         rs = [r for r in rounds if r["group"] == g and r["generation"] is not None]
+        if not rs:
+            rs = [{"generation": r["generation"], "join_to_sync_ms": None, "members": None, "partitions_moved": None}
+                  for r in impact if r["group"] == g and r["generation"] is not None]
         durations = [r["join_to_sync_ms"] for r in rs if r["join_to_sync_ms"] is not None]
         cs = [c for c in changes if c["group"] == g]
         out.append({"group": g, "rebalances": len(rs),
@@ -56,144 +66,69 @@ def group_summary(rounds, changes, members, anomalies) -> list[dict]:
 
 
 # ---------------------------------------------------------------------- HTML
-CSS = """
-body{font:13px/1.4 system-ui,sans-serif;margin:16px;color:#222;background:#fff}
-h1{font-size:20px}h2{font-size:16px;margin-top:28px;border-bottom:1px solid #ccc}
-table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ddd;padding:2px 6px;vertical-align:top}
-th{background:#f2f2f2;text-align:left}td.n{text-align:right}.warn{color:#b00}.info{color:#06c}
-svg{background:#fafafa;border:1px solid #ddd}.gen-band.odd{fill:#e8f0fb}.gen-band.even{fill:#f6f9fe}
-.member-bar{fill:#4a8}.member-bar.leader{fill:#286}.lane-label{font-size:11px;fill:#333}
-.gen-label{font-size:10px;fill:#557}.change{stroke:#fff;stroke-width:1}.change.left,.change.removed,
-.change.session_timeout{fill:#d33}.change.fenced{fill:#a0a}.change.static_rejoin,.change.static_replaced{fill:#e90}
-.change.joined,.change.first_seen{fill:#36c}.change.error{fill:#b60}
-.change.epoch,.change.assignment,.change.status{fill:#999}
-svg[data-unit=epoch] .member-bar{stroke:#fff;stroke-width:1}
-.change.skip_assignment{fill:#888}.axis{font-size:10px;fill:#666}
-"""
+REBALANCE_COLS = ["generation", "reason", "start_wall_ms", "join_to_sync_ms", "members", "leader", "joined", "left",
+                  "fenced", "skip_assignment", "partitions_moved", "slow_rejoins"]
+IMPACT_COLS = ["generation", "protocol", "start_wall_ms", "partitions_unavailable", "max_gap_ms", "max_stalled_ms",
+               "unavailable_partition_ms", "slowest_revoke_member", "slowest_revoke_ms", "slowest_rejoin_member",
+               "slowest_rejoin_ms", "cause"]
+CAUSE_COLS = ["cause_id", "seq", "wall_ms", "kind", "member", "instance", "client_id", "reason", "detail",
+              "last_heartbeat_wall_ms", "timeout_ms"]
+RECONCILE_COLS = ["member", "instance", "epoch", "target_wall_ms", "assigned", "revoked", "acked_wall_ms", "latency_ms",
+                  "revoked_wall_ms", "revocation_latency_ms", "superseded"]
+MEMBER_COLS = ["member", "instance", "heartbeats", "heartbeat_gap_avg_ms", "heartbeat_gap_max_ms", "session_timeout_ms",
+               "silence_max_ms", "silences_over_session_timeout", "commits", "commit_interval_avg_ms"]
 
 
-def _e(x) -> str:
-    return html.escape("" if x is None else str(x))
+def _shown(groups: list[dict], max_groups: int) -> list[dict]:
+    return sorted(groups, key=lambda g: (-g["rebalances"], g["group"]))[:max_groups]
 
 
-def _clock(ms) -> str:
-    if ms is None:
-        return ""
-    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%H:%M:%S.%f")[:-3]
+def report_data(summary: dict, groups: list[dict], tables: dict[str, list[dict]], max_groups: int = 50,
+                linked: dict | None = None) -> dict:
+    """The page's JSON blob (viewer.py): the shown groups, then the share and streams groups."""
+    hb = {kind: [g["group"] for g in summary.get(f"{kind}_groups") or ()][:max_groups] for kind, _, _ in HEARTBEAT_TYPES}
+    return viewer_data(tables, [g["group"] for g in _shown(groups, max_groups)], hb, linked)
 
 
-def _table(rows: list[dict], cols: list[str], limit: int = 500) -> str:
-    head = "".join(f"<th>{_e(c)}</th>" for c in cols)
-    body = []
-    for r in rows[:limit]:
-        cells = []
-        for c in cols:
-            v = r.get(c)
-            if isinstance(v, list):
-                v = "; ".join(map(str, v))
-            if c.endswith("wall_ms"):
-                v = _clock(v)
-            cls = ' class="n"' if isinstance(v, (int, float)) else (f' class="{_e(v)}"' if c == "severity" else "")
-            cells.append(f"<td{cls}>{_e(v)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    more = f"<p>{len(rows) - limit} more rows in the Parquet table.</p>" if len(rows) > limit else ""
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>{more}"
-
-
-def timeline_svg(group: str, rounds, members, changes, unit: str = "generation") -> str:
-    """Lanes: one per member identity (group.instance.id, else member id); bands: one per generation.
-    `unit`: the members' key their bars are labelled with (share/streams spans: "epoch")."""
-    times = [x for r in rounds for x in (r.get("start_wall_ms"), r.get("last_sync_wall_ms"), r.get("generation_wall_ms"))
-             if x is not None]
-    times += [x for m in members for x in (m["from_wall_ms"], m["to_wall_ms"]) if x is not None]
-    times += [c["wall_ms"] for c in changes if c.get("wall_ms") is not None]
-    if not times:
-        return "<p>no timeline</p>"
-    t0, t1 = min(times), max(times)
-    span = max(t1 - t0, 1)
-    lanes: list[str] = []
-    for m in members:
-        ident = m.get("instance") or m["member"]
-        if ident not in lanes:
-            lanes.append(ident)
-    hidden = max(len(lanes) - LANES_MAX, 0)
-    lanes = lanes[:LANES_MAX]
-    lane_of = {ident: i for i, ident in enumerate(lanes)}
-    height = TOP + LANE_H * max(len(lanes), 1) + 24
-    x = lambda t: LEFT + (t - t0) * (WIDTH - LEFT - 10) / span  # noqa: E731
-    parts = [f'<svg class="timeline" data-group="{_e(group)}" data-unit="{unit}" width="{WIDTH}" height="{height}" '
-             f'xmlns="http://www.w3.org/2000/svg">']
-    gens = [r for r in rounds if r["generation"] is not None]
-    for i, r in enumerate(gens):
-        start = r.get("start_wall_ms") or r.get("generation_wall_ms") or t0
-        end = gens[i + 1].get("start_wall_ms") or gens[i + 1].get("generation_wall_ms") if i + 1 < len(gens) else t1
-        parts.append(f'<rect class="gen-band {"odd" if i % 2 else "even"}" data-generation="{r["generation"]}" '
-                     f'x="{x(start):.1f}" y="{TOP - 14}" width="{max(x(end) - x(start), 1):.1f}" '
-                     f'height="{height - TOP - 10 + 14}"><title>generation {r["generation"]}: '
-                     f'{_e(r.get("reason"))}</title></rect>')
-        parts.append(f'<text class="gen-label" x="{x(start) + 2:.1f}" y="{TOP - 4}">g{r["generation"]}</text>')
-    for ident, i in lane_of.items():
-        y = TOP + i * LANE_H
-        parts.append(f'<g class="lane" data-member="{_e(ident)}"><text class="lane-label" x="4" y="{y + 12}">'
-                     f'{_e(str(ident)[:34])}</text>')
-        for m in members:
-            if (m.get("instance") or m["member"]) != ident:
-                continue
-            a, b = m["from_wall_ms"], m["to_wall_ms"] if m["to_wall_ms"] is not None else t1
-            parts.append(f'<rect class="member-bar{" leader" if m.get("leader") else ""}" x="{x(a):.1f}" '
-                         f'y="{y + 3}" width="{max(x(b) - x(a), 1.5):.1f}" height="{LANE_H - 6}"><title>'
-                         f'{_e(m["member"])} {unit} {m[unit]}: '
-                         f'{_e(", ".join(m.get("assignment") or []))}</title></rect>')
-        parts.append("</g>")
-    for c in changes:
-        i = lane_of.get(c.get("instance") or c.get("member"))
-        if i is None or c.get("wall_ms") is None:
-            continue
-        parts.append(f'<circle class="change {c["kind"]}" cx="{x(c["wall_ms"]):.1f}" cy="{TOP + i * LANE_H + LANE_H / 2}" '
-                     f'r="4"><title>{_e(c["kind"])} {_e(c.get("reason") or c.get("detail") or "")}</title></circle>')
-    parts.append(f'<text class="axis" x="{LEFT}" y="{height - 6}">{_clock(t0)} UTC</text>'
-                 f'<text class="axis" x="{WIDTH - 90}" y="{height - 6}">+{span / 1000:.1f} s</text></svg>')
-    if hidden:
-        parts.append(f"<p>{hidden} more member lanes not drawn.</p>")
-    return "".join(parts)
-
-
-def render_html(summary: dict, groups: list[dict], rounds, members, changes, member_stats, anomalies,
-                max_groups: int = 50, tables_hb: dict | None = None) -> str:
-    """`tables_hb`: the share_*/streams_* tables (member timelines of KIP-932 / KIP-1071 groups)."""
-    shown = sorted(groups, key=lambda g: (-g["rebalances"], g["group"]))[:max_groups]
-    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>kshim trace analysis</title>"
-           f"<style>{CSS}</style></head><body>",
-           f"<h1>kshim trace analysis</h1><p>trace <code>{_e(summary['trace'])}</code>: "
-           f"{summary['records'] if summary['records'] is not None else 'not counted'} records, "
-           f"{summary['group_records']} group records, {len(groups)} group(s); "
-           f"Spark master <code>{_e(summary['master'])}</code>; made {_e(summary['made'])}.</p>",
-           "<h2>Groups</h2>", _table(groups, ["group", "rebalances", "static_rejoins_without_rebalance", "fenced",
+def render_html(summary: dict, groups: list[dict], tables: dict[str, list[dict]], max_groups: int = 50,
+                linked: dict | None = None, data: dict | None = None) -> str:
+    """The page: summary tables, then per group its interactive view (viewer.js draws it from the
+    blob) and its tables; share and streams groups after. `linked`: frames.py's frames to embed;
+    `data`: report_data's blob when already made."""
+    shown = _shown(groups, max_groups)
+    data = data or report_data(summary, groups, tables, max_groups, linked)
+    anomalies = tables.get("anomalies") or []
+    head = (f"<h1>kshim trace analysis</h1><p>trace <code>{_e(summary['trace'])}</code>: "
+            f"{summary['records'] if summary['records'] is not None else 'not counted'} records, "
+            f"{summary['group_records']} group records, {len(groups)} group(s); "
+            f"Spark master <code>{_e(summary['master'])}</code>; made {_e(summary['made'])}.</p>")
+    out = ["<h2>Groups</h2>", table(groups, ["group", "rebalances", "static_rejoins_without_rebalance", "fenced",
                                              "max_members", "join_to_sync_ms_max", "partitions_moved", "anomalies"]),
            _heartbeat_groups_table(summary),
-           "<h2>Anomalies</h2>", _table(anomalies, ["group", "kind", "severity", "wall_ms", "subject", "detail"])
+           f"<h2>Anomalies</h2><details{' open' if len(anomalies) <= 12 else ''}><summary>{len(anomalies)} flag(s)"
+           f"</summary>{table(anomalies, ['group', 'kind', 'severity', 'wall_ms', 'subject', 'detail'])}</details>"
            if anomalies else "<p>none</p>"]
     if len(groups) > len(shown):
         out.append(f"<p>Timelines below: the {len(shown)} groups with the most rebalances (of {len(groups)}).</p>")
-    for g in shown:
+    for i, g in enumerate(shown):
         name = g["group"]
-        rs = [r for r in rounds if r["group"] == name]
-        ms = [m for m in members if m["group"] == name]
-        cs = [c for c in changes if c["group"] == name]
+        mine = lambda t: [r for r in tables.get(t) or () if r["group"] == name]  # noqa: E731
         out.append(f'<section class="group" id="group-{_e(name)}" data-group="{_e(name)}"><h2>Group {_e(name)}</h2>')
         out.append(f"<p>{g['rebalances']} rebalance(s); {g['static_rejoins_without_rebalance']} static rejoin(s) "
                    f"without rebalance.</p>")
-        out.append(timeline_svg(name, rs, ms, cs))
-        out.append(_table(rs, ["generation", "reason", "start_wall_ms", "join_to_sync_ms", "members", "leader",
-                               "joined", "left", "fenced", "skip_assignment", "partitions_moved", "slow_rejoins"]))
-        out.append(_table([m for m in member_stats if m["group"] == name],
-                          ["member", "instance", "heartbeats", "heartbeat_gap_avg_ms", "heartbeat_gap_max_ms",
-                           "session_timeout_ms", "silence_max_ms", "silences_over_session_timeout", "commits",
-                           "commit_interval_avg_ms"], 100))
+        out.append(f'<div class="view" id="view-{i}"></div>')
+        if mine("rebalance_impact"):
+            out.append("<h3>Rebalances: partitions unavailable</h3>" + table(mine("rebalance_impact"), IMPACT_COLS))
+        if mine("causes"):
+            out.append("<h3>Causes</h3>" + table(mine("causes"), CAUSE_COLS, 200))
+        if mine("rebalances"):
+            out.append("<h3>Rebalances</h3>" + table(mine("rebalances"), REBALANCE_COLS))
+        if mine("reconciliation"):
+            out.append("<h3>Reconciliation (KIP-848)</h3>" + table(mine("reconciliation"), RECONCILE_COLS, 200))
+        out.append("<h3>Members</h3>" + table(mine("members"), MEMBER_COLS, 100))
         out.append("</section>")
-    out.append(heartbeat_sections(summary, tables_hb or {}, max_groups))
-    out.append("</body></html>")
-    return "\n".join(out)
+    out.append(heartbeat_sections(summary, tables, max_groups, first_view=len(shown)))
+    return page(head, out, data)
 
 
 # ---------------------------------------------------------------------- share and streams groups
@@ -221,14 +156,15 @@ def _heartbeat_groups_table(summary: dict) -> str:
     rows = summary.get("share_groups", []) + summary.get("streams_groups", [])
     if not rows:
         return ""
-    return "<h2>Share and streams groups</h2>" + _table(rows, ["group", "group_type", "members", "joins", "left",
+    return "<h2>Share and streams groups</h2>" + table(rows, ["group", "group_type", "members", "joins", "left",
                                                                  "fenced", "errors", "max_epoch"])
 
 
-def heartbeat_sections(summary: dict, tables: dict[str, list[dict]], max_groups: int = 50) -> str:
-    """A section per group type; per group its members as lanes (a bar per epoch), joins, leaves and
-    fencing as dots, the member table and the timeline table."""
+def heartbeat_sections(summary: dict, tables: dict[str, list[dict]], max_groups: int = 50, first_view: int = 0) -> str:
+    """A section per group type; per group its view (members as lanes, a bar per epoch, joins, leaves
+    and fencing as marks: viewer_data's groups after the classic ones), the member and timeline tables."""
     out = []
+    view = first_view
     for kind, title, assign_cols in HEARTBEAT_TYPES:
         groups = summary.get(f"{kind}_groups") or []
         if not groups:
@@ -238,12 +174,12 @@ def heartbeat_sections(summary: dict, tables: dict[str, list[dict]], max_groups:
             name = g["group"]
             tl = [r for r in tables.get(f"{kind}_timeline") or () if r["group"] == name]
             out.append(f'<section class="{kind}-group" data-group="{_e(name)}"><h3>{_e(kind)} group {_e(name)}</h3>')
-            out.append(timeline_svg(name, [], [s for s in tables.get(f"{kind}_epochs") or () if s["group"] == name],
-                                    tl, unit="epoch"))
-            out.append(_table([m for m in tables.get(f"{kind}_members") or () if m["group"] == name],
+            out.append(f'<div class="view" id="view-{view}"></div>')
+            view += 1
+            out.append(table([m for m in tables.get(f"{kind}_members") or () if m["group"] == name],
                               ["member", "instance", "client_id", "joined_wall_ms", "heartbeats", "joins", "epochs",
                                "last_epoch", *assign_cols, "fenced", "errors", "end", "heartbeat_gap_max_ms"], 100))
-            out.append(_table(sorted(tl, key=lambda r: r.get("ts_ns") or 0),
+            out.append(table(sorted(tl, key=lambda r: r.get("ts_ns") or 0),
                               ["wall_ms", "member", "kind", "epoch", *assign_cols, "detail"], 300))
             out.append("</section>")
         if len(groups) > max_groups:
@@ -261,42 +197,47 @@ def find_chromium() -> str | None:
 
 
 def screenshot(html_path: Path, png_path: Path, width: int = 1280, height: int = 2000, timeout: float = 90) -> bool:
-    """A PNG of the page by headless chromium; False (and no PNG) when chromium is not installed."""
+    """A PNG of the page by headless chromium (after its script ran); False (and no PNG) when chromium
+    is not installed."""
     exe = find_chromium()
     if exe is None:
         return False
-    cmd = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-           "--disable-dev-shm-usage", f"--user-data-dir={png_path.parent / '.chromium-profile'}",
+    profile = png_path.parent / ".chromium-profile"
+    cmd = [exe, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=5000",
            f"--window-size={width},{height}", f"--screenshot={png_path}", html_path.resolve().as_uri()]
     try:
         subprocess.run(cmd, capture_output=True, timeout=timeout, check=False)
     finally:
-        shutil.rmtree(png_path.parent / ".chromium-profile", ignore_errors=True)
+        shutil.rmtree(profile, ignore_errors=True)
     return png_path.exists() and png_path.stat().st_size > 0
 
 
-def page_height(groups_shown: int, lanes: int) -> int:
-    return min(600 + groups_shown * 420 + lanes * LANE_H, 12000)
+def page_height(data: dict) -> int:
+    """The PNG's height: what the page draws before any interaction (lanes, the partition strip and
+    the open topic's rows), plus the tables."""
+    h = 700
+    for g in data["groups"]:
+        h += 300 + (16 if len(g["lanes"]) <= 80 else 10) * len(g["lanes"])
+        p = g["parts"]
+        if p:
+            rows = len(p["topics"]) + (len(p["topics"][0]["rows"]) if p["topics"] else 0)
+            h += 120 + min(rows * (12 if rows <= 64 else 6), 460)
+    return min(h, 16000)
 
 
 def write_report(out: Path, summary: dict, tables: dict[str, list[dict]], max_groups: int = 50,
-                 png: bool = True) -> dict:
+                 png: bool = True, linked: dict | None = None) -> dict:
+    """`linked`: the frames behind causes and membership changes (frames.py), embedded in the HTML."""
     out.mkdir(parents=True, exist_ok=True)
     for name, rows in tables.items():
         write_parquet(rows, out / f"{name}.parquet")
-    groups = group_summary(tables["rebalances"], tables["changes"], tables["members"], tables["anomalies"])
+    groups = group_summary(tables["rebalances"], tables["changes"], tables["members"], tables["anomalies"],
+                           tables.get("rebalance_impact") or ())
     summary = {**summary, "groups": groups, **heartbeat_summary(tables)}
-    page = render_html(summary, groups, tables["rebalances"], tables["generation_members"], tables["changes"],
-                       tables["members"], tables["anomalies"], max_groups, tables)
-    (out / "report.html").write_text(page)
+    data = report_data(summary, groups, tables, max_groups, linked)
+    (out / "report.html").write_text(render_html(summary, groups, tables, max_groups, data=data))
+    summary["perfetto"] = write_trace_events(out / "trace.perfetto.json", tables)
     if png:
-        shown = min(len(groups), max_groups)
-        lanes = len({(m["group"], m.get("instance") or m["member"]) for m in tables["generation_members"]})
-        hb_groups = len(summary["share_groups"]) + len(summary["streams_groups"])
-        shown += min(hb_groups, 2 * max_groups)
-        lanes += sum(len({(m["group"], m["member"]) for m in tables.get(f"{k}_members") or ()})
-                     for k in ("share", "streams"))
-        summary["png"] = screenshot(out / "report.html", out / "report.png",
-                                    height=page_height(shown, min(lanes, shown * LANES_MAX)))
+        summary["png"] = screenshot(out / "report.html", out / "report.png", height=page_height(data))
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     return summary
