@@ -8,10 +8,21 @@ from kcodec import api
 from kcodec.errors import DecodeError
 
 
+_READERS: dict[tuple[int, int], tuple[int, type]] = {}   # (api key, version) -> (header version, class)
+
+
+def _reader(api_key: int, version: int) -> tuple[int, type]:
+    found = _READERS.get((api_key, version))
+    if found is None:       # (checked once per api key and version: the same checks and errors)
+        found = _READERS[(api_key, version)] = (api.request_header_version(api_key, version), api.REQUESTS[api_key])
+    return found
+
+
 def read_request(frame, api_key: int, version: int):
     buf = bytes(frame)                     # bytes: the decoders' fast path (no memoryview copies)
-    _, pos = api.RequestHeader.decode_from(buf, 0, api.request_header_version(api_key, version))
-    return api.REQUESTS[api_key].decode_from(buf, pos, version)[0]
+    header_version, cls = _reader(api_key, version)
+    _, pos = api.RequestHeader.decode_from(buf, 0, header_version)
+    return cls.decode_from(buf, pos, version)[0]
 
 
 def read_response(frame, api_key: int, version: int):

@@ -72,6 +72,7 @@ class StateLog:
         self._backlog: dict[int, list[tuple[bytes, bytes | None]]] = defaultdict(list)
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None   # the writer's (asked once, not per append)
         self.appended = 0
         # scale-out (shim/state/ownership.py): partition -> epoch this instance writes under; None =
         # this instance owns every partition and writes untagged records (one kshim per state topic)
@@ -243,7 +244,8 @@ class StateLog:
 
     # ------------------------------------------------------------------ appends
     def start_writer(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        self._loop = asyncio.get_running_loop()
+        self._task = self._loop.create_task(self._run())
 
     def append(self, records) -> asyncio.Future:
         by_partition: dict[int, list] = {}
@@ -263,7 +265,7 @@ class StateLog:
         return self._enqueue(by_partition, size)
 
     def _enqueue(self, by_partition: dict[int, list], size: int | None = None) -> asyncio.Future:
-        fut = asyncio.get_running_loop().create_future()
+        fut = (self._loop or asyncio.get_running_loop()).create_future()
         epochs = None
         if self.owned is not None:
             if any(p not in self.owned for p in by_partition):
