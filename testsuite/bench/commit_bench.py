@@ -9,6 +9,10 @@ each side comes first (the broker's JIT, kshim's caches). Each round also report
 kshim and broker processes used per acknowledged commit (from /proc; local broker only).
 With `--nodes 3` the local cluster has three brokers and both sides append to replicated partitions
 (__consumer_offsets and kshim's state topic: replication factor 3, acks=all), as in production.
+With `--floor`, a third side measures what kshim's durability costs at least: each committer
+instead sends its commit's records (`--partitions` of them, offset-record sized) as a Produce with
+acks=all to one partition of a topic on the broker, one in flight, no kshim in the path: kshim's
+commit latency cannot go below the broker's own commit latency plus this round trip.
 With `--ab DIR` a second kshim runs the code of DIR (a folder holding another shim/ and codecs/),
 measured in the same rounds as `kshim@DIR`: two versions of the code side by side.
 Usage: scripts/bench-commits [--committers 16] [--partitions 4] [--seconds 5] [--rounds 3]
@@ -35,7 +39,8 @@ from testsuite.harness.clients import create_topic
 from testsuite.harness.kshimproc import KshimProcess
 from testsuite.harness.ports import free_port_block
 
-COMMIT, FIND_COORDINATOR = 8, 10
+COMMIT, FIND_COORDINATOR, PRODUCE = 8, 10, 0
+FLOOR_TOPIC = "bench-commits-floor"
 
 
 async def coordinator_of(bootstrap: str, group: str, timeout: float = 30.0) -> tuple[str, int]:
@@ -89,14 +94,48 @@ async def committer(coordinator: tuple[str, int], group: str, topic: str, partit
     return errors
 
 
+async def producer(broker: tuple[str, int], partition: int, records: int, until: float,
+                   latencies: list[float]) -> int:
+    """The floor side: a commit's records appended as kshim appends them (one batch, acks=all)."""
+    from kcodec.generated.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+    from shim.state.batch import encode_batch
+    client = await UpstreamClient.connect(Config(), *broker)
+    key, value = b"k" * 40, b"v" * 44          # an offset record's key and value sizes
+    n = errors = 0
+    try:
+        while time.monotonic() < until:
+            n += 1
+            req = ProduceRequest(acks=-1, timeout_ms=5000, topic_data=[TopicProduceData(
+                name=FLOOR_TOPIC, partition_data=[PartitionProduceData(
+                    index=partition, records=encode_batch([(key, value)] * records, int(time.time() * 1000)))])])
+            t0 = time.perf_counter()
+            resp = await client.request(PRODUCE, 9, req)
+            dt = time.perf_counter() - t0
+            if all(p.error_code == 0 for t in resp.responses for p in t.partition_responses):
+                latencies.append(dt)
+            else:
+                errors += 1
+                await asyncio.sleep(0.05)
+    finally:
+        client.close()
+    return errors
+
+
 async def round_(bootstrap: str, topic: str, tag: str, committers: int, partitions: int, seconds: float) -> dict:
     latencies: list[float] = []
-    groups = [f"bench-{tag}-{i}" for i in range(committers)]
-    coordinators = await asyncio.gather(*(coordinator_of(bootstrap, g) for g in groups))   # before the clock
-    until = time.monotonic() + seconds
-    t0 = time.monotonic()
-    errors = await asyncio.gather(*(committer(c, g, topic, partitions, until, latencies)
-                                    for c, g in zip(coordinators, groups)))
+    if tag.startswith("floor"):
+        host, port = bootstrap.split(",")[0].rsplit(":", 1)
+        until = time.monotonic() + seconds
+        t0 = time.monotonic()
+        errors = await asyncio.gather(*(producer((host, int(port)), i % committers, partitions, until, latencies)
+                                        for i in range(committers)))
+    else:
+        groups = [f"bench-{tag}-{i}" for i in range(committers)]
+        coordinators = await asyncio.gather(*(coordinator_of(bootstrap, g) for g in groups))   # before the clock
+        until = time.monotonic() + seconds
+        t0 = time.monotonic()
+        errors = await asyncio.gather(*(committer(c, g, topic, partitions, until, latencies)
+                                        for c, g in zip(coordinators, groups)))
     elapsed = time.monotonic() - t0
     lat = sorted(latencies)
     return {"commits_per_s": len(lat) / elapsed, "p50_ms": 1000 * lat[len(lat) // 2] if lat else None,
@@ -155,6 +194,8 @@ def main() -> None:
     ap.add_argument("--upstream", default="", help="an existing cluster (default: a local Kafka of --nodes)")
     ap.add_argument("--nodes", type=int, choices=(1, 3), default=1, help="brokers of the local cluster (default 1)")
     ap.add_argument("--port-base", type=int, default=43000, help="first port to look for free ones from")
+    ap.add_argument("--floor", action="store_true",
+                    help="also measure the floor: the commits' records produced (acks=all) straight to the broker")
     ap.add_argument("--ab", type=Path, default=None, metavar="DIR",
                     help="also measure a kshim running the code in DIR (another checkout), as kshim@DIR")
     args = ap.parse_args()
@@ -173,6 +214,8 @@ def main() -> None:
                                     args.ab.resolve())
             topic = f"bench-commits-{int(time.time())}"
             create_topic(upstream, topic, args.partitions)
+            if args.floor:
+                create_topic(upstream, FLOOR_TOPIC, args.committers)
             # the broker creates __consumer_offsets at the first FindCoordinator: do that before timing
             asyncio.run(coordinator_of(upstream, "bench-warmup", timeout=60.0))
             pids = {"kshim": [kshim.proc.pid], "broker": [n.pid for n in kafka.nodes if n.pid] if kafka else []}
@@ -181,6 +224,8 @@ def main() -> None:
                 ab = f"kshim@{args.ab.name}"
                 pids[ab] = [other.proc.pid]
                 sides.append((ab, other.bootstrap))
+            if args.floor:
+                sides.append(("floor", upstream))
             if args.warmup > 0:
                 for where, bootstrap in sides:
                     asyncio.run(round_(bootstrap, topic, f"{where}-warm", args.committers, args.partitions,
@@ -204,6 +249,10 @@ def main() -> None:
                   f"p99 {med['broker']['p99_ms']:.2f} ms; kshim {med['kshim']['commits_per_s']:.0f}/s "
                   f"p99 {med['kshim']['p99_ms']:.2f} ms; throughput kshim/broker = "
                   f"{med['kshim']['commits_per_s'] / med['broker']['commits_per_s']:.2f}")
+            if "floor" in med:
+                print(f"floor (the records produced acks=all, no kshim): {med['floor']['commits_per_s']:.0f}/s "
+                      f"p50 {med['floor']['p50_ms']:.2f} ms p99 {med['floor']['p99_ms']:.2f} ms; broker p50 + floor p50 = "
+                      f"{med['broker']['p50_ms'] + med['floor']['p50_ms']:.2f} ms (kshim p50 {med['kshim']['p50_ms']:.2f})")
             for where in results:
                 if where.startswith("kshim@"):
                     print(f"{where}: {med[where]['commits_per_s']:.0f}/s p50 {med[where]['p50_ms']:.2f} ms "
