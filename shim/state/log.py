@@ -70,7 +70,7 @@ class StateLog:
         self.leaders: dict[int, int] = {}
         self._queue: list[_Entry] = []
         self._backlog: dict[int, list[tuple[bytes, bytes | None]]] = defaultdict(list)
-        self._wake = asyncio.Event()
+        self._wake: asyncio.Future | None = None     # the idle writer's wake-up (set by the next append)
         self._task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None   # the writer's (asked once, not per append)
         self.appended = 0
@@ -277,7 +277,9 @@ class StateLog:
         if size is None or epochs is not None:      # (epoch headers add to the estimate)
             size = sum(len(r[0]) + len(r[1] or b"") + 32 for recs in by_partition.values() for r in recs)
         self._queue.append(_Entry(by_partition, fut, size, epochs))
-        self._wake.set()
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
         return fut
 
     # ------------------------------------------------------------------ scale-out: taking a partition
@@ -338,8 +340,9 @@ class StateLog:
 
     async def _run(self) -> None:
         while True:
-            await self._wake.wait()
-            self._wake.clear()
+            if not self._queue:      # (a plain future: asyncio.Event.wait asks for the running loop each time)
+                self._wake = self._loop.create_future()
+                await self._wake
             while self._queue:
                 entries = self._take()
                 try:
