@@ -250,9 +250,10 @@ def main() -> None:
                   f"p99 {med['kshim']['p99_ms']:.2f} ms; throughput kshim/broker = "
                   f"{med['kshim']['commits_per_s'] / med['broker']['commits_per_s']:.2f}")
             if "floor" in med:
-                print(f"floor (the records produced acks=all, no kshim): {med['floor']['commits_per_s']:.0f}/s "
-                      f"p50 {med['floor']['p50_ms']:.2f} ms p99 {med['floor']['p99_ms']:.2f} ms; broker p50 + floor p50 = "
-                      f"{med['broker']['p50_ms'] + med['floor']['p50_ms']:.2f} ms (kshim p50 {med['kshim']['p50_ms']:.2f})")
+                floor, broker, mine = med["floor"], med["broker"], med["kshim"]
+                print(f"floor (the records produced acks=all, no kshim): {floor['commits_per_s']:.0f}/s "
+                      f"p50 {floor['p50_ms']:.2f} ms p99 {floor['p99_ms']:.2f} ms; broker p50 + floor p50 = "
+                      f"{broker['p50_ms'] + floor['p50_ms']:.2f} ms (kshim p50 {mine['p50_ms']:.2f})")
             for where in results:
                 if where.startswith("kshim@"):
                     print(f"{where}: {med[where]['commits_per_s']:.0f}/s p50 {med[where]['p50_ms']:.2f} ms "
