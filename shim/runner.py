@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -60,6 +61,10 @@ async def serve(cfg: Config, ready: asyncio.Event | None = None, stop: asyncio.E
         await adopt_broker_settings(cfg)
     proxy = build(cfg)
     await proxy.start()
+    # What start-up made (modules, codec classes, the replayed group state) lives as long as the
+    # process: out of the collector's sight, so its full collections no longer walk it.
+    gc.collect()
+    gc.freeze()
     print(proxy.banner(), flush=True)
     if ready is not None:
         ready.set()

@@ -212,6 +212,41 @@ def _uvarint(buf, pos: int) -> tuple[int, int]:
             raise DecodeError("unsigned varint longer than 5 bytes", "ProduceRequest", None, pos)
 
 
+def _skip_tagged_fields(frame, pos: int, n: int) -> int:
+    """The position after the tagged fields at ``pos`` (IndexError when the frame ends first)."""
+    count, pos = _uvarint(frame, pos)
+    for _ in range(count):
+        _, pos = _uvarint(frame, pos)
+        size, pos = _uvarint(frame, pos)
+        pos += size
+        if pos > n:
+            raise _truncated("_tagged_fields", pos, n)
+    return pos
+
+
+def request_body_offset(frame, flexible: bool) -> int:
+    """Where the body of a request frame starts, without decoding its header: after
+    ``RequestApiKey .. ClientId`` (header v1), and the header's tagged fields too for
+    flexible versions (header v2) - the position ``RequestHeader.decode_from`` returns.
+    """
+    n = len(frame)
+    try:
+        clen = _unpack_req(frame, 0)[3]
+    except struct.error:
+        raise _truncated("requestApiKey", 10, n) from None
+    pos = 10 + clen if clen > 0 else 10
+    if pos > n:
+        raise _truncated("clientId", pos, n)
+    if not flexible:
+        return pos
+    if pos < n and frame[pos] == 0:      # no tagged fields: the usual header
+        return pos + 1
+    try:
+        return _skip_tagged_fields(frame, pos, n)
+    except IndexError:
+        raise _truncated("_tagged_fields", n + 1, n) from None
+
+
 def produce_acks(frame, api_version: int | None = None) -> int:
     """The ``acks`` of a Produce request frame (v3+), without decoding the body.
 
@@ -231,13 +266,7 @@ def produce_acks(frame, api_version: int | None = None) -> int:
     pos = 10 + clen if clen > 0 else 10
     try:
         if api_version >= _PRODUCE_FIRST_FLEXIBLE:
-            count, pos = _uvarint(frame, pos)
-            for _ in range(count):
-                _, pos = _uvarint(frame, pos)
-                size, pos = _uvarint(frame, pos)
-                pos += size
-                if pos > n:
-                    raise _truncated("_tagged_fields", pos, n)
+            pos = _skip_tagged_fields(frame, pos, n)
             tlen, pos = _uvarint(frame, pos)
             if tlen:
                 pos += tlen - 1

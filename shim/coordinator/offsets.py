@@ -72,10 +72,11 @@ def offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable
         valid = valid or any(e is None for _, e in parts)
         checked.append((t, info, parts))
     err = _validate_commit(c, ctx, req, checked, validate_group) if valid else E.NONE
-    stored: dict[tuple[str, int], int] = {}
+    too_large: dict[tuple[str, int], int] = {}   # the last word per partition (a request may repeat one)
     if valid and err == E.NONE:
         group_id, now, max_md = req.group_id, c.now, c.cfg.offset_metadata_max_bytes
         expire = now + req.retention_time_ms if 2 <= v <= 4 and req.retention_time_ms != -1 else None
+        epochs = v >= 6
         put = c.offsets.put
         for _, info, parts in checked:
             for p, e in parts:
@@ -83,26 +84,35 @@ def offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable
                     continue
                 metadata = p.committed_metadata or ""
                 if metadata_too_large(metadata, max_md):
-                    stored[(info.name, p.partition_index)] = E.OFFSET_METADATA_TOO_LARGE
+                    too_large[(info.name, p.partition_index)] = E.OFFSET_METADATA_TOO_LARGE
                     continue
                 put(c, OffsetRecord(group_id, info.name, p.partition_index, p.committed_offset,
-                                    p.committed_leader_epoch if v >= 6 else -1, metadata, now, expire, info.topic_id))
-                stored[(info.name, p.partition_index)] = E.NONE
-    # KafkaApis answers the partitions it refused first, then merges the coordinator's answer
-    answer = CommitAnswer(lambda t: OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=[]),
-                          lambda idx, e: OffsetCommitResponsePartition(partition_index=idx, error_code=e))
-    key_of = (lambda t: t.topic_id) if by_id else (lambda t: t.name)
+                                    p.committed_leader_epoch if epochs else -1, metadata, now, expire, info.topic_id))
+                if too_large:
+                    too_large.pop((info.name, p.partition_index), None)
     accepted = []
+    refused = False
     for t, info, parts in checked:       # (a partition without error has its topic's info)
+        ok = []
         for p, e in parts:
             if e is not None:
-                answer.refuse(key_of(t), t, p.partition_index, e)
-        ok = [OffsetCommitResponsePartition(partition_index=p.partition_index,
-                                            error_code=err or stored.get((info.name, p.partition_index), E.NONE))
-              for p, e in parts if e is None]
+                refused = True
+            else:
+                ok.append(OffsetCommitResponsePartition(
+                    partition_index=p.partition_index,
+                    error_code=err or (too_large.get((info.name, p.partition_index), E.NONE) if too_large else E.NONE)))
         if ok:
             accepted.append(OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=ok))
-    c.respond(ctx.token, OffsetCommitResponse(topics=answer.merge(accepted, key_of)))
+    if refused:      # KafkaApis answers the partitions it refused first, then merges the coordinator's answer
+        answer = CommitAnswer(lambda t: OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=[]),
+                              lambda idx, e: OffsetCommitResponsePartition(partition_index=idx, error_code=e))
+        key_of = (lambda t: t.topic_id) if by_id else (lambda t: t.name)
+        for t, _, parts in checked:
+            for p, e in parts:
+                if e is not None:
+                    answer.refuse(key_of(t), t, p.partition_index, e)
+        accepted = answer.merge(accepted, key_of)
+    c.respond(ctx.token, OffsetCommitResponse(topics=accepted))
 
 
 def _validate_commit(c: "CoordinatorState", ctx: Ctx, req, checked, validate_group) -> int:

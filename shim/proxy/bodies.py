@@ -6,12 +6,25 @@ from __future__ import annotations
 
 from kcodec import api
 from kcodec.errors import DecodeError
+from kcodec.frames import request_body_offset
+
+
+_READERS: dict[tuple[int, int], tuple[bool, type]] = {}   # (api key, version) -> (header v2?, class)
+
+
+def _reader(api_key: int, version: int) -> tuple[bool, type]:
+    found = _READERS.get((api_key, version))
+    if found is None:       # (checked once per api key and version: the same checks and errors)
+        found = _READERS[(api_key, version)] = (api.request_header_version(api_key, version) == 2,
+                                                api.REQUESTS[api_key])
+    return found
 
 
 def read_request(frame, api_key: int, version: int):
     buf = bytes(frame)                     # bytes: the decoders' fast path (no memoryview copies)
-    _, pos = api.RequestHeader.decode_from(buf, 0, api.request_header_version(api_key, version))
-    return api.REQUESTS[api_key].decode_from(buf, pos, version)[0]
+    flexible, cls = _reader(api_key, version)
+    # the header was read already (the session's peek_request): only where the body starts is needed
+    return cls.decode_from(buf, request_body_offset(buf, flexible), version)[0]
 
 
 def read_response(frame, api_key: int, version: int):

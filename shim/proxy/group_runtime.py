@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kshim.coordinator")
 
+_HEADER_VERSIONS: dict[tuple[int, int], int] = {}   # (api key, version) -> response header version
 _WALL0, _MONO0 = int(time.time() * 1000), time.monotonic()
 
 
@@ -167,7 +168,10 @@ class GroupRuntime:
         if self.finish is not None:
             body = self.finish(session, slot, body)
         try:
-            hv = api.response_header_version(slot.api_key, slot.version)
+            hv = _HEADER_VERSIONS.get((slot.api_key, slot.version))
+            if hv is None:
+                hv = _HEADER_VERSIONS[(slot.api_key, slot.version)] = api.response_header_version(slot.api_key,
+                                                                                                  slot.version)
             data = api.ResponseHeader(correlation_id=slot.correlation_id).encode(hv) + body.encode(slot.version)
         except Exception:
             log.exception("cannot encode %s v%s response", api.API_KEYS.get(slot.api_key), slot.version)

@@ -117,8 +117,16 @@ _OFFSET_VALUE = struct.Struct(">hqi")         # version, offset, leader epoch
 _OFFSET_VALUE_TAIL = struct.Struct(">qq16s")  # commit timestamp, expire timestamp, topic id
 
 
+# the same layout with empty metadata (int16 length 0), packed at once: most commits carry none
+_OFFSET_VALUE_NO_METADATA = struct.Struct(">hqihqq16s")
+
+
 def _offset_value(record: OffsetRecord) -> bytes:
     expire = record.expire_timestamp_ms
+    if not record.metadata and record.metadata is not None:
+        return _OFFSET_VALUE_NO_METADATA.pack(OFFSET_VALUE_VERSION, record.offset, record.leader_epoch, 0,
+                                              record.commit_timestamp_ms, -1 if expire is None else expire,
+                                              _uuid_bytes(record.topic_id))
     return (_OFFSET_VALUE.pack(OFFSET_VALUE_VERSION, record.offset, record.leader_epoch) + _string(record.metadata)
             + _OFFSET_VALUE_TAIL.pack(record.commit_timestamp_ms, -1 if expire is None else expire,
                                       _uuid_bytes(record.topic_id)))

@@ -70,8 +70,9 @@ class StateLog:
         self.leaders: dict[int, int] = {}
         self._queue: list[_Entry] = []
         self._backlog: dict[int, list[tuple[bytes, bytes | None]]] = defaultdict(list)
-        self._wake = asyncio.Event()
+        self._wake: asyncio.Future | None = None     # the idle writer's wake-up (set by the next append)
         self._task: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None   # the writer's (asked once, not per append)
         self.appended = 0
         # scale-out (shim/state/ownership.py): partition -> epoch this instance writes under; None =
         # this instance owns every partition and writes untagged records (one kshim per state topic)
@@ -243,7 +244,8 @@ class StateLog:
 
     # ------------------------------------------------------------------ appends
     def start_writer(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        self._loop = asyncio.get_running_loop()
+        self._task = self._loop.create_task(self._run())
 
     def append(self, records) -> asyncio.Future:
         by_partition: dict[int, list] = {}
@@ -263,7 +265,7 @@ class StateLog:
         return self._enqueue(by_partition, size)
 
     def _enqueue(self, by_partition: dict[int, list], size: int | None = None) -> asyncio.Future:
-        fut = asyncio.get_running_loop().create_future()
+        fut = (self._loop or asyncio.get_running_loop()).create_future()
         epochs = None
         if self.owned is not None:
             if any(p not in self.owned for p in by_partition):
@@ -275,7 +277,9 @@ class StateLog:
         if size is None or epochs is not None:      # (epoch headers add to the estimate)
             size = sum(len(r[0]) + len(r[1] or b"") + 32 for recs in by_partition.values() for r in recs)
         self._queue.append(_Entry(by_partition, fut, size, epochs))
-        self._wake.set()
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(None)
         return fut
 
     # ------------------------------------------------------------------ scale-out: taking a partition
@@ -336,8 +340,9 @@ class StateLog:
 
     async def _run(self) -> None:
         while True:
-            await self._wake.wait()
-            self._wake.clear()
+            if not self._queue:      # (a plain future: asyncio.Event.wait asks for the running loop each time)
+                self._wake = self._loop.create_future()
+                await self._wake
             while self._queue:
                 entries = self._take()
                 try:

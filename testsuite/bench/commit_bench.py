@@ -9,8 +9,14 @@ each side comes first (the broker's JIT, kshim's caches). Each round also report
 kshim and broker processes used per acknowledged commit (from /proc; local broker only).
 With `--nodes 3` the local cluster has three brokers and both sides append to replicated partitions
 (__consumer_offsets and kshim's state topic: replication factor 3, acks=all), as in production.
+With `--floor`, a third side measures what kshim's durability costs at least: each committer
+instead sends its commit's records (`--partitions` of them, offset-record sized) as a Produce with
+acks=all to one partition of a topic on the broker, one in flight, no kshim in the path: kshim's
+commit latency cannot go below the broker's own commit latency plus this round trip.
+With `--ab DIR` a second kshim runs the code of DIR (a folder holding another shim/ and codecs/),
+measured in the same rounds as `kshim@DIR`: two versions of the code side by side.
 Usage: scripts/bench-commits [--committers 16] [--partitions 4] [--seconds 5] [--rounds 3]
-                             [--warmup 5] [--nodes 1|3] [--upstream host:port]
+                             [--warmup 5] [--nodes 1|3] [--upstream host:port] [--ab DIR]
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ from testsuite.harness.clients import create_topic
 from testsuite.harness.kshimproc import KshimProcess
 from testsuite.harness.ports import free_port_block
 
-COMMIT, FIND_COORDINATOR = 8, 10
+COMMIT, FIND_COORDINATOR, PRODUCE = 8, 10, 0
+FLOOR_TOPIC = "bench-commits-floor"
 
 
 async def coordinator_of(bootstrap: str, group: str, timeout: float = 30.0) -> tuple[str, int]:
@@ -87,14 +94,48 @@ async def committer(coordinator: tuple[str, int], group: str, topic: str, partit
     return errors
 
 
+async def producer(broker: tuple[str, int], partition: int, records: int, until: float,
+                   latencies: list[float]) -> int:
+    """The floor side: a commit's records appended as kshim appends them (one batch, acks=all)."""
+    from kcodec.generated.produce import PartitionProduceData, ProduceRequest, TopicProduceData
+    from shim.state.batch import encode_batch
+    client = await UpstreamClient.connect(Config(), *broker)
+    key, value = b"k" * 40, b"v" * 44          # an offset record's key and value sizes
+    n = errors = 0
+    try:
+        while time.monotonic() < until:
+            n += 1
+            req = ProduceRequest(acks=-1, timeout_ms=5000, topic_data=[TopicProduceData(
+                name=FLOOR_TOPIC, partition_data=[PartitionProduceData(
+                    index=partition, records=encode_batch([(key, value)] * records, int(time.time() * 1000)))])])
+            t0 = time.perf_counter()
+            resp = await client.request(PRODUCE, 9, req)
+            dt = time.perf_counter() - t0
+            if all(p.error_code == 0 for t in resp.responses for p in t.partition_responses):
+                latencies.append(dt)
+            else:
+                errors += 1
+                await asyncio.sleep(0.05)
+    finally:
+        client.close()
+    return errors
+
+
 async def round_(bootstrap: str, topic: str, tag: str, committers: int, partitions: int, seconds: float) -> dict:
     latencies: list[float] = []
-    groups = [f"bench-{tag}-{i}" for i in range(committers)]
-    coordinators = await asyncio.gather(*(coordinator_of(bootstrap, g) for g in groups))   # before the clock
-    until = time.monotonic() + seconds
-    t0 = time.monotonic()
-    errors = await asyncio.gather(*(committer(c, g, topic, partitions, until, latencies)
-                                    for c, g in zip(coordinators, groups)))
+    if tag.startswith("floor"):
+        host, port = bootstrap.split(",")[0].rsplit(":", 1)
+        until = time.monotonic() + seconds
+        t0 = time.monotonic()
+        errors = await asyncio.gather(*(producer((host, int(port)), i % committers, partitions, until, latencies)
+                                        for i in range(committers)))
+    else:
+        groups = [f"bench-{tag}-{i}" for i in range(committers)]
+        coordinators = await asyncio.gather(*(coordinator_of(bootstrap, g) for g in groups))   # before the clock
+        until = time.monotonic() + seconds
+        t0 = time.monotonic()
+        errors = await asyncio.gather(*(committer(c, g, topic, partitions, until, latencies)
+                                        for c, g in zip(coordinators, groups)))
     elapsed = time.monotonic() - t0
     lat = sorted(latencies)
     return {"commits_per_s": len(lat) / elapsed, "p50_ms": 1000 * lat[len(lat) // 2] if lat else None,
@@ -126,6 +167,23 @@ def measured(run, pids: dict[str, list[int]]) -> dict:
     return res
 
 
+def start_kshim(upstream: str, port: int, log: Path, src: Path | None = None) -> KshimProcess:
+    """A kshim process; from `src` (its shim/ and codecs/ first on the path) when given."""
+    if src is None:
+        return KshimProcess(upstream, port, log).start()
+    here, path = os.getcwd(), os.environ.get("PYTHONPATH")
+    os.chdir(src)                      # `python -m shim.cli` imports from the working directory first
+    os.environ["PYTHONPATH"] = f"{src}:{src / 'codecs'}"
+    try:
+        return KshimProcess(upstream, port, log).start()
+    finally:
+        os.chdir(here)
+        if path is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = path
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--committers", type=int, default=16)
@@ -135,27 +193,44 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=5.0, help="seconds of unmeasured commits on each side first")
     ap.add_argument("--upstream", default="", help="an existing cluster (default: a local Kafka of --nodes)")
     ap.add_argument("--nodes", type=int, choices=(1, 3), default=1, help="brokers of the local cluster (default 1)")
+    ap.add_argument("--port-base", type=int, default=43000, help="first port to look for free ones from")
+    ap.add_argument("--floor", action="store_true",
+                    help="also measure the floor: the commits' records produced (acks=all) straight to the broker")
+    ap.add_argument("--ab", type=Path, default=None, metavar="DIR",
+                    help="also measure a kshim running the code in DIR (another checkout), as kshim@DIR")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         kafka = None
         upstream = args.upstream
         if not upstream:
-            kafka = LocalKafka(nodes=args.nodes, base_port=free_port_block(2 * args.nodes, start=43000),
+            kafka = LocalKafka(nodes=args.nodes, base_port=free_port_block(2 * args.nodes, start=args.port_base),
                                workdir=d).start()
             upstream = kafka.bootstrap
-        kshim = KshimProcess(upstream, free_port_block(5, start=44000), Path(d) / "kshim.log").start()
+        kshim = start_kshim(upstream, free_port_block(5, start=args.port_base + 20), Path(d) / "kshim.log")
+        other = None
         try:
+            if args.ab is not None:
+                other = start_kshim(upstream, free_port_block(5, start=args.port_base + 40), Path(d) / "kshim-ab.log",
+                                    args.ab.resolve())
             topic = f"bench-commits-{int(time.time())}"
             create_topic(upstream, topic, args.partitions)
+            if args.floor:
+                create_topic(upstream, FLOOR_TOPIC, args.committers)
             # the broker creates __consumer_offsets at the first FindCoordinator: do that before timing
             asyncio.run(coordinator_of(upstream, "bench-warmup", timeout=60.0))
             pids = {"kshim": [kshim.proc.pid], "broker": [n.pid for n in kafka.nodes if n.pid] if kafka else []}
-            sides = (("broker", upstream), ("kshim", kshim.bootstrap))
+            sides = [("broker", upstream), ("kshim", kshim.bootstrap)]
+            if other is not None:
+                ab = f"kshim@{args.ab.name}"
+                pids[ab] = [other.proc.pid]
+                sides.append((ab, other.bootstrap))
+            if args.floor:
+                sides.append(("floor", upstream))
             if args.warmup > 0:
                 for where, bootstrap in sides:
                     asyncio.run(round_(bootstrap, topic, f"{where}-warm", args.committers, args.partitions,
                                        args.warmup))
-            results: dict[str, list[dict]] = {"broker": [], "kshim": []}
+            results: dict[str, list[dict]] = {where: [] for where, _ in sides}
             for r in range(args.rounds):
                 for where, bootstrap in sides:
                     res = measured(lambda: asyncio.run(round_(bootstrap, topic, f"{where}-{r}", args.committers,
@@ -163,7 +238,7 @@ def main() -> None:
                     results[where].append(res)
                     cpu = "  ".join(f"{k} {res[f'{k}_cpu_us_per_commit']:.0f} us CPU/commit" for k in pids
                                     if (res.get(f"{k}_cpu_us_per_commit") or 0) >= 1)
-                    print(f"round {r + 1} {where:6s}: {res['commits_per_s']:8.0f} commits/s  "
+                    print(f"round {r + 1} {where:12s}: {res['commits_per_s']:8.0f} commits/s  "
                           f"p50 {res['p50_ms']:.2f} ms  p99 {res['p99_ms']:.2f} ms  errors {res['errors']}  {cpu}",
                           flush=True)
             med = {w: {k: statistics.median(x[k] for x in v) for k in ("commits_per_s", "p50_ms", "p99_ms")}
@@ -174,12 +249,25 @@ def main() -> None:
                   f"p99 {med['broker']['p99_ms']:.2f} ms; kshim {med['kshim']['commits_per_s']:.0f}/s "
                   f"p99 {med['kshim']['p99_ms']:.2f} ms; throughput kshim/broker = "
                   f"{med['kshim']['commits_per_s'] / med['broker']['commits_per_s']:.2f}")
+            if "floor" in med:
+                floor, broker, mine = med["floor"], med["broker"], med["kshim"]
+                print(f"floor (the records produced acks=all, no kshim): {floor['commits_per_s']:.0f}/s "
+                      f"p50 {floor['p50_ms']:.2f} ms p99 {floor['p99_ms']:.2f} ms; broker p50 + floor p50 = "
+                      f"{broker['p50_ms'] + floor['p50_ms']:.2f} ms (kshim p50 {mine['p50_ms']:.2f})")
+            for where in results:
+                if where.startswith("kshim@"):
+                    print(f"{where}: {med[where]['commits_per_s']:.0f}/s p50 {med[where]['p50_ms']:.2f} ms "
+                          f"p99 {med[where]['p99_ms']:.2f} ms; {where}/broker = "
+                          f"{med[where]['commits_per_s'] / med['broker']['commits_per_s']:.2f}, kshim/{where} = "
+                          f"{med['kshim']['commits_per_s'] / med[where]['commits_per_s']:.2f}")
             out = Path("build/bench")
             out.mkdir(parents=True, exist_ok=True)
             (out / f"commits-{args.committers}-{args.nodes}n.json").write_text(json.dumps(
-                {"args": vars(args), "rounds": results, "median": med}, indent=2))
+                {"args": vars(args), "rounds": results, "median": med}, indent=2, default=str))
         finally:
             kshim.stop()
+            if other is not None:
+                other.stop()
             if kafka is not None:
                 kafka.stop()
 

@@ -471,6 +471,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
                    help="also run, for each loop, a kshim with these extra arguments, measured side by side as "
                         "kshim-<loop>+NAME (repeatable; e.g. --variant 'traced=--trace build/bench/trace')")
+    p.add_argument("--port-base", type=int, default=43100, help="first port to look for free ones from")
     p.add_argument("--out", type=Path, default=build_dir() / "bench" / "proxy.json")
     p.add_argument("--workdir", type=Path, default=build_dir() / "bench" / "proxy-run",
                    help="scratch folder for the broker and kshim logs, emptied first (default build/bench/proxy-run; "
@@ -498,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     shm = Path("/dev/shm")
     base = args.data_dir or (shm if shm.is_dir() and shutil.disk_usage(shm).free > 4 << 30 else workdir)
     kafka_dir = base / f"kshim-bench-kafka-{os.getpid()}"
-    cluster = LocalKafka(nodes=1, base_port=free_port_block(2, start=43100), workdir=kafka_dir, kafka=kafka,
+    cluster = LocalKafka(nodes=1, base_port=free_port_block(2, start=args.port_base), workdir=kafka_dir, kafka=kafka,
                          overrides={"log.retention.check.interval.ms": "5000"})
     host["kafka_dir"] = str(kafka_dir)
     print(f"starting Kafka {KAFKA_VERSION} in {kafka_dir} (logs copied to {workdir / 'kafka-logs'})", flush=True)
@@ -512,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
             sources.append((f"+{name}", None, shlex.split(extra)))
         for loop in args.loop.split(","):
             for suffix, src, extra in sources:
-                port = free_port_block(3, start=43200)
+                port = free_port_block(3, start=args.port_base + 40)
                 shim = KshimProcess(cluster.bootstrap, port, workdir / f"kshim-{loop}{suffix}.log",
                                     ["--loop", loop, "--metadata-refresh-s", "10", "--log-level", "warning",
                                      *args.kshim_arg, *extra])

@@ -43,6 +43,11 @@ def peeks(data: bytes) -> None:
             frames.produce_acks(b"\x00\x00" + data[2:], version)
         except DecodeError:
             pass
+    for flexible in (False, True):
+        try:
+            frames.request_body_offset(data, flexible)
+        except DecodeError:
+            pass
 
 
 def records_blob(data: bytes) -> None:

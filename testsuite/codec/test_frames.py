@@ -6,8 +6,9 @@ import struct
 import pytest
 
 from kcodec.errors import DecodeError
+from kcodec import api
 from kcodec.frames import (FrameSplitter, FrameTooLarge, InvalidFrameLength, length_prefix,
-                           peek_request, peek_response_correlation_id, produce_acks)
+                           peek_request, peek_response_correlation_id, produce_acks, request_body_offset)
 
 
 def framed(*payloads):
@@ -156,3 +157,20 @@ def test_produce_acks_errors():
             produce_acks(good[:cut])
     with pytest.raises(DecodeError):
         produce_acks(request_header(0, 9, 1, "c", True, tags=b"\xff\xff\xff\xff\xff\x01"))
+
+
+@pytest.mark.parametrize("client_id", [None, "", "producer-1", "é" * 70])
+@pytest.mark.parametrize("flexible,tags", [(False, b""), (True, b"\x00"), (True, b"\x01\x05\x02ab"),
+                                           (True, b"\x02\x00\x00\x81\x01\x81\x01" + b"x" * 129)])
+def test_request_body_offset_is_where_the_header_decoder_stops(client_id, flexible, tags):
+    frame = request_header(8, 8 if flexible else 7, 42, client_id, flexible, tags) + b"BODY"
+    _, pos = api.RequestHeader.decode_from(frame, 0, 2 if flexible else 1)
+    assert request_body_offset(frame, flexible) == pos
+    assert frame[pos:] == b"BODY"
+
+
+@pytest.mark.parametrize("flexible,cut", [(False, 5), (False, 12), (True, 13), (True, 16), (True, 18), (True, 20)])
+def test_request_body_offset_of_a_truncated_header_is_a_decode_error(flexible, cut):
+    frame = request_header(8, 8, 42, "client", flexible, b"\x01\x05\x02ab")[:cut]
+    with pytest.raises(DecodeError):
+        request_body_offset(frame, flexible)
