@@ -1,0 +1,165 @@
+"""Per-partition unavailability from `kshim trace analyze` (REPORT/partition_gaps.parquet, columns in
+shim/trace/analyze/partition_tables.py) against the consumers' own logs (consumer_gaps.py).
+
+A log gap and an analysis gap are the same gap when they end with the same assignment: same topic,
+partition, next member id and generation (the consumer logs consumer.groupMetadata() in its
+onPartitionsAssigned). The analysis's start of a gap is `stalled_from_wall_ms` when it gives one (the
+previous owner's last frame, before a session timeout or static replacement), else `from_wall_ms`.
+Judged, each |analysis - log| <= tolerance to pass:
+- the end (the next owner's SyncGroup answer / its onPartitionsAssigned), always;
+- the start and the duration (`duration_ms`) when the log knows when the previous owner stopped: a
+  cooperative revocation, a clean close (revoke callback), a poll timeout (its LeaveGroup log line),
+  a lost callback.
+A SIGKILLed owner leaves no log line: the start is the scenario's time just before the signal, an
+upper bound of the last moment it consumed; the trace knows its last frame and the coordinator's
+session timeout; its start and duration are shown, not judged. Gaps that end before the group was
+first stable (the members' JVMs starting, all at once) are shown, not judged. A gap on one side only,
+longer than the tolerance, fails; so does a different previous owner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from testsuite.trace.consumer_gaps import Gap, log_gaps
+
+JUDGED_STARTS = ("revoked", "closed", "poll_timeout", "lost")
+
+
+def read_tables(report: Path, names=("partition_gaps", "partition_owners", "causes", "rebalance_impact")) -> dict:
+    import pyarrow.parquet as pq
+    return {n: pq.read_table(report / f"{n}.parquet").to_pylist() if (report / f"{n}.parquet").exists() else None
+            for n in names}
+
+
+def compare(incarnations: list[dict], tables: dict, group: str, window: tuple[int, int], tolerance: int) -> dict:
+    """Rows (one per gap, either side) of the gaps ending in `window` (wall ms: judged from the first,
+    shown from the start), the max |difference| of the judged edges, ok."""
+    names = member_names(incarnations)
+    mine = [g for g in tables["partition_gaps"] or () if g["group"] == group and not g["initial"]]
+    by_key = {(g["topic"], g["partition"], g["next_member"], g["next_generation"]): g for g in mine}
+    rows, worst, ok = [], 0, tables["partition_gaps"] is not None
+    for lg in log_gaps(incarnations):
+        if lg.previous is None or lg.end > window[1]:
+            continue
+        ag = by_key.pop((lg.topic, lg.partition, lg.next.member, lg.next.generation), None)
+        r = _row(lg, ag, names, tolerance, judged=lg.end > window[0])
+        rows.append(r)
+        worst = max([worst, *(abs(d) for d in r["judged"])])
+        ok &= r["ok"]
+    for ag in by_key.values():
+        if ag["from_wall_ms"] <= window[1] and (ag["to_wall_ms"] or ag["from_wall_ms"]) > window[0]:
+            short = (ag["duration_ms"] or 0) <= tolerance
+            rows.append({"topic": ag["topic"], "partition": ag["partition"],
+                         "previous": _name(names, ag["previous_member"], ag["previous_client_id"]),
+                         "log_kind": None, "next": _name(names, ag["next_member"], ag["next_client_id"]),
+                         "log": None, "analysis": (ag["from_wall_ms"], ag["to_wall_ms"], ag["duration_ms"]),
+                         "a_kind": ag["previous_end_kind"], "d_from": None, "d_to": None, "d_dur": None,
+                         "judged": [], "ok": short,
+                         "note": "only in the analysis" + (" (within tolerance)" if short else "")})
+            ok &= short
+    rows.sort(key=lambda r: ((r["log"] or r["analysis"])[1] or 0, r["topic"], r["partition"]))
+    return {"rows": rows, "max_diff_ms": worst, "ok": ok and any(r["judged"] for r in rows)}
+
+
+def member_names(incarnations: list[dict]) -> dict[str, str]:
+    """member id -> incarnation name, from the ids the consumers logged."""
+    return {e["member"]: inc["name"] for inc in incarnations for e in inc["events"] if e.get("member")}
+
+
+def _name(names: dict, member, client_id) -> str:
+    return names.get(member) or client_id or str(member)
+
+
+def _row(lg: Gap, ag: dict | None, names: dict, tolerance: int, judged: bool) -> dict:
+    prev = lg.previous
+    r = {"topic": lg.topic, "partition": lg.partition, "previous": prev.owner, "log_kind": prev.end_kind,
+         "next": lg.next.owner, "log": (lg.start, lg.end), "analysis": None, "a_kind": None,
+         "d_from": None, "d_to": None, "d_dur": None, "judged": [], "ok": True, "note": ""}
+    if ag is None:
+        r["ok"] = not judged or (lg.duration is not None and lg.duration <= tolerance)
+        r["note"] = "only in the logs" + ("" if r["ok"] else "") + ("" if judged else "; setup, not judged")
+        return r
+    start = ag["stalled_from_wall_ms"] if ag.get("stalled_from_wall_ms") is not None else ag["from_wall_ms"]
+    r["analysis"], r["a_kind"] = (start, ag["to_wall_ms"], ag["duration_ms"]), ag["previous_end_kind"]
+    r["d_to"] = ag["to_wall_ms"] - lg.end
+    notes = []
+    if start != ag["from_wall_ms"]:
+        notes.append(f"analysis: last frame {start - ag['from_wall_ms']:+d} ms before its {ag['previous_end_kind']}")
+    if prev.end is not None:
+        r["d_from"] = start - prev.end
+        r["d_dur"] = ag["duration_ms"] - lg.duration if ag["duration_ms"] is not None else None
+    if not judged:
+        notes.append("setup, not judged")
+    elif prev.end_kind in JUDGED_STARTS:
+        r["judged"] += [r["d_to"], r["d_from"], r["d_dur"] if r["d_dur"] is not None else 10 ** 9]
+    else:
+        r["judged"].append(r["d_to"])
+        notes.append(f"{prev.end_kind}: start and duration not judged")
+    if ag["previous_member"] != prev.member:
+        notes.append(f"previous owner differs: analysis {_name(names, ag['previous_member'], ag['previous_client_id'])}")
+        r["ok"] = False
+    r["ok"] &= all(abs(d) <= tolerance for d in r["judged"])
+    r["note"] = "; ".join(notes)
+    return r
+
+
+def cause_lines(tables: dict, group: str, names: dict) -> list[str]:
+    """One line per rebalance: generation, its cause chain (kind, member, reason) and its impact."""
+    causes = [c for c in tables.get("causes") or () if c["group"] == group]
+    impact = {r["cause_id"]: r for r in tables.get("rebalance_impact") or () if r["group"] == group}
+    chains: dict[str, list[dict]] = {}
+    for c in sorted(causes, key=lambda c: (c["seq"] or 0)):
+        chains.setdefault(c["cause_id"], []).append(c)
+    ids = sorted(set(chains) | set(impact), key=lambda i: (impact.get(i, {}).get("start_wall_ms")
+                                                          or min((c["wall_ms"] or 0 for c in chains.get(i, ())),
+                                                                 default=0)))
+    lines = []
+    for cid in ids:
+        imp = impact.get(cid, {})
+        chain = " <- ".join(
+            f"{c['kind']} {_name(names, c['member'], c['client_id']) if c['member'] or c['client_id'] else ''}".strip()
+            + (f" ({c['instance']})" if c.get("instance") else "")
+            + (f" \"{c['reason']}\"" if c.get("reason") else "") for c in chains.get(cid, ()))
+        gen = imp.get("generation", cid.rsplit(":", 1)[-1])
+        lines.append(f"  gen {gen!s:>4} {imp.get('protocol') or '':<11} unavailable "
+                     f"{imp.get('partitions_unavailable') if imp else '-':>2} partition(s), max gap "
+                     f"{imp.get('max_gap_ms') if imp.get('max_gap_ms') is not None else '-':>5} ms | {chain or '(no cause row)'}")
+    return lines
+
+
+def compare_report(report: Path, group: str, incarnations: list[dict], marks: list[dict], tolerance: int) -> dict:
+    tables = read_tables(report)
+    window = (next(m["wall_ms"] for m in marks if m["step"] == "stable"), marks[-1]["wall_ms"])
+    out = compare(incarnations, tables, group, window, tolerance)
+    out["causes"] = cause_lines(tables, group, member_names(incarnations))
+    out["missing"] = [n for n, t in tables.items() if t is None]
+    return out
+
+
+def print_comparison(title: str, cmp: dict, seconds: float, marks: list[dict]) -> None:
+    t0 = marks[0]["wall_ms"]
+
+    def span(s) -> str:
+        if s is None:
+            return f"{'-':^23}"
+        a, b = s[:2]
+        rel = lambda t: "   open" if t is None else f"{(t - t0) / 1000:7.3f}"  # noqa: E731
+        dur = s[2] if len(s) > 2 else None if a is None or b is None else b - a
+        dur = "" if dur is None else f"{dur:5d}"
+        return f"{rel(a)}..{rel(b)} {dur:>5}"
+
+    print(f"\n== report {title}: kshim trace analyze took {seconds:.0f} s"
+          + (f"; tables missing: {', '.join(cmp['missing'])}" if cmp.get("missing") else ""))
+    print("Each rebalance's cause and member (causes, rebalance_impact):")
+    print("\n".join(cmp["causes"]) or "  (none)")
+    print("Per-partition unavailability, seconds from the scenario start, then the gap in ms (analysis: its\n"
+          "duration_ms; its start is the owner's last frame where it gives one); d = analysis - log, ms:")
+    print(f"  {'part':>4} {'previous':>8} {'log end':<12} -> {'next':<5} {'log: from..to':^23} "
+          f"{'analysis: from..to':^23} {'analysis end':<15} {'d_from':>6} {'d_to':>5} {'d_dur':>6}  ok  note")
+    sign = lambda d: "" if d is None else f"{d:+d}"  # noqa: E731
+    for r in cmp["rows"]:
+        print(f"  {r['partition']:>4} {r['previous']:>8} {r['log_kind'] or '-':<12} -> {r['next']:<5} "
+              f"{span(r['log'])} {span(r['analysis'])} {r['a_kind'] or '-':<15} {sign(r['d_from']):>6} "
+              f"{sign(r['d_to']):>5} {sign(r['d_dur']):>6}  {'ok' if r['ok'] else 'NO'}  {r['note']}")
+    print(f"  {len(cmp['rows'])} gap(s); max |difference| of judged edges {cmp['max_diff_ms']} ms; "
+          + ("agree" if cmp["ok"] else "DISAGREE"))
