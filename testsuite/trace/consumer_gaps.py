@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-POLL_TIMEOUT_LEAVE = re.compile(r"^(\d{13}) \w+ .*sending LeaveGroup request .*due to consumer poll timeout")
+POLL_TIMEOUT_LEAVE = re.compile(r"^(\d+) \w+ .*sending LeaveGroup request .*due to consumer poll timeout")
 
 
 @dataclass

@@ -12,7 +12,8 @@ analyze` runs again. Each report's partition gaps are compared with the gaps the
 show (testsuite/trace/consumer_gaps.py); the script prints both, the differences and each
 rebalance's cause, and exits 1 when an edge both sides measure differs by more than --tolerance-ms.
 
-Usage: scripts/rebalance-scenario [--members 6] [--partitions 12] [--out DIR] [--port P]"""
+Usage: scripts/rebalance-scenario [--members 6] [--partitions 12] [--out DIR] [--port P] [--no-analyze]
+       scripts/rebalance-scenario --compare RUN_DIR   (compare an earlier run folder again)"""
 
 from __future__ import annotations
 
@@ -76,16 +77,37 @@ def drive(group: ScenarioMembers, members: int, partitions: int, say=print) -> l
     return marks
 
 
-def analyze_cli(trace: Path, out: Path, log: Path) -> float:
-    """`kshim trace analyze TRACE --out OUT` as a user runs it; returns its wall seconds."""
+def analyze_cli(trace: Path, out: Path, log: Path) -> dict:
+    """`kshim trace analyze TRACE --out OUT` as a user runs it: its exit code and wall seconds."""
     t0 = time.monotonic()
     with open(log, "w") as f:
         rc = subprocess.run([sys.executable, "-m", "shim.cli", "trace", "analyze", str(trace), "--out", str(out),
                              "--master", "local[2]", "--no-png", "--shuffle-partitions", "2"],
                             stdout=f, stderr=subprocess.STDOUT).returncode
-    if rc != 0:
-        raise SystemExit(f"kshim trace analyze exited {rc}; see {log}:\n{log.read_text()[-3000:]}")
-    return time.monotonic() - t0
+    return {"rc": rc, "seconds": round(time.monotonic() - t0, 1), "log": str(log)}
+
+
+def compare_run(out: Path, tolerance: int) -> bool:
+    """Compares each report of a run folder with its consumer logs and prints the tables; True: all agree."""
+    from testsuite.trace.gap_compare import compare_report, print_comparison
+    from testsuite.trace.scenario_members import read_logs
+    run = json.loads((out / "run.json").read_text())
+    logs, marks = read_logs(out / "consumers"), run["marks"]
+    worst, ok = 0, True
+    for name in ("live", "final"):
+        a = run["analyses"].get(name)
+        if a is None:
+            continue
+        if a["rc"] != 0:
+            print(f"\n== report {name}: kshim trace analyze exited {a['rc']} after {a['seconds']} s; its output, "
+                  f"{a['log']}:\n" + Path(a["log"]).read_text()[-1500:])
+            ok = False
+            continue
+        cmp = compare_report(out / f"report-{name}", run["group"], logs, marks, tolerance)
+        print_comparison(name, cmp, a["seconds"], marks)
+        worst, ok = max(worst, cmp["max_diff_ms"]), ok and cmp["ok"]
+    print(f"\nmax |difference| of judged edges {worst} ms; " + ("OK" if ok else "FAIL") + f" (tolerance {tolerance} ms)")
+    return ok
 
 
 def main() -> int:
@@ -96,11 +118,11 @@ def main() -> int:
     ap.add_argument("--port", type=int, default=0, help="first of 8 ports (broker, controller, kshim)")
     ap.add_argument("--tolerance-ms", type=int, default=100)
     ap.add_argument("--no-analyze", action="store_true", help="only run the scenario and write trace and logs")
+    ap.add_argument("--compare", type=Path, metavar="RUN_DIR", help="only compare an earlier run folder again")
     args = ap.parse_args()
-    from testsuite.trace.gap_compare import compare_report, print_comparison
-
-    out = args.out or Path("build/run") / f"rebalance-scenario-{time.strftime('%Y%m%d-%H%M%S')}"
-    out = out.resolve()
+    if args.compare:
+        return 0 if compare_run(args.compare.resolve(), args.tolerance_ms) else 1
+    out = (args.out or Path("build/run") / f"rebalance-scenario-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     out.mkdir(parents=True, exist_ok=True)
     base = args.port or free_port_block(8, start=34100 + (os.getpid() % 97) * 40)
     say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
@@ -109,45 +131,38 @@ def main() -> int:
     say(f"[scenario] starting Kafka on {kafka.bootstrap}, kshim on 127.0.0.1:{base + 2}, run folder {out}")
     kafka.start()
     shim = None
+    run = {"group": f"scenario-{int(time.time())}", "topic": "scenario-topic", "members": args.members,
+           "partitions": args.partitions, "analyses": {}}
     try:
         shim = KshimProcess(kafka.bootstrap, base + 2, out / "kshim.log", ["--trace", str(out / "trace")]).start()
-        topic, group_id = "scenario-topic", f"scenario-{int(time.time())}"
-        create_topic(shim.bootstrap, topic, partitions=args.partitions)
+        create_topic(shim.bootstrap, run["topic"], partitions=args.partitions)
         tools = JavaTools(kafka.kafka, shim.bootstrap, out / "consumers")
-        group = ScenarioMembers(tools, topic, group_id, out / "work", Timing())
+        group = ScenarioMembers(tools, run["topic"], run["group"], out / "work", Timing())
         try:
-            marks = drive(group, args.members, args.partitions, say)
-            logs = group.write_logs()
-            (out / "marks.json").write_text(json.dumps(marks, indent=1))
-            results = {}
+            run["marks"] = drive(group, args.members, args.partitions, say)
+            group.write_logs()
             if not args.no_analyze:
                 say("[scenario] kshim trace analyze (live: kshim and the consumers still run)")
-                secs = analyze_cli(out / "trace", out / "report-live", out / "analyze-live.log")
-                results["live"] = (out / "report-live", secs)
+                run["analyses"]["live"] = analyze_cli(out / "trace", out / "report-live", out / "analyze-live.log")
         finally:
             group.stop_all()
             tools.stop_all()
-        rc = shim.stop()
+            group.write_logs()
+        say(f"[scenario] consumers closed; kshim stopped ({shim.stop()})")
         shim = None
-        say(f"[scenario] kshim stopped ({rc})")
         if not args.no_analyze:
             say("[scenario] kshim trace analyze (after kshim stopped)")
-            secs = analyze_cli(out / "trace", out / "report-final", out / "analyze-final.log")
-            results["final"] = (out / "report-final", secs)
+            run["analyses"]["final"] = analyze_cli(out / "trace", out / "report-final", out / "analyze-final.log")
     finally:
         if shim:
             shim.stop()
         kafka.stop()
-    print(f"run folder: {out} (trace/, consumers/*.events.jsonl and *.stderr.log, marks.json, report-*/)")
-    worst, failed = 0, False
-    for name, (report, secs) in results.items():
-        cmp = compare_report(report, group_id, group.write_logs(), marks, args.tolerance_ms)
-        print_comparison(name, cmp, secs, marks)
-        worst = max(worst, cmp["max_diff_ms"])
-        failed |= not cmp["ok"]
-    print(f"scenario {time.monotonic() - t_run:.0f} s; max |difference| {worst} ms; "
-          + ("FAIL" if failed else "OK") + f" (tolerance {args.tolerance_ms} ms)")
-    return 1 if failed else 0
+        (out / "run.json").write_text(json.dumps(run, indent=1))
+    print(f"run folder: {out} (trace/, consumers/: NAME.events.jsonl, NAME.stderr.log; run.json, report-live/, "
+          f"report-final/); scenario and analyses took {time.monotonic() - t_run:.0f} s")
+    if args.no_analyze:
+        return 0
+    return 0 if compare_run(out, args.tolerance_ms) else 1
 
 
 if __name__ == "__main__":
