@@ -16,9 +16,12 @@ import pytest
 
 from shim.trace.analyze.load import group_records, load
 from shim.trace.analyze.members import member_stats
+from shim.trace.analyze.partition_tables import TABLES
+from shim.trace.analyze.partitions import fold_partitions, partition_analysis, tables_from
 from shim.trace.analyze.pipeline import analyze
 from shim.trace.analyze.rebalances import timelines
 from shim.trace.analyze.timeline import fold_group
+from testsuite.trace.test_partitions_unit import TID, kip848
 from testsuite.trace.tracebuild import scenario
 
 CHROMIUM = shutil.which("chromium")
@@ -81,6 +84,24 @@ def test_member_heartbeat_gaps_and_commit_cadence(spark, two_formats):
     assert b2["instance"] == "b"
 
 
+def test_partition_tables_on_spark_equal_the_folds(spark, tmp_path):
+    """A classic group (g) and a KIP-848 group (k) in one trace: the five tables from Spark are the
+    direct folds' (Heartbeats reach the folds as bodiless requests, topic ids named by the driver)."""
+    tr = scenario()
+    tr.records += kip848().records
+    tr.write(tmp_path / "trace")
+    names = {TID: "orders"}
+    got = partition_analysis(load(spark, tmp_path / "trace"), names)
+    folds = [fold_partitions(g, [r for r in tr.records if r.get("group") == g], names) for g in ("g", "k")]
+    direct = tables_from({k: folds[0][k] + folds[1][k] for k in folds[0]}, max(r["wall_ms"] for r in tr.records))
+    assert set(got) == set(TABLES)
+    for name in TABLES:
+        assert got[name] == direct[name], name
+    assert {(r["group"], r["generation"], r["partitions_unavailable"]) for r in got["rebalance_impact"]} == {
+        ("g", 1, 0), ("g", 2, 4), ("g", 3, 4), ("k", 1, 0), ("k", 2, 2), ("k", 3, 2)}
+    assert {r["topic"] for r in got["partition_owners"] if r["group"] == "k"} == {"orders"}
+
+
 def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     """(width, height, rows of RGB(A) bytes) of an 8-bit RGB/RGBA PNG: the filters undone."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
@@ -120,7 +141,7 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
 def test_report_in_headless_chromium(spark, two_formats, tmp_path):
     out = tmp_path / "report"
     summary = analyze(spark, two_formats, out, master="local[2]")
-    for table in ("rebalances", "generation_members", "changes", "members", "anomalies"):
+    for table in ("rebalances", "generation_members", "changes", "members", "anomalies", *TABLES):
         assert (out / f"{table}.parquet").stat().st_size > 0
     assert {g["group"]: g["rebalances"] for g in summary["groups"]} == {"g": 3, "p": 3}
     import pyarrow.parquet as pq
@@ -159,4 +180,6 @@ def test_cli_end_to_end(two_formats, tmp_path):
         assert stage in out.stderr
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert [g["group"] for g in summary["groups"]] == ["g"] and summary["group_filter"] == "g"
+    assert [(g["group"], g["partitions"], g["gaps"], g["causes"]) for g in summary["partition_groups"]] == \
+        [("g", 4, 10, ["joined", "left", "static_replaced"])]
     assert not (tmp_path / "r" / "report.png").exists()

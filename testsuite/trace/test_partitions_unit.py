@@ -3,9 +3,12 @@ hand-built traces (testsuite/trace/tracebuild.py): eager, cooperative (KIP-429),
 
 from __future__ import annotations
 
+from shim.trace.analyze.causes import fold_causes
 from shim.trace.analyze.gaps import partition_gaps, rebalance_impact
 from shim.trace.analyze.ownership import fold_ownership
-from shim.trace.analyze.partition_tables import GAP_COLUMNS, IMPACT_COLUMNS, OWNER_COLUMNS
+from shim.trace.analyze.partition_tables import (CAUSE_COLUMNS, GAP_COLUMNS, IMPACT_COLUMNS, OWNER_COLUMNS,
+                                                  RECONCILIATION_COLUMNS)
+from shim.trace.analyze.reconcile import fold_consumer_group
 from testsuite.trace.tracebuild import W0, Trace, join_req, join_resp, scenario, sync_req, sync_resp
 
 
@@ -117,3 +120,109 @@ def test_a_partition_still_unowned_at_the_end_is_an_open_gap():
     assert {g["cause_id"] for g in gaps} == {"g:open@1790000040000"}
     impact = rebalance_impact(rounds, partition_gaps(owners, W0 + 41000, r))
     assert impact[-1]["generation"] is None and impact[-1]["partitions_unavailable"] == 4
+
+
+def test_causes_of_the_eager_scenario_link_the_frames_behind_them():
+    causes = fold_causes("g", scenario().records)
+    assert all(tuple(c) == CAUSE_COLUMNS for c in causes)
+    got = [(c["cause_id"], c["generation"], c["seq"], c["kind"], c["member"], c["instance"], c["client_id"], c["reason"])
+           for c in causes]
+    assert got == [("g:1", 1, 0, "joined", "A-1", None, "client-1", "first"),
+                   ("g:2", 2, 0, "joined", "B-1", "b", "client-2", "hello"),
+                   ("g:static@1790000020000", 2, 0, "static_replaced", "B-2", "b", "client-3", "restart"),
+                   ("g:3", 3, 0, "left", "A-1", None, "client-1", "bye")]
+    recs = {(r.get("conn"), r.get("corr"), r["ts_ns"]): r for r in scenario().records if r.get("dir") == "client->kshim"}
+    linked = [recs[(c["conn"], c["corr"], c["ts_ns"])]["api"] for c in causes]
+    assert linked == ["JoinGroup", "JoinGroup", "JoinGroup", "LeaveGroup"]
+
+
+def test_session_timeout_and_poll_timeout_causes():
+    tr = scenario()
+    # B-2 goes silent after its 48000 heartbeat: its 10 s session expires
+    tr.event(58000, "session_timeout", member="B-2", instance="b")
+    tr.event(58000.1, "member_removed", member="B-2", instance="b", reason="session timeout expired")
+    tr.event(58000.2, "rebalance", reason="removing member B-2 on session timeout expired", generation=3)
+    causes = fold_causes("g", tr.records)
+    st = causes[-1]
+    assert (st["kind"], st["member"], st["reason"], st["cause_id"]) == \
+        ("session_timeout", "B-2", "session timeout expired", "g:open@1790000058000")
+    assert st["last_heartbeat_wall_ms"] - W0 == 48000 and st["timeout_ms"] == 10000
+    assert st["ts_ns"] == 48000 * 1_000_000          # the frame: that last heartbeat
+    owners, _ = fold_ownership("g", tr.records)
+    ended = {(s["end_kind"], rel(s["to_wall_ms"]), rel(s["last_seen_wall_ms"])) for s in owners if s["generation"] == 3}
+    assert ended == {("session_timeout", 58000, 48000)}
+
+    tr = scenario()
+    tr.call(40000, 40001, 3, 13, {"members": [{"memberId": "B-2", "groupInstanceId": "b",
+                                               "reason": "consumer poll timeout has expired."}]},
+            {"throttleTimeMs": 0, "errorCode": 0, "members": []}, 5)
+    tr.event(40000.2, "member_left", member="B-2", instance="b", reason="consumer poll timeout has expired.")
+    tr.event(40000.5, "rebalance", reason="1 member(s) left the group", generation=3)
+    last = fold_causes("g", tr.records)[-1]
+    assert (last["kind"], last["member"], last["reason"]) == \
+        ("poll_interval_exceeded", "B-2", "consumer poll timeout has expired.")
+
+
+TID = "AAAAAAAAAAAAAAAAAAAAAQ"
+
+
+def tps(*parts):
+    return [{"topicId": TID, "partitions": list(parts)}] if parts else []
+
+
+def cg_hb(tr, t_req, t_resp, conn, member, epoch, owned=None, answer_epoch=None, assigned=None, error=0):
+    req = {"memberId": member, "memberEpoch": epoch, "instanceId": None, "rebalanceTimeoutMs": 30000,
+           "subscribedTopicNames": ["orders"], "topicPartitions": owned}
+    resp = {"throttleTimeMs": 0, "errorCode": error, "memberId": member, "memberEpoch": answer_epoch,
+            "heartbeatIntervalMs": 5000, "assignment": None if assigned is None else {"topicPartitions": assigned}}
+    tr.call(t_req, t_resp, conn, 68, req, resp, 1)
+
+
+def kip848() -> Trace:
+    """A owns orders-0..3; B joins (A revokes 2,3 at 5700, B gets them at 6001); A leaves at 9000."""
+    tr = Trace("k")
+    cg_hb(tr, 0, 1, 1, "A", 0, tps(), 1, tps(0, 1, 2, 3))
+    tr.event(0.5, "group_epoch", epoch=1, reason="member A subscription changed")
+    cg_hb(tr, 1000, 1001, 1, "A", 1, tps(0, 1, 2, 3), 1)
+    cg_hb(tr, 5000, 5001, 2, "B", 0, tps(), 2, [])
+    tr.event(5000.5, "group_epoch", epoch=2, reason="member B subscription changed")
+    cg_hb(tr, 5500, 5501, 1, "A", 1, None, 1, tps(0, 1))
+    cg_hb(tr, 5700, 5701, 1, "A", 1, tps(0, 1), 2)
+    cg_hb(tr, 6000, 6001, 2, "B", 2, None, 2, tps(2, 3))
+    cg_hb(tr, 6200, 6201, 2, "B", 2, tps(2, 3), 2)
+    cg_hb(tr, 9000, 9001, 1, "A", -1, None, -1)
+    tr.event(9000.3, "member_removed", member="A", reason="the member left the group")
+    tr.event(9000.4, "group_epoch", epoch=3, reason="member A removed: the member left the group")
+    cg_hb(tr, 9500, 9501, 2, "B", 2, None, 3, tps(0, 1, 2, 3))
+    cg_hb(tr, 9600, 9601, 2, "B", 3, tps(0, 1, 2, 3), 3)
+    return tr
+
+
+def test_kip848_owners_gaps_reconciliation_and_causes():
+    names = {TID: "orders"}
+    owners, recon, rounds = fold_consumer_group("k", kip848().records, names)
+    assert all(tuple(s) == OWNER_COLUMNS for s in owners) and all(tuple(r) == RECONCILIATION_COLUMNS for r in recon)
+    seg = lambda p: [(s["topic"], s["member"], s["epoch"], rel(s["from_wall_ms"]), rel(s["to_wall_ms"]),  # noqa: E731
+                      s["end_kind"], s["end_generation"]) for s in owners if s["partition"] == p]
+    assert seg(0) == [("orders", "A", 1, 1, 9000, "left", 3), ("orders", "B", 3, 9501, None, "trace_end", None)]
+    assert seg(2) == [("orders", "A", 1, 1, 5700, "revoked", 2), ("orders", "B", 2, 6001, None, "trace_end", None)]
+    got = [(r["member"], r["epoch"], rel(r["target_wall_ms"]), r["assigned"], r["revoked"], r["latency_ms"],
+            r["revocation_latency_ms"], r["superseded"]) for r in recon]
+    assert got == [("A", 1, 1, ["orders-0", "orders-1", "orders-2", "orders-3"], [], 999, None, False),
+                   ("B", 2, 5001, [], [], None, None, True),
+                   ("A", 1, 5501, [], ["orders-2", "orders-3"], 199, 199, False),
+                   ("B", 2, 6001, ["orders-2", "orders-3"], [], 199, None, False),
+                   ("B", 3, 9501, ["orders-0", "orders-1"], [], 99, None, False)]
+    gaps = [g for g in partition_gaps(owners, W0 + 10000) if not g["initial"]]
+    assert [(g["partition"], g["duration_ms"], g["generation"], g["cause_id"]) for g in gaps] == [
+        (0, 501, 3, "k:3"), (1, 501, 3, "k:3"), (2, 301, 2, "k:2"), (3, 301, 2, "k:2")]
+    causes = fold_causes("k", kip848().records)
+    assert [(c["cause_id"], c["kind"], c["member"]) for c in causes] == [
+        ("k:1", "joined", "A"), ("k:2", "joined", "B"), ("k:3", "left", "A")]
+    impact = {r["generation"]: r for r in rebalance_impact(rounds, partition_gaps(owners, W0 + 10000), causes)}
+    two = impact[2]
+    assert (two["protocol"], two["partitions_unavailable"], two["max_gap_ms"], two["unavailable_partition_ms"]) == \
+        ("consumer", 2, 301, 602)
+    assert (two["slowest_revoke_member"], two["slowest_revoke_ms"], two["slowest_rejoin_member"],
+            two["slowest_rejoin_ms"]) == ("A", 700, "B", 1001)
+    assert two["cause"] == "joined B" and impact[3]["cause"] == "left A: the member left the group"

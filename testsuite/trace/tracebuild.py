@@ -24,7 +24,8 @@ from shim.trace.analyze.assignment import encode_assignment
 from shim.trace.sink import open_sink
 
 W0 = 1_790_000_000_000
-API = {8: "OffsetCommit", 11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup"}
+API = {8: "OffsetCommit", 11: "JoinGroup", 12: "Heartbeat", 13: "LeaveGroup", 14: "SyncGroup",
+       68: "ConsumerGroupHeartbeat"}
 PROMOTE = (("groupId", "group"), ("memberId", "member"), ("groupInstanceId", "instance"),
            ("generationId", "generation"))
 

@@ -23,6 +23,8 @@ GROUP_APIS = (OFFSET_COMMIT, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP)
 # share (KIP-932) and streams (KIP-1071) member timelines: heartbeats.py; Metadata names topic ids
 SHARE_GROUP_HEARTBEAT, STREAMS_GROUP_HEARTBEAT = int(ApiKey.SHARE_GROUP_HEARTBEAT), int(ApiKey.STREAMS_GROUP_HEARTBEAT)
 METADATA = int(ApiKey.METADATA)
+# KIP-848 consumer groups (kshim's coordinator answers them): reconcile.py
+CONSUMER_GROUP_HEARTBEAT = int(ApiKey.CONSUMER_GROUP_HEARTBEAT)
 
 
 def trace_inputs(directory: Path) -> tuple[list[str], list[str]]:
@@ -69,6 +71,16 @@ def heartbeat_cond(group: str | None):
     return cond
 
 
+def consumer_heartbeat_cond(group: str | None):
+    """KIP-848 ConsumerGroupHeartbeats between the clients and kshim (kshim's coordinator answers them)."""
+    from pyspark.sql import functions as F
+    cond = ((F.col("type") == "frame") & (F.col("api_key") == CONSUMER_GROUP_HEARTBEAT)
+            & F.col("dir").isin("client->kshim", "kshim->client") & F.col("group").isNotNull())
+    if group is not None:
+        cond = cond & (F.col("group") == group)
+    return cond
+
+
 def metadata_cond():
     """Metadata answers to the clients (their topic names and ids)."""
     from pyspark.sql import functions as F
@@ -83,5 +95,5 @@ def group_records(df, group: str | None = None):
 
 def scanned_records(df, group: str | None = None):
     """What the whole analysis reads, in one pass over the files (the pipeline caches it): the group
-    records, share/streams heartbeats and the Metadata answers to clients."""
-    return df.where(_group_cond(group) | heartbeat_cond(group) | metadata_cond())
+    records, share/streams and KIP-848 consumer group heartbeats and the Metadata answers to clients."""
+    return df.where(_group_cond(group) | heartbeat_cond(group) | consumer_heartbeat_cond(group) | metadata_cond())

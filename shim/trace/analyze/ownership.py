@@ -39,6 +39,14 @@ FENCED_INSTANCE_ID, MEMBER_ID_REQUIRED = int(Error.FENCED_INSTANCE_ID), int(Erro
 NEXT_ROUND_ENDS = frozenset({"revoked", "left", "poll_timeout", "session_timeout", "removed", "fenced"})
 
 
+def remember_identity(instances: dict, clients: dict, mid, instance, client_id) -> None:
+    """Note a member's group.instance.id and (first) client id where a record names them."""
+    if mid and instance:
+        instances[mid] = instance
+    if mid and client_id:
+        clients.setdefault(mid, client_id)
+
+
 class ClassicOwnership:
     def __init__(self, group: str):
         self.group = group
@@ -152,16 +160,14 @@ class ClassicOwnership:
 
     def _event(self, rec, body: dict) -> None:
         kind, mid = rec.get("event"), body.get("member")
-        if mid and body.get("instance"):
-            self.instance[mid] = body["instance"]
-        if mid and body.get("client_id"):
-            self.client.setdefault(mid, body["client_id"])
+        remember_identity(self.instance, self.client, mid, body.get("instance"), body.get("client_id"))
         if kind == "rebalance" and self.round is None:
-            self.round = {"group": self.group, "group_type": "classic", "generation": None, "start_wall_ms": rec.get("wall_ms"), "start_ts": rec.get("ts_ns"),
+            self.round = {"group": self.group, "group_type": "classic", "generation": None,
+                          "start_wall_ms": rec.get("wall_ms"), "start_ts": rec.get("ts_ns"),
                           "joins": {}, "syncs": {}, "protocol": None}
         elif kind == "generation":
-            r = self.round or {"group": self.group, "group_type": "classic", "start_wall_ms": rec.get("wall_ms"), "start_ts": rec.get("ts_ns"), "joins": {},
-                               "syncs": {}}
+            r = self.round or {"group": self.group, "group_type": "classic", "start_wall_ms": rec.get("wall_ms"),
+                               "start_ts": rec.get("ts_ns"), "joins": {}, "syncs": {}}
             self.round = None
             r.update(generation=body.get("generation"), generation_wall_ms=rec.get("wall_ms"),
                      gen_ts=rec.get("ts_ns"), protocol_name=body.get("protocol"), protocol=None)

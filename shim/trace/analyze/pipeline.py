@@ -11,6 +11,7 @@ from .anomalies import anomalies
 from .heartbeats import member_timelines, topic_names
 from .load import group_records, load, scanned_records, trace_inputs
 from .members import member_stats
+from .partitions import partition_analysis, partition_summary
 from .rebalances import timelines
 from .report import write_report
 from .session import Progress
@@ -41,18 +42,23 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
                f"{len({r['group'] for r in tl['rounds']})} group(s); members: heartbeat gaps, commit cadence")
     members = [r.asDict() for r in member_stats(grp).collect()]
     prog.stage(f"members: {len(members)} member(s); share and streams groups: member timelines")
-    hb = member_timelines(scan, topic_names(scan), group)
+    names = topic_names(scan)
+    hb = member_timelines(scan, names, group)
+    prog.stage("partitions: owners, gaps, rebalance impact and causes per group (classic and KIP-848)")
+    parts = partition_analysis(scan, names, group)
     scan.unpersist()
     prog.stage(f"share/streams: {len(hb['share']['members'])} share and {len(hb['streams']['members'])} streams "
                f"member(s); anomalies")
     flags = anomalies(tl["rounds"], tl["changes"], members)
-    prog.stage(f"report: {len(flags)} anomaly flag(s); writing Parquet tables, HTML and PNG to {out}")
+    prog.stage(f"report: {len(parts['partition_gaps'])} partition gap row(s), {len(flags)} anomaly flag(s); "
+               f"writing Parquet tables, HTML and PNG to {out}")
     summary = {"trace": str(directory), "records": n_all, "group_records": n_group, "scanned_records": n_scan,
                "group_filter": group,
                "master": master, "made": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
-               "inputs": {"jsonl": len(jsonl), "parquet": len(parquet)}}
+               "inputs": {"jsonl": len(jsonl), "parquet": len(parquet)},
+               "partition_groups": partition_summary(parts)}
     tables = {"rebalances": tl["rounds"], "generation_members": tl["members"], "changes": tl["changes"],
-              "members": members, "anomalies": flags}
+              "members": members, "anomalies": flags, **parts}
     for kind, t in hb.items():   # share_timeline, share_members, share_epochs, streams_...
         tables.update({f"{kind}_timeline": t["timeline"], f"{kind}_members": t["members"],
                        f"{kind}_epochs": t["segments"]})

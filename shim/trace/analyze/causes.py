@@ -1,0 +1,226 @@
+"""Why each rebalance happened: one group's records folded in time order into `causes` rows
+(partition_tables.CAUSE_COLUMNS), a chain per rebalance (pure Python; partitions.py runs it per group).
+
+Classic groups: a chain starts at the coordinator's `rebalance` event (its reason, as kshim's
+coordinator words it after Kafka's ClassicGroup: "adding new member M ...; client reason: R",
+"updating metadata for member M; client reason: R", "N member(s) left the group", "removing member
+M on session timeout expired", "members failed to sync within the rebalance timeout", ...) and runs
+until the `generation` event; further reasons and removals inside the round are later rows of the
+same chain. Each row names the member and links the frame behind it (conn, corr, ts_ns of the
+JoinGroup / LeaveGroup request carrying the KIP-800 reason, or the member's last Heartbeat for a
+session timeout). A LeaveGroup whose reason is the Java consumer's "consumer poll timeout has
+expired." (AbstractCoordinator.maybeLeaveGroup) is `poll_interval_exceeded`; a rejoin reason
+"cached metadata has changed" / "subscription has changed" (ConsumerCoordinator.rejoinNeededOrPending)
+is `metadata_change` / `subscription_change`.
+
+KIP-848 consumer groups: a chain per `group_epoch` event (kshim's reasons after
+GroupMetadataManager: "member M subscription changed" - `joined` when M's heartbeat had epoch 0 -,
+"member M removed: R" - the member left (epoch -1), session timeout, rebalance timeout -, "metadata
+changed", "regular expressions resolved: ..."), linked to M's ConsumerGroupHeartbeat request.
+
+A static member replaced without a rebalance (classic `static_member_replaced`) gets its own chain
+(`static_cause_id`): it ends its partitions' ownership, so their gaps point at it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .load import CONSUMER_GROUP_HEARTBEAT, HEARTBEAT, JOIN_GROUP, LEAVE_GROUP
+from .ownership import POLL_TIMEOUT_REASON, remember_identity
+from .partition_tables import CAUSE_COLUMNS, cause_id, row, static_cause_id
+from .timeline import C2K, _body
+
+_NEW = re.compile(r"adding new member (\S+) with group instance id (\S+); client reason: (.*)$")
+_UPDATE = re.compile(r"(?:leader )?updating metadata for member (\S+); client reason: (.*)$")
+_STATIC = re.compile(r"updating metadata for static member (\S+) with instance id (\S+)")
+_REMOVING = re.compile(r"removing member (\S+) on (.*)$")
+_SUBSCRIPTION = re.compile(r"(?:\w+ )?member (\S+) subscription changed")
+_REMOVED = re.compile(r"member (\S+) removed: (.*)$")
+
+
+def rejoin_kind(reason: str | None) -> str:
+    r = (reason or "").lower()
+    if "metadata has changed" in r:
+        return "metadata_change"
+    if "subscription has changed" in r or "subscription changed" in r:
+        return "subscription_change"
+    return "rejoined"
+
+
+def removal_kind(reason: str | None) -> str:
+    r = reason or ""
+    if "session timeout" in r:
+        return "session_timeout"
+    if "left the group" in r:
+        return "left"
+    if "rebalance timeout" in r:
+        return "rebalance_timeout"
+    if "sync" in r:
+        return "sync_timeout"
+    return "removed"
+
+
+class CauseFold:
+    def __init__(self, group: str):
+        self.group = group
+        self.chains: list[dict] = []        # {"generation", "start_wall_ms", "rows", "type"}
+        self.chain: dict | None = None      # the classic round being formed
+        self.joins: dict[str, dict] = {}    # member id / instance -> its last JoinGroup request
+        self.leaves: dict[str, dict] = {}   # member id -> its last LeaveGroup request (and reason)
+        self.beats: dict[str, dict] = {}    # member id -> its last (Consumer)Heartbeat request
+        self.epoch0: set[str] = set()       # KIP-848 members whose last heartbeat had epoch 0
+        self.session_ms: dict[str, int] = {}
+        self.instance: dict[str, str] = {}
+        self.client: dict[str, str] = {}
+        self.generation = None              # the classic generation in force
+
+    # ------------------------------------------------------------------ rows
+    def _row(self, chain: dict, rec, kind: str, member=None, reason=None, detail=None, frame=None, **extra) -> None:
+        inst = self.instance.get(member) if member else None
+        link = frame or {}
+        chain["rows"].append(row(
+            CAUSE_COLUMNS, group=self.group, group_type=chain["type"], seq=len(chain["rows"]),
+            wall_ms=rec.get("wall_ms"), kind=kind, member=member, instance=inst,
+            client_id=self.client.get(member) if member else None, reason=reason, detail=detail,
+            conn=link.get("conn"), corr=link.get("corr"), ts_ns=link.get("ts_ns"), **extra))
+
+    def _chain(self, rec, kind: str, generation=None) -> dict:
+        chain = {"type": kind, "generation": generation, "start_wall_ms": rec.get("wall_ms"), "rows": [], "id": None}
+        self.chains.append(chain)
+        return chain
+
+    @staticmethod
+    def _frame(rec) -> dict:
+        return {"conn": rec.get("conn"), "corr": rec.get("corr"), "ts_ns": rec.get("ts_ns"),
+                "wall_ms": rec.get("wall_ms"), "client_id": rec.get("client_id")}
+
+    # ------------------------------------------------------------------ records
+    def add(self, rec) -> None:
+        if rec.get("type") == "event":
+            return self._event(rec, _body(rec))
+        if rec.get("dir") != C2K:
+            return
+        api, body = rec.get("api_key"), _body(rec)
+        mid = body.get("memberId") or rec.get("member")
+        inst = body.get("groupInstanceId") or body.get("instanceId") or rec.get("instance")
+        remember_identity(self.instance, self.client, mid, inst, rec.get("client_id"))
+        if api == JOIN_GROUP:
+            info = {**self._frame(rec), "reason": body.get("reason")}
+            for k in (mid, inst):
+                if k:
+                    self.joins[k] = info
+            if not mid:
+                self.joins[f"conn{rec.get('conn')}"] = info
+            if (mid or inst) and body.get("sessionTimeoutMs"):
+                self.session_ms[mid or inst] = body["sessionTimeoutMs"]
+        elif api == LEAVE_GROUP:
+            for m in body.get("members") or [{"memberId": body.get("memberId")}]:
+                if m.get("memberId"):
+                    self.leaves[m["memberId"]] = {**self._frame(rec), "reason": m.get("reason")}
+        elif api in (HEARTBEAT, CONSUMER_GROUP_HEARTBEAT) and mid:
+            self.beats[mid] = self._frame(rec)
+            if api == CONSUMER_GROUP_HEARTBEAT:
+                (self.epoch0.add if body.get("memberEpoch") == 0 else self.epoch0.discard)(mid)
+                if body.get("memberEpoch") in (-1, -2):
+                    self.leaves[mid] = {**self._frame(rec), "reason": None}
+
+    def _event(self, rec, body: dict) -> None:
+        kind, mid = rec.get("event"), body.get("member")
+        remember_identity(self.instance, self.client, mid, body.get("instance"), body.get("client_id"))
+        if kind == "rebalance":
+            if self.chain is None:
+                self.chain = self._chain(rec, "classic")
+            self._classic_reason(rec, body.get("reason") or "")
+        elif kind == "generation":
+            chain = self.chain or self._chain(rec, "classic")
+            chain["generation"] = self.generation = body.get("generation")
+            self.chain = None
+        elif kind == "member_removed" and self.chain is not None and body.get("reason") in (
+                "did not rejoin", "did not sync in time"):
+            self._row(self.chain, rec, "removed", mid, reason=body.get("reason"), frame=self.beats.get(mid))
+        elif kind == "static_member_replaced" and body.get("old_member") is not None:
+            chain = self._chain(rec, "classic", self.generation)
+            chain["id"] = static_cause_id(self.group, rec.get("wall_ms"))
+            j = self.joins.get(body.get("instance")) or {}
+            if mid and j.get("client_id"):
+                self.client.setdefault(mid, j["client_id"])
+            self._row(chain, rec, "static_replaced", mid, reason=j.get("reason") or body.get("reason"),
+                      detail=f"old member {body['old_member']}; no rebalance", frame=j)
+        elif kind == "group_epoch":
+            chain = self._chain(rec, "consumer", body.get("epoch"))
+            self._consumer_reason(chain, rec, body.get("reason") or "")
+
+    def _classic_reason(self, rec, reason: str) -> None:
+        chain = self.chain
+        m = _NEW.search(reason)
+        if m:
+            mid, inst, client = m.group(1), m.group(2), m.group(3)
+            j = self.joins.get(mid) or (self.joins.get(inst) if inst != "None" else None) or {}
+            return self._row(chain, rec, "joined", mid, reason=client, detail=reason, frame=j)
+        m = _STATIC.search(reason)
+        if m:
+            mid = m.group(1)
+            return self._row(chain, rec, "static_replaced", mid, detail=reason, frame=self.joins.get(mid))
+        m = _UPDATE.search(reason)
+        if m:
+            mid, client = m.group(1), m.group(2)
+            return self._row(chain, rec, rejoin_kind(client), mid, reason=client, detail=reason,
+                             frame=self.joins.get(mid))
+        m = _REMOVING.search(reason)
+        if m:
+            mid, why = m.group(1), m.group(2)
+            return self._timeout_row(chain, rec, removal_kind(why), mid, why, reason)
+        if "left the group" in reason:
+            t = rec.get("ts_ns") or 0
+            recent = [(mid, lv) for mid, lv in self.leaves.items() if lv["ts_ns"] is not None
+                      and 0 <= t - lv["ts_ns"] <= 1_000_000_000 and not lv.get("_used")]
+            for mid, lv in sorted(recent, key=lambda x: x[1]["ts_ns"]):
+                lv["_used"] = True
+                kind = "poll_interval_exceeded" if POLL_TIMEOUT_REASON in (lv["reason"] or "") else "left"
+                self._row(chain, rec, kind, mid, reason=lv["reason"], detail=reason, frame=lv)
+            if recent:
+                return
+        self._row(chain, rec, "sync_timeout" if "failed to sync" in reason else "coordinator", reason=reason)
+
+    def _timeout_row(self, chain, rec, kind, mid, why, detail) -> None:
+        beat = self.beats.get(mid) or {}
+        extra = {}
+        if kind == "session_timeout":
+            timeout = self.session_ms.get(mid, self.session_ms.get(self.instance.get(mid)))
+            extra = {"last_heartbeat_wall_ms": beat.get("wall_ms"), "timeout_ms": timeout}
+        frame = self.leaves.get(mid) if kind == "left" else beat
+        self._row(chain, rec, kind, mid, reason=why, detail=detail, frame=frame, **extra)
+
+    def _consumer_reason(self, chain: dict, rec, reason: str) -> None:
+        m = _SUBSCRIPTION.search(reason)
+        if m:
+            mid = m.group(1)
+            kind = "joined" if mid in self.epoch0 else "subscription_change"
+            return self._row(chain, rec, kind, mid, detail=reason, frame=self.beats.get(mid))
+        m = _REMOVED.search(reason)
+        if m:
+            mid, why = m.group(1), m.group(2)
+            return self._timeout_row(chain, rec, removal_kind(why), mid, why, reason)
+        if reason.startswith("metadata changed"):
+            return self._row(chain, rec, "metadata_change", detail=reason)
+        if reason.startswith("regular expressions resolved"):
+            return self._row(chain, rec, "regex_change", detail=reason)
+        self._row(chain, rec, "coordinator", reason=reason)
+
+    def finish(self) -> list[dict]:
+        out = []
+        for chain in self.chains:
+            cid = chain["id"] or cause_id(self.group, chain["generation"], chain["start_wall_ms"])
+            for r in chain["rows"]:
+                r["cause_id"], r["generation"] = cid, chain["generation"]
+                out.append(r)
+        return out
+
+
+def fold_causes(group: str, records) -> list[dict]:
+    """`causes` rows of one group (classic and KIP-848) from its records (any order)."""
+    f = CauseFold(group)
+    for rec in sorted(records, key=lambda r: (r.get("ts_ns") or 0)):
+        f.add(rec)
+    return f.finish()
