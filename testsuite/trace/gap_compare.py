@@ -103,27 +103,36 @@ def _row(lg: Gap, ag: dict | None, names: dict, tolerance: int, judged: bool) ->
     return r
 
 
-def cause_lines(tables: dict, group: str, names: dict) -> list[str]:
-    """One line per rebalance: generation, its cause chain (kind, member, reason) and its impact."""
+def cause_lines(tables: dict, group: str, names: dict, until: int | None = None) -> list[str]:
+    """One line per rebalance (and static replacement) that started by `until`: its generation, its
+    impact and its cause chain (kind, member, instance, reason); a last line counts the later ones."""
     causes = [c for c in tables.get("causes") or () if c["group"] == group]
     impact = {r["cause_id"]: r for r in tables.get("rebalance_impact") or () if r["group"] == group}
     chains: dict[str, list[dict]] = {}
     for c in sorted(causes, key=lambda c: (c["seq"] or 0)):
         chains.setdefault(c["cause_id"], []).append(c)
-    ids = sorted(set(chains) | set(impact), key=lambda i: (impact.get(i, {}).get("start_wall_ms")
-                                                          or min((c["wall_ms"] or 0 for c in chains.get(i, ())),
-                                                                 default=0)))
-    lines = []
+
+    def start(cid: str) -> int:
+        return impact.get(cid, {}).get("start_wall_ms") or min((c["wall_ms"] or 0 for c in chains.get(cid, ())),
+                                                                default=0)
+    ids = sorted(set(chains) | set(impact), key=start)
+    lines, later = [], 0
     for cid in ids:
+        if until is not None and start(cid) > until:
+            later += 1
+            continue
         imp = impact.get(cid, {})
         chain = " <- ".join(
             f"{c['kind']} {_name(names, c['member'], c['client_id']) if c['member'] or c['client_id'] else ''}".strip()
             + (f" ({c['instance']})" if c.get("instance") else "")
             + (f" \"{c['reason']}\"" if c.get("reason") else "") for c in chains.get(cid, ()))
-        gen = imp.get("generation", cid.rsplit(":", 1)[-1])
-        lines.append(f"  gen {gen!s:>4} {imp.get('protocol') or '':<11} unavailable "
-                     f"{imp.get('partitions_unavailable') if imp else '-':>2} partition(s), max gap "
-                     f"{imp.get('max_gap_ms') if imp.get('max_gap_ms') is not None else '-':>5} ms | {chain or '(no cause row)'}")
+        gen = imp.get("generation") if imp else ("static" if ":static@" in cid else cid.rsplit(":", 1)[-1])
+        impact_text = (f"{imp.get('partitions_unavailable')} partition(s) unavailable, max gap "
+                       f"{imp.get('max_gap_ms') if imp.get('max_gap_ms') is not None else '-'} ms" if imp else
+                       "no rebalance")
+        lines.append(f"  gen {gen!s:>6} {imp.get('protocol') or '':<11} {impact_text:<42} | {chain or '(no cause row)'}")
+    if later:
+        lines.append(f"  ... {later} more after the scenario's end (the consumers closing)")
     return lines
 
 
@@ -131,7 +140,7 @@ def compare_report(report: Path, group: str, incarnations: list[dict], marks: li
     tables = read_tables(report)
     window = (next(m["wall_ms"] for m in marks if m["step"] == "stable"), marks[-1]["wall_ms"])
     out = compare(incarnations, tables, group, window, tolerance)
-    out["causes"] = cause_lines(tables, group, member_names(incarnations))
+    out["causes"] = cause_lines(tables, group, member_names(incarnations), window[1])
     out["missing"] = [n for n, t in tables.items() if t is None]
     return out
 
