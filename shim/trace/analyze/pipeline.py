@@ -9,7 +9,8 @@ from pathlib import Path
 
 from .anomalies import anomalies
 from .heartbeats import member_timelines, topic_names
-from .load import group_records, load, scanned_records, trace_inputs
+from .inputs import collect_inputs
+from .load import file_stats, group_records, load, scanned_records
 from .members import member_stats
 from .partitions import partition_analysis, partition_summary
 from .rebalances import timelines
@@ -18,18 +19,27 @@ from .session import Progress
 
 
 def analyze(spark, directory: Path, out: Path, group: str | None = None, max_groups: int = 50,
-            png: bool = True, progress: Progress | None = None, master: str = "", count_all: bool = False) -> dict:
-    """`count_all`: also count every record of the trace (a second pass over all files)."""
+            png: bool = True, progress: Progress | None = None, master: str = "", count_all: bool = False,
+            live: bool = True) -> dict:
+    """`count_all`: also count every record of the trace (a second pass over all files); `live`: also
+    read the files a running kshim is writing, up to their last complete record (inputs.py)."""
     from pyspark import StorageLevel
     prog = progress or Progress(None)
     t0 = time.monotonic()
-    jsonl, parquet = trace_inputs(directory)
-    prog.stage(f"load: {len(jsonl)} JSON lines file(s), {len(parquet)} Parquet file(s) from {directory}")
-    df = load(spark, directory)
-    scan = scanned_records(df, group).persist(StorageLevel.MEMORY_AND_DISK)
+    inputs = collect_inputs(directory, live)
+    if inputs.empty:
+        raise FileNotFoundError(f"no readable trace files in {directory}: {inputs.note()}")
+    jsonl, parquet = inputs.jsonl, inputs.parquet
+    mb = sum(f.get("bytes") or 0 for f in inputs.files) / 1e6
+    prog.stage(f"load: {len(jsonl)} JSON lines file(s), {len(parquet)} Parquet file(s), {mb:.0f} MB from {directory}"
+               + (f"; {inputs.note()}" if inputs.live or inputs.left_out else ""))
+    df = load(spark, directory, inputs, with_file=True)
+    scan_files = scanned_records(df, group).persist(StorageLevel.MEMORY_AND_DISK)
+    scan = scan_files.drop("_file")   # read from the cached rows
     prog.stage("scan: selecting group records (JoinGroup, SyncGroup, LeaveGroup, Heartbeat, OffsetCommit, events; "
                "share/streams heartbeats; Metadata answers)")
     n_scan = scan.count()
+    inputs.add_stats({inputs.name_of(f): v for f, v in file_stats(scan_files).items()})
     grp = group_records(scan, group)
     n_group = grp.count()
     n_all = None
@@ -46,7 +56,7 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
     hb = member_timelines(scan, names, group)
     prog.stage("partitions: owners, gaps, rebalance impact and causes per group (classic and KIP-848)")
     parts = partition_analysis(scan, names, group)
-    scan.unpersist()
+    scan_files.unpersist()
     prog.stage(f"share/streams: {len(hb['share']['members'])} share and {len(hb['streams']['members'])} streams "
                f"member(s); anomalies")
     flags = anomalies(tl["rounds"], tl["changes"], members)
@@ -55,7 +65,7 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
     summary = {"trace": str(directory), "records": n_all, "group_records": n_group, "scanned_records": n_scan,
                "group_filter": group,
                "master": master, "made": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
-               "inputs": {"jsonl": len(jsonl), "parquet": len(parquet)},
+               "inputs": {"jsonl": len(jsonl), "parquet": len(parquet)}, "data": inputs.summary(),
                "partition_groups": partition_summary(parts)}
     tables = {"rebalances": tl["rounds"], "generation_members": tl["members"], "changes": tl["changes"],
               "members": members, "anomalies": flags, **parts}
@@ -63,8 +73,10 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
         tables.update({f"{kind}_timeline": t["timeline"], f"{kind}_members": t["members"],
                        f"{kind}_epochs": t["segments"]})
     summary = write_report(out, summary, tables, max_groups=max_groups, png=png)
+    inputs.close()
     summary["seconds"] = round(time.monotonic() - t0, 1)
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    prog.stage(f"data: {inputs.note()}")
     prog.stage(f"done in {summary['seconds']} s: {out / 'report.html'}"
                + (f", {out / 'report.png'}" if summary.get("png") else " (no PNG: chromium not found)" if png else ""))
     return summary
