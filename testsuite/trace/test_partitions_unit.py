@@ -58,7 +58,7 @@ def test_gaps_and_impact_of_the_eager_scenario():
     got = [(r["generation"], r["protocol"], r["partitions_unavailable"], r["max_gap_ms"], r["unavailable_partition_ms"],
             r["slowest_revoke_member"], r["slowest_revoke_ms"], r["slowest_rejoin_member"], r["slowest_rejoin_ms"])
            for r in impact]
-    assert got == [(1, "eager", 0, None, 0, "A-1", -2, "A-1", 3009),
+    assert got == [(1, "eager", 0, None, 0, "A-1", 0, "A-1", 3009),     # A-1's JoinGroup started it: 0 ms
                    (2, "eager", 4, 103, 101 + 101 + 103 + 103, "A-1", 600, "B-1", 703),
                    (3, "eager", 4, 701, 701 + 701 + 101 + 101, "B-2", 600, "B-2", 701)]
 
@@ -213,9 +213,13 @@ def test_kip848_owners_gaps_reconciliation_and_causes():
                    ("A", 1, 5501, [], ["orders-2", "orders-3"], 199, 199, False),
                    ("B", 2, 6001, ["orders-2", "orders-3"], [], 199, None, False),
                    ("B", 3, 9501, ["orders-0", "orders-1"], [], 99, None, False)]
+    # the answer at 5501 asked A to give up orders-2,3 (fetching pauses there); its ack at 5700 ends them
+    assert {(s["partition"], rel(s["revoke_asked_wall_ms"])) for s in owners if s["end_kind"] == "revoked"} == \
+        {(2, 5501), (3, 5501)}
     gaps = [g for g in partition_gaps(owners, W0 + 10000) if not g["initial"]]
-    assert [(g["partition"], g["duration_ms"], g["generation"], g["cause_id"]) for g in gaps] == [
-        (0, 501, 3, "k:3"), (1, 501, 3, "k:3"), (2, 301, 2, "k:2"), (3, 301, 2, "k:2")]
+    assert [(g["partition"], g["duration_ms"], g["generation"], g["cause_id"], rel(g["stalled_from_wall_ms"]))
+            for g in gaps] == [(0, 501, 3, "k:3", None), (1, 501, 3, "k:3", None), (2, 301, 2, "k:2", 5501),
+                               (3, 301, 2, "k:2", 5501)]
     causes = fold_causes("k", kip848().records)
     assert [(c["cause_id"], c["kind"], c["member"]) for c in causes] == [
         ("k:1", "joined", "A"), ("k:2", "joined", "B"), ("k:3", "left", "A")]
@@ -226,3 +230,16 @@ def test_kip848_owners_gaps_reconciliation_and_causes():
     assert (two["slowest_revoke_member"], two["slowest_revoke_ms"], two["slowest_rejoin_member"],
             two["slowest_rejoin_ms"]) == ("A", 700, "B", 1001)
     assert two["cause"] == "joined B" and impact[3]["cause"] == "left A: the member left the group"
+
+
+def test_kip848_static_replacement_ends_the_old_member_and_has_its_own_cause():
+    tr = kip848()
+    cg_hb(tr, 7000, 7001, 3, "B2", 0, tps(), 2, tps(2, 3))            # B restarted with its instance id
+    tr.event(7000.5, "static_member_replaced", instance="b", old="B", new="B2")
+    owners, _, _ = fold_consumer_group("k", tr.records, {TID: "orders"})
+    ends = {(s["member"], s["partition"]): (s["end_kind"], rel(s["to_wall_ms"])) for s in owners if s["to_wall_ms"]}
+    assert ends[("B", 2)] == ends[("B", 3)] == ("static_replaced", 7000)
+    (cause,) = [c for c in fold_causes("k", tr.records) if c["kind"] == "static_replaced"]
+    assert (cause["cause_id"], cause["member"], cause["generation"], cause["group_type"]) == \
+        ("k:static@1790000007000", "B2", 2, "consumer")
+    assert cause["ts_ns"] == 7000 * 1_000_000       # B2's joining heartbeat

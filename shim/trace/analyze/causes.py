@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from .load import CONSUMER_GROUP_HEARTBEAT, HEARTBEAT, JOIN_GROUP, LEAVE_GROUP
+from .load import CONSUMER_GROUP_HEARTBEAT, JOIN_GROUP, LEAVE_GROUP
 from .ownership import POLL_TIMEOUT_REASON, remember_identity
 from .partition_tables import CAUSE_COLUMNS, cause_id, row, static_cause_id
 from .timeline import C2K, _body
@@ -68,12 +68,13 @@ class CauseFold:
         self.chain: dict | None = None      # the classic round being formed
         self.joins: dict[str, dict] = {}    # member id / instance -> its last JoinGroup request
         self.leaves: dict[str, dict] = {}   # member id -> its last LeaveGroup request (and reason)
-        self.beats: dict[str, dict] = {}    # member id -> its last (Consumer)Heartbeat request
+        self.beats: dict[str, dict] = {}    # member id -> its last request (mostly heartbeats)
         self.epoch0: set[str] = set()       # KIP-848 members whose last heartbeat had epoch 0
         self.session_ms: dict[str, int] = {}
         self.instance: dict[str, str] = {}
         self.client: dict[str, str] = {}
         self.generation = None              # the classic generation in force
+        self.epoch = None                   # the KIP-848 group epoch in force
 
     # ------------------------------------------------------------------ rows
     def _row(self, chain: dict, rec, kind: str, member=None, reason=None, detail=None, frame=None, **extra) -> None:
@@ -118,12 +119,12 @@ class CauseFold:
             for m in body.get("members") or [{"memberId": body.get("memberId")}]:
                 if m.get("memberId"):
                     self.leaves[m["memberId"]] = {**self._frame(rec), "reason": m.get("reason")}
-        elif api in (HEARTBEAT, CONSUMER_GROUP_HEARTBEAT) and mid:
+        if mid:     # its last request: a heartbeat, or any group request (a member may die before its first)
             self.beats[mid] = self._frame(rec)
-            if api == CONSUMER_GROUP_HEARTBEAT:
-                (self.epoch0.add if body.get("memberEpoch") == 0 else self.epoch0.discard)(mid)
-                if body.get("memberEpoch") in (-1, -2):
-                    self.leaves[mid] = {**self._frame(rec), "reason": None}
+        if api == CONSUMER_GROUP_HEARTBEAT and mid:
+            (self.epoch0.add if body.get("memberEpoch") == 0 else self.epoch0.discard)(mid)
+            if body.get("memberEpoch") in (-1, -2):
+                self.leaves[mid] = {**self._frame(rec), "reason": None}
 
     def _event(self, rec, body: dict) -> None:
         kind, mid = rec.get("event"), body.get("member")
@@ -139,16 +140,18 @@ class CauseFold:
         elif kind == "member_removed" and self.chain is not None and body.get("reason") in (
                 "did not rejoin", "did not sync in time"):
             self._row(self.chain, rec, "removed", mid, reason=body.get("reason"), frame=self.beats.get(mid))
-        elif kind == "static_member_replaced" and body.get("old_member") is not None:
-            chain = self._chain(rec, "classic", self.generation)
+        elif kind == "static_member_replaced":     # classic: member / old_member; KIP-848: new / old
+            new, old = mid or body.get("new"), body.get("old_member") or body.get("old")
+            classic = "old_member" in body
+            chain = self._chain(rec, "classic" if classic else "consumer", self.generation if classic else self.epoch)
             chain["id"] = static_cause_id(self.group, rec.get("wall_ms"))
-            j = self.joins.get(body.get("instance")) or {}
-            if mid and j.get("client_id"):
-                self.client.setdefault(mid, j["client_id"])
-            self._row(chain, rec, "static_replaced", mid, reason=j.get("reason") or body.get("reason"),
-                      detail=f"old member {body['old_member']}; no rebalance", frame=j)
+            j = (self.joins.get(body.get("instance")) if classic else self.beats.get(new)) or {}
+            remember_identity(self.instance, self.client, new, body.get("instance"), j.get("client_id"))
+            self._row(chain, rec, "static_replaced", new, reason=j.get("reason") or body.get("reason"),
+                      detail=f"old member {old}; no rebalance", frame=j)
         elif kind == "group_epoch":
             chain = self._chain(rec, "consumer", body.get("epoch"))
+            self.epoch = body.get("epoch")
             self._consumer_reason(chain, rec, body.get("reason") or "")
 
     def _classic_reason(self, rec, reason: str) -> None:

@@ -32,7 +32,8 @@ def partition_gaps(owners: list[dict], trace_end_wall_ms: int | None, rounds: di
             if end is not None and end <= start:
                 continue            # handed over without a gap (or overlapping: `lost`)
             stop = end if end is not None else trace_end_wall_ms
-            seen = prev.get("last_seen_wall_ms")
+            seen = min((t for t in (prev.get("last_seen_wall_ms"), prev.get("revoke_asked_wall_ms")) if t is not None),
+                       default=None)
             g = prev.get("end_generation")
             out.append(row(
                 GAP_COLUMNS, **base, from_wall_ms=start, to_wall_ms=end,
@@ -91,7 +92,7 @@ def _slowest(times: dict, start) -> tuple:
     if not times or start is None:
         return None, None
     member, t = max(times.items(), key=lambda kv: kv[1])
-    return member, t - start
+    return member, max(t - start, 0)    # a member whose JoinGroup started the rebalance: 0
 
 
 def _cause_text(c: dict) -> str:

@@ -52,6 +52,7 @@ class ClassicOwnership:
         self.group = group
         self.owners: list[dict] = []
         self.open: dict[str, dict] = {}          # "topic-partition" -> open segment
+        self.held: dict[str, set] = {}           # member id -> its open partitions (the same, indexed)
         self.cooperative: dict[str, bool] = {}   # member id -> its JoinGroup offered only cooperative assignors
         self.instance: dict[str, str] = {}
         self.client: dict[str, str] = {}
@@ -72,10 +73,12 @@ class ClassicOwnership:
         seg["_end_ts"] = None
         self.owners.append(seg)
         self.open[part] = seg
+        self.held.setdefault(mid, set()).add(part)
 
     def _end(self, part: str, rec, kind: str, last_seen: bool = False, now: bool = False) -> None:
         """`now`: the end belongs to the generation in force (else, for NEXT_ROUND_ENDS, the next formed)."""
         seg = self.open.pop(part)
+        self.held[seg["member"]].discard(part)
         seg["to_wall_ms"], seg["end_kind"], seg["_end_ts"] = rec.get("wall_ms"), kind, rec.get("ts_ns")
         if now or kind not in NEXT_ROUND_ENDS:
             seg["end_generation"] = self.gen["generation"] if self.gen else None
@@ -83,7 +86,7 @@ class ClassicOwnership:
             seg["last_seen_wall_ms"] = self.last_seen.get(seg["member"])
 
     def _end_member(self, mid: str | None, rec, kind: str, last_seen: bool = False) -> None:
-        for part in [p for p, s in self.open.items() if s["member"] == mid]:
+        for part in sorted(self.held.get(mid, ())):
             self._end(part, rec, kind, last_seen)
 
     # ------------------------------------------------------------------ records
@@ -148,7 +151,7 @@ class ClassicOwnership:
         if mid in gen["joins"] or not gen["joins"]:
             gen["syncs"].setdefault(mid, rec.get("wall_ms"))
         keep = set(parts)
-        for part in [p for p, s in self.open.items() if s["member"] == mid and p not in keep]:
+        for part in sorted(self.held.get(mid, set()) - keep):
             self._end(part, rec, "revoked", now=True)     # cooperative: this generation moved it
         for part in parts:
             seg = self.open.get(part)
@@ -192,10 +195,14 @@ class ClassicOwnership:
     # ------------------------------------------------------------------ result
     def finish(self) -> tuple[list[dict], list[dict]]:
         """(owner segments, rounds): rounds carry generation, start/end wall_ms, protocol, joins, syncs."""
-        if self.round is not None:
-            self.rounds.append({**self.round, "generation": None, "generation_wall_ms": None, "gen_ts": None})
+        if self.round is not None:   # still open: the protocol of the generation before it
+            self.rounds.append({**self.round, "generation": None, "generation_wall_ms": None, "gen_ts": None,
+                                "protocol_name": self.gen.get("protocol_name") if self.gen else None})
+        prev_members: set = set()
         for r in self.rounds:
-            r["protocol"] = self.protocol_of(r, set(r["joins"]) | set(r["syncs"]))
+            members = set(r["joins"]) | set(r["syncs"])
+            r["protocol"] = self.protocol_of(r, members or prev_members)
+            prev_members = members or prev_members
             r["end_wall_ms"] = max(r["syncs"].values(), default=None)
         for seg in self.owners:
             if seg["to_wall_ms"] is None:

@@ -28,8 +28,11 @@ OWNER_COLUMNS = (
     "end_kind",                 # END_KINDS
     "end_generation",           # the generation/epoch the end belongs to (the rebalance that took it away)
     "last_seen_wall_ms",        # for ends the coordinator decided (session timeout, removal, static
-                                # replacement): the member's last frame before it (it may have been
+                                # replacement): the member's last request before it (it may have been
                                 # dead since); else null
+    "revoke_asked_wall_ms",     # KIP-848: the answer whose assignment dropped it (the Java consumer
+                                # pauses fetching it there; its onPartitionsRevoked runs between this
+                                # and to_wall_ms, the acknowledging heartbeat); else null
     "duration_ms",
 )
 
@@ -53,7 +56,8 @@ GAP_COLUMNS = (
     "duration_ms",              # to - from (to the last record of the trace when open)
     "open",                     # true: no owner at the end of the trace
     "initial",                  # true: the partition's first assignment in the trace (no previous owner)
-    "stalled_from_wall_ms",     # the previous owner's last_seen_wall_ms when earlier than from_wall_ms
+    "stalled_from_wall_ms",     # the previous owner had stopped earlier than from_wall_ms: its
+                                # last_seen_wall_ms (it went silent) or revoke_asked_wall_ms (KIP-848)
     "previous_member", "previous_instance", "previous_client_id", "previous_end_kind",
     "next_member", "next_instance", "next_client_id",
     "generation",               # the rebalance that caused it: the previous owner's end_generation (the
@@ -82,13 +86,14 @@ CAUSE_COLUMNS = (
     "member", "instance", "client_id",
     "reason",                   # KIP-800 reason (JoinGroup / LeaveGroup) or the coordinator's text
     "detail",
-    "last_heartbeat_wall_ms", "timeout_ms",   # session_timeout: the member's last heartbeat and its timeout
+    "last_heartbeat_wall_ms", "timeout_ms",   # session_timeout: the member's last heartbeat (or other
+                                # group request) and its session timeout
     "conn", "corr", "ts_ns",    # the frame behind it (the request), to show it decoded; null for events
 )
 
 CAUSE_KINDS = (
     "joined", "rejoined", "left", "session_timeout", "poll_interval_exceeded", "removed", "sync_timeout",
-    "rebalance_timeout", "static_replaced", "fenced", "metadata_change", "subscription_change",
+    "rebalance_timeout", "static_replaced", "metadata_change", "subscription_change",
     "regex_change", "coordinator",   # any other coordinator reason, as text in `reason`
 )
 

@@ -9,7 +9,9 @@ it (onPartitionsRevoked), takes the new ones (onPartitionsAssigned) and acknowle
 heartbeat listing its owned `topicPartitions` (a null list means unchanged since it last sent one).
 
   owner start   the answer whose assignment includes the partition
-  owner end     the heartbeat whose owned partitions no longer list it (`revoked`); a leave
+  owner end     the heartbeat whose owned partitions no longer list it (`revoked`; the answer that
+                dropped it is `revoke_asked_wall_ms`: the Java consumer pauses fetching it there,
+                AsyncKafkaConsumer's reconciliation, before its onPartitionsRevoked); a leave
                 (epoch -1 / -2, `left`: the client revoked before sending it); a FENCED_MEMBER_EPOCH
                 / UNKNOWN_MEMBER_ID answer (`fenced`: onPartitionsLost); the coordinator's
                 session_timeout / member_removed / static_member_replaced events
@@ -125,6 +127,9 @@ class ConsumerGroupFold:
         old = self.target.get(mid)
         self.target[mid] = target
         epoch = body.get("memberEpoch")
+        for key, seg in self.open.items():      # to give up: the client pauses fetching it now
+            if seg["member"] == mid and key not in target and seg["revoke_asked_wall_ms"] is None:
+                seg["revoke_asked_wall_ms"] = rec.get("wall_ms")
         for key in sorted(target):
             seg = self.open.get(key)
             if seg is not None and seg["member"] == mid:
