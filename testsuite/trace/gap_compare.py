@@ -137,7 +137,13 @@ def cause_lines(tables: dict, group: str, names: dict, until: int | None = None)
 
 
 def compare_report(report: Path, group: str, incarnations: list[dict], marks: list[dict], tolerance: int) -> dict:
-    tables = read_tables(report)
+    """compare_tables on the Parquet tables of a `kshim trace analyze` REPORT folder."""
+    return compare_tables(read_tables(report), group, incarnations, marks, tolerance)
+
+
+def compare_tables(tables: dict, group: str, incarnations: list[dict], marks: list[dict], tolerance: int) -> dict:
+    """The gaps judged from the group's first stable moment to the scenario's end (marks), the causes
+    up to that end, and which tables were missing."""
     window = (next(m["wall_ms"] for m in marks if m["step"] == "stable"), marks[-1]["wall_ms"])
     out = compare(incarnations, tables, group, window, tolerance)
     out["causes"] = cause_lines(tables, group, member_names(incarnations), window[1])
@@ -145,7 +151,7 @@ def compare_report(report: Path, group: str, incarnations: list[dict], marks: li
     return out
 
 
-def print_comparison(title: str, cmp: dict, seconds: float, marks: list[dict]) -> None:
+def print_comparison(title: str, cmp: dict, seconds: float | None, marks: list[dict]) -> None:
     t0 = marks[0]["wall_ms"]
 
     def span(s) -> str:
@@ -157,7 +163,7 @@ def print_comparison(title: str, cmp: dict, seconds: float, marks: list[dict]) -
         dur = "" if dur is None else f"{dur:5d}"
         return f"{rel(a)}..{rel(b)} {dur:>5}"
 
-    print(f"\n== report {title}: kshim trace analyze took {seconds:.0f} s"
+    print(f"\n== report {title}" + (f": kshim trace analyze took {seconds:.0f} s" if seconds is not None else "")
           + (f"; tables missing: {', '.join(cmp['missing'])}" if cmp.get("missing") else ""))
     print("Each rebalance's cause and member (causes, rebalance_impact):")
     print("\n".join(cmp["causes"]) or "  (none)")
