@@ -125,8 +125,8 @@ def main() -> int:
     out = (args.out or Path("build/run") / f"rebalance-scenario-{time.strftime('%Y%m%d-%H%M%S')}").resolve()
     out.mkdir(parents=True, exist_ok=True)
     base = args.port or free_port_block(8, start=34100 + (os.getpid() % 97) * 40)
-    say = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     t_run = time.monotonic()
+    say = lambda m: print(f"{time.monotonic() - t_run:6.1f}s {m}", file=sys.stderr, flush=True)  # noqa: E731
     kafka = LocalKafka(base_port=base, workdir=out / "kafka")
     say(f"[scenario] starting Kafka on {kafka.bootstrap}, kshim on 127.0.0.1:{base + 2}, run folder {out}")
     kafka.start()
