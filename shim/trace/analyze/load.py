@@ -33,9 +33,12 @@ def trace_inputs(directory: Path) -> tuple[list[str], list[str]]:
             [str(p) for p in names if p.name.endswith(".parquet")])
 
 
-def load(spark, directory: Path):
-    """Every record of the trace (both formats unioned) with SCHEMA_DDL's columns."""
-    jsonl, parquet = trace_inputs(directory)
+def load(spark, directory: Path, inputs=None, with_file: bool = False):
+    """Every record of the trace (both formats unioned) with SCHEMA_DDL's columns. `inputs`: the
+    files to read (inputs.collect_inputs: with snapshots of files being written), by default the
+    complete files of `directory`; `with_file`: also `_file`, the path Spark read each record from."""
+    from pyspark.sql import functions as F
+    jsonl, parquet = (inputs.jsonl, inputs.parquet) if inputs is not None else trace_inputs(directory)
     if not jsonl and not parquet:
         raise FileNotFoundError(f"no trace files (trace-*.jsonl.gz, trace-*.parquet) in {directory}")
     frames = []
@@ -43,10 +46,19 @@ def load(spark, directory: Path):
         frames.append(spark.read.schema(SCHEMA_DDL).option("mode", "PERMISSIVE").json(jsonl))
     if parquet:
         frames.append(spark.read.schema(SCHEMA_DDL).parquet(*parquet))
+    if with_file:
+        frames = [f.withColumn("_file", F.input_file_name()) for f in frames]
     df = frames[0]
     for other in frames[1:]:
         df = df.unionByName(other)
     return df
+
+
+def file_stats(df) -> dict[str, tuple[int, int | None]]:
+    """Per `_file` (load's with_file): (records, last wall_ms)."""
+    from pyspark.sql import functions as F
+    rows = df.groupBy("_file").agg(F.count(F.lit(1)).alias("n"), F.max("wall_ms").alias("last")).collect()
+    return {r["_file"]: (r["n"], r["last"]) for r in rows}
 
 
 def _group_cond(group: str | None):

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from .anomalies import anomalies
 from .heartbeats import member_timelines, topic_names
-from .load import group_records, load, scanned_records, trace_inputs
+from .inputs import collect_inputs
+from .load import file_stats, group_records, load, scanned_records
 from .members import member_stats
 from .rebalances import timelines
 from .report import write_report
@@ -17,18 +18,27 @@ from .session import Progress
 
 
 def analyze(spark, directory: Path, out: Path, group: str | None = None, max_groups: int = 50,
-            png: bool = True, progress: Progress | None = None, master: str = "", count_all: bool = False) -> dict:
-    """`count_all`: also count every record of the trace (a second pass over all files)."""
+            png: bool = True, progress: Progress | None = None, master: str = "", count_all: bool = False,
+            live: bool = True) -> dict:
+    """`count_all`: also count every record of the trace (a second pass over all files); `live`: also
+    read the files a running kshim is writing, up to their last complete record (inputs.py)."""
     from pyspark import StorageLevel
     prog = progress or Progress(None)
     t0 = time.monotonic()
-    jsonl, parquet = trace_inputs(directory)
-    prog.stage(f"load: {len(jsonl)} JSON lines file(s), {len(parquet)} Parquet file(s) from {directory}")
-    df = load(spark, directory)
-    scan = scanned_records(df, group).persist(StorageLevel.MEMORY_AND_DISK)
+    inputs = collect_inputs(directory, live)
+    if inputs.empty:
+        raise FileNotFoundError(f"no readable trace files in {directory}: {inputs.note()}")
+    jsonl, parquet = inputs.jsonl, inputs.parquet
+    mb = sum(f.get("bytes") or 0 for f in inputs.files) / 1e6
+    prog.stage(f"load: {len(jsonl)} JSON lines file(s), {len(parquet)} Parquet file(s), {mb:.0f} MB from {directory}"
+               + (f"; {inputs.note()}" if inputs.live or inputs.left_out else ""))
+    df = load(spark, directory, inputs, with_file=True)
+    scan_files = scanned_records(df, group).persist(StorageLevel.MEMORY_AND_DISK)
+    scan = scan_files.drop("_file")   # read from the cached rows
     prog.stage("scan: selecting group records (JoinGroup, SyncGroup, LeaveGroup, Heartbeat, OffsetCommit, events; "
                "share/streams heartbeats; Metadata answers)")
     n_scan = scan.count()
+    inputs.add_stats({inputs.name_of(f): v for f, v in file_stats(scan_files).items()})
     grp = group_records(scan, group)
     n_group = grp.count()
     n_all = None
@@ -42,7 +52,7 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
     members = [r.asDict() for r in member_stats(grp).collect()]
     prog.stage(f"members: {len(members)} member(s); share and streams groups: member timelines")
     hb = member_timelines(scan, topic_names(scan), group)
-    scan.unpersist()
+    scan_files.unpersist()
     prog.stage(f"share/streams: {len(hb['share']['members'])} share and {len(hb['streams']['members'])} streams "
                f"member(s); anomalies")
     flags = anomalies(tl["rounds"], tl["changes"], members)
@@ -50,15 +60,17 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
     summary = {"trace": str(directory), "records": n_all, "group_records": n_group, "scanned_records": n_scan,
                "group_filter": group,
                "master": master, "made": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
-               "inputs": {"jsonl": len(jsonl), "parquet": len(parquet)}}
+               "inputs": {"jsonl": len(jsonl), "parquet": len(parquet)}, "data": inputs.summary()}
     tables = {"rebalances": tl["rounds"], "generation_members": tl["members"], "changes": tl["changes"],
               "members": members, "anomalies": flags}
     for kind, t in hb.items():   # share_timeline, share_members, share_epochs, streams_...
         tables.update({f"{kind}_timeline": t["timeline"], f"{kind}_members": t["members"],
                        f"{kind}_epochs": t["segments"]})
     summary = write_report(out, summary, tables, max_groups=max_groups, png=png)
+    inputs.close()
     summary["seconds"] = round(time.monotonic() - t0, 1)
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    prog.stage(f"data: {inputs.note()}")
     prog.stage(f"done in {summary['seconds']} s: {out / 'report.html'}"
                + (f", {out / 'report.png'}" if summary.get("png") else " (no PNG: chromium not found)" if png else ""))
     return summary
