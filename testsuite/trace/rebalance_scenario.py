@@ -2,8 +2,8 @@
 with the consumers' own logs (scripts/rebalance-scenario).
 
 A real Kafka broker, kshim in front of it with `--trace`, N Java consumers (RebalanceConsumer,
-classic protocol, CooperativeStickyAssignor, session timeout and max.poll.interval.ms 6 s) on one
-topic. Once the group is stable: one member blocks its poll loop past max.poll.interval.ms (its
+classic protocol, CooperativeStickyAssignor, session timeout and max.poll.interval.ms 6 s; the static
+member's session timeout 15 s, as its JVM restart takes 2-5 s on a busy machine) on one topic. Once the group is stable: one member blocks its poll loop past max.poll.interval.ms (its
 heartbeat thread sends a LeaveGroup "consumer poll timeout has expired."; it rejoins when the loop
 returns), one static member is closed and restarted with the same group.instance.id within its
 session timeout, one member is SIGKILLed (the group waits for its session timeout). Then `kshim
