@@ -136,6 +136,41 @@ def cause_lines(tables: dict, group: str, names: dict, until: int | None = None)
     return lines
 
 
+# scenario step (rebalance_scenario.drive marks) -> the cause kind the analysis must name for it
+EXPECTED_CAUSES = {"poll_loop_blocked": "poll_interval_exceeded", "static_member_closed": "static_replaced",
+                   "killed": "session_timeout"}
+
+
+def event_checks(tables: dict, group: str, marks: list[dict], incarnations: list[dict]) -> tuple[list[str], bool]:
+    """Each scenario step must appear in `causes` (between the step and the next stable moment) with
+    its kind and the member it happened to: by member id (the ids the member logged), or for a static
+    replacement by group.instance.id; a static bounce must not have caused a rebalance."""
+    names = member_names(incarnations)
+    instances = {inc["name"]: inc.get("instance") for inc in incarnations}
+    causes = [c for c in tables.get("causes") or () if c["group"] == group]
+    lines, ok = [], tables.get("causes") is not None
+    t0 = marks[0]["wall_ms"]
+    for i, m in enumerate(marks):
+        kind = EXPECTED_CAUSES.get(m["step"])
+        if kind is None:
+            continue
+        until = next(n["wall_ms"] for n in marks[i + 1:] if n["step"] == "stable")
+        since = marks[i - 1]["wall_ms"]
+        hits = [c for c in causes if c["kind"] == kind and since <= (c["wall_ms"] or 0) <= until]
+        label = m["member"]
+        mine = [c for c in hits if (names.get(c["member"]) == label if kind != "static_replaced"
+                                    else c["instance"] == instances.get(label))]
+        rebalances = [c for c in causes if c["seq"] == 0 and c["generation"] is not None and c["kind"] != kind
+                      and since <= (c["wall_ms"] or 0) <= until] if kind == "static_replaced" else []
+        good = bool(mine) and not rebalances
+        ok &= good
+        found = ", ".join(f"{c['kind']} {_name(names, c['member'], c['client_id'])} at +{(c['wall_ms'] - t0) / 1000:.3f} s"
+                          + (f" (gen {c['generation']})" if c["generation"] is not None else "") for c in mine or hits)
+        lines.append(f"  {m['step']:<21} {label:<4} expects {kind:<22} found: {found or 'nothing'}"
+                     + (f"; and a rebalance: {rebalances[0]['kind']}" if rebalances else "") + ("  ok" if good else "  NO"))
+    return lines, ok
+
+
 def compare_report(report: Path, group: str, incarnations: list[dict], marks: list[dict], tolerance: int) -> dict:
     """compare_tables on the Parquet tables of a `kshim trace analyze` REPORT folder."""
     return compare_tables(read_tables(report), group, incarnations, marks, tolerance)
@@ -147,6 +182,8 @@ def compare_tables(tables: dict, group: str, incarnations: list[dict], marks: li
     window = (next(m["wall_ms"] for m in marks if m["step"] == "stable"), marks[-1]["wall_ms"])
     out = compare(incarnations, tables, group, window, tolerance)
     out["causes"] = cause_lines(tables, group, member_names(incarnations), window[1])
+    out["events"], events_ok = event_checks(tables, group, marks, incarnations)
+    out["ok"] &= events_ok
     out["missing"] = [n for n, t in tables.items() if t is None]
     return out
 
@@ -167,6 +204,8 @@ def print_comparison(title: str, cmp: dict, seconds: float | None, marks: list[d
           + (f"; tables missing: {', '.join(cmp['missing'])}" if cmp.get("missing") else ""))
     print("Each rebalance's cause and member (causes, rebalance_impact):")
     print("\n".join(cmp["causes"]) or "  (none)")
+    print("The scenario's steps as the causes name them:")
+    print("\n".join(cmp.get("events") or ()) or "  (none)")
     print("Per-partition unavailability, seconds from the scenario start, then the gap in ms (analysis: its\n"
           "duration_ms; its start is the owner's last frame where it gives one); d = analysis - log, ms:")
     print(f"  {'part':>4} {'previous':>8} {'log end':<12} -> {'next':<5} {'log: from..to':^23} "

@@ -77,3 +77,30 @@ def test_compare_fails_on_a_late_edge_a_short_duration_a_missing_gap_or_another_
         assert not compare(LOGS, {"partition_gaps": rows}, "g", (0, 5000), 100)["ok"], rows
     assert compare(LOGS, {"partition_gaps": base}, "g", (0, 5000), 100)["ok"]
     assert not compare(LOGS, {"partition_gaps": None}, "g", (0, 5000), 100)["ok"]
+
+
+def cause(kind, member, at, generation=None, instance=None, seq=0):
+    return {"group": "g", "kind": kind, "member": member, "instance": instance, "client_id": None,
+            "wall_ms": at, "generation": generation, "seq": seq, "cause_id": f"g:{generation}", "reason": None}
+
+
+MARKS = [{"step": "start", "member": None, "wall_ms": 0}, {"step": "stable", "member": None, "wall_ms": 10},
+         {"step": "poll_loop_blocked", "member": "a", "wall_ms": 20}, {"step": "stable", "member": None, "wall_ms": 100},
+         {"step": "static_member_closed", "member": "s", "wall_ms": 110}, {"step": "stable", "member": None, "wall_ms": 200},
+         {"step": "killed", "member": "b", "wall_ms": 210}, {"step": "stable", "member": None, "wall_ms": 300}]
+INCS = [inc("a", [ev("partitions_assigned", 1, [0], "a-1", 1)]), inc("b", [ev("partitions_assigned", 1, [1], "b-1", 1)]),
+        {**inc("s", [ev("partitions_assigned", 1, [2], "s-1", 1)]), "instance": "i-s"},
+        {**inc("sb", [ev("partitions_assigned", 150, [2], "s-2", 1)]), "instance": "i-s"}]
+
+
+def test_event_checks_want_each_step_named_with_its_member():
+    from testsuite.trace.gap_compare import event_checks
+    good = [cause("poll_interval_exceeded", "a-1", 50, 2), cause("static_replaced", "s-2", 140, 2, "i-s"),
+            cause("session_timeout", "b-1", 260, 3)]
+    lines, ok = event_checks({"causes": good}, "g", MARKS, INCS)
+    assert ok and len(lines) == 3
+    wrong_member = [cause("poll_interval_exceeded", "b-1", 50, 2), *good[1:]]
+    rebalanced = [*good, cause("joined", "s-2", 140, 3)]
+    missing = good[:2]
+    for causes in (wrong_member, rebalanced, missing):
+        assert not event_checks({"causes": causes}, "g", MARKS, INCS)[1], causes

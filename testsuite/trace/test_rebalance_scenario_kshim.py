@@ -18,8 +18,8 @@ from testsuite.harness.clients import create_topic
 from testsuite.harness.javatools import JavaTools
 from testsuite.harness.kshimproc import KshimProcess
 from testsuite.harness.ports import free_port_block
-from testsuite.trace.gap_compare import compare_tables, member_names, print_comparison
-from testsuite.trace.rebalance_scenario import drive, roles
+from testsuite.trace.gap_compare import compare_tables, print_comparison
+from testsuite.trace.rebalance_scenario import drive
 from testsuite.trace.scenario_members import ScenarioMembers
 
 pytestmark = pytest.mark.kafka
@@ -49,12 +49,4 @@ def test_partition_gaps_agree_with_consumer_logs(kafka, kafka_install, names, tm
     assert cmp["ok"], "the analysis and the consumers' logs disagree (table above)"
     kinds = {r["a_kind"] for r in cmp["rows"] if r["judged"]}
     assert {"poll_timeout", "session_timeout"} <= kinds, kinds
-
-    # the causes name the poll timeout and the session timeout, and whose they were
-    who = member_names(logs)
-    by_kind = {}
-    for c in tables["causes"]:
-        by_kind.setdefault(c["kind"], set()).add(who.get(c["member"]))
-    r = roles(3)
-    assert r["stall"] in by_kind.get("poll_interval_exceeded", set()), by_kind
-    assert r["kill"] in by_kind.get("session_timeout", set()), by_kind
+    assert [line.endswith("ok") for line in cmp["events"]] == [True, True], cmp["events"]
