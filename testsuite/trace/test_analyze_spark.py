@@ -175,6 +175,10 @@ def test_cli_end_to_end(two_formats, tmp_path):
                           "--shuffle-partitions", "1"], capture_output=True, text=True, timeout=240)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "g: 3 rebalance(s), 1 static rejoin(s) without rebalance, 3 anomaly flag(s)" in out.stdout
+    # t-0, t-1: 101 + 701 ms (A-1 rejoining, A-1 leaving); t-2, t-3: 103 + 101 + 101 ms (to B-1, the
+    # static bounce, B-2 rejoining)
+    assert (f"g partitions: 10 gap(s) in 4 partition(s), {2 * 802 + 2 * 305} partition-ms unavailable, "
+            "longest 701 ms") in out.stdout
     for stage in ("load: 1 JSON lines file(s), 1 Parquet file(s)", "rebalances: per-group timelines",
                   "members:", "report:", "done in"):
         assert stage in out.stderr

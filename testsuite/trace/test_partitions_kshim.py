@@ -53,8 +53,10 @@ def test_cooperative_join_and_leave_gaps_and_causes_match_the_consumers(kafka, k
         tools.stop_all()
         assert shim.stop() == 0
 
-    recs = [r for r in read_trace(trace_dir) if r.get("group") == group]
-    t = tables_from(fold_partitions(group, recs), max(r["wall_ms"] for r in recs))
+    everything = list(read_trace(trace_dir))
+    recs = [r for r in everything if r.get("group") == group]
+    closes = {r["conn"]: r["wall_ms"] for r in everything if r.get("type") == "conn_close"}
+    t = tables_from(fold_partitions(group, recs, closes=closes), max(r["wall_ms"] for r in recs))
     owners = t["partition_owners"]
     assert {s["protocol"] for s in owners} == {"cooperative"}
 

@@ -52,7 +52,8 @@ def test_gaps_and_impact_of_the_eager_scenario():
                   (12600, 12703, 103, False, "A-1", "revoked", "B-1", 2, "g:2"),
                   (20000, 20101, 101, False, "B-1", "static_replaced", "B-2", 2, "g:static@1790000020000"),
                   (30600, 30701, 101, False, "B-2", "revoked", "B-2", 3, "g:3")]
-    assert [g["stalled_from_wall_ms"] for g in gaps if g["previous_end_kind"] == "static_replaced"] == [W0 + 15000] * 2
+    assert [(g["stalled_from_wall_ms"], g["stalled_ms"]) for g in gaps if g["previous_end_kind"] == "static_replaced"] \
+        == [(W0 + 15000, 20101 - 15000)] * 2
     impact = rebalance_impact(rounds, gaps)
     assert all(tuple(r) == IMPACT_COLUMNS for r in impact)
     got = [(r["generation"], r["protocol"], r["partitions_unavailable"], r["max_gap_ms"], r["unavailable_partition_ms"],
@@ -151,6 +152,11 @@ def test_session_timeout_and_poll_timeout_causes():
     owners, _ = fold_ownership("g", tr.records)
     ended = {(s["end_kind"], rel(s["to_wall_ms"]), rel(s["last_seen_wall_ms"])) for s in owners if s["generation"] == 3}
     assert ended == {("session_timeout", 58000, 48000)}
+    # its connection (3) closed at 50000 (killed): that is when it went away; a close before its last
+    # request (an old connection) says nothing
+    for closed, seen in ((50000, 50000), (47000, 48000)):
+        owners, _ = fold_ownership("g", tr.records, {3: W0 + closed})
+        assert {rel(s["last_seen_wall_ms"]) for s in owners if s["generation"] == 3} == {seen}
 
     tr = scenario()
     tr.call(40000, 40001, 3, 13, {"members": [{"memberId": "B-2", "groupInstanceId": "b",
@@ -225,8 +231,8 @@ def test_kip848_owners_gaps_reconciliation_and_causes():
         ("k:1", "joined", "A"), ("k:2", "joined", "B"), ("k:3", "left", "A")]
     impact = {r["generation"]: r for r in rebalance_impact(rounds, partition_gaps(owners, W0 + 10000), causes)}
     two = impact[2]
-    assert (two["protocol"], two["partitions_unavailable"], two["max_gap_ms"], two["unavailable_partition_ms"]) == \
-        ("consumer", 2, 301, 602)
+    assert (two["protocol"], two["partitions_unavailable"], two["max_gap_ms"], two["unavailable_partition_ms"],
+            two["max_stalled_ms"]) == ("consumer", 2, 301, 602, 6001 - 5501)
     assert (two["slowest_revoke_member"], two["slowest_revoke_ms"], two["slowest_rejoin_member"],
             two["slowest_rejoin_ms"]) == ("A", 700, "B", 1001)
     assert two["cause"] == "joined B" and impact[3]["cause"] == "left A: the member left the group"

@@ -50,6 +50,9 @@ def cmd_analyze(args) -> int:
     for g in (summary.get("share_groups", []) + summary.get("streams_groups", []))[:20]:
         print(f"{g['group']} ({g['group_type']} group): {g['members']} member(s), {g['joins']} join(s), "
               f"{g['left']} left, {g['fenced']} fenced, max epoch {g['max_epoch']}")
+    for g in summary.get("partition_groups", [])[:20]:
+        print(f"{g['group']} partitions: {g['gaps']} gap(s) in {g['partitions']} partition(s), "
+              f"{g['unavailable_partition_ms']} partition-ms unavailable, longest {g['max_gap_ms']} ms")
     print(f"data: {summary['data']['note']}")
     print(f"report: {Path(args.out) / 'report.html'}")
     if args.json:

@@ -34,11 +34,13 @@ def partition_gaps(owners: list[dict], trace_end_wall_ms: int | None, rounds: di
             stop = end if end is not None else trace_end_wall_ms
             seen = min((t for t in (prev.get("last_seen_wall_ms"), prev.get("revoke_asked_wall_ms")) if t is not None),
                        default=None)
+            stalled = seen if seen is not None and seen < start else None
             g = prev.get("end_generation")
             out.append(row(
                 GAP_COLUMNS, **base, from_wall_ms=start, to_wall_ms=end,
                 duration_ms=stop - start if stop is not None else None, open=nxt is None, initial=False,
-                stalled_from_wall_ms=seen if seen is not None and seen < start else None,
+                stalled_from_wall_ms=stalled,
+                stalled_ms=stop - stalled if stalled is not None and stop is not None else None,
                 previous_member=prev["member"], previous_instance=prev["instance"],
                 previous_client_id=prev["client_id"], previous_end_kind=prev["end_kind"],
                 next_member=nxt["member"] if nxt else None, next_instance=nxt["instance"] if nxt else None,
@@ -82,6 +84,8 @@ def rebalance_impact(rounds: list[dict], gaps: list[dict], causes: list[dict] | 
             protocol=r["protocol"], start_wall_ms=start, end_wall_ms=r.get("end_wall_ms"),
             partitions_unavailable=len({(g["topic"], g["partition"]) for g in mine}),
             max_gap_ms=max(durations, default=None), unavailable_partition_ms=sum(durations),
+            max_stalled_ms=max((g["stalled_ms"] or g["duration_ms"] for g in mine
+                                if (g["stalled_ms"] or g["duration_ms"]) is not None), default=None),
             slowest_revoke_member=slow_revoke[0], slowest_revoke_ms=slow_revoke[1],
             slowest_rejoin_member=slow_rejoin[0], slowest_rejoin_ms=slow_rejoin[1], cause_id=cid,
             cause=_cause_text(c) if c else None))

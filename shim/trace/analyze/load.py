@@ -107,5 +107,8 @@ def group_records(df, group: str | None = None):
 
 def scanned_records(df, group: str | None = None):
     """What the whole analysis reads, in one pass over the files (the pipeline caches it): the group
-    records, share/streams and KIP-848 consumer group heartbeats and the Metadata answers to clients."""
-    return df.where(_group_cond(group) | heartbeat_cond(group) | consumer_heartbeat_cond(group) | metadata_cond())
+    records, share/streams and KIP-848 consumer group heartbeats, the Metadata answers to clients and
+    the connections' closes (when a closed or killed client went away)."""
+    from pyspark.sql import functions as F
+    return df.where(_group_cond(group) | heartbeat_cond(group) | consumer_heartbeat_cond(group) | metadata_cond()
+                    | (F.col("type") == "conn_close"))

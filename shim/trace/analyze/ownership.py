@@ -14,7 +14,8 @@ When a classic consumer owns a partition (Kafka's ConsumerCoordinator):
   leave   a LeaveGroup request (end `left`, or `poll_timeout` with the Java consumer's reason
           AbstractCoordinator.maybeLeaveGroup "consumer poll timeout has expired.")
   removal the coordinator's session_timeout / member_removed / static_member_replaced events, a
-          FENCED_INSTANCE_ID answer; `last_seen_wall_ms` then says when the member last spoke
+          FENCED_INSTANCE_ID answer; `last_seen_wall_ms` then says when the member last spoke (its last
+          request, or its connection's close when that came later: a client closed or killed)
   lost    another member was given the partition while this one still held it
 Rounds: one per generation formed, from the `rebalance` event (else the generation event) to the
 last member's SyncGroup answer; each member's JoinGroup (revocation, eager) and SyncGroup answer
@@ -39,6 +40,25 @@ FENCED_INSTANCE_ID, MEMBER_ID_REQUIRED = int(Error.FENCED_INSTANCE_ID), int(Erro
 NEXT_ROUND_ENDS = frozenset({"revoked", "left", "poll_timeout", "session_timeout", "removed", "fenced"})
 
 
+class LastSeen:
+    """A member's last sign of life: its last request, or the close of that request's connection (a
+    closed or killed client: the trace's `conn_close` records, `closes`: conn -> wall_ms) if later."""
+
+    def __init__(self, closes: dict | None = None):
+        self.closes = closes or {}
+        self.last: dict[str, tuple] = {}        # member id -> (wall_ms, conn) of its last request
+
+    def request(self, mid: str, rec) -> None:
+        self.last[mid] = (rec.get("wall_ms"), rec.get("conn"))
+
+    def at(self, mid: str, end_wall_ms):
+        wall, conn = self.last.get(mid, (None, None))
+        closed = self.closes.get(conn)
+        if wall is not None and closed is not None and wall <= closed <= (end_wall_ms or closed):
+            return closed
+        return wall
+
+
 def remember_identity(instances: dict, clients: dict, mid, instance, client_id) -> None:
     """Note a member's group.instance.id and (first) client id where a record names them."""
     if mid and instance:
@@ -48,7 +68,7 @@ def remember_identity(instances: dict, clients: dict, mid, instance, client_id) 
 
 
 class ClassicOwnership:
-    def __init__(self, group: str):
+    def __init__(self, group: str, closes: dict | None = None):
         self.group = group
         self.owners: list[dict] = []
         self.open: dict[str, dict] = {}          # "topic-partition" -> open segment
@@ -56,7 +76,7 @@ class ClassicOwnership:
         self.cooperative: dict[str, bool] = {}   # member id -> its JoinGroup offered only cooperative assignors
         self.instance: dict[str, str] = {}
         self.client: dict[str, str] = {}
-        self.last_seen: dict[str, int] = {}      # member id -> wall_ms of its last request
+        self.last_seen = LastSeen(closes)
         self.pending: dict[tuple, int] = {}      # JoinGroup (conn, corr) -> wall_ms of the (first) attempt
         self.first_try: dict[str, int] = {}      # member id from MEMBER_ID_REQUIRED -> first attempt wall_ms
         self.rounds: list[dict] = []
@@ -83,7 +103,7 @@ class ClassicOwnership:
         if now or kind not in NEXT_ROUND_ENDS:
             seg["end_generation"] = self.gen["generation"] if self.gen else None
         if last_seen:
-            seg["last_seen_wall_ms"] = self.last_seen.get(seg["member"])
+            seg["last_seen_wall_ms"] = self.last_seen.at(seg["member"], rec.get("wall_ms"))
 
     def _end_member(self, mid: str | None, rec, kind: str, last_seen: bool = False) -> None:
         for part in sorted(self.held.get(mid, ())):
@@ -96,7 +116,7 @@ class ClassicOwnership:
             return self._event(rec, _body(rec))
         api, d, mid = rec.get("api_key"), rec.get("dir"), rec.get("member")
         if d == C2K and mid:
-            self.last_seen[mid] = rec.get("wall_ms")
+            self.last_seen.request(mid, rec)
             if rec.get("client_id"):
                 self.client.setdefault(mid, rec["client_id"])
             if rec.get("instance"):
@@ -224,9 +244,10 @@ class ClassicOwnership:
         return owners, self.rounds
 
 
-def fold_ownership(group: str, records) -> tuple[list[dict], list[dict]]:
-    """(partition_owners rows, rounds) of one classic group from its records (any order)."""
-    f = ClassicOwnership(group)
+def fold_ownership(group: str, records, closes: dict | None = None) -> tuple[list[dict], list[dict]]:
+    """(partition_owners rows, rounds) of one classic group from its records (any order); `closes`:
+    connection id -> wall_ms of its close."""
+    f = ClassicOwnership(group, closes)
     for rec in sorted(records, key=lambda r: (r.get("ts_ns") or 0)):
         f.add(rec)
     return f.finish()

@@ -58,6 +58,8 @@ GAP_COLUMNS = (
     "initial",                  # true: the partition's first assignment in the trace (no previous owner)
     "stalled_from_wall_ms",     # the previous owner had stopped earlier than from_wall_ms: its
                                 # last_seen_wall_ms (it went silent) or revoke_asked_wall_ms (KIP-848)
+    "stalled_ms",               # to (or the trace end) - stalled_from_wall_ms: how long it really was
+                                # not consumed (null when stalled_from_wall_ms is)
     "previous_member", "previous_instance", "previous_client_id", "previous_end_kind",
     "next_member", "next_instance", "next_client_id",
     "generation",               # the rebalance that caused it: the previous owner's end_generation (the
@@ -73,6 +75,7 @@ IMPACT_COLUMNS = (
     "end_wall_ms",              # the last member's assignment answer
     "partitions_unavailable",   # distinct partitions with a non-initial gap attributed to this rebalance
     "max_gap_ms", "unavailable_partition_ms",   # sum of the gaps' duration_ms
+    "max_stalled_ms",           # the longest gap counted from stalled_from_wall_ms where known
     "slowest_revoke_member", "slowest_revoke_ms",   # ms from the rebalance start to the member's
                                 # JoinGroup (classic) / revocation ack (KIP-848)
     "slowest_rejoin_member", "slowest_rejoin_ms",   # ms from the start to the member's assignment answer

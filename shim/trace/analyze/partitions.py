@@ -17,18 +17,20 @@ PART_COLUMNS = ("type", "ts_ns", "wall_ms", "event", "api_key", "dir", "conn", "
 KEYS = ("rounds", "partition_owners", "causes", "reconciliation")
 
 
-def fold_partitions(group: str, records, names: dict[str, str] | None = None) -> dict[str, list[dict]]:
+def fold_partitions(group: str, records, names: dict[str, str] | None = None,
+                    closes: dict[int, int] | None = None) -> dict[str, list[dict]]:
     """One group's owner segments, causes, reconciliation rows and rounds (both group types: a group
-    converted between classic and consumer has rows of each)."""
+    converted between classic and consumer has rows of each); `closes`: connection id -> wall_ms of
+    its `conn_close` record."""
     recs = sorted(records, key=lambda r: (r.get("ts_ns") or 0))
     out = {k: [] for k in KEYS}
     if any(r.get("api_key") != CONSUMER_GROUP_HEARTBEAT for r in recs if r.get("type") == "frame") or \
             any(r.get("event") in ("rebalance", "generation") for r in recs):
-        owners, rounds = fold_ownership(group, recs)
+        owners, rounds = fold_ownership(group, recs, closes)
         out["partition_owners"] += owners
         out["rounds"] += rounds
     if any(r.get("api_key") == CONSUMER_GROUP_HEARTBEAT or r.get("event") == "group_epoch" for r in recs):
-        owners, recon, rounds = fold_consumer_group(group, recs, names)
+        owners, recon, rounds = fold_consumer_group(group, recs, names, closes)
         out["partition_owners"] += owners
         out["reconciliation"] += recon
         out["rounds"] += rounds
@@ -36,33 +38,55 @@ def fold_partitions(group: str, records, names: dict[str, str] | None = None) ->
     return out
 
 
+HEARTBEAT_TIMES = ("ts_ns", "wall_ms", "conn", "corr")
+
+
 def partition_records(df, group: str | None = None):
-    """What the folds read: the group records without offsets, Heartbeats as requests only (their
-    times; a fenced answer too) and without bodies, and the KIP-848 heartbeats."""
+    """What the folds read, as ("r", row) and ("h", member heartbeats) per group: the group records
+    without offsets and without Heartbeats (but a fenced Heartbeat answer), the KIP-848 heartbeats;
+    and each member's classic Heartbeat requests packed into one row of time arrays (the folds need
+    only their times: shipping them one row each to Python cost more than all the folding)."""
     from pyspark.sql import functions as F
     from .timeline import FENCED_INSTANCE_ID
-    classic = group_records(df, group).where(
-        F.col("api_key").isNull() | ~F.col("api_key").isin(OFFSET_COMMIT, OFFSET_FETCH, HEARTBEAT)
-        | ((F.col("api_key") == HEARTBEAT) & ((F.col("dir") == "client->kshim")
-                                              | F.array_contains(F.col("error_codes"), FENCED_INSTANCE_ID))))
-    recs = classic.unionByName(df.where(consumer_heartbeat_cond(group)))
-    body = F.when(F.col("api_key") == HEARTBEAT, F.lit(None).cast("string")).otherwise(F.col("body")).alias("body")
-    return recs.select(F.col("group"), *[body if c == "body" else F.col(c) for c in PART_COLUMNS])
+    grp = group_records(df, group)
+    classic = grp.where(F.col("api_key").isNull() | ~F.col("api_key").isin(OFFSET_COMMIT, OFFSET_FETCH, HEARTBEAT)
+                        | ((F.col("api_key") == HEARTBEAT) & F.array_contains(F.col("error_codes"), FENCED_INSTANCE_ID)))
+    rows = classic.unionByName(df.where(consumer_heartbeat_cond(group))).select("group", *PART_COLUMNS)
+    beats = (grp.where((F.col("api_key") == HEARTBEAT) & (F.col("dir") == "client->kshim") & F.col("member").isNotNull())
+             .groupBy("group", "member").agg(*[F.collect_list(c).alias(c) for c in HEARTBEAT_TIMES]))
+    return (rows.rdd.map(lambda r: (r[0], ("r", tuple(r[1:]))))
+            .union(beats.rdd.map(lambda r: (r[0], ("h", tuple(r[1:]))))))
+
+
+def unpack(items) -> list[dict]:
+    """The records of partition_records' items: heartbeat time arrays back into Heartbeat requests."""
+    recs = []
+    for kind, values in items:
+        if kind == "r":
+            recs.append(dict(zip(PART_COLUMNS, values)))
+            continue
+        member, *cols = values
+        for ts, wall, conn, corr in zip(*cols):
+            recs.append({"type": "frame", "ts_ns": ts, "wall_ms": wall, "conn": conn, "corr": corr,
+                         "api_key": HEARTBEAT, "dir": "client->kshim", "member": member})
+    return recs
 
 
 def partition_analysis(df, names: dict[str, str], group: str | None = None) -> dict[str, list[dict]]:
     """The five tables of partition_tables.TABLES for every group of the trace (or one)."""
     from pyspark.sql import functions as F
-    recs = partition_records(df, group)
-    bc = recs.sparkSession.sparkContext.broadcast(names)
+    items = partition_records(df, group)
+    closes = {r["conn"]: r["wall_ms"] for r in df.where(F.col("type") == "conn_close").select("conn", "wall_ms")
+              .collect()}
+    bc = df.sparkSession.sparkContext.broadcast((names, closes))
 
     def fold(item):
-        grp, rows = item
-        out = fold_partitions(grp, (dict(zip(PART_COLUMNS, r)) for r in rows), bc.value)
+        grp, values = item
+        out = fold_partitions(grp, unpack(values), *bc.value)
         return [(k, row) for k, rows_ in out.items() for row in rows_]
 
     got: dict[str, list[dict]] = {k: [] for k in KEYS}
-    for kind, row in recs.rdd.map(lambda r: (r[0], tuple(r[1:]))).groupByKey().flatMap(fold).collect():
+    for kind, row in items.groupByKey().flatMap(fold).collect():
         got[kind].append(row)
     bc.unpersist()
     end = df.agg(F.max("wall_ms")).first()[0]

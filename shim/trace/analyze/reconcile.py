@@ -27,6 +27,7 @@ from __future__ import annotations
 from kcodec.protocol import Error
 
 from .load import CONSUMER_GROUP_HEARTBEAT
+from .ownership import LastSeen
 from .partition_tables import OWNER_COLUMNS, RECONCILIATION_COLUMNS, row
 from .timeline import C2K, K2C, _body
 
@@ -44,7 +45,7 @@ def _names(parts) -> list[str]:
 
 
 class ConsumerGroupFold:
-    def __init__(self, group: str, names: dict[str, str] | None = None):
+    def __init__(self, group: str, names: dict[str, str] | None = None, closes: dict | None = None):
         self.group, self.names = group, names or {}
         self.owners: list[dict] = []
         self.recon: list[dict] = []
@@ -56,7 +57,7 @@ class ConsumerGroupFold:
         self.unacked: dict[str, list[dict]] = {} # member -> reconciliation rows not yet complete
         self.instance: dict[str, str] = {}
         self.client: dict[str, str] = {}
-        self.last_seen: dict[str, int] = {}
+        self.last_seen = LastSeen(closes)
         self.last_wall = None
 
     # ------------------------------------------------------------------ segments
@@ -64,7 +65,7 @@ class ConsumerGroupFold:
         seg = self.open.pop(key)
         seg["to_wall_ms"], seg["end_kind"], seg["_end_ts"] = rec.get("wall_ms"), kind, rec.get("ts_ns")
         if last_seen:
-            seg["last_seen_wall_ms"] = self.last_seen.get(seg["member"])
+            seg["last_seen_wall_ms"] = self.last_seen.at(seg["member"], rec.get("wall_ms"))
 
     def _end_member(self, mid, rec, kind: str, last_seen: bool = False) -> None:
         for key in [k for k, s in self.open.items() if s["member"] == mid]:
@@ -90,7 +91,7 @@ class ConsumerGroupFold:
         self.pending[key] = {"member": mid, "epoch": epoch, "wall_ms": rec.get("wall_ms")}
         if not mid:
             return
-        self.last_seen[mid] = rec.get("wall_ms")
+        self.last_seen.request(mid, rec)
         if body.get("instanceId"):
             self.instance[mid] = body["instanceId"]
         if rec.get("client_id"):
@@ -199,9 +200,10 @@ class ConsumerGroupFold:
         return owners, recon, self.rounds
 
 
-def fold_consumer_group(group: str, records, names: dict[str, str] | None = None):
-    """(partition_owners, reconciliation, rounds) of one KIP-848 group from its records (any order)."""
-    f = ConsumerGroupFold(group, names)
+def fold_consumer_group(group: str, records, names: dict[str, str] | None = None, closes: dict | None = None):
+    """(partition_owners, reconciliation, rounds) of one KIP-848 group from its records (any order);
+    `closes`: connection id -> wall_ms of its close."""
+    f = ConsumerGroupFold(group, names, closes)
     for rec in sorted(records, key=lambda r: (r.get("ts_ns") or 0)):
         f.add(rec)
     return f.finish()
