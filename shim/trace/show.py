@@ -184,7 +184,9 @@ def follow(directory: Path, group: str | None = None, member: str | None = None,
                 reader = readers.setdefault(name, GzipLines(path))
                 recs = reader.records()
                 if first and new_only:                       # a file being written: skip to its end
-                    recs = () if all(True for _ in reader.blocks()) else ()
+                    for _ in reader.blocks():
+                        pass
+                    recs = ()
             for rec in recs:
                 if rec.get("type") == "trace_stop" and not as_json:
                     info = rec.get("info") or {}

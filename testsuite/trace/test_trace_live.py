@@ -181,3 +181,17 @@ def test_analyze_reads_the_open_file_up_to_its_last_record(spark, tmp_path):
     assert b["data"]["until_wall_ms"] == last and b["data"]["files"][0]["state"] == "live"
     assert b["data"]["note"] == (f"live: includes the file being written {f.name}.part up to "
                                  f"{clock(last)} UTC ({len(records)} records)")
+
+
+def test_spark_progress_lines_name_busy_stages_and_count_waiting_ones():
+    from types import SimpleNamespace as NS
+
+    from shim.trace.analyze.session import _spark_line
+    stages = {3: NS(numActiveTasks=2, numCompletedTasks=1, numTasks=5),
+              4: NS(numActiveTasks=0, numCompletedTasks=0, numTasks=5),
+              5: NS(numActiveTasks=0, numCompletedTasks=0, numTasks=1)}
+    tracker = NS(getActiveStageIds=lambda: list(stages), getStageInfo=stages.get)
+    seen = {3: time.monotonic() - 4.5}
+    assert _spark_line(tracker, seen) == "stage 3 tasks 1/5 (2 running, 4 s); 2 stage(s) waiting"
+    del stages[3]
+    assert _spark_line(tracker, seen) == ""        # only waiting stages: nothing new to say
