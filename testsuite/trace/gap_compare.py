@@ -3,18 +3,18 @@ shim/trace/analyze/partition_tables.py) against the consumers' own logs (consume
 
 A log gap and an analysis gap are the same gap when they end with the same assignment: same topic,
 partition, next member id and generation (the consumer logs consumer.groupMetadata() in its
-onPartitionsAssigned). The analysis's start of a gap is `stalled_from_wall_ms` when it gives one (the
-previous owner's last frame, before a session timeout or static replacement), else `from_wall_ms`.
+onPartitionsAssigned). The analysis's view of a gap: from `stalled_from_wall_ms` when it gives one
+(the previous owner really stopped before the group noticed: its connection closed, or its last
+request), else `from_wall_ms`, to `to_wall_ms`; its length `stalled_ms`, else `duration_ms`.
 Judged, each |analysis - log| <= tolerance to pass:
 - the end (the next owner's SyncGroup answer / its onPartitionsAssigned), always;
-- the start and the duration (`duration_ms`) when the log knows when the previous owner stopped: a
-  cooperative revocation, a clean close (revoke callback), a poll timeout (its LeaveGroup log line),
-  a lost callback.
-A SIGKILLed owner leaves no log line: the start is the scenario's time just before the signal, an
-upper bound of the last moment it consumed; the trace knows its last frame and the coordinator's
-session timeout; its start and duration are shown, not judged. Gaps that end before the group was
-first stable (the members' JVMs starting, all at once) are shown, not judged. A gap on one side only,
-longer than the tolerance, fails; so does a different previous owner."""
+- the start and the length when the log knows when the previous owner stopped: a cooperative
+  revocation, a clean close (revoke callback), a poll timeout (its LeaveGroup log line), a lost
+  callback, and a SIGKILL (the scenario's time just before the signal) when the analysis says when the
+  owner stopped (`stalled_from_wall_ms`); without it, a killed owner's start is shown, not judged.
+Gaps that end before the group was first stable (the members' JVMs starting, all at once) are shown,
+not judged. A gap on one side only, longer than the tolerance, fails; so does a different previous
+owner."""
 
 from __future__ import annotations
 
@@ -79,18 +79,20 @@ def _row(lg: Gap, ag: dict | None, names: dict, tolerance: int, judged: bool) ->
         r["ok"] = not judged or (lg.duration is not None and lg.duration <= tolerance)
         r["note"] = "only in the logs" + ("" if r["ok"] else "") + ("" if judged else "; setup, not judged")
         return r
-    start = ag["stalled_from_wall_ms"] if ag.get("stalled_from_wall_ms") is not None else ag["from_wall_ms"]
-    r["analysis"], r["a_kind"] = (start, ag["to_wall_ms"], ag["duration_ms"]), ag["previous_end_kind"]
+    stalled = ag.get("stalled_from_wall_ms")
+    start = stalled if stalled is not None else ag["from_wall_ms"]
+    length = ag["stalled_ms"] if stalled is not None and ag.get("stalled_ms") is not None else ag["duration_ms"]
+    r["analysis"], r["a_kind"] = (start, ag["to_wall_ms"], length), ag["previous_end_kind"]
     r["d_to"] = ag["to_wall_ms"] - lg.end
     notes = []
     if start != ag["from_wall_ms"]:
-        notes.append(f"analysis: last frame {start - ag['from_wall_ms']:+d} ms before its {ag['previous_end_kind']}")
+        notes.append(f"analysis: stopped {ag['from_wall_ms'] - start} ms before its {ag['previous_end_kind']}")
     if prev.end is not None:
         r["d_from"] = start - prev.end
-        r["d_dur"] = ag["duration_ms"] - lg.duration if ag["duration_ms"] is not None else None
+        r["d_dur"] = length - lg.duration if length is not None else None
     if not judged:
         notes.append("setup, not judged")
-    elif prev.end_kind in JUDGED_STARTS:
+    elif prev.end_kind in JUDGED_STARTS or (prev.end_kind == "killed" and stalled is not None):
         r["judged"] += [r["d_to"], r["d_from"], r["d_dur"] if r["d_dur"] is not None else 10 ** 9]
     else:
         r["judged"].append(r["d_to"])
@@ -206,8 +208,8 @@ def print_comparison(title: str, cmp: dict, seconds: float | None, marks: list[d
     print("\n".join(cmp["causes"]) or "  (none)")
     print("The scenario's steps as the causes name them:")
     print("\n".join(cmp.get("events") or ()) or "  (none)")
-    print("Per-partition unavailability, seconds from the scenario start, then the gap in ms (analysis: its\n"
-          "duration_ms; its start is the owner's last frame where it gives one); d = analysis - log, ms:")
+    print("Per-partition unavailability, seconds from the scenario start, then the gap in ms (analysis: from\n"
+          "stalled_from_wall_ms where it gives one, stalled_ms; else from_wall_ms, duration_ms); d = analysis - log, ms:")
     print(f"  {'part':>4} {'previous':>8} {'log end':<12} -> {'next':<5} {'log: from..to':^23} "
           f"{'analysis: from..to':^23} {'analysis end':<15} {'d_from':>6} {'d_to':>5} {'d_dur':>6}  ok  note")
     sign = lambda d: "" if d is None else f"{d:+d}"  # noqa: E731

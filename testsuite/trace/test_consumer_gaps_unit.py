@@ -46,7 +46,7 @@ def test_lost_without_a_poll_timeout_line_ends_at_the_callback():
 def gap_row(partition, frm, to, prev, nxt, gen, kind="revoked", stalled=None, duration=None):
     return {"group": "g", "topic": T, "partition": partition, "from_wall_ms": frm, "to_wall_ms": to,
             "duration_ms": duration if duration is not None else to - frm, "initial": False,
-            "stalled_from_wall_ms": stalled, "previous_member": prev, "previous_client_id": None,
+            "stalled_from_wall_ms": stalled, "stalled_ms": None if stalled is None else to - stalled, "previous_member": prev, "previous_client_id": None,
             "previous_end_kind": kind, "next_member": nxt, "next_client_id": None, "next_generation": gen}
 
 
@@ -56,15 +56,19 @@ LOGS = [inc("a", [ev("partitions_assigned", 100, [0, 1], "a-1", 1), ev("partitio
         inc("c", [ev("partitions_assigned", 3010, [1], "c-1", 2), ev("partitions_assigned", 11000, [0], "c-1", 3)])]
 
 
-def test_compare_judges_ends_and_close_starts_not_kill_starts():
+def test_compare_judges_ends_and_close_starts_and_a_kill_when_the_analysis_knows_it():
     rows = [gap_row(0, 2010, 3040, "a-1", "b-1", 2), gap_row(1, 2010, 3020, "a-1", "c-1", 2),
-            gap_row(0, 10900, 10990, "b-1", "c-1", 3, "session_timeout", stalled=4800)]
+            gap_row(0, 10900, 10990, "b-1", "c-1", 3, "session_timeout", stalled=5030)]
     out = compare(LOGS, {"partition_gaps": rows}, "g", (0, 20000), 100)
     assert out["ok"] and out["max_diff_ms"] == 40
     by = {(r["partition"], r["next"]): r for r in out["rows"]}
     assert (by[(0, "b")]["d_from"], by[(0, "b")]["d_to"], by[(0, "b")]["d_dur"]) == (10, 40, 30)
-    killed = by[(0, "c")]
-    assert killed["log_kind"] == "killed" and killed["d_from"] == -200 and killed["judged"] == [-10]
+    killed = by[(0, "c")]      # stalled_ms (5960), not duration_ms (90), is the analysis's length
+    assert killed["log_kind"] == "killed" and killed["judged"] == [-10, 30, -40]
+    rows[2] = gap_row(0, 10900, 10990, "b-1", "c-1", 3, "session_timeout")
+    killed = next(r for r in compare(LOGS, {"partition_gaps": rows}, "g", (0, 20000), 100)["rows"]
+                  if r["log_kind"] == "killed")
+    assert killed["judged"] == [-10] and "not judged" in killed["note"]     # the analysis cannot say when it died
 
 
 def test_compare_fails_on_a_late_edge_a_short_duration_a_missing_gap_or_another_owner():
