@@ -91,7 +91,9 @@ def test_partition_tables_on_spark_equal_the_folds(spark, tmp_path):
     tr.records += kip848().records
     tr.write(tmp_path / "trace")
     names = {TID: "orders"}
-    got = partition_analysis(load(spark, tmp_path / "trace"), names)
+    df = load(spark, tmp_path / "trace")
+    got = partition_analysis(df, names, with_timelines=True)
+    assert got.pop("timelines") == timelines(df)      # folded in the same pass, for the pipeline
     folds = [fold_partitions(g, [r for r in tr.records if r.get("group") == g], names) for g in ("g", "k")]
     direct = tables_from({k: folds[0][k] + folds[1][k] for k in folds[0]}, max(r["wall_ms"] for r in tr.records))
     assert set(got) == set(TABLES)

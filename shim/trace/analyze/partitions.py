@@ -72,9 +72,15 @@ def unpack(items) -> list[dict]:
     return recs
 
 
-def partition_analysis(df, names: dict[str, str], group: str | None = None) -> dict[str, list[dict]]:
-    """The five tables of partition_tables.TABLES for every group of the trace (or one)."""
+def partition_analysis(df, names: dict[str, str], group: str | None = None,
+                       with_timelines: bool = False) -> dict[str, list[dict]]:
+    """The five tables of partition_tables.TABLES for every group of the trace (or one).
+    `with_timelines`: also the rebalance timelines (rebalances.timelines' result under "timelines"),
+    folded in the same pass: their records are a subset of these, and the pass costs most in moving
+    rows from Spark to Python."""
     from pyspark.sql import functions as F
+    from .rebalances import sorted_timelines
+    from .timeline import fold_group, wanted
     items = partition_records(df, group)
     closes = {r["conn"]: r["wall_ms"] for r in df.where(F.col("type") == "conn_close").select("conn", "wall_ms")
               .collect()}
@@ -82,15 +88,29 @@ def partition_analysis(df, names: dict[str, str], group: str | None = None) -> d
 
     def fold(item):
         grp, values = item
-        out = fold_partitions(grp, unpack(values), *bc.value)
-        return [(k, row) for k, rows_ in out.items() for row in rows_]
+        recs = unpack(values)
+        out = fold_partitions(grp, recs, *bc.value)
+        pairs = [(k, row) for k, rows_ in out.items() for row in rows_]
+        if with_timelines:      # what rebalances.timelines reads: no KIP-848 heartbeats, no plain Heartbeats
+            rounds, members, changes = fold_group(grp, [r for r in recs if r.get("api_key") != CONSUMER_GROUP_HEARTBEAT
+                                                        and wanted(r)])
+            pairs += [(("tl", k), row) for k, rows_ in (("rounds", rounds), ("members", members),
+                                                        ("changes", changes)) for row in rows_]
+        return pairs
 
     got: dict[str, list[dict]] = {k: [] for k in KEYS}
+    timeline_rows = []
     for kind, row in items.groupByKey().flatMap(fold).collect():
-        got[kind].append(row)
+        if isinstance(kind, tuple):
+            timeline_rows.append((kind[1], row))
+        else:
+            got[kind].append(row)
     bc.unpersist()
     end = df.agg(F.max("wall_ms")).first()[0]
-    return tables_from(got, end)
+    tables = tables_from(got, end)
+    if with_timelines:
+        tables["timelines"] = sorted_timelines(timeline_rows)
+    return tables
 
 
 def tables_from(got: dict[str, list[dict]], trace_end_wall_ms) -> dict[str, list[dict]]:

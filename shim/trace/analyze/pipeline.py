@@ -13,7 +13,6 @@ from .inputs import collect_inputs
 from .load import file_stats, group_records, load, scanned_records
 from .members import member_stats
 from .partitions import partition_analysis, partition_summary
-from .rebalances import timelines
 from .report import write_report
 from .session import Progress
 
@@ -46,16 +45,16 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
     if count_all:
         prog.stage(f"scan: {n_group} group records; counting all records")
         n_all = load(spark, directory, inputs).count()
-    prog.stage("rebalances: per-group timelines")
-    tl = timelines(grp)
+    prog.stage("rebalances: per-group timelines; partitions: owners, gaps, rebalance impact and causes "
+               "(classic and KIP-848 groups), in one pass")
+    names = topic_names(scan)
+    parts = partition_analysis(scan, names, group, with_timelines=True)
+    tl = parts.pop("timelines")
     prog.stage(f"rebalances: {sum(r['generation'] is not None for r in tl['rounds'])} generations in "
                f"{len({r['group'] for r in tl['rounds']})} group(s); members: heartbeat gaps, commit cadence")
     members = [r.asDict() for r in member_stats(grp).collect()]
     prog.stage(f"members: {len(members)} member(s); share and streams groups: member timelines")
-    names = topic_names(scan)
     hb = member_timelines(scan, names, group)
-    prog.stage("partitions: owners, gaps, rebalance impact and causes per group (classic and KIP-848)")
-    parts = partition_analysis(scan, names, group)
     scan_files.unpersist()
     prog.stage(f"share/streams: {len(hb['share']['members'])} share and {len(hb['streams']['members'])} streams "
                f"member(s); anomalies")

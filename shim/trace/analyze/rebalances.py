@@ -22,8 +22,13 @@ def timelines(df, group: str | None = None) -> dict[str, list[dict]]:
     recs = group_records(df, group).where(~F.col("api_key").isin(*SKIPPED_APIS) | F.col("api_key").isNull()
                                           | F.array_contains(F.col("error_codes"), FENCED_INSTANCE_ID))
     rdd = recs.select(F.col("group"), *[F.col(c) for c in FOLD_COLUMNS]).rdd
+    return sorted_timelines(rdd.map(lambda r: (r[0], tuple(r[1:]))).groupByKey().flatMap(_fold).collect())
+
+
+def sorted_timelines(pairs) -> dict[str, list[dict]]:
+    """(kind, row) pairs from the executors into {"rounds", "members", "changes"}, in time order per group."""
     out: dict[str, list[dict]] = {"rounds": [], "members": [], "changes": []}
-    for kind, row in (rdd.map(lambda r: (r[0], tuple(r[1:]))).groupByKey().flatMap(_fold).collect()):
+    for kind, row in pairs:
         out[kind].append(row)
     for rows in out.values():
         rows.sort(key=lambda r: (r["group"], r.get("start_wall_ms") or r.get("from_wall_ms") or r.get("wall_ms") or 0))
