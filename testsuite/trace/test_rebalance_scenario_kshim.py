@@ -42,7 +42,8 @@ def test_partition_gaps_agree_with_consumer_logs(kafka, kafka_install, names, tm
         assert shim.stop() == 0
 
     recs = list(read_trace(tmp_path / "trace"))
-    tables = tables_from(fold_partitions(group_id, [r for r in recs if r.get("group") == group_id]),
+    closes = {r["conn"]: r["wall_ms"] for r in recs if r.get("type") == "conn_close"}
+    tables = tables_from(fold_partitions(group_id, [r for r in recs if r.get("group") == group_id], closes=closes),
                          max(r["wall_ms"] for r in recs if r.get("wall_ms") is not None))
     cmp = compare_tables(tables, group_id, logs, marks, tolerance=100)
     print_comparison("folded", cmp, None, marks)
