@@ -8,7 +8,7 @@ file is renamed to `<name>` when it is closed: the reader opens whichever of the
 open descriptor keeps reading the same file across the rename.
 
 `snapshot_part` writes that readable prefix as a complete plain JSON lines file for Spark, which
-cannot read a truncated gzip stream (Hadoop's codec fails or stops at the cut)."""
+cannot read a truncated gzip stream reliably (its gzip codec expects a complete stream)."""
 
 from __future__ import annotations
 

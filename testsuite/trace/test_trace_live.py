@@ -195,3 +195,17 @@ def test_spark_progress_lines_name_busy_stages_and_count_waiting_ones():
     assert _spark_line(tracker, seen) == "stage 3 tasks 1/5 (2 running, 4 s); 2 stage(s) waiting"
     del stages[3]
     assert _spark_line(tracker, seen) == ""        # only waiting stages: nothing new to say
+
+
+def test_a_parquet_file_is_closed_once_old_enough(tmp_path, monkeypatch):
+    import pytest
+    pytest.importorskip("pyarrow")
+    from shim.trace import sink as S
+    s = S.ParquetSink(tmp_path, rotate_bytes=1 << 30)
+    s.write(recs(3))
+    assert s.is_open and [p.name.endswith(".parquet.part") for p in tmp_path.iterdir()] == [True]
+    monkeypatch.setattr(S, "PARQUET_MAX_AGE_S", 0)
+    s.flush()                                     # the writer thread's idle flush: old enough, closed
+    assert not s.is_open and [p.name.endswith(".parquet") for p in tmp_path.iterdir()] == [True]
+    s.write(recs(2, start=3))                     # the next write: a new file, closed as soon as written
+    assert not s.is_open and len(s.files) == 2
