@@ -47,7 +47,8 @@ def test_gaps_and_impact_of_the_eager_scenario():
     gaps = partition_gaps(owners, W0 + 48001)
     assert all(tuple(g) == GAP_COLUMNS for g in gaps)
     p2 = [(rel(g["from_wall_ms"]), rel(g["to_wall_ms"]), g["duration_ms"], g["initial"], g["previous_member"],
-           g["previous_end_kind"], g["next_member"], g["generation"], g["cause_id"]) for g in gaps if g["partition"] == 2]
+           g["previous_end_kind"], g["next_member"], g["generation"], g["cause_id"])
+          for g in gaps if g["partition"] == 2]
     assert p2 == [(3011, 3011, 0, True, None, None, "A-1", 1, "g:1"),
                   (12600, 12703, 103, False, "A-1", "revoked", "B-1", 2, "g:2"),
                   (20000, 20101, 101, False, "B-1", "static_replaced", "B-2", 2, "g:static@1790000020000"),
@@ -126,13 +127,14 @@ def test_a_partition_still_unowned_at_the_end_is_an_open_gap():
 def test_causes_of_the_eager_scenario_link_the_frames_behind_them():
     causes = fold_causes("g", scenario().records)
     assert all(tuple(c) == CAUSE_COLUMNS for c in causes)
-    got = [(c["cause_id"], c["generation"], c["seq"], c["kind"], c["member"], c["instance"], c["client_id"], c["reason"])
-           for c in causes]
+    got = [(c["cause_id"], c["generation"], c["seq"], c["kind"], c["member"], c["instance"], c["client_id"],
+            c["reason"]) for c in causes]
     assert got == [("g:1", 1, 0, "joined", "A-1", None, "client-1", "first"),
                    ("g:2", 2, 0, "joined", "B-1", "b", "client-2", "hello"),
                    ("g:static@1790000020000", 2, 0, "static_replaced", "B-2", "b", "client-3", "restart"),
                    ("g:3", 3, 0, "left", "A-1", None, "client-1", "bye")]
-    recs = {(r.get("conn"), r.get("corr"), r["ts_ns"]): r for r in scenario().records if r.get("dir") == "client->kshim"}
+    recs = {(r.get("conn"), r.get("corr"), r["ts_ns"]): r for r in scenario().records
+            if r.get("dir") == "client->kshim"}
     linked = [recs[(c["conn"], c["corr"], c["ts_ns"])]["api"] for c in causes]
     assert linked == ["JoinGroup", "JoinGroup", "JoinGroup", "LeaveGroup"]
 

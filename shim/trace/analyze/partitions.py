@@ -50,9 +50,11 @@ def partition_records(df, group: str | None = None):
     from .timeline import FENCED_INSTANCE_ID
     grp = group_records(df, group)
     classic = grp.where(F.col("api_key").isNull() | ~F.col("api_key").isin(OFFSET_COMMIT, OFFSET_FETCH, HEARTBEAT)
-                        | ((F.col("api_key") == HEARTBEAT) & F.array_contains(F.col("error_codes"), FENCED_INSTANCE_ID)))
+                        | ((F.col("api_key") == HEARTBEAT)
+                           & F.array_contains(F.col("error_codes"), FENCED_INSTANCE_ID)))
     rows = classic.unionByName(df.where(consumer_heartbeat_cond(group))).select("group", *PART_COLUMNS)
-    beats = (grp.where((F.col("api_key") == HEARTBEAT) & (F.col("dir") == "client->kshim") & F.col("member").isNotNull())
+    beats = (grp.where((F.col("api_key") == HEARTBEAT) & (F.col("dir") == "client->kshim")
+                       & F.col("member").isNotNull())
              .groupBy("group", "member").agg(*[F.collect_list(c).alias(c) for c in HEARTBEAT_TIMES]))
     return (rows.rdd.map(lambda r: (r[0], ("r", tuple(r[1:]))))
             .union(beats.rdd.map(lambda r: (r[0], ("h", tuple(r[1:]))))))
