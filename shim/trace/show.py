@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
-import zlib
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from kcodec.api import API_KEYS
 from kcodec.protocol import ERROR_INFO
 
+from .live import GzipLines, final_name
 from .share_streams import SHARE_APIS, STREAMS_APIS, SUMMARISED
 
 SHORT_DIR = {"client->kshim": "c->k", "kshim->upstream": "k->u", "upstream->kshim": "u->k",
@@ -45,30 +46,6 @@ def trace_files(directory: Path) -> list[Path]:
     return sorted(files, key=lambda p: p.name.removesuffix(".part"))
 
 
-def _jsonl_gz(path: Path) -> Iterator[dict]:
-    """Records of a gzip JSON lines file; a truncated tail (a file still being written) is skipped."""
-    d = zlib.decompressobj(wbits=31)
-    rest = b""
-    with open(path, "rb") as f:
-        while True:
-            chunk = f.read(1 << 20)
-            if not chunk:
-                break
-            try:
-                data = d.decompress(chunk)
-            except zlib.error:
-                break
-            lines = (rest + data).split(b"\n")
-            rest = lines.pop()
-            for line in lines:
-                if line:
-                    yield json.loads(line)
-            if d.eof:  # a following gzip member (concatenated files)
-                tail, d = d.unused_data, zlib.decompressobj(wbits=31)
-                if tail:
-                    rest += d.decompress(tail)
-
-
 def _parquet(path: Path) -> Iterator[dict]:
     import pyarrow.parquet as pq  # kshim[trace]
     table = pq.read_table(path)
@@ -85,7 +62,7 @@ def read_trace(directory: Path) -> Iterator[dict]:
         if path.name.endswith(".parquet"):
             yield from _parquet(path)
         else:
-            yield from _jsonl_gz(path)
+            yield from GzipLines(path).records()
 
 
 def matches(rec: dict, group: str | None, member: str | None, apis: set[str] | None) -> bool:
@@ -181,6 +158,59 @@ def show(directory: Path, group: str | None = None, member: str | None = None, a
     return n
 
 
+def follow(directory: Path, group: str | None = None, member: str | None = None, api: str | None = None,
+           limit: int | None = None, as_json: bool = False, out=None, new_only: bool = False,
+           interval: float = 0.5, stop: threading.Event | None = None) -> int:
+    """`--follow`: print matching records as they are written (polling every `interval` s), the files of
+    the trace in name order, a `.part` file up to its last complete line and on from there, then the
+    next file after a rotation; until `stop` is set, Ctrl-C or `limit` lines. `new_only`: skip what is
+    already written. JSON lines files are read while written; Parquet files once they are closed."""
+    out = out or sys.stdout
+    apis, errors = api_filter(api), _error_names()
+    readers: dict[Path, GzipLines] = {}
+    finished: set[Path] = set()
+    n, first = 0, True
+    while True:
+        for path in trace_files(directory):
+            name = final_name(path)
+            if name in finished:
+                continue
+            if first and new_only and name == path:      # complete before we started: skip unread
+                finished.add(name)
+                continue
+            if name.name.endswith(".parquet"):
+                recs, reader = _parquet(path), None
+            else:
+                reader = readers.setdefault(name, GzipLines(path))
+                recs = reader.records()
+                if first and new_only:                       # a file being written: skip to its end
+                    for _ in reader.blocks():
+                        pass
+                    recs = ()
+            for rec in recs:
+                if rec.get("type") == "trace_stop" and not as_json:
+                    info = rec.get("info") or {}
+                    out.write(f"{_clock(rec.get('wall_ms'))}  -- trace_stop: kshim stopped writing {name.name} "
+                              f"({info.get('records')} records, {info.get('dropped')} dropped)\n")
+                elif matches(rec, group, member, apis):
+                    out.write((json.dumps(rec, separators=(",", ":")) if as_json else format_line(rec, errors)) + "\n")
+                    n += 1
+                    if limit is not None and n >= limit:
+                        out.flush()
+                        return n
+            if reader is None or reader.done or reader.error or reader.missing:
+                finished.add(name)
+                readers.pop(name, None)
+        out.flush()
+        first = False
+        if stop is not None:
+            if stop.is_set():
+                return n
+            stop.wait(interval)
+        else:
+            time.sleep(interval)
+
+
 def _filtered(recs: Iterable[dict], group, member, apis) -> Iterator[dict]:
     for rec in recs:
         if matches(rec, group, member, apis):
@@ -192,12 +222,18 @@ def cmd_show(args) -> int:
     if not directory.is_dir():
         print(f"kshim trace show: {directory} is not a directory", file=sys.stderr)
         return 2
-    if not trace_files(directory):
+    if not trace_files(directory) and not args.follow:
         print(f"kshim trace show: no trace files (trace-*.jsonl.gz, trace-*.parquet) in {directory}", file=sys.stderr)
         return 1
     try:
-        show(directory, args.group, args.member, args.api, args.limit, args.json)
-    except BrokenPipeError:  # `| head`
+        if args.follow:
+            if any(p.name.endswith(".parquet.part") for p in directory.iterdir()):
+                print("kshim trace show --follow: Parquet files are read once closed (the sink closes one at most "
+                      "60 s after it starts)", file=sys.stderr)
+            follow(directory, args.group, args.member, args.api, args.limit, args.json, new_only=args.new)
+        else:
+            show(directory, args.group, args.member, args.api, args.limit, args.json)
+    except (BrokenPipeError, KeyboardInterrupt):  # `| head`, Ctrl-C
         pass
     return 0
 
@@ -216,4 +252,7 @@ def add_parser(sub) -> None:
                                  "coordinator events; 'share' or 'streams' for every API of those group types)")
     s.add_argument("--limit", type=int, default=None, help="at most N lines")
     s.add_argument("--json", action="store_true", help="print the matching records as JSON lines")
+    s.add_argument("-f", "--follow", action="store_true", help="keep printing records as kshim writes them, "
+                                                               "across file rotations, until Ctrl-C")
+    s.add_argument("--new", action="store_true", help="with --follow: only records written from now on")
     s.set_defaults(func=cmd_show)

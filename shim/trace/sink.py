@@ -2,7 +2,10 @@
 
 A file is written as `<name>.part` and renamed when it is closed (rotation or shutdown), so a reader
 that skips `.part` files (Spark) only sees complete files. JSON lines files are also flushed (a gzip
-sync point) about once a second, so `kshim trace show` can read a `.part` file of a running kshim.
+sync point) at least once a second while records come in, so `kshim trace show [--follow]` and
+`kshim trace analyze` (shim/trace/live.py) read a `.part` file of a running kshim. A Parquet file has
+no footer, so is unreadable, until closed: it is closed at `rotate_bytes` or PARQUET_MAX_AGE_S after
+it was opened, whichever comes first, so a live analysis misses at most that much.
 Names sort in time order: `trace-<UTC yyyymmddTHHMMSS>-<pid>-<seq>.jsonl.gz` (or `.parquet`).
 """
 
@@ -15,6 +18,8 @@ import time
 from pathlib import Path
 
 FORMATS = ("jsonl", "parquet")
+FLUSH_S = 1.0            # JSON lines: a gzip sync flush this often while records come in
+PARQUET_MAX_AGE_S = 60   # Parquet: close (complete) a file this long after it was opened
 
 # Parquet columns (JSON lines records carry the same keys; `body` and `batches` are nested JSON there
 # and JSON text here). Everything a Spark job filters on is a top-level column.
@@ -41,9 +46,11 @@ class _Rotating:
         self.seq = 0
         self.path: Path | None = None
         self.files: list[Path] = []  # closed files, in order
+        self.opened = 0.0            # time.monotonic() when the open file was opened
 
     def _next_path(self) -> Path:
         self.seq += 1
+        self.opened = time.monotonic()
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
         return self.dir / f"trace-{stamp}-{os.getpid()}-{self.seq:05d}{self.suffix}"
 
@@ -62,6 +69,7 @@ class JsonLinesSink(_Rotating):
         super().__init__(directory, rotate_bytes)
         self.level = level
         self._raw = self._gz = None
+        self._flushed = 0.0
 
     def _open(self) -> None:
         self.path = self._next_path()
@@ -80,11 +88,14 @@ class JsonLinesSink(_Rotating):
         self._gz.write(text.encode())
         if self._raw.tell() >= self.rotate_bytes:
             self.close()
+        elif time.monotonic() - self._flushed >= FLUSH_S:   # the writer may never be idle to flush
+            self.flush()
 
     def flush(self) -> None:
         if self._gz is not None:
             self._gz.flush()
             self._raw.flush()
+            self._flushed = time.monotonic()
 
     def close(self) -> None:
         if self._gz is not None:
@@ -132,9 +143,13 @@ class ParquetSink(_Rotating):
         self._writer.write_table(self.pa.table(cols, schema=self.schema))
         if self._raw.tell() >= self.rotate_bytes:
             self.close()
+        else:
+            self.flush()
 
     def flush(self) -> None:
-        pass  # a Parquet file is readable only once closed
+        """A Parquet file is readable only once closed: close it once PARQUET_MAX_AGE_S old."""
+        if self._writer is not None and time.monotonic() - self.opened >= PARQUET_MAX_AGE_S:
+            self.close()
 
     def close(self) -> None:
         if self._writer is not None:

@@ -1,14 +1,13 @@
 """KIP-848 consumer groups (group.protocol=consumer) with the Java client, through kshim and directly
 against the real broker; the observed outcomes must agree (spec section D): Kafka's
 VerifiableConsumer joining and leaving dynamically, a static member bouncing within its session
-timeout, and a broker-side regex subscription (testsuite/java/PatternConsumer.java) that picks up a
+timeout, and a broker-side regex subscription (testsuite/java/RebalanceConsumer.java) that picks up a
 topic created after the consumer started, and the rolling upgrade of a classic group to the consumer
 protocol (KIP-848 online migration: classic members inside a consumer group until the last one is
 replaced)."""
 
 from __future__ import annotations
 
-import subprocess
 import time
 from pathlib import Path
 
@@ -16,11 +15,9 @@ import pytest
 
 from shim.compat.pymembers import wait_until as _wait
 from testsuite.harness.clients import ck_produce, create_topic
+from testsuite.harness.javaapps import compile_app, start_app
 from testsuite.harness.javatools import JavaClient, JavaTools
 from testsuite.harness.sides import both_sides
-
-ROOT = Path(__file__).resolve().parents[2]
-PATTERN_SOURCE = ROOT / "testsuite" / "java" / "PatternConsumer.java"
 
 
 def _owned_twice(members: list[JavaClient]) -> list:
@@ -130,23 +127,12 @@ def test_verifiable_consumer_static_bounce(both, names):
 # --- regex subscription ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def pattern_classes(tmp_path_factory) -> Path:
-    from shim.localkafka.home import kafka_home
-    classdir = ROOT / "build" / "java"
-    built = classdir / "PatternConsumer.class"
-    if not built.exists() or built.stat().st_mtime < PATTERN_SOURCE.stat().st_mtime:
-        classdir = tmp_path_factory.mktemp("pattern-classes")
-        subprocess.run(["javac", "-nowarn", "-d", str(classdir), "-cp", f"{kafka_home() / 'libs'}/*",
-                        str(PATTERN_SOURCE)], check=True)
-    return classdir
+    return compile_app("RebalanceConsumer.java", tmp_path_factory.mktemp("rebalance-consumer"))
 
 
 def _pattern_consumer(java: JavaTools, classdir: Path, group: str, regex: str, name: str) -> JavaClient:
-    cmd = java.kafka.java_cmd("PatternConsumer", [java.bootstrap, group, regex])
-    cp = cmd.index("-cp") + 1
-    cmd[cp] = f"{classdir}:{cmd[cp]}"
-    c = JavaClient(name=name, cmd=cmd, log_path=java.log_dir / f"{name}.stderr.log")
-    java.clients.append(c)
-    return c.start()
+    return start_app(java, "RebalanceConsumer", [java.bootstrap, group, f"pattern:{regex}", "group.protocol=consumer"],
+                     name, [str(classdir)])
 
 
 def regex_picks_up_new_topic(java: JavaTools, names, classdir: Path, tag: str) -> dict:

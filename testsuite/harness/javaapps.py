@@ -29,16 +29,19 @@ def require_streams_libs() -> Path:
 
 
 def compile_app(source: str, outdir: Path, extra_classpath: list[Path] = ()) -> Path:
-    """javac testsuite/java/<source> into outdir; returns outdir (a classpath entry)."""
+    """javac testsuite/java/<source> (and the helpers it uses from there) into outdir; returns outdir
+    (a classpath entry)."""
     cp = ":".join([f"{kafka_home() / 'libs'}/*", *(f"{p}/*" for p in extra_classpath)])
-    subprocess.run(["javac", "-nowarn", "-d", str(outdir), "-cp", cp, str(SOURCES / source)], check=True)
+    subprocess.run(["javac", "-nowarn", "-d", str(outdir), "-cp", cp, "-sourcepath", str(SOURCES), str(SOURCES / source)],
+                   check=True)
     return outdir
 
 
 def start_app(java: JavaTools, main: str, args: list[str], name: str, classpath: list[str],
-              heap: str = "256m") -> JavaClient:
-    """Run `main` (a compiled test app) on Kafka's classpath with `classpath` entries in front."""
-    cmd = java.kafka.java_cmd(main, args, heap=heap)
+              heap: str = "256m", extra_jvm: list[str] | None = None) -> JavaClient:
+    """Run `main` (a compiled test app) on Kafka's classpath with `classpath` entries in front;
+    `extra_jvm` options follow the standard ones (a later -D wins)."""
+    cmd = java.kafka.java_cmd(main, args, heap=heap, extra_jvm=extra_jvm)
     cp = cmd.index("-cp") + 1
     cmd[cp] = ":".join([*classpath, cmd[cp]])
     c = JavaClient(name=name, cmd=cmd, log_path=java.log_dir / f"{name}.stderr.log")

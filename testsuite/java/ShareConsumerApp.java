@@ -35,14 +35,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 
 public class ShareConsumerApp {
     static String quote(String s) {
-        if (s == null) return "null";
-        StringBuilder b = new StringBuilder("\"");
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') b.append('\\').append(c);
-            else if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
-            else b.append(c);
-        }
-        return b.append('"').toString();
+        return JsonText.quote(s);
     }
 
     static void emit(String json) {

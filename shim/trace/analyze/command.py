@@ -22,9 +22,8 @@ def cmd_analyze(args) -> int:
     except ImportError:
         print(MISSING, file=sys.stderr)
         return 3
-    from .load import trace_inputs
-    if not any(trace_inputs(directory)):
-        print(f"kshim trace analyze: no complete trace files (trace-*.jsonl.gz, trace-*.parquet) in {directory}",
+    if not any(p.name.startswith("trace-") for p in directory.iterdir()):
+        print(f"kshim trace analyze: no trace files (trace-*.jsonl.gz, trace-*.parquet) in {directory}",
               file=sys.stderr)
         return 1
     from .pipeline import analyze
@@ -36,7 +35,10 @@ def cmd_analyze(args) -> int:
     progress.start()
     try:
         summary = analyze(spark, directory, Path(args.out), args.group, args.max_groups, not args.no_png,
-                          progress, args.master, args.count_all)
+                          progress, args.master, args.count_all, live=not args.no_live)
+    except FileNotFoundError as e:
+        print(f"kshim trace analyze: {e}", file=sys.stderr)
+        return 1
     finally:
         progress.stop()
         spark.stop()
@@ -51,6 +53,7 @@ def cmd_analyze(args) -> int:
     for g in summary.get("partition_groups", [])[:20]:
         print(f"{g['group']} partitions: {g['gaps']} gap(s) in {g['partitions']} partition(s), "
               f"{g['unavailable_partition_ms']} partition-ms unavailable, longest {g['max_gap_ms']} ms")
+    print(f"data: {summary['data']['note']}")
     print(f"report: {Path(args.out) / 'report.html'}")
     if args.perfetto:         # the trace-event JSON is always in REPORT; also where --perfetto says
         import shutil
@@ -66,9 +69,10 @@ def add_parser(trace_parser: argparse.ArgumentParser) -> None:
     tsub = next(a for a in trace_parser._actions if isinstance(a, argparse._SubParsersAction))
     a = tsub.add_parser("analyze", help="PySpark pipeline: rebalance timelines, member health, anomalies, "
                                         "HTML report (pip install 'kshim[analyze]')",
-                        description="Reads every complete trace file of DIR (JSON lines and Parquet) with Spark "
-                                    "and writes Parquet tables, report.html and report.png to REPORT; "
-                                    "see docs/kshim-trace.md.")
+                        description="Reads every trace file of DIR (JSON lines and Parquet; of a running kshim "
+                                    "also the JSON lines file being written, up to its last complete record) "
+                                    "with Spark and writes Parquet tables, report.html and report.png to "
+                                    "REPORT; see docs/kshim-trace.md.")
     a.add_argument("dir", help="the trace directory (kshim run --trace DIR)")
     a.add_argument("--out", required=True, metavar="REPORT", help="output directory (created)")
     a.add_argument("--master", default="local[*]", help="Spark master: local[*] (default), local[N], "
@@ -80,6 +84,7 @@ def add_parser(trace_parser: argparse.ArgumentParser) -> None:
     a.add_argument("--driver-memory", default="2g", help="spark.driver.memory (default 2g)")
     a.add_argument("--python", default=None, help="the executors' Python (default: this interpreter)")
     a.add_argument("--count-all", action="store_true", help="also count every record (one more pass over the files)")
+    a.add_argument("--no-live", action="store_true", help="leave out the file a running kshim is writing")
     a.add_argument("--no-png", action="store_true", help="skip the PNG export")
     a.add_argument("--json", action="store_true", help="also print the summary as JSON")
     a.add_argument("--perfetto", metavar="FILE", default=None,

@@ -4,6 +4,8 @@ a nested JSON value as its text for a STRING column)."""
 
 from __future__ import annotations
 
+import functools
+
 from pathlib import Path
 
 from kcodec.protocol import ApiKey
@@ -35,20 +37,44 @@ def trace_inputs(directory: Path) -> tuple[list[str], list[str]]:
             [str(p) for p in names if p.name.endswith(".parquet")])
 
 
-def load(spark, directory: Path):
-    """Every record of the trace (both formats unioned) with SCHEMA_DDL's columns."""
-    jsonl, parquet = trace_inputs(directory)
+# scanned_records reads records with a group, Metadata answers and connection closes only: a JSON line
+# holding none of these texts is dropped before it is parsed (most of a trace: Produce/Fetch and other frames)
+SCAN_TEXTS = ('"group":', f'"api_key":{METADATA},', '"type":"conn_close"')
+
+
+def load(spark, directory: Path, inputs=None, with_file: bool = False, prefilter: bool = False):
+    """Every record of the trace (both formats unioned) with SCHEMA_DDL's columns. `inputs`: the
+    files to read (inputs.collect_inputs: with snapshots of files being written), by default the
+    complete files of `directory`; `with_file`: also `_file`, the path Spark read each record from;
+    `prefilter`: JSON lines only parsed when they contain one of SCAN_TEXTS (a superset of what
+    scanned_records keeps; JSON parsing is most of the scan's time)."""
+    from pyspark.sql import functions as F
+    jsonl, parquet = (inputs.jsonl, inputs.parquet) if inputs is not None else trace_inputs(directory)
     if not jsonl and not parquet:
         raise FileNotFoundError(f"no trace files (trace-*.jsonl.gz, trace-*.parquet) in {directory}")
     frames = []
-    if jsonl:
+    if jsonl and prefilter:
+        text = spark.read.text(jsonl)
+        keep = functools.reduce(lambda a, b: a | b, [text.value.contains(t) for t in SCAN_TEXTS])
+        frames.append(text.where(keep).select(F.from_json("value", SCHEMA_DDL, {"mode": "PERMISSIVE"}).alias("r"))
+                      .select("r.*"))
+    elif jsonl:
         frames.append(spark.read.schema(SCHEMA_DDL).option("mode", "PERMISSIVE").json(jsonl))
     if parquet:
         frames.append(spark.read.schema(SCHEMA_DDL).parquet(*parquet))
+    if with_file:
+        frames = [f.withColumn("_file", F.input_file_name()) for f in frames]
     df = frames[0]
     for other in frames[1:]:
         df = df.unionByName(other)
     return df
+
+
+def file_stats(df) -> dict[str, tuple[int, int | None]]:
+    """Per `_file` (load's with_file): (records, last wall_ms)."""
+    from pyspark.sql import functions as F
+    rows = df.groupBy("_file").agg(F.count(F.lit(1)).alias("n"), F.max("wall_ms").alias("last")).collect()
+    return {r["_file"]: (r["n"], r["last"]) for r in rows}
 
 
 def _group_cond(group: str | None):

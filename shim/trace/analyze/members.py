@@ -3,37 +3,12 @@
 Heartbeat gaps are the times between one member's consecutive Heartbeat requests (client->kshim);
 the session timeout is the one its JoinGroup request asked for (joined to kshim's answer, which
 names the member id). Commit cadence: OffsetCommit requests per member, and the times between them.
+All of it from one window over each member's group frames (one shuffle of the scanned records).
 """
 
 from __future__ import annotations
 
 from .load import HEARTBEAT, JOIN_GROUP, OFFSET_COMMIT, SYNC_GROUP, group_records
-
-
-def _gaps(df, api_key: int, group: str | None):
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-    reqs = (group_records(df, group)
-            .where((F.col("api_key") == api_key) & (F.col("dir") == "client->kshim") & F.col("member").isNotNull())
-            .select("group", "member", "instance", "ts_ns", "wall_ms"))
-    w = Window.partitionBy("group", "member").orderBy("ts_ns")
-    return reqs.withColumn("gap_ms", (F.col("ts_ns") - F.lag("ts_ns").over(w)) / F.lit(1e6))
-
-
-def _silences(df, group: str | None):
-    """Gaps before each group request of one member since its previous group frame, either direction
-    (a JoinGroup or SyncGroup parked by the coordinator is waiting, not silence: its answer ends it)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-    frames = (group_records(df, group)
-              .where((F.col("type") == "frame") & F.col("api_key").isin(OFFSET_COMMIT, JOIN_GROUP, HEARTBEAT, SYNC_GROUP)
-                     & F.col("member").isNotNull())
-              .select("group", "member", "ts_ns", "dir"))
-    w = Window.partitionBy("group", "member").orderBy("ts_ns")
-    return (frames.withColumn("gap_ms", (F.col("ts_ns") - F.lag("ts_ns").over(w)) / F.lit(1e6))
-            .where(F.col("dir") == "client->kshim")
-            .groupBy("group", "member").agg(F.max("gap_ms").alias("silence_max_ms"),
-                                            F.collect_list("gap_ms").alias("_gaps")))
 
 
 def session_timeouts(df, group: str | None = None):
@@ -55,26 +30,51 @@ def session_timeouts(df, group: str | None = None):
 
 
 def member_stats(df, group: str | None = None):
-    """One row per (group, member): heartbeats and their gaps, session timeout, commits and cadence."""
+    """One row per (group, member) with heartbeats or commits: heartbeats and their gaps, session
+    timeout, commits and cadence, silences. One window over each member's group frames (one shuffle):
+    a heartbeat's gap is from the member's previous Heartbeat request, a commit's from its previous
+    OffsetCommit request, a silence is the time before a request since the member's previous group
+    frame either way (a JoinGroup or SyncGroup parked by the coordinator is waiting, not silence:
+    its answer ends it)."""
+    from pyspark.sql import Window
     from pyspark.sql import functions as F
     timeouts = session_timeouts(df, group)
+    frames = (group_records(df, group)
+              .where((F.col("type") == "frame") & F.col("api_key").isin(OFFSET_COMMIT, JOIN_GROUP, HEARTBEAT, SYNC_GROUP)
+                     & F.col("member").isNotNull())
+              .select("group", "member", "instance", "ts_ns", "wall_ms", "api_key", "dir")
+              .join(F.broadcast(timeouts), ["group", "member"], "left"))
+    w = Window.partitionBy("group", "member").orderBy("ts_ns")
+    before = w.rowsBetween(Window.unboundedPreceding, -1)
+    req = F.col("dir") == "client->kshim"
+    is_hb, is_commit = req & (F.col("api_key") == HEARTBEAT), req & (F.col("api_key") == OFFSET_COMMIT)
+    ms = F.lit(1e6)
+    gaps = frames.select(
+        "*", is_hb.alias("_hb"), is_commit.alias("_commit"),
+        ((F.col("ts_ns") - F.lag("ts_ns").over(w)) / ms).alias("_silence"),
+        ((F.col("ts_ns") - F.last(F.when(is_hb, F.col("ts_ns")), ignorenulls=True).over(before)) / ms).alias("_hb_gap"),
+        ((F.col("ts_ns") - F.last(F.when(is_commit, F.col("ts_ns")), ignorenulls=True).over(before)) / ms)
+        .alias("_commit_gap"))
     st = F.col("session_timeout_ms")
-    hb = (_gaps(df, HEARTBEAT, group).join(F.broadcast(timeouts), ["group", "member"], "left")
-          .groupBy("group", "member", "session_timeout_ms").agg(
-              F.first("instance", ignorenulls=True).alias("instance"),
-              F.count("*").alias("heartbeats"),
-              F.min("wall_ms").alias("first_wall_ms"), F.max("wall_ms").alias("last_wall_ms"),
-              F.round(F.avg("gap_ms"), 1).alias("heartbeat_gap_avg_ms"),
-              F.round(F.max("gap_ms"), 1).alias("heartbeat_gap_max_ms"),
-              F.count(F.when(F.col("gap_ms") > st / 2, 1)).alias("heartbeat_gaps_over_half_session")))
-    commits = _gaps(df, OFFSET_COMMIT, group).groupBy("group", "member").agg(
-        F.count("*").alias("commits"),
-        F.round(F.avg("gap_ms"), 1).alias("commit_interval_avg_ms"),
-        F.round(F.max("gap_ms"), 1).alias("commit_interval_max_ms"))
-    silences = _silences(df, group).join(F.broadcast(timeouts), ["group", "member"], "left").select(
-        "group", "member", F.round("silence_max_ms", 1).alias("silence_max_ms"),
-        F.size(F.filter("_gaps", lambda g: g > F.col("session_timeout_ms"))).alias("silences_over_session_timeout"))
-    out = (hb.drop("session_timeout_ms").join(commits, ["group", "member"], "full_outer")
-           .join(timeouts, ["group", "member"], "left").join(silences, ["group", "member"], "left"))
-    return (out.withColumn("heartbeat_gap_max_over_session", F.round(F.col("heartbeat_gap_max_ms") / st, 3))
-            .fillna(0, ["heartbeats", "commits", "heartbeat_gaps_over_half_session", "silences_over_session_timeout"]))
+    hb_gap = F.when(F.col("_hb"), F.col("_hb_gap"))
+    commit_gap = F.when(F.col("_commit"), F.col("_commit_gap"))
+    silence = F.when(F.col("dir") == "client->kshim", F.col("_silence"))
+    out = (gaps.groupBy("group", "member", "session_timeout_ms", "rebalance_timeout_ms").agg(
+        F.first(F.when(F.col("_hb"), F.col("instance")), ignorenulls=True).alias("instance"),
+        F.count(F.when(F.col("_hb"), 1)).alias("heartbeats"),
+        F.min(F.when(F.col("_hb"), F.col("wall_ms"))).alias("first_wall_ms"),
+        F.max(F.when(F.col("_hb"), F.col("wall_ms"))).alias("last_wall_ms"),
+        F.round(F.avg(hb_gap), 1).alias("heartbeat_gap_avg_ms"),
+        F.round(F.max(hb_gap), 1).alias("heartbeat_gap_max_ms"),
+        F.count(F.when(hb_gap > st / 2, 1)).alias("heartbeat_gaps_over_half_session"),
+        F.count(F.when(F.col("_commit"), 1)).alias("commits"),
+        F.round(F.avg(commit_gap), 1).alias("commit_interval_avg_ms"),
+        F.round(F.max(commit_gap), 1).alias("commit_interval_max_ms"),
+        F.round(F.max(silence), 1).alias("silence_max_ms"),
+        F.count(F.when(silence > st, 1)).alias("silences_over_session_timeout"))
+        .where((F.col("heartbeats") > 0) | (F.col("commits") > 0)))
+    return out.select("group", "member", "instance", "heartbeats", "first_wall_ms", "last_wall_ms", "heartbeat_gap_avg_ms",
+                      "heartbeat_gap_max_ms", "heartbeat_gaps_over_half_session", "commits", "commit_interval_avg_ms",
+                      "commit_interval_max_ms", "session_timeout_ms", "rebalance_timeout_ms", "silence_max_ms",
+                      "silences_over_session_timeout",
+                      F.round(F.col("heartbeat_gap_max_ms") / st, 3).alias("heartbeat_gap_max_over_session"))

@@ -10,7 +10,8 @@ from pathlib import Path
 from .anomalies import anomalies
 from .frames import linked_frames
 from .heartbeats import member_timelines, topic_names
-from .load import group_records, load, scanned_records, trace_inputs
+from .inputs import collect_inputs
+from .load import file_stats, group_records, load, scanned_records
 from .members import member_stats
 from .partitions import partition_analysis, partition_summary
 from .report import write_report
@@ -18,24 +19,33 @@ from .session import Progress
 
 
 def analyze(spark, directory: Path, out: Path, group: str | None = None, max_groups: int = 50,
-            png: bool = True, progress: Progress | None = None, master: str = "", count_all: bool = False) -> dict:
-    """`count_all`: also count every record of the trace (a second pass over all files)."""
+            png: bool = True, progress: Progress | None = None, master: str = "", count_all: bool = False,
+            live: bool = True) -> dict:
+    """`count_all`: also count every record of the trace (a second pass over all files); `live`: also
+    read the files a running kshim is writing, up to their last complete record (inputs.py)."""
     from pyspark import StorageLevel
     prog = progress or Progress(None)
     t0 = time.monotonic()
-    jsonl, parquet = trace_inputs(directory)
-    prog.stage(f"load: {len(jsonl)} JSON lines file(s), {len(parquet)} Parquet file(s) from {directory}")
-    df = load(spark, directory)
-    scan = scanned_records(df, group).persist(StorageLevel.MEMORY_AND_DISK)
+    inputs = collect_inputs(directory, live)
+    if inputs.empty:
+        raise FileNotFoundError(f"no readable trace files in {directory}: {inputs.note()}")
+    jsonl, parquet = inputs.jsonl, inputs.parquet
+    mb = sum(f.get("bytes") or 0 for f in inputs.files) / 1e6
+    prog.stage(f"load: {len(jsonl)} JSON lines file(s), {len(parquet)} Parquet file(s), {mb:.0f} MB from {directory}"
+               + (f"; {inputs.note()}" if inputs.live or inputs.left_out else ""))
+    df = load(spark, directory, inputs, with_file=True, prefilter=True)
+    scan_files = scanned_records(df, group).persist(StorageLevel.MEMORY_AND_DISK)
+    scan = scan_files.drop("_file")   # read from the cached rows
     prog.stage("scan: selecting group records (JoinGroup, SyncGroup, LeaveGroup, Heartbeat, OffsetCommit, events; "
                "share/streams heartbeats; Metadata answers)")
     n_scan = scan.count()
+    inputs.add_stats({inputs.name_of(f): v for f, v in file_stats(scan_files).items()})
     grp = group_records(scan, group)
     n_group = grp.count()
     n_all = None
     if count_all:
         prog.stage(f"scan: {n_group} group records; counting all records")
-        n_all = df.count()
+        n_all = load(spark, directory, inputs).count()
     prog.stage("rebalances: per-group timelines; partitions: owners, gaps, rebalance impact and causes "
                "(classic and KIP-848 groups), in one pass")
     names = topic_names(scan)
@@ -54,7 +64,7 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
     summary = {"trace": str(directory), "records": n_all, "group_records": n_group, "scanned_records": n_scan,
                "group_filter": group,
                "master": master, "made": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
-               "inputs": {"jsonl": len(jsonl), "parquet": len(parquet)},
+               "inputs": {"jsonl": len(jsonl), "parquet": len(parquet)}, "data": inputs.summary(),
                "partition_groups": partition_summary(parts)}
     tables = {"rebalances": tl["rounds"], "generation_members": tl["members"], "changes": tl["changes"],
               "members": members, "anomalies": flags, **parts}
@@ -62,10 +72,12 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
         tables.update({f"{kind}_timeline": t["timeline"], f"{kind}_members": t["members"],
                        f"{kind}_epochs": t["segments"]})
     linked = linked_frames(grp, tables)     # the frames behind causes and changes, shown in report.html
-    scan.unpersist()
+    scan_files.unpersist()
     summary = write_report(out, summary, tables, max_groups=max_groups, png=png, linked=linked)
+    inputs.close()
     summary["seconds"] = round(time.monotonic() - t0, 1)
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    prog.stage(f"data: {inputs.note()}")
     prog.stage(f"done in {summary['seconds']} s: {out / 'report.html'}"
                + (f", {out / 'report.png'}" if summary.get("png") else " (no PNG: chromium not found)" if png else ""))
     return summary

@@ -46,10 +46,11 @@ def spark_session(master: str = "local[*]", shuffle_partitions: int | None = Non
 
 
 class Progress:
-    """`[analyze] stage ...` lines and, while a stage runs, `spark: stage N (name) tasks d/t` lines."""
+    """`[analyze ...] stage` lines and, while Spark works, `spark: stage N tasks d/t (r running, s s)`
+    lines, at most one every `every` seconds (and only when something changed)."""
 
-    def __init__(self, spark=None, out=sys.stderr, interval: float = 1.0):
-        self.out, self.interval, self.t0 = out, interval, time.monotonic()
+    def __init__(self, spark=None, out=sys.stderr, interval: float = 1.0, every: float = 10.0):
+        self.out, self.interval, self.every, self.t0 = out, interval, every, time.monotonic()
         self.spark = spark
         self._stop = threading.Event()
         self._thread = None
@@ -73,17 +74,29 @@ class Progress:
 
     def _poll(self) -> None:
         tracker = self.spark.sparkContext.statusTracker()
+        printed, seen = 0.0, {}
         while not self._stop.wait(self.interval):
             try:
-                parts = []
-                for sid in tracker.getActiveStageIds():
-                    info = tracker.getStageInfo(sid)
-                    if info is not None:
-                        parts.append(f"stage {sid} tasks {info.numCompletedTasks}/{info.numTasks}"
-                                     f" ({info.numActiveTasks} running)")
-                line = "; ".join(parts)
-                if line and line != self._last:
-                    self._last = line
+                line, now = _spark_line(tracker, seen), time.monotonic()
+                if line and line != self._last and now - printed >= self.every:
+                    self._last, printed = line, now
                     print(f"  spark: {line}", file=self.out, flush=True)
             except Exception:   # the context is stopping
                 return
+
+
+def _spark_line(tracker, seen: dict[int, float]) -> str:
+    """The active Spark stages in one line: those with tasks done or running by id and task counts
+    (and how long since they were first seen busy: `seen`, stage id -> time.monotonic()), the ones
+    still waiting counted."""
+    busy, waiting = [], 0
+    for sid in sorted(tracker.getActiveStageIds()):
+        info = tracker.getStageInfo(sid)
+        if info is None:
+            continue
+        if info.numActiveTasks == 0 and info.numCompletedTasks == 0:
+            waiting += 1
+            continue
+        ran = int(time.monotonic() - seen.setdefault(sid, time.monotonic()))
+        busy.append(f"stage {sid} tasks {info.numCompletedTasks}/{info.numTasks} ({info.numActiveTasks} running, {ran} s)")
+    return "; ".join(busy) + (f"; {waiting} stage(s) waiting" if waiting and busy else "")
