@@ -36,6 +36,9 @@ class Timing:
     static_session_timeout_ms: int = 15000   # a JVM restart takes 2-5 s on a busy machine
     heartbeat_interval_ms: int = 500
     max_poll_interval_ms: int = 6000
+    # a clean close() revokes, then waits for the long-poll Fetch before closing its connections: the
+    # trace sees the static member stop up to fetch.max.wait.ms after its revoke callback
+    fetch_max_wait_ms: int = 50
 
 
 @dataclass
@@ -93,7 +96,7 @@ class ScenarioMembers:
         session = t.static_session_timeout_ms if instance else t.session_timeout_ms
         props = [f"client.id={name}", "group.protocol=classic", f"partition.assignment.strategy={COOPERATIVE}",
                  f"session.timeout.ms={session}", f"heartbeat.interval.ms={t.heartbeat_interval_ms}",
-                 f"max.poll.interval.ms={t.max_poll_interval_ms}"]
+                 f"max.poll.interval.ms={t.max_poll_interval_ms}", f"fetch.max.wait.ms={t.fetch_max_wait_ms}"]
         if instance:
             props.append(f"group.instance.id={instance}")
         client = start_app(self.tools, "RebalanceConsumer",
