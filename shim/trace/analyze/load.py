@@ -33,35 +33,21 @@ def trace_inputs(directory: Path) -> tuple[list[str], list[str]]:
             [str(p) for p in names if p.name.endswith(".parquet")])
 
 
-# scanned_records reads records with a group and Metadata answers only: a JSON line holding neither of
-# these texts is dropped before it is parsed (most of a trace: Produce/Fetch and other frames)
-SCAN_TEXTS = ('"group":', f'"api_key":{METADATA},')
-
-
-def load(spark, directory: Path, inputs=None, with_file: bool = False, prefilter: bool = False):
+def load(spark, directory: Path, inputs=None, with_file: bool = False):
     """Every record of the trace (both formats unioned) with SCHEMA_DDL's columns. `inputs`: the
     files to read (inputs.collect_inputs: with snapshots of files being written), by default the
-    complete files of `directory`; `with_file`: also `_file`, the path Spark read each record from;
-    `prefilter`: JSON lines only parsed when they contain one of SCAN_TEXTS (a superset of what
-    scanned_records keeps; JSON parsing is most of the scan's time); implies `with_file`."""
+    complete files of `directory`; `with_file`: also `_file`, the path Spark read each record from."""
     from pyspark.sql import functions as F
     jsonl, parquet = (inputs.jsonl, inputs.parquet) if inputs is not None else trace_inputs(directory)
     if not jsonl and not parquet:
         raise FileNotFoundError(f"no trace files (trace-*.jsonl.gz, trace-*.parquet) in {directory}")
     frames = []
-    if jsonl and prefilter:
-        # `_file` (input_file_name, nondeterministic) in the parsing projection keeps Spark from pushing
-        # a later filter below it, which would parse each line again for every column the filter reads
-        text = spark.read.text(jsonl)
-        keep = text.value.contains(SCAN_TEXTS[0]) | text.value.contains(SCAN_TEXTS[1])
-        frames.append(text.where(keep).select(F.from_json("value", SCHEMA_DDL, {"mode": "PERMISSIVE"}).alias("r"),
-                                              F.input_file_name().alias("_file")).select("r.*", "_file"))
-    elif jsonl:
+    if jsonl:
         frames.append(spark.read.schema(SCHEMA_DDL).option("mode", "PERMISSIVE").json(jsonl))
     if parquet:
         frames.append(spark.read.schema(SCHEMA_DDL).parquet(*parquet))
-    if with_file or prefilter:
-        frames = [f if "_file" in f.columns else f.withColumn("_file", F.input_file_name()) for f in frames]
+    if with_file:
+        frames = [f.withColumn("_file", F.input_file_name()) for f in frames]
     df = frames[0]
     for other in frames[1:]:
         df = df.unionByName(other)
