@@ -4,7 +4,6 @@ a nested JSON value as its text for a STRING column)."""
 
 from __future__ import annotations
 
-import functools
 
 from pathlib import Path
 
@@ -37,28 +36,16 @@ def trace_inputs(directory: Path) -> tuple[list[str], list[str]]:
             [str(p) for p in names if p.name.endswith(".parquet")])
 
 
-# scanned_records reads records with a group, Metadata answers and connection closes only: a JSON line
-# holding none of these texts is dropped before it is parsed (most of a trace: Produce/Fetch and other frames)
-SCAN_TEXTS = ('"group":', f'"api_key":{METADATA},', '"type":"conn_close"')
-
-
-def load(spark, directory: Path, inputs=None, with_file: bool = False, prefilter: bool = False):
+def load(spark, directory: Path, inputs=None, with_file: bool = False):
     """Every record of the trace (both formats unioned) with SCHEMA_DDL's columns. `inputs`: the
     files to read (inputs.collect_inputs: with snapshots of files being written), by default the
-    complete files of `directory`; `with_file`: also `_file`, the path Spark read each record from;
-    `prefilter`: JSON lines only parsed when they contain one of SCAN_TEXTS (a superset of what
-    scanned_records keeps; JSON parsing is most of the scan's time)."""
+    complete files of `directory`; `with_file`: also `_file`, the path Spark read each record from."""
     from pyspark.sql import functions as F
     jsonl, parquet = (inputs.jsonl, inputs.parquet) if inputs is not None else trace_inputs(directory)
     if not jsonl and not parquet:
         raise FileNotFoundError(f"no trace files (trace-*.jsonl.gz, trace-*.parquet) in {directory}")
     frames = []
-    if jsonl and prefilter:
-        text = spark.read.text(jsonl)
-        keep = functools.reduce(lambda a, b: a | b, [text.value.contains(t) for t in SCAN_TEXTS])
-        frames.append(text.where(keep).select(F.from_json("value", SCHEMA_DDL, {"mode": "PERMISSIVE"}).alias("r"))
-                      .select("r.*"))
-    elif jsonl:
+    if jsonl:
         frames.append(spark.read.schema(SCHEMA_DDL).option("mode", "PERMISSIVE").json(jsonl))
     if parquet:
         frames.append(spark.read.schema(SCHEMA_DDL).parquet(*parquet))

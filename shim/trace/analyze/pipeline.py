@@ -33,7 +33,7 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
     mb = sum(f.get("bytes") or 0 for f in inputs.files) / 1e6
     prog.stage(f"load: {len(jsonl)} JSON lines file(s), {len(parquet)} Parquet file(s), {mb:.0f} MB from {directory}"
                + (f"; {inputs.note()}" if inputs.live or inputs.left_out else ""))
-    df = load(spark, directory, inputs, with_file=True, prefilter=True)
+    df = load(spark, directory, inputs, with_file=True)
     scan_files = scanned_records(df, group).persist(StorageLevel.MEMORY_AND_DISK)
     scan = scan_files.drop("_file")   # read from the cached rows
     prog.stage("scan: selecting group records (JoinGroup, SyncGroup, LeaveGroup, Heartbeat, OffsetCommit, events; "
@@ -45,7 +45,7 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
     n_all = None
     if count_all:
         prog.stage(f"scan: {n_group} group records; counting all records")
-        n_all = load(spark, directory, inputs).count()
+        n_all = df.count()
     prog.stage("rebalances: per-group timelines; partitions: owners, gaps, rebalance impact and causes "
                "(classic and KIP-848 groups), in one pass")
     names = topic_names(scan)
