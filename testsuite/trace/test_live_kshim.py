@@ -43,6 +43,7 @@ def test_analyze_and_follow_a_running_kshim(kafka, names, tmp_path, spark):
     assert data["live"] and [f["state"] for f in data["files"]] == ["live"]
     assert data["note"].startswith("live: includes the file being written trace-") and ".jsonl.gz.part up to " in data["note"]
     assert data["files"][0]["analysed_records"] > 0 and data["until_wall_ms"] >= assigned - 1000
+    assert "data: live: includes the file being written trace-" in (tmp_path / "report" / "report.html").read_text()
     (g,) = [g for g in summary["groups"] if g["group"] == group]
     assert g["rebalances"] >= 1                          # the generation the member joined
     sync = lines.getvalue().splitlines()

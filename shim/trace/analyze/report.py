@@ -101,7 +101,8 @@ def render_html(summary: dict, groups: list[dict], tables: dict[str, list[dict]]
     head = (f"<h1>kshim trace analysis</h1><p>trace <code>{_e(summary['trace'])}</code>: "
             f"{summary['records'] if summary['records'] is not None else 'not counted'} records, "
             f"{summary['group_records']} group records, {len(groups)} group(s); "
-            f"Spark master <code>{_e(summary['master'])}</code>; made {_e(summary['made'])}.</p>")
+            f"Spark master <code>{_e(summary['master'])}</code>; made {_e(summary['made'])}.</p>"
+            + (f"<p>data: {_e(summary['data']['note'])}</p>" if (summary.get('data') or {}).get('note') else ""))
     out = ["<h2>Groups</h2>", table(groups, ["group", "rebalances", "static_rejoins_without_rebalance", "fenced",
                                              "max_members", "join_to_sync_ms_max", "partitions_moved", "anomalies"]),
            _heartbeat_groups_table(summary),
