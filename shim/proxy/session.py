@@ -116,6 +116,10 @@ class Session(asyncio.Protocol):
         self._draining = False
         self._paused = 0                # UPSTREAM_FULL | FAULT_DELAY | WAITING
         self.early: list = []           # frames received before the upstream connection is up
+        # writes gathered while one read's frames are handled, sent with one writelines (a syscall)
+        # after it: None when not gathering
+        self.up_out: list | None = None
+        self.client_out: list | None = None
         self.transport: asyncio.Transport | None = None
         self.upstream: asyncio.Transport | None = None
         self.upstream_proto: "UpstreamSide | None" = None
@@ -169,10 +173,28 @@ class Session(asyncio.Protocol):
         except DecodeError as e:
             self.bad_input(str(e))
             return
-        for frame in frames:
-            if self.closed:
-                return
-            self.on_request(frame)
+        if len(frames) < 2:
+            if frames:
+                self.on_request(frames[0])
+            return
+        self.up_out = []                     # several requests in one read: one write upstream
+        try:
+            for frame in frames:
+                if self.closed:
+                    return
+                self.on_request(frame)
+        finally:
+            self.flush_upstream()
+
+    def flush_upstream(self) -> None:
+        out, self.up_out = self.up_out, None
+        if out and self.upstream is not None:
+            self.upstream.writelines(out)
+
+    def flush_client(self) -> None:
+        out, self.client_out = self.client_out, None
+        if out and self.transport is not None:
+            self.transport.writelines(out)
 
     def on_request(self, frame) -> None:
         try:
@@ -282,7 +304,11 @@ class Session(asyncio.Protocol):
             self._write_upstream(frame)
 
     def _write_upstream(self, frame) -> None:
-        self.upstream.writelines((_Prefix.of(len(frame)), frame))
+        out = self.up_out
+        if out is None:
+            self.upstream.writelines((_Prefix.of(len(frame)), frame))
+        else:
+            out += (_Prefix.of(len(frame)), frame)
 
     def complete(self, slot: Slot, data) -> None:
         """Fill a slot (from a local handler or an upstream answer) and send what is in order."""
@@ -299,7 +325,11 @@ class Session(asyncio.Protocol):
             if metrics is not None:
                 metrics.response(done, out)
             if not self.closed:
-                transport.writelines((_Prefix.of(len(out)), out))
+                gathered = self.client_out
+                if gathered is None:
+                    transport.writelines((_Prefix.of(len(out)), out))
+                else:
+                    gathered += (_Prefix.of(len(out)), out)
                 if tracer is not None:
                     tracer.frame(self.conn_id, K2C, done.api_key, done.version, done.correlation_id, out)
         if self.waiting:
@@ -319,6 +349,8 @@ class Session(asyncio.Protocol):
         self.waiting_bytes = 0
         if self.proxy.faults.held:
             self.proxy.faults.forget(self)
+        self.flush_client()                  # what was answered before the close still goes out
+        self.flush_upstream()
         if self.tracer is not None:
             self.tracer.conn_close(self.conn_id)
         if self.transport is not None:
@@ -410,8 +442,17 @@ class UpstreamSide(asyncio.Protocol):
             log.error("broker sent an invalid frame (%s); closing client %s", e, self.session.peer)
             self.session.close()
             return
-        for frame in frames:
-            self.session.on_response(frame)
+        session = self.session
+        if len(frames) < 2:
+            if frames:
+                session.on_response(frames[0])
+            return
+        session.client_out = []              # several responses in one read: one write to the client
+        try:
+            for frame in frames:
+                session.on_response(frame)
+        finally:
+            session.flush_client()
 
     def connection_lost(self, exc) -> None:
         self.session.upstream_lost(exc)

@@ -9,7 +9,7 @@ from kcodec import api
 from shim.config import Config
 from shim.proxy import session as session_mod
 from shim.proxy.server import Proxy
-from shim.proxy.session import Session
+from shim.proxy.session import Session, UpstreamSide
 
 HEARTBEAT, FORWARDED = 12, 2     # ListOffsets: forwarded, answer passed through
 
@@ -17,15 +17,20 @@ HEARTBEAT, FORWARDED = 12, 2     # ListOffsets: forwarded, answer passed through
 class _Transport:
     def __init__(self) -> None:
         self.out: list[int] = []         # correlation ids of the frames written, in order
+        self.writes = 0                  # writelines calls (a syscall each on a real transport)
         self.paused = False
         self.closed = False
 
     def get_extra_info(self, _key):
         return ("127.0.0.1", 1)
 
+    corr_at = 0                          # a response frame starts with its correlation id
+
     def writelines(self, parts) -> None:
-        parts = list(parts)
-        self.out.append(struct.unpack(">i", bytes(parts[1][:4]))[0])
+        parts = list(parts)              # (length prefix, frame) pairs, several when gathered
+        self.writes += 1
+        for frame in parts[1::2]:
+            self.out.append(struct.unpack_from(">i", bytes(frame), self.corr_at)[0])
 
     def pause_reading(self) -> None:
         self.paused = True
@@ -38,9 +43,7 @@ class _Transport:
 
 
 class _Upstream(_Transport):
-    def writelines(self, parts) -> None:
-        parts = list(parts)
-        self.out.append(struct.unpack(">i", bytes(parts[1][4:8]))[0])
+    corr_at = 4                          # after a request's api key and version
 
 
 class _Listener:
@@ -140,3 +143,35 @@ def test_reading_pauses_while_much_waits_and_a_close_drops_it(monkeypatch):
     s2.data_received(_frame(HEARTBEAT, 4, 0) + _frame(FORWARDED, 7, 1))
     s2.close()
     assert not s2.waiting and s2.waiting_bytes == 0 and s2.transport.closed
+
+
+def test_requests_read_together_go_upstream_in_one_write_and_their_answers_back_in_one():
+    s, _local = _session()
+    s.data_received(b"".join(_frame(FORWARDED, 7, i) for i in (1, 2, 3)))
+    assert s.upstream.out == [1, 2, 3] and s.upstream.writes == 1
+    UpstreamSide(s).data_received(b"".join(_response(i) for i in (1, 2, 3)))
+    assert s.transport.out == [1, 2, 3] and s.transport.writes == 1
+    s.data_received(_frame(FORWARDED, 7, 4))          # one request, one answer: written at once
+    assert s.upstream.out == [1, 2, 3, 4] and s.upstream.writes == 2
+    _answer_upstream(s, 4)
+    assert s.transport.out == [1, 2, 3, 4] and s.transport.writes == 2
+
+
+def test_answers_read_before_a_bad_response_still_reach_the_client():
+    s, _local = _session()
+    s.data_received(b"".join(_frame(FORWARDED, 7, i) for i in (1, 2, 3)))
+    # the broker answers 1 and 2, then a frame with a wrong correlation id: the connection closes
+    UpstreamSide(s).data_received(_response(1) + _response(2) + _response(9))
+    assert s.closed and s.transport.closed and s.transport.out == [1, 2]
+
+
+def test_requests_read_before_a_bad_one_still_reach_the_broker():
+    s, _local = _session()
+    unreadable = struct.pack(">i", 2) + b"\x00\x02"     # a header cut short: the client is closed
+    s.data_received(_frame(FORWARDED, 7, 1) + _frame(FORWARDED, 7, 2) + unreadable)
+    assert s.closed and s.upstream.out == [1, 2] and s.upstream.writes == 1
+
+
+def _response(corr: int) -> bytes:
+    body = struct.pack(">i", corr) + b"\x00"
+    return struct.pack(">i", len(body)) + body
