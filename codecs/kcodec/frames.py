@@ -89,6 +89,25 @@ class FrameSplitter:
         """True when no partial frame is held (a clean place for the stream to end)."""
         return self._body is None and not self._head
 
+    def partial_head(self, min_size: int) -> tuple[int, int] | None:
+        """(length, first int32 of the body) of the frame being assembled, if it is at least
+        ``min_size`` bytes long and those 4 body bytes are here (a response's correlation id);
+        else None. See :meth:`take_partial`."""
+        body = self._body
+        if body is None or len(body) < 4 or len(body) + self._need < min_size:
+            return None
+        return len(body) + self._need, _unpack_len(body)[0]
+
+    def take_partial(self) -> tuple[bytearray, int]:
+        """Hand over the frame being assembled: (its body bytes so far, body bytes still due). The
+        splitter forgets it: the caller consumes the next ``due`` bytes of the stream itself (a proxy
+        passing a large frame on as it arrives) and feeds what follows them."""
+        body, due = self._body, self._need
+        if body is None:
+            raise ValueError("no partial frame")
+        self._body, self._need = None, 0
+        return body, due
+
     def _check(self, size: int, offset: int) -> int:
         if size < 0:
             err: FrameError = InvalidFrameLength(

@@ -22,7 +22,8 @@ broker, which serializes them itself (the Produce/Fetch path does not wait). Pas
 waiting, the client socket is not read until they drain (the broker stops reading too).
 
 Nothing is decoded on this path except the request header peek, and the four responses the
-`Rewriter` changes (ApiVersions, Metadata, FindCoordinator, DescribeCluster). Route handlers may
+`Rewriter` changes (ApiVersions, Metadata, FindCoordinator, DescribeCluster). The frames of one read
+leave in one write; a large answer next in line goes to the client as it arrives (upstream_side.py). Route handlers may
 decline a request but watch its answer (`Slot.watch`: EndTxn and InitProducerId, for kshim's
 transactional offsets, shim/proxy/transactions.py). With `--trace`, each
 frame in each direction is also handed to the tracer (a queue append; shim/trace/tracer.py).
@@ -39,7 +40,10 @@ from kcodec.errors import DecodeError
 from kcodec.frames import FrameSplitter, peek_request, peek_response_correlation_id, produce_acks
 
 from .rewrite import rewritten
+from .upstream_side import FAULT_DELAY, UPSTREAM_FULL, WAITING, UpstreamSide
 from .versions import API_VERSIONS, PRODUCE
+
+__all__ = ["Session", "Slot", "UpstreamSide", "FAULT_DELAY", "UPSTREAM_FULL", "WAITING"]
 
 C2K, K2U, U2K, K2C = 0, 1, 2, 3  # trace directions (shim.trace.records)
 
@@ -53,8 +57,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("kshim.proxy")
 
 HIGH_WATER = 4 * 1024 * 1024
-# reasons the client socket is not read (`pause_client`): a slow broker, a fault delay, requests waiting
-UPSTREAM_FULL, FAULT_DELAY, WAITING = 1, 2, 4
+# a slot whose answer went to the client as it arrived (upstream_side.py): nothing left to write
+STREAMED = memoryview(b"")
 
 
 class ListenerView(Protocol):
@@ -324,7 +328,7 @@ class Session(asyncio.Protocol):
             out = done.data
             if metrics is not None:
                 metrics.response(done, out)
-            if not self.closed:
+            if not self.closed and out is not STREAMED:
                 gathered = self.client_out
                 if gathered is None:
                     transport.writelines((_Prefix.of(len(out)), out))
@@ -423,42 +427,31 @@ class Session(asyncio.Protocol):
         else:
             self.complete(slot, result.frame)
 
+    def start_stream(self, size: int, corr: int) -> bool:
+        """Pass the broker's answer now arriving (`size` bytes, correlation id `corr`) on to the
+        client as its bytes come (UpstreamSide.data_received), instead of holding it whole first: only
+        when it is next out to the client, is forwarded unchanged, and neither trace nor metrics
+        want the whole frame. A large Fetch answer then reaches the client while it still arrives."""
+        awaiting, pending = self.awaiting, self.pending
+        if self.closed or not awaiting or self.tracer is not None or self.proxy.metrics is not None:
+            return False
+        slot = awaiting[0]
+        if slot.rewrite or slot.correlation_id != corr or pending[0] is not slot:
+            return False
+        awaiting.popleft()
+        self.transport.write(_Prefix.of(size))
+        return True
+
+    def pass_on(self, data, last: bool) -> None:
+        """Bytes of the answer being streamed; `last`: its end (the slot completes, later ones follow)."""
+        if self.closed:
+            return
+        self.transport.write(data)
+        if last:
+            self.complete(self.pending[0], STREAMED)
+
     def upstream_lost(self, exc) -> None:
         if not self.closed:
             log.info("upstream connection of client %s on %s closed (%s); closing the client",
                      self.peer, self.listener.name, exc or "EOF")
         self.close()
-
-
-class UpstreamSide(asyncio.Protocol):
-    def __init__(self, session: Session):
-        self.session = session
-        self.splitter = FrameSplitter(max(session.proxy.cfg.max_frame_bytes, 1 << 30))
-
-    def data_received(self, data: bytes) -> None:
-        try:
-            frames = self.splitter.feed(data)
-        except DecodeError as e:
-            log.error("broker sent an invalid frame (%s); closing client %s", e, self.session.peer)
-            self.session.close()
-            return
-        session = self.session
-        if len(frames) < 2:
-            if frames:
-                session.on_response(frames[0])
-            return
-        session.client_out = []              # several responses in one read: one write to the client
-        try:
-            for frame in frames:
-                session.on_response(frame)
-        finally:
-            session.flush_client()
-
-    def connection_lost(self, exc) -> None:
-        self.session.upstream_lost(exc)
-
-    def pause_writing(self) -> None:
-        self.session.pause_client(UPSTREAM_FULL)
-
-    def resume_writing(self) -> None:
-        self.session.resume_client(UPSTREAM_FULL)
