@@ -15,21 +15,22 @@ Compression: gzip (stdlib), snappy (Kafka's xerial block framing, or raw snappy)
 lz4 (frame format) and zstd, the last three through ``cramjam``.  Legacy message
 sets (magic 0 and 1) are reported with :class:`UnsupportedRecordFormat`.
 Every problem with the input raises a :class:`RecordsError` (a ``DecodeError``).
+
+This module reads batches and their records; the values it makes and the errors are in
+``record_types``, decompression in ``record_compression`` (both re-exported here).
 """
 
 from __future__ import annotations
 
-import base64
-import enum
 import struct
-import zlib
-from dataclasses import dataclass, field
 from typing import Iterator
 
-import cramjam
 from crc32c import crc32c as _crc32c
 
-from .errors import DecodeError
+from .record_compression import DEFAULT_MAX_DECOMPRESSED_SIZE, decompress
+from .record_types import (LOG_OVERHEAD, Compression, ControlRecord, ControlType, CorruptRecords, CrcMismatch,
+                           DecompressionFailed, Header, Record, RecordBatch, RecordsError, TimestampType,
+                           TruncatedRecords, UnsupportedCompression, UnsupportedRecordFormat)
 
 __all__ = [
     "Compression", "TimestampType", "ControlType",
@@ -40,282 +41,16 @@ __all__ = [
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
 ]
 
-DEFAULT_MAX_DECOMPRESSED_SIZE = 256 * 1024 * 1024
-LOG_OVERHEAD = 12          # baseOffset + batchLength
 HEADER_SIZE = 61           # full v2 batch header
 _MAGIC_OFFSET = 16
 _CRC_START = 21            # crc covers attributes .. end of batch
 _HEAD = struct.Struct(">qiibIhiqqqhii")
-_XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _BE_I32 = struct.Struct(">i")
-_BE_I16 = struct.Struct(">h")
-
-
-class Compression(enum.IntEnum):
-    NONE = 0
-    GZIP = 1
-    SNAPPY = 2
-    LZ4 = 3
-    ZSTD = 4
-
-
-class TimestampType(enum.IntEnum):
-    CREATE_TIME = 0
-    LOG_APPEND_TIME = 1
-
-
-class ControlType(enum.IntEnum):
-    ABORT = 0
-    COMMIT = 1
-    LEADER_CHANGE = 2
-    SNAPSHOT_HEADER = 3
-    SNAPSHOT_FOOTER = 4
-    KRAFT_VERSION = 5
-    KRAFT_VOTERS = 6
-
-
-class RecordsError(DecodeError):
-    """Base class of record-batch decoding errors."""
-
-
-class CorruptRecords(RecordsError):
-    """Structurally invalid batch or record (bad length, count, varint, ...)."""
-
-
-class TruncatedRecords(RecordsError):
-    """The blob ends inside a batch (only raised with ``strict=True``)."""
-
-
-class CrcMismatch(RecordsError):
-    """The batch's crc32c does not match its content."""
-
-    def __init__(self, message, message_name=None, field=None, offset=None, version=None,
-                 expected: int = 0, actual: int = 0):
-        super().__init__(message, message_name, field, offset, version)
-        self.expected = expected
-        self.actual = actual
-
-
-class UnsupportedRecordFormat(RecordsError):
-    """A magic other than 2 (legacy message sets v0/v1, or an unknown future format)."""
-
-
-class UnsupportedCompression(RecordsError):
-    """A compression codec id outside 0-4."""
-
-
-class DecompressionFailed(RecordsError):
-    """The compressed records could not be decompressed (or exceed the size limit)."""
-
-
-def _b64(b: bytes | None) -> str | None:
-    return None if b is None else base64.b64encode(b).decode("ascii")
-
-
-@dataclass(slots=True)
-class Header:
-    key: str
-    value: bytes | None
-
-
-@dataclass(slots=True)
-class ControlRecord:
-    """Decoded key (and, for ABORT/COMMIT markers, value) of a control record."""
-    version: int
-    type: int
-    value_version: int | None = None
-    coordinator_epoch: int | None = None
-
-    @property
-    def type_name(self) -> str:
-        try:
-            return ControlType(self.type).name
-        except ValueError:
-            return "UNKNOWN"
-
-
-@dataclass(slots=True)
-class Record:
-    offset: int
-    timestamp: int
-    offset_delta: int
-    timestamp_delta: int
-    attributes: int
-    key: bytes | None
-    value: bytes | None
-    headers: list[Header] = field(default_factory=list)
-    control: ControlRecord | None = None
-
-    def to_dict(self) -> dict:
-        d = {"offset": self.offset, "timestamp": self.timestamp,
-             "key": _b64(self.key), "value": _b64(self.value),
-             "headers": [{"key": h.key, "value": _b64(h.value)} for h in self.headers]}
-        if self.attributes:
-            d["attributes"] = self.attributes
-        if self.control is not None:
-            c = self.control
-            d["control"] = {"version": c.version, "type": c.type_name}
-            if c.coordinator_epoch is not None:
-                d["control"]["coordinatorEpoch"] = c.coordinator_epoch
-        return d
-
-
-@dataclass(slots=True)
-class RecordBatch:
-    base_offset: int
-    batch_length: int
-    partition_leader_epoch: int
-    magic: int
-    crc: int
-    attributes: int
-    last_offset_delta: int
-    base_timestamp: int
-    max_timestamp: int
-    producer_id: int
-    producer_epoch: int
-    base_sequence: int
-    records_count: int
-    records: list[Record] = field(default_factory=list)
-
-    @property
-    def compression(self) -> Compression:
-        return Compression(self.attributes & 0x07)
-
-    @property
-    def timestamp_type(self) -> TimestampType:
-        return TimestampType((self.attributes >> 3) & 1)
-
-    @property
-    def is_transactional(self) -> bool:
-        return bool(self.attributes & 0x10)
-
-    @property
-    def is_control(self) -> bool:
-        return bool(self.attributes & 0x20)
-
-    @property
-    def has_delete_horizon(self) -> bool:
-        return bool(self.attributes & 0x40)
-
-    @property
-    def size_in_bytes(self) -> int:
-        return LOG_OVERHEAD + self.batch_length
-
-    @property
-    def last_offset(self) -> int:
-        return self.base_offset + self.last_offset_delta
-
-    @property
-    def next_offset(self) -> int:
-        return self.last_offset + 1
-
-    def to_dict(self, records: bool = True) -> dict:
-        d = {"baseOffset": self.base_offset, "batchLength": self.batch_length,
-             "partitionLeaderEpoch": self.partition_leader_epoch, "magic": self.magic,
-             "crc": self.crc, "compression": self.compression.name.lower(),
-             "timestampType": self.timestamp_type.name,
-             "isTransactional": self.is_transactional, "isControl": self.is_control,
-             "hasDeleteHorizon": self.has_delete_horizon,
-             "lastOffsetDelta": self.last_offset_delta, "baseTimestamp": self.base_timestamp,
-             "maxTimestamp": self.max_timestamp, "producerId": self.producer_id,
-             "producerEpoch": self.producer_epoch, "baseSequence": self.base_sequence,
-             "recordsCount": self.records_count}
-        if records:
-            d["records"] = [r.to_dict() for r in self.records]
-        return d
 
 
 def crc32c(data, value: int = 0) -> int:
     """CRC-32C (Castagnoli) of ``data``, as used by record batches."""
     return _crc32c(data, value)
-
-
-# --- decompression -------------------------------------------------------------------
-
-def _too_big(size: int, limit: int, codec: str) -> DecompressionFailed:
-    return DecompressionFailed(f"{codec} records decompress to {size} bytes, over the limit "
-                               f"of {limit}", "RecordBatch", "records")
-
-
-def _gunzip(data, limit: int) -> bytes:
-    out = bytearray()
-    rest = bytes(data)
-    while True:
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        out += d.decompress(rest, limit + 1 - len(out))
-        if len(out) > limit:
-            raise _too_big(len(out), limit, "gzip")
-        if not d.eof:
-            if d.unconsumed_tail:
-                raise _too_big(len(out) + 1, limit, "gzip")
-            raise DecompressionFailed("truncated gzip stream", "RecordBatch", "records")
-        rest = d.unused_data
-        if not rest:
-            return bytes(out)
-
-
-def _snappy_raw(block, limit: int, total: int) -> bytes:
-    declared = cramjam.snappy.decompress_raw_len(bytes(block))
-    if total + declared > limit:
-        raise _too_big(total + declared, limit, "snappy")
-    return bytes(cramjam.snappy.decompress_raw(block))
-
-
-def _unsnappy(data, limit: int) -> bytes:
-    if bytes(data[:8]) != _XERIAL_MAGIC:
-        return _snappy_raw(data, limit, 0)
-    # xerial framing: 16-byte header (magic, int32 version, int32 compat), then
-    # blocks of int32 compressed length + raw snappy data.
-    if len(data) < 16:
-        raise DecompressionFailed("truncated xerial snappy header", "RecordBatch", "records")
-    out = bytearray()
-    pos, n = 16, len(data)
-    while pos < n:
-        if n - pos < 4:
-            raise DecompressionFailed("truncated xerial snappy block length", "RecordBatch",
-                                      "records", pos)
-        size = _BE_I32.unpack_from(data, pos)[0]
-        pos += 4
-        if size < 0 or pos + size > n:
-            raise DecompressionFailed(f"invalid xerial snappy block length {size}",
-                                      "RecordBatch", "records", pos - 4)
-        out += _snappy_raw(data[pos:pos + size], limit, len(out))
-        pos += size
-    return bytes(out)
-
-
-def _cramjam(module, name: str):
-    def run(data, limit: int) -> bytes:
-        out = bytes(module.decompress(bytes(data)))
-        if len(out) > limit:
-            raise _too_big(len(out), limit, name)
-        return out
-    return run
-
-
-_DECOMPRESSORS = {
-    Compression.GZIP: _gunzip,
-    Compression.SNAPPY: _unsnappy,
-    Compression.LZ4: _cramjam(cramjam.lz4, "lz4"),
-    Compression.ZSTD: _cramjam(cramjam.zstd, "zstd"),
-}
-
-
-def decompress(codec: int, data, max_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytes:
-    """Decompress the records section of a batch compressed with ``codec`` (0-4)."""
-    if codec == Compression.NONE:
-        return bytes(data)
-    fn = _DECOMPRESSORS.get(codec)
-    if fn is None:
-        raise UnsupportedCompression(f"unknown compression codec {codec}", "RecordBatch",
-                                     "attributes")
-    try:
-        return fn(data, max_size)
-    except RecordsError:
-        raise
-    except (zlib.error, cramjam.DecompressionError, ValueError, OSError) as e:
-        name = Compression(codec).name.lower()
-        raise DecompressionFailed(f"{name}: {e}", "RecordBatch", "records") from None
 
 
 # --- records ------------------------------------------------------------------------

@@ -68,30 +68,44 @@ async def coordinator_of(bootstrap: str, group: str, timeout: float = 30.0) -> t
         client.close()
 
 
-async def committer(coordinator: tuple[str, int], group: str, topic: str, partitions: int, until: float,
-                    latencies: list[float]) -> int:
-    client = await UpstreamClient.connect(Config(), *coordinator)
+async def timed_requests(address: tuple[str, int], api_key: int, version: int, make_request, error_codes,
+                         until: float, latencies: list[float], label: str = "") -> int:
+    """One connection to `address` sending make_request(n) for n = 1, 2, ... one at a time until
+    `until`: the latency of each answer whose error_codes(answer) are all 0 goes to `latencies`;
+    returns how many answers had an error (each followed by a short back-off; the first one printed
+    when `label` is given)."""
+    client = await UpstreamClient.connect(Config(), *address)
     n = errors = 0
     try:
         while time.monotonic() < until:
             n += 1
-            req = OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=-1, member_id="", topics=[
-                OffsetCommitRequestTopic(name=topic, partitions=[
-                    OffsetCommitRequestPartition(partition_index=p, committed_offset=n)
-                    for p in range(partitions)])])
+            req = make_request(n)
             t0 = time.perf_counter()
-            resp = await client.request(COMMIT, 8, req)
+            resp = await client.request(api_key, version, req)
             dt = time.perf_counter() - t0
-            if all(p.error_code == 0 for t in resp.topics for p in t.partitions):
+            codes = list(error_codes(resp))
+            if all(c == 0 for c in codes):
                 latencies.append(dt)
             else:
                 errors += 1
-                if errors == 1:
-                    print(f"{coordinator} {group}: errors", {p.error_code for t in resp.topics for p in t.partitions})
+                if errors == 1 and label:
+                    print(f"{label}: errors", set(codes))
                 await asyncio.sleep(0.05)
     finally:
         client.close()
     return errors
+
+
+async def committer(coordinator: tuple[str, int], group: str, topic: str, partitions: int, until: float,
+                    latencies: list[float]) -> int:
+    def commit(n: int) -> OffsetCommitRequest:
+        return OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=-1, member_id="", topics=[
+            OffsetCommitRequestTopic(name=topic, partitions=[
+                OffsetCommitRequestPartition(partition_index=p, committed_offset=n)
+                for p in range(partitions)])])
+    return await timed_requests(coordinator, COMMIT, 8, commit,
+                                lambda resp: (p.error_code for t in resp.topics for p in t.partitions),
+                                until, latencies, label=f"{coordinator} {group}")
 
 
 async def producer(broker: tuple[str, int], partition: int, records: int, until: float,
@@ -99,26 +113,15 @@ async def producer(broker: tuple[str, int], partition: int, records: int, until:
     """The floor side: a commit's records appended as kshim appends them (one batch, acks=all)."""
     from kcodec.generated.produce import PartitionProduceData, ProduceRequest, TopicProduceData
     from shim.state.batch import encode_batch
-    client = await UpstreamClient.connect(Config(), *broker)
     key, value = b"k" * 40, b"v" * 44          # an offset record's key and value sizes
-    n = errors = 0
-    try:
-        while time.monotonic() < until:
-            n += 1
-            req = ProduceRequest(acks=-1, timeout_ms=5000, topic_data=[TopicProduceData(
-                name=FLOOR_TOPIC, partition_data=[PartitionProduceData(
-                    index=partition, records=encode_batch([(key, value)] * records, int(time.time() * 1000)))])])
-            t0 = time.perf_counter()
-            resp = await client.request(PRODUCE, 9, req)
-            dt = time.perf_counter() - t0
-            if all(p.error_code == 0 for t in resp.responses for p in t.partition_responses):
-                latencies.append(dt)
-            else:
-                errors += 1
-                await asyncio.sleep(0.05)
-    finally:
-        client.close()
-    return errors
+
+    def produce(n: int) -> ProduceRequest:
+        return ProduceRequest(acks=-1, timeout_ms=5000, topic_data=[TopicProduceData(
+            name=FLOOR_TOPIC, partition_data=[PartitionProduceData(
+                index=partition, records=encode_batch([(key, value)] * records, int(time.time() * 1000)))])])
+    return await timed_requests(broker, PRODUCE, 9, produce,
+                                lambda resp: (p.error_code for t in resp.responses for p in t.partition_responses),
+                                until, latencies)
 
 
 async def round_(bootstrap: str, topic: str, tag: str, committers: int, partitions: int, seconds: float) -> dict:

@@ -88,7 +88,9 @@ def test_a_part_renamed_between_listing_and_reading_is_read_whole(tmp_path):
     (d / part.name).write_bytes(b"")
     inputs = collect_inputs(d)
     assert [f["state"] for f in inputs.files] == ["complete"] and inputs.jsonl == [str(sink.files[0])]
-    assert not inputs.live and inputs.note().startswith("complete files only")
+    assert not inputs.live and inputs.note() == "complete files only"        # how far: not counted yet
+    inputs.add_stats({sink.files[0].name: (60, 1_700_000_000_123)})
+    assert inputs.note() == f"complete files only, data up to {clock(1_700_000_000_123)} UTC"
 
 
 def test_collect_inputs_snapshots_the_open_file_and_says_how_far(tmp_path):

@@ -62,13 +62,15 @@ class TraceInputs:
         return max(lasts) if lasts else None
 
     def note(self) -> str:
-        """One line: how far the data goes, which files were being written, which were left out."""
+        """One line: how far the data goes (when known), which files were being written, which were left out."""
         live = [f for f in self.files if f["state"] == "live"]
         if live:
             text = "live: includes the file being written " + ", ".join(
                 f"{f['name']}{PART} up to {clock(f.get('last_wall_ms'))} UTC ({f['records']} records)" for f in live)
         else:
-            text = f"complete files only, data up to {clock(self.until_wall_ms)} UTC"
+            text = "complete files only"
+            if self.until_wall_ms is not None:    # known once add_stats() has the scan's counts
+                text += f", data up to {clock(self.until_wall_ms)} UTC"
         if self.left_out:
             text += "; left out: " + ", ".join(f"{f['name']} ({f['reason']})" for f in self.left_out)
         return text
