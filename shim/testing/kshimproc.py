@@ -12,8 +12,9 @@ from pathlib import Path
 
 class KshimProcess:
     def __init__(self, upstream: str, listen_port: int, log_path: Path, extra: list[str] | None = None,
-                 same_as_broker: bool = True):
+                 same_as_broker: bool = True, code_dir: Path | None = None):
         self.upstream, self.listen_port, self.log_path = upstream, listen_port, log_path
+        self.code_dir = code_dir               # another checkout to run (its shim/ and codecs/ first)
         self.extra = extra or []
         self.same_as_broker = same_as_broker   # False: no group flags, kshim adopts the broker's values
         self.proc: subprocess.Popen | None = None
@@ -38,7 +39,12 @@ class KshimProcess:
                           FAST_SETTINGS["group.consumer.heartbeat.interval.ms"]] if self.same_as_broker else []
         cmd = [sys.executable, "-m", "shim.cli", "run", "--upstream", self.upstream,
                "--listen-port", str(self.listen_port), "--metadata-refresh-s", "2", *same_as_broker, *self.extra]
-        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+        env = cwd = None
+        if self.code_dir is not None:          # ahead of the installed (editable) shim and kcodec
+            cwd = self.code_dir
+            env = {**os.environ, "PYTHONPATH": f"{self.code_dir}:{self.code_dir / 'codecs'}"}
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+                                     cwd=cwd, env=env)
         deadline = time.monotonic() + timeout
         while "kshim listening" not in self.log_text():
             if self.proc.poll() is not None:

@@ -172,19 +172,7 @@ def measured(run, pids: dict[str, list[int]]) -> dict:
 
 def start_kshim(upstream: str, port: int, log: Path, src: Path | None = None) -> KshimProcess:
     """A kshim process; from `src` (its shim/ and codecs/ first on the path) when given."""
-    if src is None:
-        return KshimProcess(upstream, port, log).start()
-    here, path = os.getcwd(), os.environ.get("PYTHONPATH")
-    os.chdir(src)                      # `python -m shim.cli` imports from the working directory first
-    os.environ["PYTHONPATH"] = f"{src}:{src / 'codecs'}"
-    try:
-        return KshimProcess(upstream, port, log).start()
-    finally:
-        os.chdir(here)
-        if path is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = path
+    return KshimProcess(upstream, port, log, code_dir=src).start()
 
 
 def main() -> None:

@@ -122,13 +122,8 @@ def main(argv: list[str] | None = None) -> int:
                 port = free_port_block(3, start=args.port_base + 40)
                 shim = KshimProcess(cluster.bootstrap, port, workdir / f"kshim-{loop}{suffix}.log",
                                     ["--loop", loop, "--metadata-refresh-s", "10", "--log-level", "warning",
-                                     *args.kshim_arg, *extra])
-                here = os.getcwd()
-                os.chdir(src or here)  # `python -m shim.cli` imports shim/ from the working directory
-                try:
-                    shim.start()
-                finally:
-                    os.chdir(here)
+                                     *args.kshim_arg, *extra], code_dir=src and src.resolve())
+                shim.start()
                 shims.append(shim)
                 actual = loop_in_use(shim.proc.pid)
                 if loop != "auto" and actual != loop:
