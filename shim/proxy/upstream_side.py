@@ -12,13 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
 
 from kcodec.errors import DecodeError
 from kcodec.frames import FrameSplitter
-
-if TYPE_CHECKING:
-    from .session import Session
 
 log = logging.getLogger("kshim.proxy")
 
@@ -29,8 +25,8 @@ STREAM_MIN = 64 * 1024
 
 
 class UpstreamSide(asyncio.Protocol):
-    def __init__(self, session: "Session"):
-        self.session = session
+    def __init__(self, session):
+        self.session = session          # session.py's Session (which imports this module)
         self.splitter = FrameSplitter(max(session.proxy.cfg.max_frame_bytes, 1 << 30))
         self.passing = 0                # bytes of a streamed answer still to pass on
 
