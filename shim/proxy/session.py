@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from kcodec.errors import DecodeError
 from kcodec.frames import FrameSplitter, peek_request, peek_response_correlation_id, produce_acks
@@ -48,42 +48,13 @@ __all__ = ["Session", "Slot", "UpstreamSide", "FAULT_DELAY", "UPSTREAM_FULL", "W
 C2K, K2U, U2K, K2C = 0, 1, 2, 3  # trace directions (shim.trace.records)
 
 if TYPE_CHECKING:
-    import collections
-
-    from ..config import Config
-    from ..kafkaclient.client import Broker
-    from .rewrite import Rewriter
+    from .views import ListenerView, ProxyView
 
 log = logging.getLogger("kshim.proxy")
 
 HIGH_WATER = 4 * 1024 * 1024
 # a slot whose answer went to the client as it arrived (upstream_side.py): nothing left to write
 STREAMED = memoryview(b"")
-
-
-class ListenerView(Protocol):
-    """The port a connection came in on (server.py's Listener)."""
-    name: str
-    node_id: int | None                 # None: the bootstrap port
-
-    def upstream_for_new_connection(self) -> "Broker": ...
-
-
-class ProxyView(Protocol):
-    """What a connection uses of its proxy (server.py's Proxy, which creates the sessions)."""
-    cfg: "Config"
-    routes: dict                        # api key -> handler(session, slot, frame) -> taken?
-    allowed: dict[int, tuple[int, int]]
-    sessions: set
-    stats: "collections.Counter"
-    rewriter: "Rewriter"
-    faults: object                      # faults.py's FaultInjector (asked first: intercept)
-    tracer: object                      # shim.trace.tracer.Tracer or None
-    metrics: object                     # shim.metrics.Metrics or None
-
-    async def open_upstream(self, broker: "Broker", factory): ...
-
-    async def ensure_listeners(self, brokers: list) -> None: ...
 
 
 class Slot:
