@@ -89,14 +89,14 @@ class FrameSplitter:
         """True when no partial frame is held (a clean place for the stream to end)."""
         return self._body is None and not self._head
 
-    def partial_head(self, min_size: int) -> tuple[int, int] | None:
-        """(length, first int32 of the body) of the frame being assembled, if it is at least
-        ``min_size`` bytes long and those 4 body bytes are here (a response's correlation id);
-        else None. See :meth:`take_partial`."""
+    def partial(self, min_size: int) -> tuple[int, bytearray] | None:
+        """(length, body bytes so far) of the frame being assembled, if it is at least ``min_size``
+        bytes long; else None. The bytes are the splitter's: read them, do not keep or change them
+        (see :meth:`take_partial`)."""
         body = self._body
-        if body is None or len(body) < 4 or len(body) + self._need < min_size:
+        if body is None or len(body) + self._need < min_size:
             return None
-        return len(body) + self._need, _unpack_len(body)[0]
+        return len(body) + self._need, body
 
     def take_partial(self) -> tuple[bytearray, int]:
         """Hand over the frame being assembled: (its body bytes so far, body bytes still due). The

@@ -23,7 +23,8 @@ waiting, the client socket is not read until they drain (the broker stops readin
 
 Nothing is decoded on this path except the request header peek, and the four responses the
 `Rewriter` changes (ApiVersions, Metadata, FindCoordinator, DescribeCluster). The frames of one read
-leave in one write; a large answer next in line goes to the client as it arrives (upstream_side.py). Route handlers may
+leave in one write; a large answer next in line goes to the client as it arrives (upstream_side.py),
+a large request to the broker (request_stream.py). Route handlers may
 decline a request but watch its answer (`Slot.watch`: EndTxn and InitProducerId, for kshim's
 transactional offsets, shim/proxy/transactions.py). With `--trace`, each
 frame in each direction is also handed to the tracer (a queue append; shim/trace/tracer.py).
@@ -39,6 +40,7 @@ from typing import TYPE_CHECKING
 from kcodec.errors import DecodeError
 from kcodec.frames import FrameSplitter, peek_request, peek_response_correlation_id, produce_acks
 
+from .request_stream import STREAM_MIN, streamable
 from .rewrite import rewritten
 from .upstream_side import FAULT_DELAY, UPSTREAM_FULL, WAITING, UpstreamSide
 from .versions import API_VERSIONS, PRODUCE
@@ -94,6 +96,7 @@ class Session(asyncio.Protocol):
         # writes gathered while one read's frames are handled, sent with one writelines (a syscall)
         # after it: None when not gathering
         self.up_out: list | None = None
+        self.passing = 0                # bytes of a request streamed to the broker still to pass on
         self.client_out: list | None = None
         self.transport: asyncio.Transport | None = None
         self.upstream: asyncio.Transport | None = None
@@ -143,23 +146,37 @@ class Session(asyncio.Protocol):
             self.early = []
 
     def data_received(self, data: bytes) -> None:
+        if self.passing:                     # the rest of a request passed on as it arrives
+            due = self.passing
+            if len(data) <= due:
+                self.passing = due - len(data)
+                if not self.closed:
+                    self.upstream.write(data)
+                return
+            if not self.closed:
+                self.upstream.write(memoryview(data)[:due])
+            self.passing = 0
+            data = data[due:]
         try:
             frames = self.splitter.feed(data)
         except DecodeError as e:
             self.bad_input(str(e))
             return
-        if len(frames) < 2:
-            if frames:
-                self.on_request(frames[0])
-            return
-        self.up_out = []                     # several requests in one read: one write upstream
-        try:
-            for frame in frames:
-                if self.closed:
-                    return
-                self.on_request(frame)
-        finally:
-            self.flush_upstream()
+        if len(frames) == 1:
+            self.on_request(frames[0])
+        elif frames:
+            self.up_out = []                 # several requests in one read: one write upstream
+            try:
+                for frame in frames:
+                    if self.closed:
+                        return
+                    self.on_request(frame)
+            finally:
+                self.flush_upstream()
+        part = self.splitter.partial(STREAM_MIN)
+        if part is not None and streamable(self, part[1]):
+            body, self.passing = self.splitter.take_partial()
+            self.upstream.writelines((_Prefix.of(part[0]), body))
 
     def flush_upstream(self) -> None:
         out, self.up_out = self.up_out, None
@@ -261,14 +278,18 @@ class Session(asyncio.Protocol):
                     tracer.frame(self.conn_id, K2U, api_key, version, corr, frame)
                 self._forward(frame)
                 return
-        slot = Slot(api_key, version, corr, rewritten(api_key, version))
+        self.take_slot(api_key, version, corr, rewritten(api_key, version))
+        if tracer is not None:
+            tracer.frame(self.conn_id, K2U, api_key, version, corr, frame)
+        self._forward(frame)
+
+    def take_slot(self, api_key: int, version: int, corr: int, rewrite: bool) -> None:
+        """The response slot of a request forwarded to the broker, in arrival order."""
+        slot = Slot(api_key, version, corr, rewrite)
         if self.proxy.metrics is not None:
             slot.sent = self.proxy.metrics.clock()
         self.pending.append(slot)
         self.awaiting.append(slot)
-        if tracer is not None:
-            tracer.frame(self.conn_id, K2U, api_key, version, corr, frame)
-        self._forward(frame)
 
     def _forward(self, frame) -> None:
         if self.upstream is None:

@@ -14,14 +14,15 @@ import asyncio
 import logging
 
 from kcodec.errors import DecodeError
-from kcodec.frames import FrameSplitter
+from kcodec.frames import FrameSplitter, peek_response_correlation_id
+
+from .request_stream import STREAM_MIN
 
 log = logging.getLogger("kshim.proxy")
 
 # reasons the client socket is not read (`Session.pause_client`): a slow broker, a fault delay,
 # requests waiting
 UPSTREAM_FULL, FAULT_DELAY, WAITING = 1, 2, 4
-STREAM_MIN = 64 * 1024
 
 
 class UpstreamSide(asyncio.Protocol):
@@ -56,8 +57,9 @@ class UpstreamSide(asyncio.Protocol):
                     session.on_response(frame)
             finally:
                 session.flush_client()
-        head = self.splitter.partial_head(STREAM_MIN)
-        if head is not None and session.start_stream(*head):
+        part = self.splitter.partial(STREAM_MIN)
+        if part is not None and len(part[1]) >= 4 \
+                and session.start_stream(part[0], peek_response_correlation_id(part[1])):
             body, due = self.splitter.take_partial()
             self.passing = due
             session.pass_on(body, False)
