@@ -35,6 +35,7 @@ from pathlib import Path
 from shim.localkafka import LocalKafka, install
 from shim.localkafka.home import KAFKA_VERSION, build_dir
 from testsuite.bench.proxy_figures import BenchError, loop_in_use
+from testsuite.bench.proxy_relay import MODES, Relay, listener_overrides
 from testsuite.bench.proxy_report import machine, table
 from testsuite.bench.proxy_runner import ProxyBench, Target
 from testsuite.harness.kshimproc import KshimProcess
@@ -77,6 +78,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
                    help="also run, for each loop, a kshim with these extra arguments, measured side by side as "
                         "kshim-<loop>+NAME (repeatable; e.g. --variant 'traced=--trace build/bench/trace')")
+    p.add_argument("--relay", action="store_true",
+                   help="also measure a protocol-free TCP relay (Go; copy and splice modes) on extra broker "
+                        "listeners: the floor any user-space proxy pays here (CPU columns: the relay's)")
     p.add_argument("--port-base", type=int, default=43100, help="first port to look for free ones from")
     p.add_argument("--out", type=Path, default=build_dir() / "bench" / "proxy.json")
     p.add_argument("--workdir", type=Path, default=build_dir() / "bench" / "proxy-run",
@@ -105,8 +109,15 @@ def main(argv: list[str] | None = None) -> int:
     shm = Path("/dev/shm")
     base = args.data_dir or (shm if shm.is_dir() and shutil.disk_usage(shm).free > 4 << 30 else workdir)
     kafka_dir = base / f"kshim-bench-kafka-{os.getpid()}"
-    cluster = LocalKafka(nodes=1, base_port=free_port_block(2, start=args.port_base), workdir=kafka_dir, kafka=kafka,
-                         overrides={"log.retention.check.interval.ms": "5000"})
+    broker_port = free_port_block(2, start=args.port_base)
+    overrides = {"log.retention.check.interval.ms": "5000"}
+    relays: list[Relay] = []
+    if args.relay:
+        block = free_port_block(2 * len(MODES), start=args.port_base + 120)
+        ports = {m: (block + 2 * i, block + 2 * i + 1) for i, m in enumerate(MODES)}
+        overrides.update(listener_overrides(broker_port, broker_port + 1, ports))
+        relays = [Relay(m, relay, own, workdir / f"relay-{m}.log") for m, (own, relay) in ports.items()]
+    cluster = LocalKafka(nodes=1, base_port=broker_port, workdir=kafka_dir, kafka=kafka, overrides=overrides)
     host["kafka_dir"] = str(kafka_dir)
     print(f"starting Kafka {KAFKA_VERSION} in {kafka_dir} (logs copied to {workdir / 'kafka-logs'})", flush=True)
     cluster.start(timeout=180)
@@ -131,6 +142,10 @@ def main(argv: list[str] | None = None) -> int:
                 targets.append(Target(f"kshim-{actual}{suffix}", shim.bootstrap, shim.proc.pid))
                 print(f"kshim ({actual}{', from ' + str(src) if src else ''}) on {shim.bootstrap}, "
                       f"pid {shim.proc.pid}", flush=True)
+        for relay in relays:
+            relay.start()
+            targets.append(Target(f"relay-{relay.mode}", relay.bootstrap, relay.proc.pid))
+            print(f"relay ({relay.mode}) on {relay.bootstrap}, pid {relay.proc.pid}", flush=True)
         bench = ProxyBench(kafka, cluster, targets, args, log=lambda s: print(s, flush=True))
         summary = bench.run()
         for shim in shims:
@@ -139,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for shim in shims:
             shim.stop()
+        for relay in relays:
+            relay.stop()
         cluster.stop()
         shutil.copytree(kafka_dir / "logs", workdir / "kafka-logs", dirs_exist_ok=True)
         if not args.keep_data:
