@@ -1,4 +1,4 @@
-"""A large request passed on to the broker as it arrives (Session.data_received), instead of being
+"""A large request passed on to the broker as it arrives (frame_reader.py), instead of being
 held until whole: a Produce of a megabyte then reaches the broker while the client still sends it.
 
 Only a request that would be forwarded at once anyway is streamed: the connection's upstream is
@@ -14,10 +14,11 @@ from __future__ import annotations
 from kcodec.errors import DecodeError
 from kcodec.frames import peek_request, produce_acks
 
+from .frame_reader import STREAM_MIN
 from .rewrite import rewritten
 from .versions import API_VERSIONS, PRODUCE
 
-STREAM_MIN = 64 * 1024
+__all__ = ["STREAM_MIN", "streamable"]    # STREAM_MIN: defined with the read path (frame_reader.py)
 
 
 def streamable(session, body) -> bool:

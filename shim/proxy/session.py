@@ -24,10 +24,10 @@ waiting, the client socket is not read until they drain (the broker stops readin
 Nothing is decoded on this path except the request header peek, and the four responses the
 `Rewriter` changes (ApiVersions, Metadata, FindCoordinator, DescribeCluster). The frames of one read
 leave in one write; a large answer next in line goes to the client as it arrives (upstream_side.py),
-a large request to the broker (request_stream.py). Route handlers may
-decline a request but watch its answer (`Slot.watch`: EndTxn and InitProducerId, for kshim's
-transactional offsets, shim/proxy/transactions.py). With `--trace`, each
-frame in each direction is also handed to the tracer (a queue append; shim/trace/tracer.py).
+a large request to the broker (request_stream.py); both sides read alike (frame_reader.py). Route
+handlers may decline a request but watch its answer (`Slot.watch`: EndTxn and InitProducerId, for
+kshim's transactional offsets, shim/proxy/transactions.py). With `--trace`, each frame in each
+direction is also handed to the tracer (a queue append; shim/trace/tracer.py).
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING
 from kcodec.errors import DecodeError
 from kcodec.frames import FrameSplitter, peek_request, peek_response_correlation_id, produce_acks
 
-from .request_stream import STREAM_MIN, streamable
+from .frame_reader import FrameReader
+from .request_stream import streamable
 from .rewrite import rewritten
 from .upstream_side import FAULT_DELAY, UPSTREAM_FULL, WAITING, UpstreamSide
 from .versions import API_VERSIONS, PRODUCE
@@ -79,7 +80,7 @@ class _Prefix:
         return cls.cache[n] if n < 4096 else n.to_bytes(4, "big")
 
 
-class Session(asyncio.Protocol):
+class Session(FrameReader):
     """The client side of one connection (an asyncio Protocol); owns the upstream side."""
 
     def __init__(self, proxy: ProxyView, listener: ListenerView):
@@ -145,43 +146,29 @@ class Session(asyncio.Protocol):
                 self._write_upstream(frame)
             self.early = []
 
-    def data_received(self, data: bytes) -> None:
-        if self.passing:                     # the rest of a request passed on as it arrives
-            due = self.passing
-            if len(data) <= due:
-                self.passing = due - len(data)
-                if not self.closed:
-                    self.upstream.write(data)
-                return
-            if not self.closed:
-                self.upstream.write(memoryview(data)[:due])
-            self.passing = 0
-            data = data[due:]
-        try:
-            frames = self.splitter.feed(data)
-        except DecodeError as e:
-            self.bad_input(str(e))
-            return
-        if len(frames) == 1:
-            self.on_request(frames[0])
-        elif frames:
-            self.up_out = []                 # several requests in one read: one write upstream
-            try:
-                for frame in frames:
-                    if self.closed:
-                        return
-                    self.on_request(frame)
-            finally:
-                self.flush_upstream()
-        part = self.splitter.partial(STREAM_MIN)
-        if part is not None and streamable(self, part[1]):
-            body, self.passing = self.splitter.take_partial()
-            self.upstream.writelines((_Prefix.of(part[0]), body))
+    # the client's reads (FrameReader.data_received): requests, a large one streamed to the broker
+    def gather(self) -> None:
+        self.up_out = []                     # several requests in one read: one write upstream
 
     def flush_upstream(self) -> None:
         out, self.up_out = self.up_out, None
         if out and self.upstream is not None:
             self.upstream.writelines(out)
+
+    flush = flush_upstream
+
+    def bad_stream(self, err: DecodeError) -> None:
+        self.bad_input(str(err))
+
+    def may_stream(self, _size: int, body) -> bool:
+        return streamable(self, body)
+
+    def stream_head(self, size: int, body) -> None:
+        self.upstream.writelines((_Prefix.of(size), body))
+
+    def stream_more(self, data, _last: bool) -> None:
+        if not self.closed:
+            self.upstream.write(data)
 
     def flush_client(self) -> None:
         out, self.client_out = self.client_out, None
@@ -189,6 +176,8 @@ class Session(asyncio.Protocol):
             self.transport.writelines(out)
 
     def on_request(self, frame) -> None:
+        if self.closed:                      # closed by an earlier request of the same read
+            return
         try:
             api_key, version, corr, client_id = peek_request(frame)
         except DecodeError as e:
@@ -211,6 +200,8 @@ class Session(asyncio.Protocol):
         if self.proxy.metrics is not None:
             self.proxy.metrics.request(api_key, version)
         self.dispatch(frame, api_key, version, corr)
+
+    on_frame = on_request
 
     def dispatch(self, frame, api_key: int, version: int, corr: int, faults: bool = True) -> None:
         """A checked request goes on now, or waits its turn (one request at a time: a request of the

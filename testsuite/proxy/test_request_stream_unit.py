@@ -82,3 +82,9 @@ def test_a_large_request_kshim_must_refuse_is_not_streamed():
     assert s.upstream.data == b"" and not s.closed
     s.data_received(big[STREAM_MIN:])
     assert s.closed and s.upstream.data == b""
+
+
+def test_requests_after_one_that_closes_the_connection_in_the_same_read_are_not_handled():
+    s, _up = _session()
+    s.data_received(_request(PRODUCE, 9, 1) + _request(2, 7, 2))   # Produce not advertised: closes
+    assert s.closed and s.upstream.data == b"" and not s.pending

@@ -8,9 +8,10 @@ import struct
 
 from kcodec import api
 from shim.config import Config
+from shim.proxy.frame_reader import STREAM_MIN
 from shim.proxy.server import Proxy
 from shim.proxy.session import Session
-from shim.proxy.upstream_side import STREAM_MIN, UpstreamSide
+from shim.proxy.upstream_side import UpstreamSide
 
 HEARTBEAT, LIST_OFFSETS, API_VERSIONS = 12, 2, 18
 
