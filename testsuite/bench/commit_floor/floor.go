@@ -1,0 +1,678 @@
+// Command floor is a benchmark floor for kshim's durable commit path (scripts/bench-commits
+// --proxy-floor): a compiled proxy that does only what kshim must do to acknowledge an
+// OffsetCommit durably, and nothing else (no group state, no validation, no offset cache).
+//
+//	floor -listen 127.0.0.1:PORT -upstream HOST:PORT -topic NAME -partitions N
+//
+// Each client connection is served by one goroutine, one request at a time, in order. An
+// OffsetCommit v8 or v9 (flexible; both have the same layout in Kafka's OffsetCommitRequest.json)
+// is answered by the floor itself: one offset-record-sized record (key 40 bytes, value 44 bytes,
+// fixed contents) per committed partition is queued for the state partition of the group
+// (Java's String.hashCode of the group id & 0x7fffffff modulo N, as kshim's
+// shim/state/format.partition_for and Kafka's GroupCoordinatorService#partitionFor), and the
+// answer (every partition error 0) is written only after the broker acknowledged the Produce that
+// carried those records with acks=all and no error; otherwise every partition gets
+// COORDINATOR_NOT_AVAILABLE (15). Every other request is forwarded unchanged to the upstream
+// broker on the client's own upstream connection and the broker's answer is relayed unchanged.
+//
+// One writer goroutine appends, as kshim's shim/state/log.py StateLog does: a round takes
+// everything queued since the previous round (up to 768 KiB of records), packs one uncompressed
+// RecordBatch v2 per state partition (the layout of shim/state/batch.py and Kafka's
+// DefaultRecordBatch) and sends one Produce v8 (acks -1) per partition leader, all in flight at
+// once, on its own connections; it waits for the answers, releases the commits of that round,
+// then starts the next round. No retries: a failed round answers 15 and the next round
+// refreshes the leaders first.
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf16"
+)
+
+const (
+	apiProduce      = 0
+	apiMetadata     = 3
+	apiOffsetCommit = 8
+
+	errNone                    = 0
+	errCoordinatorNotAvailable = 15
+
+	keySize    = 40         // an offset record's key size in kshim's state topic
+	valueSize  = 44         // and its value size
+	roundBytes = 768 * 1024 // kshim's ROUND_BYTES: a round stays below the broker's 1 MB batch limit
+	maxFrame   = 100 << 20
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ---------------------------------------------------------------- frames
+
+func readFrame(r io.Reader) ([]byte, error) {
+	var size [4]byte
+	if _, err := io.ReadFull(r, size[:]); err != nil {
+		return nil, err
+	}
+	n := int32(binary.BigEndian.Uint32(size[:]))
+	if n < 0 || n > maxFrame {
+		return nil, fmt.Errorf("frame size %d", n)
+	}
+	body := make([]byte, n)
+	_, err := io.ReadFull(r, body)
+	return body, err
+}
+
+// framed prefixes body (built after 4 reserved bytes) with its size.
+func framed(buf []byte) []byte {
+	binary.BigEndian.PutUint32(buf, uint32(len(buf)-4))
+	return buf
+}
+
+// ---------------------------------------------------------------- decoding
+
+// decoder reads Kafka's primitive types; the first error sticks and later reads return zeros.
+type decoder struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (d *decoder) take(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n < 0 || d.off+n > len(d.b) {
+		d.err = errors.New("truncated message")
+		return nil
+	}
+	out := d.b[d.off : d.off+n]
+	d.off += n
+	return out
+}
+
+func (d *decoder) int16() int16 {
+	if b := d.take(2); b != nil {
+		return int16(binary.BigEndian.Uint16(b))
+	}
+	return 0
+}
+
+func (d *decoder) int32() int32 {
+	if b := d.take(4); b != nil {
+		return int32(binary.BigEndian.Uint32(b))
+	}
+	return 0
+}
+
+func (d *decoder) int64() int64 {
+	if b := d.take(8); b != nil {
+		return int64(binary.BigEndian.Uint64(b))
+	}
+	return 0
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b[d.off:])
+	if n <= 0 {
+		d.err = errors.New("bad unsigned varint")
+		return 0
+	}
+	d.off += n
+	return v
+}
+
+// str reads a non-flexible string (int16 length, -1 = null).
+func (d *decoder) str() string {
+	n := d.int16()
+	if n < 0 {
+		return ""
+	}
+	return string(d.take(int(n)))
+}
+
+// compactStr reads a compact (nullable) string: unsigned varint length + 1, 0 = null.
+func (d *decoder) compactStr() string {
+	n := d.uvarint()
+	if n == 0 {
+		return ""
+	}
+	return string(d.take(int(n - 1)))
+}
+
+// compactLen reads a compact array's length (unsigned varint count + 1, 0 = null).
+func (d *decoder) compactLen() int {
+	n := d.uvarint()
+	if n == 0 {
+		return 0
+	}
+	return int(n - 1)
+}
+
+func (d *decoder) skipTags() {
+	for n := d.uvarint(); n > 0 && d.err == nil; n-- {
+		d.uvarint()
+		d.take(int(d.uvarint()))
+	}
+}
+
+// ---------------------------------------------------------------- encoding
+
+func putInt16(b []byte, v int16) []byte { return binary.BigEndian.AppendUint16(b, uint16(v)) }
+func putInt32(b []byte, v int32) []byte { return binary.BigEndian.AppendUint32(b, uint32(v)) }
+func putInt64(b []byte, v int64) []byte { return binary.BigEndian.AppendUint64(b, uint64(v)) }
+
+func putStr(b []byte, s string) []byte { return append(putInt16(b, int16(len(s))), s...) }
+
+func putCompactStr(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))+1), s...)
+}
+
+// requestHeaderV1 starts a non-flexible request (4 bytes reserved for the frame size).
+func requestHeaderV1(apiKey, version int16, correlation int32) []byte {
+	b := make([]byte, 4, 256)
+	b = putInt16(b, apiKey)
+	b = putInt16(b, version)
+	b = putInt32(b, correlation)
+	return putStr(b, "kshim-floor")
+}
+
+// ---------------------------------------------------------------- OffsetCommit
+
+type commitTopic struct {
+	name       string
+	partitions []int32
+}
+
+type commitRequest struct {
+	correlation int32
+	group       string
+	topics      []commitTopic
+}
+
+// parseOffsetCommit reads an OffsetCommit v8/v9 request: header v2, then the body of Kafka's
+// OffsetCommitRequest.json at those versions (offsets, epochs and metadata are read and dropped).
+func parseOffsetCommit(frame []byte) (*commitRequest, error) {
+	d := &decoder{b: frame}
+	d.int16() // api key
+	d.int16() // api version
+	req := &commitRequest{correlation: d.int32()}
+	d.str() // client id
+	d.skipTags()
+	req.group = d.compactStr()
+	d.int32()      // generation id or member epoch
+	d.compactStr() // member id
+	d.compactStr() // group instance id
+	topics := d.compactLen()
+	for i := 0; i < topics && d.err == nil; i++ {
+		t := commitTopic{name: d.compactStr()}
+		parts := d.compactLen()
+		for j := 0; j < parts && d.err == nil; j++ {
+			t.partitions = append(t.partitions, d.int32())
+			d.int64()      // committed offset
+			d.int32()      // committed leader epoch
+			d.compactStr() // committed metadata
+			d.skipTags()
+		}
+		d.skipTags()
+		req.topics = append(req.topics, t)
+	}
+	d.skipTags()
+	return req, d.err
+}
+
+// offsetCommitResponse encodes the v8/v9 answer: response header v1, then every partition with `code`.
+func offsetCommitResponse(req *commitRequest, code int16) []byte {
+	b := make([]byte, 4, 64+32*len(req.topics))
+	b = putInt32(b, req.correlation)
+	b = append(b, 0)   // header tagged fields
+	b = putInt32(b, 0) // throttle time
+	b = binary.AppendUvarint(b, uint64(len(req.topics))+1)
+	for _, t := range req.topics {
+		b = putCompactStr(b, t.name)
+		b = binary.AppendUvarint(b, uint64(len(t.partitions))+1)
+		for _, p := range t.partitions {
+			b = putInt32(b, p)
+			b = putInt16(b, code)
+			b = append(b, 0)
+		}
+		b = append(b, 0)
+	}
+	return framed(append(b, 0))
+}
+
+// partitionFor is Java's String.hashCode of the group id (over UTF-16 code units) & 0x7fffffff
+// modulo the partition count.
+func partitionFor(group string, partitions int) int {
+	var h int32
+	for _, c := range utf16.Encode([]rune(group)) {
+		h = 31*h + int32(c)
+	}
+	return int(h&0x7fffffff) % partitions
+}
+
+// ---------------------------------------------------------------- client connections
+
+type proxy struct {
+	upstream   string
+	partitions int
+	writer     *writer
+}
+
+func (p *proxy) serve(conn net.Conn) {
+	defer conn.Close()
+	in := bufio.NewReaderSize(conn, 64*1024)
+	var up net.Conn // this client's upstream connection, dialled at its first forwarded request
+	var upIn *bufio.Reader
+	defer func() {
+		if up != nil {
+			up.Close()
+		}
+	}()
+	for {
+		frame, err := readFrame(in)
+		if err != nil {
+			return
+		}
+		if len(frame) < 4 {
+			return
+		}
+		apiKey := int16(binary.BigEndian.Uint16(frame))
+		version := int16(binary.BigEndian.Uint16(frame[2:]))
+		if apiKey == apiOffsetCommit && (version == 8 || version == 9) {
+			req, err := parseOffsetCommit(frame)
+			if err != nil {
+				log.Printf("%s: OffsetCommit v%d: %v", conn.RemoteAddr(), version, err)
+				return
+			}
+			n := 0
+			for _, t := range req.topics {
+				n += len(t.partitions)
+			}
+			code := int16(errNone)
+			if n > 0 {
+				c := &commit{part: partitionFor(req.group, p.partitions), records: n, done: make(chan int16, 1)}
+				p.writer.in <- c
+				if <-c.done != errNone {
+					code = errCoordinatorNotAvailable
+				}
+			}
+			if _, err := conn.Write(offsetCommitResponse(req, code)); err != nil {
+				return
+			}
+			continue
+		}
+		if up == nil {
+			if up, err = net.Dial("tcp", p.upstream); err != nil {
+				log.Printf("upstream %s: %v", p.upstream, err)
+				return
+			}
+			upIn = bufio.NewReaderSize(up, 64*1024)
+		}
+		out := make([]byte, 4, 4+len(frame))
+		if _, err := up.Write(framed(append(out, frame...))); err != nil {
+			return
+		}
+		answer, err := readFrame(upIn)
+		if err != nil {
+			return
+		}
+		out = make([]byte, 4, 4+len(answer))
+		if _, err := conn.Write(framed(append(out, answer...))); err != nil {
+			return
+		}
+	}
+}
+
+// ---------------------------------------------------------------- the writer
+
+// commit is one OffsetCommit's records waiting for a round: `records` offset records for state
+// partition `part`; the round's result for that partition goes to done.
+type commit struct {
+	part    int
+	records int
+	done    chan int16
+}
+
+// brokerConn is the writer's connection to one broker (one request in flight on it at a time).
+type brokerConn struct {
+	conn        net.Conn
+	in          *bufio.Reader
+	correlation int32
+}
+
+func (c *brokerConn) roundTrip(req []byte) (*decoder, error) {
+	if _, err := c.conn.Write(framed(req)); err != nil {
+		return nil, err
+	}
+	frame, err := readFrame(c.in)
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{b: frame}
+	if got := d.int32(); got != c.correlation {
+		return nil, fmt.Errorf("correlation id %d, expected %d", got, c.correlation)
+	}
+	return d, nil
+}
+
+type writer struct {
+	in         chan *commit
+	upstream   string
+	topic      string
+	partitions int
+	brokers    map[int32]string // node id -> host:port
+	leaders    map[int]int32    // state partition -> leader node id
+	conns      map[int32]*brokerConn
+	record     []byte // one record's body after its offset delta (key and value with lengths, no headers)
+}
+
+func newWriter(upstream, topic string, partitions int) *writer {
+	w := &writer{in: make(chan *commit, 8192), upstream: upstream, topic: topic, partitions: partitions,
+		conns: map[int32]*brokerConn{}}
+	r := binary.AppendVarint(nil, keySize)
+	for i := 0; i < keySize; i++ {
+		r = append(r, 'k')
+	}
+	r = binary.AppendVarint(r, valueSize)
+	for i := 0; i < valueSize; i++ {
+		r = append(r, 'v')
+	}
+	w.record = append(r, 0) // no headers
+	return w
+}
+
+func (w *writer) dial(addr string) (*brokerConn, error) {
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &brokerConn{conn: conn, in: bufio.NewReaderSize(conn, 64*1024)}, nil
+}
+
+// refresh asks the upstream broker (Metadata v1) for the brokers and the state topic's leaders;
+// an error unless every partition has a leader.
+func (w *writer) refresh() error {
+	c, err := w.dial(w.upstream)
+	if err != nil {
+		return err
+	}
+	defer c.conn.Close()
+	c.correlation = 1
+	req := requestHeaderV1(apiMetadata, 1, c.correlation)
+	req = putInt32(req, 1)
+	req = putStr(req, w.topic)
+	d, err := c.roundTrip(req)
+	if err != nil {
+		return err
+	}
+	brokers := map[int32]string{}
+	for n := d.int32(); n > 0 && d.err == nil; n-- {
+		id := d.int32()
+		host := d.str()
+		port := d.int32()
+		d.str() // rack
+		brokers[id] = net.JoinHostPort(host, strconv.Itoa(int(port)))
+	}
+	d.int32() // controller id
+	leaders := map[int]int32{}
+	for n := d.int32(); n > 0 && d.err == nil; n-- {
+		code := d.int16()
+		name := d.str()
+		d.take(1) // is internal
+		for m := d.int32(); m > 0 && d.err == nil; m-- {
+			d.int16() // partition error
+			p := d.int32()
+			leader := d.int32()
+			d.take(4 * int(d.int32())) // replicas
+			d.take(4 * int(d.int32())) // in-sync replicas
+			if name == w.topic && code == errNone && leader >= 0 {
+				leaders[int(p)] = leader
+			}
+		}
+	}
+	if d.err != nil {
+		return d.err
+	}
+	if len(leaders) != w.partitions {
+		return fmt.Errorf("topic %s: %d of %d partitions have a leader", w.topic, len(leaders), w.partitions)
+	}
+	w.brokers, w.leaders = brokers, leaders
+	return nil
+}
+
+// batch encodes one RecordBatch v2 of n fixed offset-sized records stamped now.
+func (w *writer) batch(n int, now int64) []byte {
+	b := make([]byte, 0, 61+n*(len(w.record)+8))
+	b = putInt64(b, 0)  // base offset (the broker assigns)
+	b = putInt32(b, 0)  // batch length, set below
+	b = putInt32(b, -1) // partition leader epoch
+	b = append(b, 2)    // magic
+	b = putInt32(b, 0)  // crc, set below
+	crcFrom := len(b)
+	b = putInt16(b, 0) // attributes: no compression, CreateTime, not transactional
+	b = putInt32(b, int32(n-1))
+	b = putInt64(b, now)
+	b = putInt64(b, now)
+	b = putInt64(b, -1) // producer id
+	b = putInt16(b, -1) // producer epoch
+	b = putInt32(b, -1) // base sequence
+	b = putInt32(b, int32(n))
+	var head [24]byte
+	for i := 0; i < n; i++ {
+		// attributes 0, timestamp delta 0, offset delta i, then key, value, headers
+		h := append(head[:0], 0, 0)
+		h = binary.AppendVarint(h, int64(i))
+		b = binary.AppendVarint(b, int64(len(h)+len(w.record)))
+		b = append(append(b, h...), w.record...)
+	}
+	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
+	binary.BigEndian.PutUint32(b[crcFrom-4:], crc32.Checksum(b[crcFrom:], castagnoli))
+	return b
+}
+
+// conn is the writer's connection to broker `leader`, dialled when missing (nil if it cannot be).
+func (w *writer) conn(leader int32) *brokerConn {
+	if c := w.conns[leader]; c != nil {
+		return c
+	}
+	addr, ok := w.brokers[leader]
+	if !ok {
+		return nil
+	}
+	c, err := w.dial(addr)
+	if err != nil {
+		log.Printf("state broker %d: %v", leader, err)
+		return nil
+	}
+	w.conns[leader] = c
+	return c
+}
+
+// produce sends one Produce v8 (acks=all) on c carrying counts[p] records for each partition p,
+// and returns each partition's error code (an error when the broker could not answer).
+func (w *writer) produce(c *brokerConn, counts map[int]int, now int64) (map[int]int16, error) {
+	c.correlation++
+	req := requestHeaderV1(apiProduce, 8, c.correlation)
+	req = putInt16(req, -1)   // transactional id: null
+	req = putInt16(req, -1)   // acks: all
+	req = putInt32(req, 5000) // timeout ms
+	req = putInt32(req, 1)
+	req = putStr(req, w.topic)
+	req = putInt32(req, int32(len(counts)))
+	for p, n := range counts {
+		records := w.batch(n, now)
+		req = putInt32(req, int32(p))
+		req = putInt32(req, int32(len(records)))
+		req = append(req, records...)
+	}
+	d, err := c.roundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]int16{}
+	for n := d.int32(); n > 0 && d.err == nil; n-- {
+		d.str() // topic
+		for m := d.int32(); m > 0 && d.err == nil; m-- {
+			p := int(d.int32())
+			code := d.int16()
+			d.int64() // base offset
+			d.int64() // log append time
+			d.int64() // log start offset
+			for k := d.int32(); k > 0 && d.err == nil; k-- {
+				d.int32() // batch index
+				d.str()   // its message
+			}
+			d.str() // error message
+			out[p] = code
+		}
+	}
+	return out, d.err
+}
+
+// round appends the records of `commits` (one Produce per partition leader, all in flight at
+// once) and answers each commit with its partition's result.
+func (w *writer) round(commits []*commit) {
+	byLeader := map[int32]map[int]int{}
+	for _, c := range commits {
+		leader := w.leaders[c.part]
+		if byLeader[leader] == nil {
+			byLeader[leader] = map[int]int{}
+		}
+		byLeader[leader][c.part] += c.records
+	}
+	now := time.Now().UnixMilli()
+	codes := map[int]int16{} // a partition missing from the broker's answers counts as failed
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	send := func(leader int32, c *brokerConn, counts map[int]int) {
+		res, err := w.produce(c, counts, now)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			log.Printf("state append to broker %d: %v", leader, err)
+			c.conn.Close()
+			c.conn = nil
+			return
+		}
+		for p, code := range res {
+			if _, ok := counts[p]; ok {
+				codes[p] = code
+			}
+		}
+	}
+	for leader, counts := range byLeader {
+		c := w.conn(leader)
+		if c == nil {
+			continue
+		}
+		if len(byLeader) == 1 { // the usual case on one broker: no goroutine
+			send(leader, c, counts)
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			send(leader, c, counts)
+		}()
+	}
+	wg.Wait()
+	for leader, c := range w.conns {
+		if c.conn == nil {
+			delete(w.conns, leader)
+		}
+	}
+	failed := false
+	for _, c := range commits {
+		code, ok := codes[c.part]
+		if !ok {
+			code = errCoordinatorNotAvailable
+		}
+		failed = failed || code != errNone
+		c.done <- code
+	}
+	if failed {
+		if err := w.refresh(); err != nil {
+			log.Printf("metadata of %s: %v", w.topic, err)
+		}
+	}
+}
+
+// run sends rounds forever: each takes what was queued meanwhile (at most roundBytes of records).
+func (w *writer) run() {
+	var queued []*commit
+	for {
+		if len(queued) == 0 {
+			queued = append(queued, <-w.in)
+		}
+	drain:
+		for {
+			select {
+			case c := <-w.in:
+				queued = append(queued, c)
+			default:
+				break drain
+			}
+		}
+		n, size := 0, 0
+		for n < len(queued) {
+			size += queued[n].records * (keySize + valueSize + 32) // kshim's size estimate
+			if n > 0 && size > roundBytes {
+				break
+			}
+			n++
+		}
+		w.round(queued[:n])
+		queued = append(queued[:0:0], queued[n:]...)
+	}
+}
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:9192", "address to listen on")
+	upstream := flag.String("upstream", "127.0.0.1:9092", "the Kafka broker")
+	topic := flag.String("topic", "__kshim_group_state", "the state topic (must exist)")
+	partitions := flag.Int("partitions", 4, "the state topic's partition count")
+	flag.Parse()
+	if *partitions < 1 {
+		log.Fatal("-partitions must be at least 1")
+	}
+	w := newWriter(*upstream, *topic, *partitions)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := w.refresh()
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			log.Fatalf("state topic %s: %v", *topic, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		log.Fatal(err)
+	}
+	go w.run()
+	p := &proxy{upstream: *upstream, partitions: *partitions, writer: w}
+	log.Printf("floor listening on %s (state topic %s, %d partitions, upstream %s)", ln.Addr(), *topic,
+		*partitions, *upstream)
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			log.Fatal(err)
+		}
+		go p.serve(conn)
+	}
+}

@@ -1,0 +1,78 @@
+"""The compiled commit floor (commit_floor/floor.go) as a subprocess for scripts/bench-commits
+--proxy-floor: built with Go when missing or older than its source, its state topic created like
+kshim's (shim/state/log.py StateLog._create), started on a port of its own."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from shim.config import Config
+
+SOURCE = Path(__file__).resolve().parent / "commit_floor" / "floor.go"
+BINARY = Path(__file__).resolve().parents[2] / "build" / "bench" / "commit-floor"   # the repository's build/
+STATE_TOPIC = "bench-commits-proxy-floor-state"
+
+
+def build(binary: Path = BINARY) -> Path:
+    """`go build` of floor.go into `binary` (cwd: the source folder), unless it is newer than the source."""
+    if binary.exists() and binary.stat().st_mtime >= SOURCE.stat().st_mtime:
+        return binary
+    go = shutil.which("go")
+    if go is None:
+        raise SystemExit("--proxy-floor needs Go (the `go` command) on PATH to build " + str(SOURCE))
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([go, "build", "-o", str(binary), SOURCE.name], cwd=SOURCE.parent,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"go build of {SOURCE} failed:\n{done.stderr}")
+    return binary
+
+
+def create_state_topic(bootstrap: str, nodes: int, topic: str = STATE_TOPIC) -> int:
+    """The floor's state topic with kshim's defaults (partition count, compaction, replication as the
+    cluster allows); returns its partition count."""
+    from testsuite.harness.clients import create_topic
+    partitions = Config().state_topic_partitions
+    rf = min(3, max(nodes, 1))
+    create_topic(bootstrap, topic, partitions, rf, config={
+        "cleanup.policy": "compact", "min.insync.replicas": str(2 if rf >= 3 else 1)})
+    return partitions
+
+
+class FloorProcess:
+    def __init__(self, upstream: str, port: int, log_path: Path, partitions: int, topic: str = STATE_TOPIC):
+        self.upstream, self.port, self.log_path = upstream.split(",")[0], port, log_path
+        self.partitions, self.topic = partitions, topic
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return "127.0.0.1", self.port
+
+    def start(self, timeout: float = 60.0) -> "FloorProcess":
+        binary = build()
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen([str(binary), "-listen", f"127.0.0.1:{self.port}", "-upstream", self.upstream,
+                                      "-topic", self.topic, "-partitions", str(self.partitions)],
+                                     stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while "floor listening" not in self.log_path.read_text(errors="replace"):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise SystemExit(f"commit floor did not start:\n{self.log_path.read_text(errors='replace')}")
+            time.sleep(0.05)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        if self.proc is not None:
+            self._log.close()
