@@ -2,7 +2,10 @@
 // --proxy-floor): a compiled proxy that does only what kshim must do to acknowledge an
 // OffsetCommit durably, and nothing else (no group state, no validation, no offset cache).
 //
-//	floor -listen 127.0.0.1:PORT -upstream HOST:PORT -topic NAME -partitions N
+//	floor -listen 127.0.0.1:PORT -upstream HOST:PORT -topic NAME -partitions N [-loop]
+//
+// This file holds the protocol parts and the goroutine mode; floor_loop.go the -loop mode (the
+// same work in one epoll loop on one thread).
 //
 // Each client connection is served by one goroutine, one request at a time, in order. An
 // OffsetCommit v8 or v9 (flexible; both have the same layout in Kafka's OffsetCommitRequest.json)
@@ -354,7 +357,7 @@ type brokerConn struct {
 }
 
 func (c *brokerConn) roundTrip(req []byte) (*decoder, error) {
-	if _, err := c.conn.Write(framed(req)); err != nil {
+	if _, err := c.conn.Write(req); err != nil {
 		return nil, err
 	}
 	frame, err := readFrame(c.in)
@@ -402,8 +405,8 @@ func (w *writer) dial(addr string) (*brokerConn, error) {
 	return &brokerConn{conn: conn, in: bufio.NewReaderSize(conn, 64*1024)}, nil
 }
 
-// refresh asks the upstream broker (Metadata v1) for the brokers and the state topic's leaders;
-// an error unless every partition has a leader.
+// refresh asks the upstream broker (Metadata v4, no topic auto-creation) for the brokers and the
+// state topic's leaders; an error unless every partition has a leader.
 func (w *writer) refresh() error {
 	c, err := w.dial(w.upstream)
 	if err != nil {
@@ -411,13 +414,15 @@ func (w *writer) refresh() error {
 	}
 	defer c.conn.Close()
 	c.correlation = 1
-	req := requestHeaderV1(apiMetadata, 1, c.correlation)
+	req := requestHeaderV1(apiMetadata, 4, c.correlation)
 	req = putInt32(req, 1)
 	req = putStr(req, w.topic)
-	d, err := c.roundTrip(req)
+	req = append(req, 0) // allow auto topic creation: false
+	d, err := c.roundTrip(framed(req))
 	if err != nil {
 		return err
 	}
+	d.int32() // throttle time
 	brokers := map[int32]string{}
 	for n := d.int32(); n > 0 && d.err == nil; n-- {
 		id := d.int32()
@@ -426,6 +431,7 @@ func (w *writer) refresh() error {
 		d.str() // rack
 		brokers[id] = net.JoinHostPort(host, strconv.Itoa(int(port)))
 	}
+	d.str()   // cluster id
 	d.int32() // controller id
 	leaders := map[int]int32{}
 	for n := d.int32(); n > 0 && d.err == nil; n-- {
@@ -501,11 +507,9 @@ func (w *writer) conn(leader int32) *brokerConn {
 	return c
 }
 
-// produce sends one Produce v8 (acks=all) on c carrying counts[p] records for each partition p,
-// and returns each partition's error code (an error when the broker could not answer).
-func (w *writer) produce(c *brokerConn, counts map[int]int, now int64) (map[int]int16, error) {
-	c.correlation++
-	req := requestHeaderV1(apiProduce, 8, c.correlation)
+// produceRequest is a Produce v8 (acks=all, framed) carrying counts[p] records for each partition p.
+func (w *writer) produceRequest(correlation int32, counts map[int]int, now int64) []byte {
+	req := requestHeaderV1(apiProduce, 8, correlation)
 	req = putInt16(req, -1)   // transactional id: null
 	req = putInt16(req, -1)   // acks: all
 	req = putInt32(req, 5000) // timeout ms
@@ -518,10 +522,11 @@ func (w *writer) produce(c *brokerConn, counts map[int]int, now int64) (map[int]
 		req = putInt32(req, int32(len(records)))
 		req = append(req, records...)
 	}
-	d, err := c.roundTrip(req)
-	if err != nil {
-		return nil, err
-	}
+	return framed(req)
+}
+
+// produceCodes reads a Produce v8 answer (after its correlation id): each partition's error code.
+func produceCodes(d *decoder) (map[int]int16, error) {
 	out := map[int]int16{}
 	for n := d.int32(); n > 0 && d.err == nil; n-- {
 		d.str() // topic
@@ -540,6 +545,17 @@ func (w *writer) produce(c *brokerConn, counts map[int]int, now int64) (map[int]
 		}
 	}
 	return out, d.err
+}
+
+// produce sends the Produce of `counts` on c and returns each partition's error code (an error
+// when the broker could not answer).
+func (w *writer) produce(c *brokerConn, counts map[int]int, now int64) (map[int]int16, error) {
+	c.correlation++
+	d, err := c.roundTrip(w.produceRequest(c.correlation, counts, now))
+	if err != nil {
+		return nil, err
+	}
+	return produceCodes(d)
 }
 
 // round appends the records of `commits` (one Produce per partition leader, all in flight at
@@ -644,6 +660,7 @@ func main() {
 	upstream := flag.String("upstream", "127.0.0.1:9092", "the Kafka broker")
 	topic := flag.String("topic", "__kshim_group_state", "the state topic (must exist)")
 	partitions := flag.Int("partitions", 4, "the state topic's partition count")
+	loopMode := flag.Bool("loop", false, "serve with one epoll loop on one thread (floor_loop.go)")
 	flag.Parse()
 	if *partitions < 1 {
 		log.Fatal("-partitions must be at least 1")
@@ -664,10 +681,13 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	log.Printf("floor listening on %s (state topic %s, %d partitions, upstream %s, loop %v)", ln.Addr(), *topic,
+		*partitions, *upstream, *loopMode)
+	if *loopMode {
+		log.Fatal(runLoop(w, *upstream, ln.(*net.TCPListener)))
+	}
 	go w.run()
 	p := &proxy{upstream: *upstream, partitions: *partitions, writer: w}
-	log.Printf("floor listening on %s (state topic %s, %d partitions, upstream %s)", ln.Addr(), *topic,
-		*partitions, *upstream)
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
