@@ -156,25 +156,19 @@ func (l *loop) serve(s *sock) {
 		if f == nil {
 			return
 		}
-		apiKey := int16(binary.BigEndian.Uint16(f))
-		version := int16(binary.BigEndian.Uint16(f[2:]))
-		if apiKey == apiOffsetCommit && (version == 8 || version == 9) {
+		if isCommit(f) {
 			req, err := parseOffsetCommit(f)
 			if err != nil {
-				log.Printf("OffsetCommit v%d: %v", version, err)
+				log.Printf("OffsetCommit: %v", err)
 				l.close(s)
 				return
 			}
-			n := 0
-			for _, t := range req.topics {
-				n += len(t.partitions)
-			}
-			if n == 0 {
+			if req.records == 0 {
 				l.send(s, offsetCommitResponse(req, errNone))
 				continue
 			}
 			s.busy = true
-			l.queue = append(l.queue, &loopCommit{s, req, partitionFor(req.group, l.w.partitions), n})
+			l.queue = append(l.queue, &loopCommit{s, req, partitionFor(req.group, l.w.partitions), req.records})
 			continue
 		}
 		if err := l.forward(s, f); err != nil {
@@ -313,9 +307,7 @@ func (l *loop) finishIfDone() {
 		l.serve(c.s) // requests that came while the commit waited
 	}
 	if failed {
-		if err := l.w.refresh(); err != nil {
-			log.Printf("metadata of %s: %v", l.w.topic, err)
-		}
+		l.w.roundFailed(l.codes)
 	}
 }
 
