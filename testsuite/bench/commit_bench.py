@@ -227,7 +227,7 @@ def main() -> None:
             for i, side in enumerate(("proxy-floor", "proxy-floor-loop") if args.proxy_floor else ()):
                 state = f"bench-commits-{side}-state"
                 floors[side] = FloorProcess(upstream, free_port_block(1, start=args.port_base + 60 + 10 * i),
-                                            Path(d) / f"{side}.log", create_state_topic(upstream, args.nodes, state),
+                                            Path(d) / f"{side}.log", create_state_topic(upstream, state),
                                             state, loop=side.endswith("loop")).start()
             # the broker creates __consumer_offsets at the first FindCoordinator: do that before timing
             asyncio.run(coordinator_of(upstream, "bench-warmup", timeout=60.0))

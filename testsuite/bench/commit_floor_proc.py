@@ -32,12 +32,14 @@ def build(binary: Path = BINARY) -> Path:
     return binary
 
 
-def create_state_topic(bootstrap: str, nodes: int, topic: str = STATE_TOPIC) -> int:
+def create_state_topic(bootstrap: str, topic: str = STATE_TOPIC) -> int:
     """The floor's state topic with kshim's defaults (partition count, compaction, replication as the
-    cluster allows); returns its partition count."""
+    cluster allows: up to 3); returns its partition count."""
+    from confluent_kafka.admin import AdminClient
     from testsuite.harness.clients import create_topic
     partitions = Config().state_topic_partitions
-    rf = min(3, max(nodes, 1))
+    brokers = len(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=30).brokers)
+    rf = min(3, max(brokers, 1))
     create_topic(bootstrap, topic, partitions, rf, config={
         "cleanup.policy": "compact", "min.insync.replicas": str(2 if rf >= 3 else 1)})
     return partitions
