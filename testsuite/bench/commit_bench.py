@@ -13,10 +13,19 @@ With `--floor`, a third side measures what kshim's durability costs at least: ea
 instead sends its commit's records (`--partitions` of them, offset-record sized) as a Produce with
 acks=all to one partition of a topic on the broker, one in flight, no kshim in the path: kshim's
 commit latency cannot go below the broker's own commit latency plus this round trip.
+With `--proxy-floor`, two sides measure a compiled proxy doing only kshim's durable part
+(commit_floor/*.go, built with Go into build/bench/): it answers OffsetCommit v8/v9 itself after
+appending one offset-sized record per committed partition to its own state topic (kshim's partition
+count and settings) acks=all in group-commit rounds as kshim does, and nothing else (no group state,
+no checks); the committers connect to it directly. "proxy-floor" serves each client with a goroutine
+and appends from a writer goroutine; "proxy-floor-loop" does it all in one epoll loop on one thread,
+kshim's own shape. What kshim's design reaches on this machine without Python's costs:
+kshim/proxy-floor says how much of the gap to the broker is Python.
 With `--ab DIR` a second kshim runs the code of DIR (a folder holding another shim/ and codecs/),
 measured in the same rounds as `kshim@DIR`: two versions of the code side by side.
 Usage: scripts/bench-commits [--committers 16] [--partitions 4] [--seconds 5] [--rounds 3]
                              [--warmup 5] [--nodes 1|3] [--upstream host:port] [--ab DIR]
+                             [--floor] [--proxy-floor]
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitReq
 from shim.config import Config
 from shim.localkafka import LocalKafka
 from shim.kafkaclient.client import UpstreamClient
+from testsuite.bench.commit_floor_proc import FloorProcess, create_state_topic
 from testsuite.harness.clients import create_topic
 from testsuite.harness.kshimproc import KshimProcess
 from testsuite.harness.ports import free_port_block
@@ -134,7 +144,11 @@ async def round_(bootstrap: str, topic: str, tag: str, committers: int, partitio
                                         for i in range(committers)))
     else:
         groups = [f"bench-{tag}-{i}" for i in range(committers)]
-        coordinators = await asyncio.gather(*(coordinator_of(bootstrap, g) for g in groups))   # before the clock
+        if tag.startswith("proxy-floor"):     # the floor answers OffsetCommit only: no FindCoordinator
+            host, port = bootstrap.rsplit(":", 1)
+            coordinators = [(host, int(port))] * committers
+        else:
+            coordinators = await asyncio.gather(*(coordinator_of(bootstrap, g) for g in groups))   # before the clock
         until = time.monotonic() + seconds
         t0 = time.monotonic()
         errors = await asyncio.gather(*(committer(c, g, topic, partitions, until, latencies)
@@ -187,6 +201,8 @@ def main() -> None:
     ap.add_argument("--port-base", type=int, default=43000, help="first port to look for free ones from")
     ap.add_argument("--floor", action="store_true",
                     help="also measure the floor: the commits' records produced (acks=all) straight to the broker")
+    ap.add_argument("--proxy-floor", action="store_true",
+                    help="also measure a compiled proxy doing only kshim's durable commit part (needs Go)")
     ap.add_argument("--ab", type=Path, default=None, metavar="DIR",
                     help="also measure a kshim running the code in DIR (another checkout), as kshim@DIR")
     args = ap.parse_args()
@@ -199,6 +215,7 @@ def main() -> None:
             upstream = kafka.bootstrap
         kshim = start_kshim(upstream, free_port_block(5, start=args.port_base + 20), Path(d) / "kshim.log")
         other = None
+        floors: dict[str, FloorProcess] = {}
         try:
             if args.ab is not None:
                 other = start_kshim(upstream, free_port_block(5, start=args.port_base + 40), Path(d) / "kshim-ab.log",
@@ -207,6 +224,11 @@ def main() -> None:
             create_topic(upstream, topic, args.partitions)
             if args.floor:
                 create_topic(upstream, FLOOR_TOPIC, args.committers)
+            for i, side in enumerate(("proxy-floor", "proxy-floor-loop") if args.proxy_floor else ()):
+                state = f"bench-commits-{side}-state"
+                floors[side] = FloorProcess(upstream, free_port_block(1, start=args.port_base + 60 + 10 * i),
+                                            Path(d) / f"{side}.log", create_state_topic(upstream, state),
+                                            state, loop=side.endswith("loop")).start()
             # the broker creates __consumer_offsets at the first FindCoordinator: do that before timing
             asyncio.run(coordinator_of(upstream, "bench-warmup", timeout=60.0))
             pids = {"kshim": [kshim.proc.pid], "broker": [n.pid for n in kafka.nodes if n.pid] if kafka else []}
@@ -215,6 +237,9 @@ def main() -> None:
                 ab = f"kshim@{args.ab.name}"
                 pids[ab] = [other.proc.pid]
                 sides.append((ab, other.bootstrap))
+            for side, proc in floors.items():
+                pids[side] = [proc.proc.pid]
+                sides.append((side, "%s:%d" % proc.address))
             if args.floor:
                 sides.append(("floor", upstream))
             if args.warmup > 0:
@@ -229,7 +254,7 @@ def main() -> None:
                     results[where].append(res)
                     cpu = "  ".join(f"{k} {res[f'{k}_cpu_us_per_commit']:.0f} us CPU/commit" for k in pids
                                     if (res.get(f"{k}_cpu_us_per_commit") or 0) >= 1)
-                    print(f"round {r + 1} {where:12s}: {res['commits_per_s']:8.0f} commits/s  "
+                    print(f"round {r + 1} {where:16s}: {res['commits_per_s']:8.0f} commits/s  "
                           f"p50 {res['p50_ms']:.2f} ms  p99 {res['p99_ms']:.2f} ms  errors {res['errors']}  {cpu}",
                           flush=True)
             med = {w: {k: statistics.median(x[k] for x in v) for k in ("commits_per_s", "p50_ms", "p99_ms")}
@@ -246,7 +271,7 @@ def main() -> None:
                       f"p50 {floor['p50_ms']:.2f} ms p99 {floor['p99_ms']:.2f} ms; broker p50 + floor p50 = "
                       f"{broker['p50_ms'] + floor['p50_ms']:.2f} ms (kshim p50 {mine['p50_ms']:.2f})")
             for where in results:
-                if where.startswith("kshim@"):
+                if where.startswith(("kshim@", "proxy-floor")):
                     print(f"{where}: {med[where]['commits_per_s']:.0f}/s p50 {med[where]['p50_ms']:.2f} ms "
                           f"p99 {med[where]['p99_ms']:.2f} ms; {where}/broker = "
                           f"{med[where]['commits_per_s'] / med['broker']['commits_per_s']:.2f}, kshim/{where} = "
@@ -259,6 +284,8 @@ def main() -> None:
             kshim.stop()
             if other is not None:
                 other.stop()
+            for proc in floors.values():
+                proc.stop()
             if kafka is not None:
                 kafka.stop()
 
