@@ -19,8 +19,10 @@ appending one offset-sized record per committed partition to its own state topic
 count and settings) acks=all in group-commit rounds as kshim does, and nothing else (no group state,
 no checks); the committers connect to it directly. "proxy-floor" serves each client with a goroutine
 and appends from a writer goroutine; "proxy-floor-loop" does it all in one epoll loop on one thread,
-kshim's own shape. What kshim's design reaches on this machine without Python's costs:
-kshim/proxy-floor says how much of the gap to the broker is Python.
+kshim's own shape; "proxy-floor-py" is that loop in Python (commit_floor_py.py: kshim's event loop,
+kcodec, its batch encoder and client, no coordinator). What kshim's design reaches on this machine
+without Python's costs, and what Python's event loop and codec alone cost: kshim/proxy-floor-loop
+says how much of the gap to the broker is Python, kshim/proxy-floor-py how much is kshim's own logic.
 With `--ab DIR` a second kshim runs the code of DIR (a folder holding another shim/ and codecs/),
 measured in the same rounds as `kshim@DIR`: two versions of the code side by side.
 Usage: scripts/bench-commits [--committers 16] [--partitions 4] [--seconds 5] [--rounds 3]
@@ -224,11 +226,12 @@ def main() -> None:
             create_topic(upstream, topic, args.partitions)
             if args.floor:
                 create_topic(upstream, FLOOR_TOPIC, args.committers)
-            for i, side in enumerate(("proxy-floor", "proxy-floor-loop") if args.proxy_floor else ()):
+            for i, side in enumerate(("proxy-floor", "proxy-floor-loop", "proxy-floor-py") if args.proxy_floor else ()):
                 state = f"bench-commits-{side}-state"
                 floors[side] = FloorProcess(upstream, free_port_block(1, start=args.port_base + 60 + 10 * i),
                                             Path(d) / f"{side}.log", create_state_topic(upstream, state),
-                                            state, loop=side.endswith("loop")).start()
+                                            state, mode={"proxy-floor": "goroutines", "proxy-floor-loop": "loop",
+                                                         "proxy-floor-py": "python"}[side]).start()
             # the broker creates __consumer_offsets at the first FindCoordinator: do that before timing
             asyncio.run(coordinator_of(upstream, "bench-warmup", timeout=60.0))
             pids = {"kshim": [kshim.proc.pid], "broker": [n.pid for n in kafka.nodes if n.pid] if kafka else []}

@@ -1,19 +1,21 @@
 """The compiled commit floor (commit_floor/*.go) as a subprocess for scripts/bench-commits
 --proxy-floor: built with Go when missing or older than its sources, its state topic created like
 kshim's (shim/state/log.py StateLog._create), started on a port of its own, in its goroutine mode
-or its single-thread epoll mode (`loop`)."""
+or its single-thread epoll mode (`loop`); or the same floor in Python (commit_floor_py.py, `python`)."""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from shim.config import Config
 
 SOURCE_DIR = Path(__file__).resolve().parent / "commit_floor"
-BINARY = Path(__file__).resolve().parents[2] / "build" / "bench" / "commit-floor"   # the repository's build/
+ROOT = Path(__file__).resolve().parents[2]
+BINARY = ROOT / "build" / "bench" / "commit-floor"   # the repository's build/
 STATE_TOPIC = "bench-commits-proxy-floor-state"
 
 
@@ -47,9 +49,9 @@ def create_state_topic(bootstrap: str, topic: str = STATE_TOPIC) -> int:
 
 class FloorProcess:
     def __init__(self, upstream: str, port: int, log_path: Path, partitions: int, topic: str = STATE_TOPIC,
-                 loop: bool = False):
+                 mode: str = "goroutines"):
         self.upstream, self.port, self.log_path = upstream.split(",")[0], port, log_path
-        self.partitions, self.topic, self.loop = partitions, topic, loop
+        self.partitions, self.topic, self.mode = partitions, topic, mode
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -57,13 +59,15 @@ class FloorProcess:
         return "127.0.0.1", self.port
 
     def start(self, timeout: float = 60.0) -> "FloorProcess":
-        binary = build()
+        args = ["-listen", f"127.0.0.1:{self.port}", "-upstream", self.upstream, "-topic", self.topic,
+                "-partitions", str(self.partitions)]
+        if self.mode == "python":
+            cmd = [sys.executable, "-m", "testsuite.bench.commit_floor_py", *args]
+        else:
+            cmd = [str(build()), *args, *(["-loop"] if self.mode == "loop" else [])]
         self._log = open(self.log_path, "ab")
         offset = self.log_path.stat().st_size       # (a log of an earlier run may already say "listening")
-        self.proc = subprocess.Popen([str(binary), "-listen", f"127.0.0.1:{self.port}", "-upstream", self.upstream,
-                                      "-topic", self.topic, "-partitions", str(self.partitions)]
-                                     + (["-loop"] if self.loop else []),
-                                     stdout=self._log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, cwd=ROOT)
         deadline = time.monotonic() + timeout
         while "floor listening" not in self.log_text(offset):
             if self.proc.poll() is not None or time.monotonic() > deadline:
