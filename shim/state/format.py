@@ -108,9 +108,7 @@ def offset_key(group_id: str, topic: str, partition: int) -> bytes:
     return _Writer().i16(OFFSET_KEY_VERSION).string(group_id).string(topic).i32(partition).done()
 
 
-@functools.lru_cache(maxsize=1 << 12)
-def _uuid_bytes(u: "uuid.UUID | None") -> bytes:
-    return (u or ZERO_UUID).bytes             # (UUID.bytes is computed on every access)
+_ZERO_UUID_BYTES = ZERO_UUID.bytes
 
 
 _OFFSET_VALUE = struct.Struct(">hqi")         # version, offset, leader epoch
@@ -123,13 +121,15 @@ _OFFSET_VALUE_NO_METADATA = struct.Struct(">hqihqq16s")
 
 def _offset_value(record: OffsetRecord) -> bytes:
     expire = record.expire_timestamp_ms
+    # the topic id: UUID.bytes (and the UUID.__hash__/__eq__ of a cache keyed by UUIDs) are
+    # Python-level; its 128-bit int packs to the same 16 big-endian bytes at C speed
+    tid = record.topic_id
+    tid = _ZERO_UUID_BYTES if tid is None else tid.int.to_bytes(16, "big")
     if not record.metadata and record.metadata is not None:
         return _OFFSET_VALUE_NO_METADATA.pack(OFFSET_VALUE_VERSION, record.offset, record.leader_epoch, 0,
-                                              record.commit_timestamp_ms, -1 if expire is None else expire,
-                                              _uuid_bytes(record.topic_id))
+                                              record.commit_timestamp_ms, -1 if expire is None else expire, tid)
     return (_OFFSET_VALUE.pack(OFFSET_VALUE_VERSION, record.offset, record.leader_epoch) + _string(record.metadata)
-            + _OFFSET_VALUE_TAIL.pack(record.commit_timestamp_ms, -1 if expire is None else expire,
-                                      _uuid_bytes(record.topic_id)))
+            + _OFFSET_VALUE_TAIL.pack(record.commit_timestamp_ms, -1 if expire is None else expire, tid))
 
 
 def group_key(group_id: str) -> bytes:
