@@ -66,11 +66,25 @@ def encode_batch(records: list, timestamp_ms: int) -> bytes:
     if not records:
         raise ValueError("a record batch needs at least one record")
     parts = []
+    zz = _ZZ
     for i, r in enumerate(records):
-        # attributes 0, timestampDelta 0, offsetDelta i, key, value, headers
-        rec = b"\x00\x00" + zigzag_varint(i) + _blob(r[0]) + _blob(r[1]) \
-            + (_headers(r[2]) if len(r) > 2 and r[2] else b"\x00")
-        parts.append(zigzag_varint(len(rec)))
+        # attributes 0, timestampDelta 0, offsetDelta i, key, value, headers; zigzag_varint and _blob
+        # inline (every state append runs this per record): indexes and lengths are never negative
+        key, value = r[0], r[1]
+        if key is None:
+            key = _NULL
+        else:
+            n = len(key)
+            key = (zz[n] if n < _SMALL else _zigzag(n)) + key
+        if value is None:
+            value = _NULL
+        else:
+            n = len(value)
+            value = (zz[n] if n < _SMALL else _zigzag(n)) + value
+        rec = (b"\x00\x00" + (zz[i] if i < _SMALL else _zigzag(i)) + key + value
+               + (_headers(r[2]) if len(r) > 2 and r[2] else b"\x00"))
+        n = len(rec)
+        parts.append(zz[n] if n < _SMALL else _zigzag(n))
         parts.append(rec)
     tail = _AFTER_CRC.pack(0, len(records) - 1, timestamp_ms, timestamp_ms, -1, -1, -1, len(records)) + b"".join(parts)
     crc = crc32c(tail)
