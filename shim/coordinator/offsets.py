@@ -38,6 +38,13 @@ class OffsetStore:
         c.records.append(rec)
         self.by_group.setdefault(rec.group_id, {})[(rec.topic, rec.partition)] = rec
 
+    def put_all(self, c: "CoordinatorState", group_id: str, recs: list[OffsetRecord]) -> None:
+        """`put` of each of `recs`, all of `group_id` (once per OffsetCommit, not per partition)."""
+        c.records += recs
+        offsets = self.by_group.setdefault(group_id, {})
+        for rec in recs:
+            offsets[(rec.topic, rec.partition)] = rec
+
     def get(self, group_id: str) -> dict[tuple[str, int], OffsetRecord]:
         return self.by_group.get(group_id, {})
 
@@ -68,8 +75,13 @@ def offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable
             checked.append((t, None, [(p, bad) for p in t.partitions]))
             continue
         count = info.partitions
-        parts = [(p, None if 0 <= p.partition_index < count else E.UNKNOWN_TOPIC_OR_PARTITION) for p in t.partitions]
-        valid = valid or any(e is None for _, e in parts)
+        parts = []
+        for p in t.partitions:
+            if 0 <= p.partition_index < count:
+                parts.append((p, None))
+                valid = True
+            else:
+                parts.append((p, E.UNKNOWN_TOPIC_OR_PARTITION))
         checked.append((t, info, parts))
     err = _validate_commit(c, ctx, req, checked, validate_group) if valid else E.NONE
     too_large: dict[tuple[str, int], int] = {}   # the last word per partition (a request may repeat one)
@@ -77,19 +89,22 @@ def offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable
         group_id, now, max_md = req.group_id, c.now, c.cfg.offset_metadata_max_bytes
         expire = now + req.retention_time_ms if 2 <= v <= 4 and req.retention_time_ms != -1 else None
         epochs = v >= 6
-        put = c.offsets.put
+        recs = []
         for _, info, parts in checked:
             for p, e in parts:
                 if e is not None:
                     continue
                 metadata = p.committed_metadata or ""
-                if metadata_too_large(metadata, max_md):
+                if metadata and metadata_too_large(metadata, max_md):
                     too_large[(info.name, p.partition_index)] = E.OFFSET_METADATA_TOO_LARGE
                     continue
-                put(c, OffsetRecord(group_id, info.name, p.partition_index, p.committed_offset,
-                                    p.committed_leader_epoch if epochs else -1, metadata, now, expire, info.topic_id))
+                recs.append(OffsetRecord(group_id, info.name, p.partition_index, p.committed_offset,
+                                         p.committed_leader_epoch if epochs else -1, metadata, now, expire,
+                                         info.topic_id))
                 if too_large:
                     too_large.pop((info.name, p.partition_index), None)
+        if recs:
+            c.offsets.put_all(c, group_id, recs)
     accepted = []
     refused = False
     for t, info, parts in checked:       # (a partition without error has its topic's info)
