@@ -119,19 +119,6 @@ _OFFSET_VALUE_TAIL = struct.Struct(">qq16s")  # commit timestamp, expire timesta
 _OFFSET_VALUE_NO_METADATA = struct.Struct(">hqihqq16s")
 
 
-def _offset_value(record: OffsetRecord) -> bytes:
-    expire = record.expire_timestamp_ms
-    # the topic id: UUID.bytes (and the UUID.__hash__/__eq__ of a cache keyed by UUIDs) are
-    # Python-level; its 128-bit int packs to the same 16 big-endian bytes at C speed
-    tid = record.topic_id
-    tid = _ZERO_UUID_BYTES if tid is None else tid.int.to_bytes(16, "big")
-    if not record.metadata and record.metadata is not None:
-        return _OFFSET_VALUE_NO_METADATA.pack(OFFSET_VALUE_VERSION, record.offset, record.leader_epoch, 0,
-                                              record.commit_timestamp_ms, -1 if expire is None else expire, tid)
-    return (_OFFSET_VALUE.pack(OFFSET_VALUE_VERSION, record.offset, record.leader_epoch) + _string(record.metadata)
-            + _OFFSET_VALUE_TAIL.pack(record.commit_timestamp_ms, -1 if expire is None else expire, tid))
-
-
 def group_key(group_id: str) -> bytes:
     return _Writer().i16(GROUP_KEY_VERSION).string(group_id).done()
 
@@ -143,8 +130,19 @@ def txn_offset_key(group_id: str, producer_id: int, topic: str, partition: int) 
 
 def encode(record) -> tuple[bytes, bytes | None]:
     """(key, value) of one coordinator record; value None for tombstones."""
-    if type(record) is OffsetRecord:
-        return offset_key(record.group_id, record.topic, record.partition), _offset_value(record)
+    if type(record) is OffsetRecord:        # the hot path (every committed partition): packed right here
+        key = offset_key(record.group_id, record.topic, record.partition)
+        expire = record.expire_timestamp_ms
+        expire = -1 if expire is None else expire
+        # the topic id: UUID.bytes (and the UUID.__hash__/__eq__ of a cache keyed by UUIDs) are
+        # Python-level; its 128-bit int packs to the same 16 big-endian bytes at C speed
+        tid = record.topic_id
+        tid = _ZERO_UUID_BYTES if tid is None else tid.int.to_bytes(16, "big")
+        if not record.metadata and record.metadata is not None:
+            return key, _OFFSET_VALUE_NO_METADATA.pack(OFFSET_VALUE_VERSION, record.offset, record.leader_epoch, 0,
+                                                       record.commit_timestamp_ms, expire, tid)
+        return key, (_OFFSET_VALUE.pack(OFFSET_VALUE_VERSION, record.offset, record.leader_epoch)
+                     + _string(record.metadata) + _OFFSET_VALUE_TAIL.pack(record.commit_timestamp_ms, expire, tid))
     if isinstance(record, OffsetTombstone):
         return offset_key(record.group_id, record.topic, record.partition), None
     if isinstance(record, GroupMetadataRecord):
