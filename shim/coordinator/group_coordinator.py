@@ -55,9 +55,12 @@ class GroupCoordinator(CoordinatorState):
     def handle(self, api_key: int, version: int, request, token, client_id: str = "",
                client_host: str = "", now_ms: int | None = None,
                topic_filter: Callable[[str], bool] | None = None) -> CoordinatorResult:
-        start = self._begin(now_ms)
+        start = len(self.records)            # (_begin inline: every request passes here)
+        if now_ms is not None:
+            self._advance(now_ms)
         HANDLERS[api_key](self, Ctx(token, version, client_id or "", client_host or "", topic_filter), request)
-        classic_rebalance.poll_joins(self)
+        if self.join_polling:                # (poll_joins has nothing to do otherwise)
+            classic_rebalance.poll_joins(self)
         return self._finish(start)
 
     def end_transaction(self, producer_id: int, committed: bool, now_ms: int | None = None,

@@ -83,7 +83,12 @@ def offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable
             else:
                 parts.append((p, E.UNKNOWN_TOPIC_OR_PARTITION))
         checked.append((t, info, parts))
-    err = _validate_commit(c, ctx, req, checked, validate_group) if valid else E.NONE
+    if not valid:
+        err = E.NONE
+    elif req.group_id is None:
+        err = E.INVALID_GROUP_ID
+    else:
+        err = validate_group(c, ctx, req, checked)
     too_large: dict[tuple[str, int], int] = {}   # the last word per partition (a request may repeat one)
     if valid and err == E.NONE:
         group_id, now, max_md = req.group_id, c.now, c.cfg.offset_metadata_max_bytes
@@ -128,12 +133,6 @@ def offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable
                     answer.refuse(key_of(t), t, p.partition_index, e)
         accepted = answer.merge(accepted, key_of)
     c.respond(ctx.token, OffsetCommitResponse(topics=accepted))
-
-
-def _validate_commit(c: "CoordinatorState", ctx: Ctx, req, checked, validate_group) -> int:
-    if req.group_id is None:
-        return E.INVALID_GROUP_ID
-    return validate_group(c, ctx, req, checked)
 
 
 def validate_classic_commit(c: "CoordinatorState", ctx: Ctx, req, checked) -> int:
