@@ -13,16 +13,17 @@ _READERS: dict[tuple[int, int], tuple[bool, type]] = {}   # (api key, version) -
 
 
 def _reader(api_key: int, version: int) -> tuple[bool, type]:
-    found = _READERS.get((api_key, version))
-    if found is None:       # (checked once per api key and version: the same checks and errors)
-        found = _READERS[(api_key, version)] = (api.request_header_version(api_key, version) == 2,
-                                                api.REQUESTS[api_key])
+    """The _READERS entry, made on its first use (checked once per api key and version: the same
+    checks and errors)."""
+    found = _READERS[(api_key, version)] = (api.request_header_version(api_key, version) == 2,
+                                            api.REQUESTS[api_key])
     return found
 
 
 def read_request(frame, api_key: int, version: int):
     buf = bytes(frame)                     # bytes: the decoders' fast path (no memoryview copies)
-    flexible, cls = _reader(api_key, version)
+    found = _READERS.get((api_key, version))
+    flexible, cls = found if found is not None else _reader(api_key, version)
     # the header was read already (the session's peek_request): only where the body starts is needed
     return cls.decode_from(buf, request_body_offset(buf, flexible), version)[0]
 

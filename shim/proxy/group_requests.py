@@ -130,7 +130,8 @@ class GroupRequests:
             early, patch = self.scale.route(session, slot, req)
             if early is not None:
                 return runtime.answer(session, slot, early)
-        patch = both(patch, extra)
+        if extra is not None:
+            patch = both(patch, extra)
         if slot.api_key == TXN_OFFSET_COMMIT and self.transactions.enlists(req):
             asyncio.get_running_loop().create_task(
                 self.transactions.enlist_then_handle(session, slot, req, patch))
