@@ -47,9 +47,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--records", type=int, default=300_000, help="records per throughput run (default 300000)")
     p.add_argument("--rounds", type=int, default=3, help="rounds per measurement (default 3)")
-    p.add_argument("--loop", default="asyncio",
+    p.add_argument("--loop", default="auto",
                    help="kshim's event loop: asyncio, uvloop or auto; a comma list (asyncio,uvloop) runs one "
-                        "kshim per loop, measured side by side (default asyncio)")
+                        "kshim per loop, measured side by side (default auto: uvloop when installed, as `kshim run`)")
     p.add_argument("--record-size", type=int, default=1024)
     p.add_argument("--acks", default="all")
     p.add_argument("--linger-ms", type=int, default=5)
