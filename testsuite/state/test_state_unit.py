@@ -82,6 +82,20 @@ def test_batch_decodes_with_kcodec_and_crc_checks():
         decode_batch(bytes(corrupt))
 
 
+def test_batch_large_sizes_null_keys_and_headers_decode():
+    """Lengths and record indexes past the varint table (16 KiB), a null key and value, headers:
+    the encoder's other branches, read back by kcodec with the CRC checked."""
+    big = bytes(range(256)) * 80                      # 20,480 bytes: a 3-byte varint length
+    pairs = [(None, b"v"), (b"k", None), (b"k" * 17000, big), (b"h", b"x", [("epoch", b"7"), ("e", b"")])]
+    batch = decode_batch(encode_batch(pairs, 5), verify_crc=True)
+    assert [(r.key, r.value) for r in batch.records] == [(p[0], p[1]) for p in pairs]
+    assert [(h.key, h.value) for h in batch.records[3].headers] == [("epoch", b"7"), ("e", b"")]
+    many = decode_batch(encode_batch([(b"k%d" % i, b"") for i in range(16500)], 5), verify_crc=True)
+    assert many.records_count == 16500 and many.last_offset_delta == 16499
+    assert [r.offset for r in many.records[16380:16390]] == list(range(16380, 16390))
+    assert many.records[-1].key == b"k16499"
+
+
 def _replayed(h: Harness, now: int) -> Harness:
     """A fresh coordinator fed every record `h` wrote so far (as kshim does at start)."""
     r = Harness()
