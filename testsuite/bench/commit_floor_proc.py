@@ -5,13 +5,13 @@ or its single-thread epoll mode (`loop`); or the same floor in Python (commit_fl
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from shim.config import Config
+from testsuite.bench.gobuild import go_build
 
 SOURCE_DIR = Path(__file__).resolve().parent / "commit_floor"
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,18 +20,7 @@ STATE_TOPIC = "bench-commits-proxy-floor-state"
 
 
 def build(binary: Path = BINARY) -> Path:
-    """`go build` of the floor's sources into `binary` (cwd: their folder), unless it is newer than them."""
-    sources = sorted(p.name for p in SOURCE_DIR.glob("*.go"))
-    if binary.exists() and binary.stat().st_mtime >= max((SOURCE_DIR / s).stat().st_mtime for s in sources):
-        return binary
-    go = shutil.which("go")
-    if go is None:
-        raise SystemExit(f"--proxy-floor needs Go (the `go` command) on PATH to build {SOURCE_DIR}")
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([go, "build", "-o", str(binary), *sources], cwd=SOURCE_DIR, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"go build in {SOURCE_DIR} failed:\n{done.stderr}")
-    return binary
+    return go_build(SOURCE_DIR, binary, "--proxy-floor")
 
 
 def create_state_topic(bootstrap: str, topic: str = STATE_TOPIC) -> int:

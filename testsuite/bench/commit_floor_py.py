@@ -20,8 +20,7 @@ import sys
 import time
 import zlib
 
-from kcodec import api
-from kcodec.frames import FrameSplitter, peek_request
+from kcodec.frames import FrameSplitter, length_prefix, peek_request
 from kcodec.generated.api_versions import ApiVersion, ApiVersionsResponse
 from kcodec.generated.offset_commit import (OffsetCommitResponse, OffsetCommitResponsePartition,
                                             OffsetCommitResponseTopic)
@@ -29,18 +28,17 @@ from kcodec.generated.produce import PartitionProduceData, ProduceRequest, Topic
 from shim.config import Config
 from shim.kafkaclient.client import UpstreamClient
 from shim.proxy.bodies import read_request
+from shim.proxy.broker_groups import encode_response
 from shim.state.batch import encode_batch
 
 API_VERSIONS, OFFSET_COMMIT, PRODUCE = 18, 8, 0
 KEY, VALUE = b"k" * 40, b"v" * 44
 COORDINATOR_NOT_AVAILABLE = 15
-_LEN = __import__("struct").Struct(">i")
 
 
 def _frame(api_key: int, version: int, correlation_id: int, body) -> bytes:
-    data = (api.ResponseHeader(correlation_id=correlation_id).encode(api.response_header_version(api_key, version))
-            + body.encode(version))
-    return _LEN.pack(len(data)) + data
+    data = encode_response(api_key, version, correlation_id, body)
+    return length_prefix(len(data)) + data
 
 
 class Writer:

@@ -9,33 +9,21 @@ the least a proxy that sees the bytes does) and splice (splice(2): the bytes nev
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
 from shim.localkafka.home import build_dir
+from testsuite.bench.gobuild import go_build
 from testsuite.bench.proxy_figures import BenchError
 
 HOST = "127.0.0.1"
 MODES = ("copy", "splice")
-SOURCE = Path(__file__).with_name("relay") / "relay.go"
+SOURCE_DIR = Path(__file__).with_name("relay")
 
 
 def binary() -> Path:
-    """The relay, rebuilt when its source is newer than the binary."""
-    out = build_dir() / "bench" / "relay"
-    if out.exists() and out.stat().st_mtime >= SOURCE.stat().st_mtime:
-        return out
-    go = shutil.which("go")
-    if go is None:
-        raise BenchError("--relay needs Go (`go build` of testsuite/bench/relay/relay.go); none on PATH")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run([go, "build", "-o", str(out), SOURCE.name], cwd=SOURCE.parent,
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise BenchError(f"go build of {SOURCE} failed:\n{proc.stderr[-2000:]}")
-    return out
+    return go_build(SOURCE_DIR, build_dir() / "bench" / "relay", "--relay")
 
 
 def listener_overrides(broker_port: int, controller_port: int, ports: dict[str, tuple[int, int]]) -> dict[str, str]:
