@@ -57,6 +57,7 @@ class JavaClient:
     events: list[dict] = field(default_factory=list)
     proc: subprocess.Popen | None = None
     _cond: threading.Condition = field(default_factory=threading.Condition)
+    _eof: bool = False      # the pump has read the last line of stdout
 
     def start(self) -> "JavaClient":
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,6 +76,7 @@ class JavaClient:
                     self.events.extend(evs)
                     self._cond.notify_all()
         with self._cond:
+            self._eof = True
             self._cond.notify_all()
 
     def named(self, name: str) -> list[dict]:
@@ -90,8 +92,11 @@ class JavaClient:
                     raise AssertionError(f"{self.name}: timed out after {timeout}s waiting for {what}; "
                                          f"last events: {self.events[-5:]}\nstderr tail:\n{self.stderr_tail()}")
                 if self.proc and self.proc.poll() is not None and not predicate(self.events):
-                    # process gone: one last check, then fail
-                    self._cond.wait(0.2)
+                    # process gone: its last lines may still be in the pipe; decide once the pump has
+                    # read them all (a loaded machine can take longer than any fixed pause)
+                    eof_by = time.monotonic() + 15
+                    while not self._eof and time.monotonic() < eof_by:
+                        self._cond.wait(0.2)
                     if not predicate(self.events):
                         raise AssertionError(f"{self.name} exited ({self.proc.returncode}) before {what}; "
                                              f"stderr tail:\n{self.stderr_tail()}")
