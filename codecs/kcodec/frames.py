@@ -28,6 +28,7 @@ __all__ = [
     "FrameTooLarge",
     "FrameSplitter",
     "length_prefix",
+    "response_header",
     "peek_request",
     "peek_response_correlation_id",
     "produce_acks",
@@ -180,6 +181,13 @@ class FrameSplitter:
 def length_prefix(size: int) -> bytes:
     """The 4-byte big-endian length prefix for a frame of ``size`` bytes."""
     return _INT32.pack(size)
+
+
+def response_header(correlation_id: int, header_version: int) -> bytes:
+    """The bytes of ResponseHeader v0 (the correlation id) or v1 (and an empty tagged-field section),
+    as the generated ResponseHeader encodes them; for the local answers' hot path."""
+    head = _INT32.pack(correlation_id)
+    return head + b"\x00" if header_version else head
 
 
 def _truncated(what: str, need: int, have: int, name: str = "RequestHeader") -> DecodeError:

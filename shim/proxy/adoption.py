@@ -36,7 +36,7 @@ from ..state.handback import OFFSET_COMMIT_VERSION
 from .broker_coordinators import BrokerUnavailable, request
 from .broker_groups import STREAMS
 from .heartbeat_checks import streams_heartbeat
-from .group_batches import group_ids
+from .group_batches import BATCHED, group_ids
 
 if TYPE_CHECKING:
     from .broker_groups import BrokerGroups
@@ -66,6 +66,8 @@ class Adoption:
         frame)` takes it up afterwards)."""
         if slot.api_key in NOT_ADOPTING:
             return False
+        if slot.api_key not in BATCHED and getattr(req, "group_id", None) in self.checked:
+            return False                       # (one group, asked about already: every commit passes here)
         broker = self.broker
         new = [g for g in group_ids(slot.api_key, slot.version, req)[0]
                if g and g not in self.checked and g not in broker.kinds and not broker.kshim_holds(g)]

@@ -27,6 +27,7 @@ import time
 from typing import TYPE_CHECKING, Callable
 
 from kcodec import api
+from kcodec.frames import response_header
 
 from ..coordinator import CoordinatorConfig, GroupCoordinator
 from ..coordinator.metadata import TopicCatalog
@@ -172,7 +173,7 @@ class GroupRuntime:
             if hv is None:
                 hv = _HEADER_VERSIONS[(slot.api_key, slot.version)] = api.response_header_version(slot.api_key,
                                                                                                   slot.version)
-            data = api.ResponseHeader(correlation_id=slot.correlation_id).encode(hv) + body.encode(slot.version)
+            data = response_header(slot.correlation_id, hv) + body.encode(slot.version)
         except Exception:
             log.exception("cannot encode %s v%s response", api.API_KEYS.get(slot.api_key), slot.version)
             session.close()

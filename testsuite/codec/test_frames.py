@@ -8,7 +8,8 @@ import pytest
 from kcodec.errors import DecodeError
 from kcodec import api
 from kcodec.frames import (FrameSplitter, FrameTooLarge, InvalidFrameLength, length_prefix,
-                           peek_request, peek_response_correlation_id, produce_acks, request_body_offset)
+                           peek_request, peek_response_correlation_id, produce_acks, request_body_offset,
+                           response_header)
 
 
 def framed(*payloads):
@@ -174,3 +175,12 @@ def test_request_body_offset_of_a_truncated_header_is_a_decode_error(flexible, c
     frame = request_header(8, 8, 42, "client", flexible, b"\x01\x05\x02ab")[:cut]
     with pytest.raises(DecodeError):
         request_body_offset(frame, flexible)
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_response_header_bytes_are_the_generated_encoding(version):
+    """frames.response_header (the local answers' hot path) writes what the generated ResponseHeader
+    writes, for both header versions and correlation ids across the int32 range."""
+    rng = random.Random(version)
+    for corr in [0, 1, -1, 2**31 - 1, -2**31] + [rng.randint(-2**31, 2**31 - 1) for _ in range(200)]:
+        assert response_header(corr, version) == api.ResponseHeader(correlation_id=corr).encode(version)
