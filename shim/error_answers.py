@@ -173,8 +173,7 @@ def error_frame(api_key: int, version: int, frame, code: int) -> bytes:
     hdr, pos = api.RequestHeader.decode_from(frame, 0, hv)
     request = api.REQUESTS[api_key].decode_from(bytes(frame), pos, version)[0]   # trailing bytes ignored
     body = error_body(api_key, version, request, code)
-    rhv = api.response_header_version(api_key, version)
-    return api.ResponseHeader(correlation_id=hdr.correlation_id).encode(rhv) + body.encode(version)
+    return api.encode_response(api_key, version, hdr.correlation_id, body)
 
 
 # ---------------------------------------------------------------- groups served elsewhere (scale-out)

@@ -13,6 +13,7 @@
     request_header_version(api_key, api_version) -> 1 | 2
     response_header_version(api_key, api_version) -> 0 | 1 (ApiVersions: always 0)
     decode_request(api_key, version, buf) / decode_response(api_key, version, buf)
+    encode_response(api_key, version, correlation_id, body) -> response header + body bytes
     RequestHeader / ResponseHeader: .decode_from(buf, pos, header_version) -> (hdr, pos)
     data_class(name): class of a non-API schema (e.g. "ConsumerProtocolSubscription")
 
@@ -25,6 +26,7 @@ import importlib
 from collections.abc import Iterator, Mapping
 
 from .errors import DecodeError
+from .frames import response_header
 from .generated import _index
 from .generated.protocol_names import ApiKey
 from .generated.request_header import RequestHeader
@@ -33,7 +35,7 @@ from .generated.response_header import ResponseHeader
 __all__ = [
     "API_KEYS", "REQUESTS", "RESPONSES", "VERSIONS", "FLEXIBLE_MIN", "UNSTABLE_VERSIONS",
     "LISTENERS", "REMOVED_API_KEYS", "KAFKA_VERSION", "request_header_version",
-    "response_header_version", "decode_request", "decode_response", "request_class",
+    "response_header_version", "decode_request", "decode_response", "encode_response", "request_class",
     "response_class", "data_class", "RequestHeader", "ResponseHeader", "DecodeError",
 ]
 
@@ -128,6 +130,18 @@ def response_header_version(api_key: int, api_version: int) -> int:
     if api_key == API_VERSIONS_KEY:
         return 0
     return 1 if is_flexible(api_key, api_version) else 0
+
+
+_RESPONSE_HEADER_VERSIONS: dict[tuple[int, int], int] = {}   # (api key, version) -> header version
+
+
+def encode_response(api_key: int, version: int, correlation_id: int, body) -> bytes:
+    """A response frame without its length prefix: the response header of this API version (its
+    version looked up once per api key and version) and `body` encoded in `version`."""
+    hv = _RESPONSE_HEADER_VERSIONS.get((api_key, version))
+    if hv is None:
+        hv = _RESPONSE_HEADER_VERSIONS[(api_key, version)] = response_header_version(api_key, version)
+    return response_header(correlation_id, hv) + body.encode(version)
 
 
 def decode_request(api_key: int, version: int, buf):

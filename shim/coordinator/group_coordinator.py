@@ -20,7 +20,7 @@ from .consumer.fencing import cancel_member_timers
 from .consumer.target import refresh_group_metadata
 from .dispatch import HANDLERS
 from .group_config import GroupConfigs
-from .classic_group import PREPARING, ClassicGroup
+from .classic_group import ClassicGroup
 from .metadata import TopicCatalog
 from .offsets import OffsetStore, drop_deleted_topics
 from .replay import replay as replay_record

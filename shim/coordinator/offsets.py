@@ -35,11 +35,11 @@ class OffsetStore:
         self.by_group: dict[str, dict[tuple[str, int], OffsetRecord]] = {}
 
     def put(self, c: "CoordinatorState", rec: OffsetRecord) -> None:
-        c.records.append(rec)
-        self.by_group.setdefault(rec.group_id, {})[(rec.topic, rec.partition)] = rec
+        self.put_all(c, rec.group_id, [rec])
 
     def put_all(self, c: "CoordinatorState", group_id: str, recs: list[OffsetRecord]) -> None:
-        """`put` of each of `recs`, all of `group_id` (once per OffsetCommit, not per partition)."""
+        """Store `recs`, all of `group_id`, and append them to the step's records (one call per
+        OffsetCommit, not per partition)."""
         c.records += recs
         offsets = self.by_group.setdefault(group_id, {})
         for rec in recs:

@@ -298,7 +298,7 @@ class BrokerGroups:
 
     def complete(self, session, slot, body) -> None:
         if not session.closed:
-            session.complete(slot, encode_response(slot.api_key, slot.version, slot.correlation_id, body))
+            session.complete(slot, api.encode_response(slot.api_key, slot.version, slot.correlation_id, body))
 
     def _unavailable(self, session, slot, e: Exception) -> None:
         """No broker coordinator could be reached: the client's connection closes (it reconnects and
@@ -339,7 +339,3 @@ def error_answer(api_key: int, code: int):
     body.error_code = code
     return body
 
-
-def encode_response(api_key: int, version: int, correlation_id: int, body) -> bytes:
-    hv = api.response_header_version(api_key, version)
-    return api.ResponseHeader(correlation_id=correlation_id).encode(hv) + body.encode(version)

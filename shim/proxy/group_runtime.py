@@ -27,7 +27,6 @@ import time
 from typing import TYPE_CHECKING, Callable
 
 from kcodec import api
-from kcodec.frames import response_header
 
 from ..coordinator import CoordinatorConfig, GroupCoordinator
 from ..coordinator.metadata import TopicCatalog
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("kshim.coordinator")
 
-_HEADER_VERSIONS: dict[tuple[int, int], int] = {}   # (api key, version) -> response header version
 _WALL0, _MONO0 = int(time.time() * 1000), time.monotonic()
 
 
@@ -169,11 +167,7 @@ class GroupRuntime:
         if self.finish is not None:
             body = self.finish(session, slot, body)
         try:
-            hv = _HEADER_VERSIONS.get((slot.api_key, slot.version))
-            if hv is None:
-                hv = _HEADER_VERSIONS[(slot.api_key, slot.version)] = api.response_header_version(slot.api_key,
-                                                                                                  slot.version)
-            data = response_header(slot.correlation_id, hv) + body.encode(slot.version)
+            data = api.encode_response(slot.api_key, slot.version, slot.correlation_id, body)
         except Exception:
             log.exception("cannot encode %s v%s response", api.API_KEYS.get(slot.api_key), slot.version)
             session.close()

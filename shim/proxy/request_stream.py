@@ -14,11 +14,8 @@ from __future__ import annotations
 from kcodec.errors import DecodeError
 from kcodec.frames import peek_request, produce_acks
 
-from .frame_reader import STREAM_MIN
 from .rewrite import rewritten
 from .versions import API_VERSIONS, PRODUCE
-
-__all__ = ["STREAM_MIN", "streamable"]    # STREAM_MIN: defined with the read path (frame_reader.py)
 
 
 def streamable(session, body) -> bool:

@@ -13,11 +13,11 @@ With `--floor`, a third side measures what kshim's durability costs at least: ea
 instead sends its commit's records (`--partitions` of them, offset-record sized) as a Produce with
 acks=all to one partition of a topic on the broker, one in flight, no kshim in the path: kshim's
 commit latency cannot go below the broker's own commit latency plus this round trip.
-With `--proxy-floor`, two sides measure a compiled proxy doing only kshim's durable part
-(commit_floor/*.go, built with Go into build/bench/): it answers OffsetCommit v8/v9 itself after
+With `--proxy-floor`, three sides measure stand-ins doing only kshim's durable part (two compiled
+from commit_floor/*.go with Go into build/bench/, one in Python): each answers OffsetCommit v8/v9 itself after
 appending one offset-sized record per committed partition to its own state topic (kshim's partition
 count and settings) acks=all in group-commit rounds as kshim does, and nothing else (no group state,
-no checks); the committers connect to it directly. "proxy-floor" serves each client with a goroutine
+no checks); the committers connect to them directly. "proxy-floor" serves each client with a goroutine
 and appends from a writer goroutine; "proxy-floor-loop" does it all in one epoll loop on one thread,
 kshim's own shape; "proxy-floor-py" is that loop in Python (commit_floor_py.py: kshim's event loop,
 kcodec, its batch encoder and client, no coordinator). What kshim's design reaches on this machine
@@ -53,6 +53,7 @@ from testsuite.harness.ports import free_port_block
 
 COMMIT, FIND_COORDINATOR, PRODUCE = 8, 10, 0
 FLOOR_TOPIC = "bench-commits-floor"
+FLOOR_MODES = {"proxy-floor": "goroutines", "proxy-floor-loop": "loop", "proxy-floor-py": "python"}   # side -> mode
 
 
 async def coordinator_of(bootstrap: str, group: str, timeout: float = 30.0) -> tuple[str, int]:
@@ -204,7 +205,7 @@ def main() -> None:
     ap.add_argument("--floor", action="store_true",
                     help="also measure the floor: the commits' records produced (acks=all) straight to the broker")
     ap.add_argument("--proxy-floor", action="store_true",
-                    help="also measure a compiled proxy doing only kshim's durable commit part (needs Go)")
+                    help="also measure stand-ins doing only kshim's durable commit part (two of them need Go)")
     ap.add_argument("--ab", type=Path, default=None, metavar="DIR",
                     help="also measure a kshim running the code in DIR (another checkout), as kshim@DIR")
     args = ap.parse_args()
@@ -226,12 +227,11 @@ def main() -> None:
             create_topic(upstream, topic, args.partitions)
             if args.floor:
                 create_topic(upstream, FLOOR_TOPIC, args.committers)
-            for i, side in enumerate(("proxy-floor", "proxy-floor-loop", "proxy-floor-py") if args.proxy_floor else ()):
+            for i, (side, mode) in enumerate(FLOOR_MODES.items() if args.proxy_floor else ()):
                 state = f"bench-commits-{side}-state"
                 floors[side] = FloorProcess(upstream, free_port_block(1, start=args.port_base + 60 + 10 * i),
                                             Path(d) / f"{side}.log", create_state_topic(upstream, state),
-                                            state, mode={"proxy-floor": "goroutines", "proxy-floor-loop": "loop",
-                                                         "proxy-floor-py": "python"}[side]).start()
+                                            state, mode).start()
             # the broker creates __consumer_offsets at the first FindCoordinator: do that before timing
             asyncio.run(coordinator_of(upstream, "bench-warmup", timeout=60.0))
             pids = {"kshim": [kshim.proc.pid], "broker": [n.pid for n in kafka.nodes if n.pid] if kafka else []}

@@ -16,14 +16,9 @@ from testsuite.bench.gobuild import go_build
 SOURCE_DIR = Path(__file__).resolve().parent / "commit_floor"
 ROOT = Path(__file__).resolve().parents[2]
 BINARY = ROOT / "build" / "bench" / "commit-floor"   # the repository's build/
-STATE_TOPIC = "bench-commits-proxy-floor-state"
 
 
-def build(binary: Path = BINARY) -> Path:
-    return go_build(SOURCE_DIR, binary, "--proxy-floor")
-
-
-def create_state_topic(bootstrap: str, topic: str = STATE_TOPIC) -> int:
+def create_state_topic(bootstrap: str, topic: str) -> int:
     """The floor's state topic with kshim's defaults (partition count, compaction, replication as the
     cluster allows: up to 3); returns its partition count."""
     from confluent_kafka.admin import AdminClient
@@ -37,8 +32,7 @@ def create_state_topic(bootstrap: str, topic: str = STATE_TOPIC) -> int:
 
 
 class FloorProcess:
-    def __init__(self, upstream: str, port: int, log_path: Path, partitions: int, topic: str = STATE_TOPIC,
-                 mode: str = "goroutines"):
+    def __init__(self, upstream: str, port: int, log_path: Path, partitions: int, topic: str, mode: str):
         self.upstream, self.port, self.log_path = upstream.split(",")[0], port, log_path
         self.partitions, self.topic, self.mode = partitions, topic, mode
         self.proc: subprocess.Popen | None = None
@@ -53,7 +47,8 @@ class FloorProcess:
         if self.mode == "python":
             cmd = [sys.executable, "-m", "testsuite.bench.commit_floor_py", *args]
         else:
-            cmd = [str(build()), *args, *(["-loop"] if self.mode == "loop" else [])]
+            binary = go_build(SOURCE_DIR, BINARY, "--proxy-floor")
+            cmd = [str(binary), *args, *(["-loop"] if self.mode == "loop" else [])]
         self._log = open(self.log_path, "ab")
         offset = self.log_path.stat().st_size       # (a log of an earlier run may already say "listening")
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT, cwd=ROOT)

@@ -20,6 +20,7 @@ import sys
 import time
 import zlib
 
+from kcodec import api
 from kcodec.frames import FrameSplitter, length_prefix, peek_request
 from kcodec.generated.api_versions import ApiVersion, ApiVersionsResponse
 from kcodec.generated.offset_commit import (OffsetCommitResponse, OffsetCommitResponsePartition,
@@ -28,7 +29,6 @@ from kcodec.generated.produce import PartitionProduceData, ProduceRequest, Topic
 from shim.config import Config
 from shim.kafkaclient.client import UpstreamClient
 from shim.proxy.bodies import read_request
-from shim.proxy.broker_groups import encode_response
 from shim.state.batch import encode_batch
 
 API_VERSIONS, OFFSET_COMMIT, PRODUCE = 18, 8, 0
@@ -37,7 +37,7 @@ COORDINATOR_NOT_AVAILABLE = 15
 
 
 def _frame(api_key: int, version: int, correlation_id: int, body) -> bytes:
-    data = encode_response(api_key, version, correlation_id, body)
+    data = api.encode_response(api_key, version, correlation_id, body)
     return length_prefix(len(data)) + data
 
 

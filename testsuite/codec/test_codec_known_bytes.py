@@ -68,6 +68,8 @@ def test_api_versions_response_v3_uses_header_v0_and_tags():
         "01 08 0000000000000005"   # tag 1 FinalizedFeaturesEpoch, 8 bytes
         "03 01 01")                # tag 3 ZkMigrationReady, 1 byte
     assert resp.encode(3) == expected
+    # the whole answer: header v0 (correlation id only, no tag byte) before the flexible body
+    assert api.encode_response(18, 3, 0x01020304, resp) == h("01020304") + expected
     assert api.decode_response(18, 3, expected) == resp
     hdr, pos = ResponseHeader.decode_from(h("00000007") + expected, 0, 0)
     assert hdr.correlation_id == 7 and pos == 4

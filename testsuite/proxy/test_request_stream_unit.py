@@ -9,7 +9,7 @@ import struct
 
 from kcodec.generated.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from kcodec import api
-from shim.proxy.request_stream import STREAM_MIN
+from shim.proxy.frame_reader import STREAM_MIN
 from shim.proxy.session import UpstreamSide
 from testsuite.proxy.test_upstream_stream_unit import _Metrics, _request, _session
 
