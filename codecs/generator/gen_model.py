@@ -315,7 +315,7 @@ def _mark(sd: StructDef, v: int) -> None:
 def load_all(schema_dir: Path) -> list[MessageSpec]:
     out = []
     for p in sorted(schema_dir.glob("*.json")):
-        if p.name == "PROVENANCE.json":
+        if p.name in ("PROVENANCE.json", "protocol-vocabulary.json"):   # not message schemas
             continue
         out.append(load_spec(p))
     return out

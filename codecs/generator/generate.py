@@ -7,7 +7,7 @@ Usage:
 One module per API (request + response, e.g. metadata.py), one module per header/data
 schema (request_header.py, consumer_protocol_subscription.py, ...), plus _index.py
 (the table kcodec.api is built from), protocol_names.py (ApiKey / Error vocabulary, from
-the schemas and the pinned Errors.java, see gen_protocol.py) and __init__.py. --check compares instead of
+the jar's ApiKeys/Errors in schemas/protocol-vocabulary.json, see gen_protocol.py) and __init__.py. --check compares instead of
 writing and exits 1 when the committed files are stale (run scripts/regenerate).
 """
 from __future__ import annotations
@@ -109,7 +109,7 @@ def generate(schema_dir: Path) -> dict[str, str]:
         files[f"{mod}.py"] = gen_module(group, kafka_version)
     files["_index.py"] = gen_index(modules, skipped, specs, kafka_version)
     api_keys = {s.api_key: api_name(s) for s in specs if s.type == "request"}
-    files["protocol_names.py"] = gen_protocol_names(api_keys, schema_dir / "java", kafka_version)
+    files["protocol_names.py"] = gen_protocol_names(api_keys, schema_dir, kafka_version)
     names = ", ".join(sorted(m for m in modules))
     files["__init__.py"] = (
         f"{HEADER}\n"

@@ -1,9 +1,10 @@
 """The generated protocol vocabulary (kcodec.protocol): known codes, consistency with the
-codec's API tables, and the Errors.java reader of the generator on small made-up sources.
+codec's API tables, and the generator's reader of the pinned vocabulary on small made-up input.
 The full comparison with Kafka's classes is test_java_protocol_names.py (marked java)."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from kcodec.protocol import (ERROR_EXCEPTIONS, ERROR_INFO, ApiKey, Error, api_na
                              error_message, error_name, is_retriable)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "codecs" / "generator"))
-from gen_protocol import JavaSourceError, api_constant, error_rows, parse_errors  # noqa: E402
+from gen_protocol import VocabularyError, api_constant, load_vocabulary  # noqa: E402
 
 # (name, code, retriable) as the Kafka protocol defines them; the errors a group coordinator
 # and its clients meet, plus the ends of the range.
@@ -115,69 +116,30 @@ def test_api_constant_spelling(name, want):
 
 # --- the generator's Errors.java reader ------------------------------------------------------
 
-FAKE_ERRORS = '''
-package org.apache.kafka.common.protocol;
-import org.apache.kafka.common.errors.AlphaException;
-import org.apache.kafka.common.errors.BetaException;
-/** NOT_AN_ERROR(7, "in a comment", X::new), */
-public enum Errors {
-    NEGATIVE(-1, "Concatenated " + // a comment, with a comma (and parentheses)
-            "message with \\"quotes\\", a tab\\t and \\u00e9.", AlphaException::new),
-    NONE(0, null, message -> null),
-    LAMBDA(5, "Lambda builder.", message -> new BetaException(message));
-
-    Errors(int code, String defaultExceptionString, Function<String, ApiException> builder) { }
-}
-'''
-
-FAKE_CLASSES = {
-    "org/apache/kafka/common/errors/AlphaException.java":
-        "package org.apache.kafka.common.errors;\npublic class AlphaException extends ApiException {}",
-    "org/apache/kafka/common/errors/BetaException.java":
-        "package org.apache.kafka.common.errors;\n"
-        "public class BetaException extends RefreshRetriableException {}",
-    "org/apache/kafka/common/errors/RefreshRetriableException.java":
-        "package org.apache.kafka.common.errors;\n"
-        "public abstract class RefreshRetriableException extends RetriableException {}",
-    "org/apache/kafka/common/errors/RetriableException.java":
-        "package org.apache.kafka.common.errors;\n"
-        "public abstract class RetriableException extends ApiException {}",
-    "org/apache/kafka/common/errors/ApiException.java":
-        "package org.apache.kafka.common.errors;\nimport org.apache.kafka.common.KafkaException;\n"
-        "public class ApiException extends KafkaException {}",
-    "org/apache/kafka/common/KafkaException.java":
-        "package org.apache.kafka.common;\npublic class KafkaException extends RuntimeException {}",
-}
-
-
-def _java_tree(tmp_path, errors=FAKE_ERRORS, classes=FAKE_CLASSES):
-    files = {"org/apache/kafka/common/protocol/Errors.java": errors, **classes}
-    for path, text in files.items():
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_text(text)
+def _vocabulary(tmp_path, api_keys, errors):
+    (tmp_path / "protocol-vocabulary.json").write_text(json.dumps({"api_keys": api_keys, "errors": errors}))
     return tmp_path
 
 
-def test_reader_parses_literals_and_builders():
-    assert parse_errors(FAKE_ERRORS) == [
-        ("NEGATIVE", -1, 'Concatenated message with "quotes", a tab\t and \u00e9.', "AlphaException"),
-        ("NONE", 0, None, None),
-        ("LAMBDA", 5, "Lambda builder.", "BetaException"),
-    ]
+ERRORS = [[5, "LAMBDA", True, "Lambda.", "org.apache.kafka.common.errors.BetaException"],
+          [-1, "NEGATIVE", False, 'A "quote" and \u00e9.', "org.apache.kafka.common.errors.AlphaException"],
+          [0, "NONE", False, None, None]]
 
 
-def test_reader_follows_superclasses_for_retriable(tmp_path):
-    rows = error_rows(_java_tree(tmp_path))
-    assert [(n, c, r) for n, c, r, _, _ in rows] == [
-        ("NEGATIVE", -1, False), ("NONE", 0, False), ("LAMBDA", 5, True)]
-    assert rows[2][4] == "org.apache.kafka.common.errors.BetaException"
+def test_vocabulary_reader_sorts_errors_and_checks_schema_names(tmp_path):
+    d = _vocabulary(tmp_path, [[11, "JOIN_GROUP"], [4, "LEADER_AND_ISR"]], ERRORS)
+    keys, rows = load_vocabulary(d, {11: "JoinGroup"})
+    assert keys == {11: "JOIN_GROUP", 4: "LEADER_AND_ISR"}    # a key without a schema is kept
+    assert [(n, c, r) for n, c, r, _, _ in rows] == [("NEGATIVE", -1, False), ("NONE", 0, False), ("LAMBDA", 5, True)]
+    assert rows[0][3] == 'A "quote" and \u00e9.'
 
 
-def test_reader_refuses_what_it_cannot_read(tmp_path):
-    with pytest.raises(JavaSourceError, match="duplicate"):
-        parse_errors(FAKE_ERRORS.replace("LAMBDA(5", "LAMBDA(-1"))
-    with pytest.raises(JavaSourceError, match="string literals"):
-        parse_errors(FAKE_ERRORS.replace('"Lambda builder."', 'PREFIX + "x"'))
-    missing = {k: v for k, v in FAKE_CLASSES.items() if "Beta" not in k}
-    with pytest.raises(JavaSourceError, match="not pinned"):
-        error_rows(_java_tree(tmp_path, classes=missing))
+def test_vocabulary_reader_refuses_inconsistent_input(tmp_path):
+    with pytest.raises(VocabularyError, match="JoinGroup"):
+        load_vocabulary(_vocabulary(tmp_path, [[11, "JOINGROUP"]], ERRORS), {11: "JoinGroup"})
+    with pytest.raises(VocabularyError, match="api key 12"):
+        load_vocabulary(_vocabulary(tmp_path, [[11, "JOIN_GROUP"]], ERRORS), {12: "Heartbeat"})
+    with pytest.raises(VocabularyError, match="duplicate error"):
+        load_vocabulary(_vocabulary(tmp_path, [], ERRORS + [[5, "OTHER", False, "x", None]]), {})
+    with pytest.raises(VocabularyError, match="missing"):
+        load_vocabulary(tmp_path / "nowhere", {})

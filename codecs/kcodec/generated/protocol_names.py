@@ -5,8 +5,8 @@ ApiKey: Kafka's ApiKeys constants (api keys whose schemas have no valid version 
 more included, as in Kafka). Error: Kafka's Errors constants; ERROR_INFO[code] ->
 ErrorInfo(name, retriable, message): retriable when Kafka's exception class extends
 RetriableException, message = Kafka's default message (None for NONE);
-ERROR_EXCEPTIONS[code] -> Kafka's exception class. Source: the pinned Errors.java and
-exception classes in codecs/schemas/java/ (codecs/generator/gen_protocol.py).
+ERROR_EXCEPTIONS[code] -> Kafka's exception class. Source: the ApiKeys and Errors enums
+of the pinned kafka-clients jar (codecs/schemas/protocol-vocabulary.json, gen_protocol.py).
 """
 from enum import IntEnum
 from typing import NamedTuple
