@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from shim.localkafka import KafkaInstall
-from shim.localkafka.layout import TOOLS
+from shim.localkafka.layout import TOOLS, tool_main
 
 
 class ToolFailed(AssertionError):
@@ -24,7 +24,7 @@ class ToolFailed(AssertionError):
 def run_tool(kafka: KafkaInstall, tool: str, args: list[str], timeout: float = 60.0,
              check: bool = True) -> subprocess.CompletedProcess:
     """Run a Kafka CLI tool (script name like 'kafka-topics' or a main class) to completion."""
-    main = TOOLS.get(tool, tool)
+    main = tool_main(kafka.libs, tool)
     cmd = kafka.java_cmd(main, args)
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)

@@ -171,7 +171,7 @@ def validate_classic_commit(c: "CoordinatorState", ctx: Ctx, req, valid) -> int:
     is accepted whatever the state, CompletingRebalance too); no group: created by a commit without
     generation."""
     v = ctx.version
-    gen = req.generation_id if v >= 3 else -1
+    gen = req.generation_id_or_member_epoch if v >= 3 else -1
     member_id = (req.member_id or "") if v >= 3 else ""
     instance_id = req.group_instance_id if v >= 3 else None
     g = c.groups.get(req.group_id)

@@ -42,7 +42,7 @@ def _pinned_version() -> str:
         m = re.search(r"<kafka.version>(.*?)</kafka.version>", pom.read_text())
         if m:
             return m.group(1)
-    return "4.3.1"
+    return "4.4.0"
 
 
 KAFKA_VERSION = _pinned_version()

@@ -7,6 +7,7 @@ The wrappers are our own thin scripts; they only name Kafka's main classes.
 from __future__ import annotations
 
 import sys
+import zipfile
 from pathlib import Path
 
 # script name -> main class (kafka_2.13 holds the first two, kafka-tools the rest)
@@ -14,7 +15,7 @@ TOOLS: dict[str, str] = {
     "kafka-storage": "kafka.tools.StorageTool",
     "kafka-server-start": "kafka.Kafka",
     "kafka-topics": "org.apache.kafka.tools.TopicCommand",
-    "kafka-configs": "kafka.admin.ConfigCommand",
+    "kafka-configs": "org.apache.kafka.tools.ConfigCommand",
     "kafka-consumer-groups": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
     "kafka-groups": "org.apache.kafka.tools.GroupsCommand",
     "kafka-producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
@@ -26,11 +27,30 @@ TOOLS: dict[str, str] = {
     "kafka-broker-api-versions": "org.apache.kafka.tools.BrokerApiVersionsCommand",
     "kafka-metadata-quorum": "org.apache.kafka.tools.MetadataQuorumCommand",
     "kafka-features": "org.apache.kafka.tools.FeatureCommand",
-    # KIP-932 share groups, KIP-1071 streams groups (kafka-tools 4.3.1)
+    # KIP-932 share groups, KIP-1071 streams groups (kafka-tools 4.3.1 and later)
     "kafka-share-groups": "org.apache.kafka.tools.consumer.group.ShareGroupCommand",
     "kafka-streams-groups": "org.apache.kafka.tools.streams.StreamsGroupCommand",
     "kafka-console-share-consumer": "org.apache.kafka.tools.consumer.ConsoleShareConsumer",
 }
+
+# The class a tool had in releases before the pinned one (ConfigCommand moved to kafka-tools in 4.4).
+EARLIER_MAIN: dict[str, str] = {"kafka-configs": "kafka.admin.ConfigCommand"}
+
+
+def tool_main(libs: Path, tool: str) -> str:
+    """The main class of `tool` in the release whose jars are in `libs` (TOOLS, else its earlier
+    class when that release's jars have it); a main class is returned as given."""
+    main = TOOLS.get(tool, tool)
+    earlier = EARLIER_MAIN.get(tool)
+    if earlier is None:
+        return main
+    wanted = main.replace(".", "/") + ".class"
+    for jar in sorted(libs.glob("kafka*.jar")):
+        with zipfile.ZipFile(jar) as z:
+            if wanted in z.namelist():
+                return main
+    return earlier
+
 
 _LOG4J_BASE = """\
 status = warn
@@ -82,7 +102,8 @@ def write_layout(home: Path) -> None:
     cfg.mkdir(parents=True, exist_ok=True)
     (cfg / "log4j2-broker.properties").write_text(LOG4J_BROKER)
     (cfg / "log4j2-tools.properties").write_text(LOG4J_TOOLS)
-    for name, main in TOOLS.items():
+    for name in TOOLS:
+        main = tool_main(home / "libs", name)
         log4j = "broker" if name == "kafka-server-start" else "tools"
         path = bin_dir / f"{name}.sh"
         path.write_text(_WRAPPER.format(main=main, log4j=log4j))

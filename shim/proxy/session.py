@@ -37,8 +37,11 @@ import logging
 from collections import deque
 from typing import TYPE_CHECKING
 
+from kcodec import api
 from kcodec.errors import DecodeError
-from kcodec.frames import FrameSplitter, peek_request, peek_response_correlation_id, produce_acks
+from kcodec.frames import FrameSplitter, peek_request, peek_response_correlation_id, produce_acks, response_header
+from kcodec.generated.api_versions import ApiVersion, ApiVersionsResponse
+from kcodec.protocol import Error
 
 from .frame_reader import FrameReader
 from .request_stream import streamable
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kshim.proxy")
 
 HIGH_WATER = 4 * 1024 * 1024
+_API_VERSIONS_RANGE = api.VERSIONS[API_VERSIONS]    # before the broker's ranges are known
 # a slot whose answer went to the client as it arrived (upstream_side.py): nothing left to write
 STREAMED = memoryview(b"")
 
@@ -241,6 +245,9 @@ class Session(FrameReader):
         if faults and (injector.rules or injector.held) and injector.intercept(self, api_key, version, frame):
             return
         tracer = self.tracer
+        if api_key == API_VERSIONS and version > self.proxy.allowed.get(API_VERSIONS, _API_VERSIONS_RANGE)[1]:
+            self._too_new_api_versions(version, corr)
+            return
         handler = self.proxy.routes.get(api_key)
         if handler is not None:
             slot = Slot(api_key, version, corr, False)
@@ -273,6 +280,19 @@ class Session(FrameReader):
         if tracer is not None:
             tracer.frame(self.conn_id, K2U, api_key, version, corr, frame)
         self._forward(frame)
+
+    def _too_new_api_versions(self, version: int, corr: int) -> None:
+        """An ApiVersions request newer than kshim advertises is answered here, as the broker answers
+        one newer than it knows (KafkaApis.handleApiVersionsRequest -> ApiVersionsRequest
+        .getErrorResponse): UNSUPPORTED_VERSION in a v0 body that lists only ApiVersions' own range, so
+        the client retries at the newest version both sides know. Never forwarded: a broker that knows
+        that version would answer in a body kshim cannot read."""
+        lo, hi = self.proxy.allowed.get(API_VERSIONS, _API_VERSIONS_RANGE)
+        body = ApiVersionsResponse(error_code=Error.UNSUPPORTED_VERSION,
+                                   api_keys=[ApiVersion(api_key=API_VERSIONS, min_version=lo, max_version=hi)])
+        slot = Slot(API_VERSIONS, version, corr, False)
+        self.pending.append(slot)
+        self.complete(slot, response_header(corr, 0) + body.encode(0))
 
     def take_slot(self, api_key: int, version: int, corr: int, rewrite: bool) -> None:
         """The response slot of a request forwarded to the broker, in arrival order."""

@@ -34,7 +34,7 @@ def commit(h, v, topics, gid="g", generation=-1, member=""):
 
 def txn_commit(h, v, topics, gid="g"):
     req = TxnOffsetCommitRequest(transactional_id="tx", group_id=gid, producer_id=7, producer_epoch=0,
-                                 generation_id=-1, member_id="", topics=[
+                                 generation_id_or_member_epoch=-1, member_id="", topics=[
                                      TxnOffsetCommitRequestTopic(name=n, partitions=[
                                          TxnOffsetCommitRequestPartition(partition_index=p, committed_offset=1)
                                          for p in ps]) for n, ps in topics])

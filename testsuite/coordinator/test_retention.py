@@ -107,7 +107,7 @@ def test_pending_transactional_offsets_keep_their_partition_and_group():
     h.advance(RETENTION - 1000)
     h.c.producer_initialized(7, 0, 60_000, now_ms=h.now)
     body = h.immediate(28, 3, TxnOffsetCommitRequest(
-        transactional_id="tx", group_id="g", producer_id=7, producer_epoch=0, generation_id=-1, member_id="",
+        transactional_id="tx", group_id="g", producer_id=7, producer_epoch=0, generation_id_or_member_epoch=-1, member_id="",
         topics=[TxnOffsetCommitRequestTopic(name="t1", partitions=[
             TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=9, committed_metadata="")])]))
     assert body.topics[0].partitions[0].error_code == E.NONE

@@ -26,7 +26,7 @@ def txn_commit(h: Harness, gid: str, offsets: dict, *, pid: int = PID, epoch: in
             partition_index=part, committed_offset=off, committed_leader_epoch=5 if v >= 2 else -1,
             committed_metadata=metadata))
     req = TxnOffsetCommitRequest(transactional_id="tx", group_id=gid, producer_id=pid, producer_epoch=epoch,
-                                 generation_id=generation if v >= 3 else -1, member_id=member_id if v >= 3 else "",
+                                 generation_id_or_member_epoch=generation if v >= 3 else -1, member_id=member_id if v >= 3 else "",
                                  group_instance_id=instance if v >= 3 else None,
                                  topics=[TxnOffsetCommitRequestTopic(name=t, partitions=ps)
                                          for t, ps in topics.items()])

@@ -38,7 +38,7 @@ def commit(b, group, v, topics, generation=-1, member=""):
 
 def txn_commit(b, group, v, txn_id, pid, epoch, topics):
     return answer(call(b, 28, v, TxnOffsetCommitRequest(
-        transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch, generation_id=-1,
+        transactional_id=txn_id, group_id=group, producer_id=pid, producer_epoch=epoch, generation_id_or_member_epoch=-1,
         member_id="", topics=[TxnOffsetCommitRequestTopic(name=n, partitions=[
             TxnOffsetCommitRequestPartition(partition_index=p, committed_offset=1) for p in ps])
             for n, ps in topics])))

@@ -81,7 +81,7 @@ def empty_group_scenario(b, topic):
                                            protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")]))
     out["join"] = body.error_code
     out["txn"] = [(p.partition_index, p.error_code) for t in call(b, 28, 5, TxnOffsetCommitRequest(
-        transactional_id="no-such-txn", group_id="", producer_id=4242, producer_epoch=0, generation_id=-1,
+        transactional_id="no-such-txn", group_id="", producer_id=4242, producer_epoch=0, generation_id_or_member_epoch=-1,
         member_id="", topics=[TxnOffsetCommitRequestTopic(name=topic, partitions=[
             TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=1)])])).topics for p in t.partitions]
     out["delete"] = [[(r.group_id, r.error_code) for r in call(b, 42, v, DeleteGroupsRequest(
@@ -168,7 +168,7 @@ def test_metadata_size_counts_java_chars_as_on_the_broker(kafka, kshim, new_topi
         out = [commit(b, group, parts, v=v) for v in (2, 9)]
         ids = _txn_ids(b, txn_id, group)
         body = call(b, 28, 3, TxnOffsetCommitRequest(
-            transactional_id=txn_id, group_id=group, producer_id=ids[0], producer_epoch=ids[1], generation_id=-1,
+            transactional_id=txn_id, group_id=group, producer_id=ids[0], producer_epoch=ids[1], generation_id_or_member_epoch=-1,
             member_id="", topics=[TxnOffsetCommitRequestTopic(name=n, partitions=[TxnOffsetCommitRequestPartition(
                 partition_index=p, committed_offset=1, committed_metadata=md)]) for n, p, md in parts]))
         out.append([(p.partition_index, p.error_code) for t in body.topics for p in t.partitions])

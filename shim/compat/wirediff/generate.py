@@ -273,7 +273,7 @@ class _Gen:
             t = self.pick("t1", "t2")
             self.step("adm", TXN_OFFSET_COMMIT, {
                 "transactionalId": f"$txn:{self.r.randint(1, 3)}", "groupId": ids[0],
-                "producerId": self.r.randint(1000, 1003), "producerEpoch": 0, "generationId": -1,
+                "producerId": self.r.randint(1000, 1003), "producerEpoch": 0, "generationIdOrMemberEpoch": -1,
                 "memberId": "", "groupInstanceId": None,
                 "topics": [{"name": f"$topic:{t}", "partitions": [
                     {"partitionIndex": 0, "committedOffset": self.r.randint(0, 9), "committedLeaderEpoch": -1,

@@ -41,7 +41,7 @@ def commit_error(c: "CoordinatorState", ctx: "Ctx", req, txn: bool = False, part
     names them by id; older versions by name, resolved by KafkaApis)."""
     g = c.consumer_groups[req.group_id]
     if txn:
-        epoch = req.generation_id if ctx.version >= 3 else -1
+        epoch = req.generation_id_or_member_epoch if ctx.version >= 3 else -1
         member_id = (req.member_id or "") if ctx.version >= 3 else ""
         instance_id = req.group_instance_id if ctx.version >= 3 else None
         if epoch == -1 and not member_id and instance_id is None:
