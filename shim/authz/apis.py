@@ -149,13 +149,14 @@ def _offset_commit(authz, caller, v, req, topic_name):
                       OffsetCommitResponse, with_id=True)
 
 
-def _txn_offset_commit(authz, caller, v, req, _tn):
+def _txn_offset_commit(authz, caller, v, req, topic_name):
     if not _can(authz, caller, WRITE, TRANSACTIONAL_ID, req.transactional_id):
         return Verdict(error_body(TXN_OFFSET_COMMIT, v, req, TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
     if not _can(authz, caller, READ, GROUP, req.group_id):
         return Verdict(error_body(TXN_OFFSET_COMMIT, v, req, GROUP_AUTHORIZATION_FAILED))
-    return _per_topic(authz, caller, req, READ, lambda t: t.name, TxnOffsetCommitResponseTopic,
-                      TxnOffsetCommitResponsePartition, TxnOffsetCommitResponse)
+    name_of = (lambda t: topic_name(t.topic_id)) if v >= 6 else (lambda t: t.name)    # v6: by id (KIP-1319)
+    return _per_topic(authz, caller, req, READ, name_of, TxnOffsetCommitResponseTopic,
+                      TxnOffsetCommitResponsePartition, TxnOffsetCommitResponse, with_id=True)
 
 
 def _offset_delete(authz, caller, v, req, _tn):

@@ -1,4 +1,4 @@
-"""DescribeGroups v0-6, ListGroups v0-5, DeleteGroups v0-2 (GroupMetadataManager,
+"""DescribeGroups v0-6, ListGroups v0-5, DeleteGroups v0-3 (GroupMetadataManager,
 GroupCoordinatorService)."""
 
 from __future__ import annotations

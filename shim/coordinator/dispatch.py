@@ -32,11 +32,11 @@ VERSIONS: dict[int, tuple[int, int]] = {
     LEAVE_GROUP: (0, 5),
     DESCRIBE_GROUPS: (0, 6),
     LIST_GROUPS: (0, 5),
-    DELETE_GROUPS: (0, 2),
+    DELETE_GROUPS: (0, 3),              # v3: a per-group ErrorMessage (KIP-1331)
     OFFSET_COMMIT: (2, 10),              # v10: topics by id
     OFFSET_FETCH: (1, 10),
     OFFSET_DELETE: (0, 0),
-    TXN_OFFSET_COMMIT: (0, 5),           # completed by the client's EndTxn: txn_offsets.py
+    TXN_OFFSET_COMMIT: (0, 6),           # v6: topics by id (KIP-1319); completed by the client's EndTxn: txn_offsets.py
     CONSUMER_GROUP_HEARTBEAT: (0, 1),    # KIP-848: consumer/heartbeat.py
     CONSUMER_GROUP_DESCRIBE: (0, 1),     # consumer/describe.py
 }

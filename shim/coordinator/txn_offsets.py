@@ -1,4 +1,4 @@
-"""TxnOffsetCommit v0-5 for classic groups and the end of transactions (OffsetMetadataManager
+"""TxnOffsetCommit v0-6 for classic groups and the end of transactions (OffsetMetadataManager
 .commitTransactionalOffset and replayEndTransactionMarker).
 
 The transaction coordinator stays the real broker's. An accepted TxnOffsetCommit is held *pending*
@@ -86,7 +86,7 @@ class PendingTxns:
 def txn_offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable[..., int]) -> None:
     """`validate_group(c, ctx, req, valid)`: the group's validateOffsetCommit by its type (dispatch.py:
     validate_classic_commit here, or consumer/offsets_check.validate_txn_commit)."""
-    results, valid = _checked(c.topics, req)
+    results, valid = _checked(c.topics, req, ctx.version)
     err = _validate(c, ctx, req, valid, validate_group) if valid else E.NONE
     stored: dict[tuple[str, int], int] = {}
     if err == E.NONE:
@@ -109,50 +109,63 @@ def txn_offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Call
         if stored:
             c.event("txn_offsets_pending", req.group_id, producer_id=pid, producer_epoch=epoch,
                     partitions=sum(1 for e in stored.values() if e == E.NONE))
-    c.respond(ctx.token, txn_commit_answer(results, lambda name, idx: err or stored.get((name, idx), E.NONE)))
+    c.respond(ctx.token, txn_commit_answer(results, ctx.version,
+                                           lambda name, idx: err or stored.get((name, idx), E.NONE)))
 
 
-def _checked(topics, req):
-    """KafkaApis.handleTxnOffsetCommitRequest's metadata check: per request topic, its partitions with
-    UNKNOWN_TOPIC_OR_PARTITION or None (handed to the coordinator); and those handed over."""
-    results: list[tuple[str, list[tuple[int, int | None]]]] = []
+def _checked(topics, req, version: int):
+    """KafkaApis.handleTxnOffsetCommitRequest's metadata check: per request topic (name, topic id, its
+    partitions with an error or None when handed to the coordinator), and those handed over as (name,
+    partition). v6 names topics by id (KIP-1319): an id the metadata does not know is UNKNOWN_TOPIC_ID
+    for all its partitions; older versions name them (UNKNOWN_TOPIC_OR_PARTITION)."""
+    results: list[tuple[str, object, list[tuple[int, int | None]]]] = []
     valid = []
     for t in req.topics:
-        count = topics.partitions(t.name)
+        if version >= 6:
+            info = topics.topic(t.topic_id)
+            if info is None:
+                results.append(("", t.topic_id, [(p.partition_index, E.UNKNOWN_TOPIC_ID) for p in t.partitions]))
+                continue
+            name, count = info.name, info.partitions
+        else:
+            name, count = t.name, topics.partitions(t.name)
         parts: list[tuple[int, int | None]] = []
         for p in t.partitions:
             if count is None or not 0 <= p.partition_index < count:
                 parts.append((p.partition_index, E.UNKNOWN_TOPIC_OR_PARTITION))
             else:
                 parts.append((p.partition_index, None))
-                valid.append((t.name, p))
-        results.append((t.name, parts))
+                valid.append((name, p))
+        results.append((name, t.topic_id, parts))
     return results, valid
 
 
-def txn_commit_refused(topics, req, code: int) -> TxnOffsetCommitResponse:
+def txn_commit_refused(topics, req, version: int, code: int) -> TxnOffsetCommitResponse:
     """The answer when GroupCoordinatorService.commitTransactionalOffsets failed before the coordinator
     saw the offsets (the transaction's verification or enlisting, shim/proxy/txn_verify.py and
     txn_enlist.py): `code` for every partition KafkaApis handed over, after those it refused."""
-    results, _ = _checked(topics, req)
-    return txn_commit_answer(results, lambda name, idx: code)
+    results, _ = _checked(topics, req, version)
+    return txn_commit_answer(results, version, lambda name, idx: code)
 
 
-def txn_commit_answer(results, code_of) -> TxnOffsetCommitResponse:
+def txn_commit_answer(results, version: int, code_of) -> TxnOffsetCommitResponse:
     """KafkaApis.handleTxnOffsetCommitRequest: the partitions it refused (error in `results`) first,
-    then the coordinator's answer (`code_of(topic, partition)`) merged (commit_answer.py)."""
-    answer = CommitAnswer(lambda name: TxnOffsetCommitResponseTopic(name=name, partitions=[]),
+    then the coordinator's answer (`code_of(topic, partition)`) merged (commit_answer.py), one topic
+    per id from v6 (TxnOffsetCommitResponse.TopicIdBuilder), per name before (TopicNameBuilder)."""
+    answer = CommitAnswer(lambda t: TxnOffsetCommitResponseTopic(name=t[0], topic_id=t[1], partitions=[]),
                           lambda idx, e: TxnOffsetCommitResponsePartition(partition_index=idx, error_code=e))
+    by_id = version >= 6
     accepted = []
-    for name, parts in results:
+    for name, topic_id, parts in results:
         for idx, e in parts:
             if e is not None:
-                answer.refuse(name, name, idx, e)
+                answer.refuse(topic_id if by_id else name, (name, topic_id), idx, e)
         ok = [TxnOffsetCommitResponsePartition(partition_index=idx, error_code=code_of(name, idx))
               for idx, e in parts if e is None]
         if ok:
-            accepted.append(TxnOffsetCommitResponseTopic(name=name, partitions=ok))
-    return TxnOffsetCommitResponse(topics=answer.merge(accepted, lambda t: t.name))
+            accepted.append(TxnOffsetCommitResponseTopic(name=name, topic_id=topic_id, partitions=ok))
+    key_of = (lambda t: t.topic_id) if by_id else (lambda t: t.name)
+    return TxnOffsetCommitResponse(topics=answer.merge(accepted, key_of))
 
 
 def _validate(c: "CoordinatorState", ctx: Ctx, req, valid, validate_group) -> int:
@@ -169,7 +182,8 @@ def _validate(c: "CoordinatorState", ctx: Ctx, req, valid, validate_group) -> in
 def validate_classic_commit(c: "CoordinatorState", ctx: Ctx, req, valid) -> int:
     """ClassicGroup.validateOffsetCommit for a transactional commit (a commit with no identity at all
     is accepted whatever the state, CompletingRebalance too); no group: created by a commit without
-    generation."""
+    generation, else ILLEGAL_GENERATION, GROUP_ID_NOT_FOUND from v6 (OffsetMetadataManager
+    .validateTransactionalOffsetCommit, TxnOffsetCommitRequest.supportsGroupIdNotFoundError)."""
     v = ctx.version
     gen = req.generation_id_or_member_epoch if v >= 3 else -1
     member_id = (req.member_id or "") if v >= 3 else ""
@@ -181,7 +195,7 @@ def validate_classic_commit(c: "CoordinatorState", ctx: Ctx, req, valid) -> int:
             c.groups[req.group_id] = g
             classic_rebalance.write_group(c, g)
             return E.NONE
-        return E.ILLEGAL_GENERATION
+        return E.GROUP_ID_NOT_FOUND if v >= 6 else E.ILLEGAL_GENERATION
     if g.state == DEAD:
         return E.COORDINATOR_NOT_AVAILABLE
     if gen < 0 and g.state == EMPTY:

@@ -29,6 +29,7 @@ CONSUMER_GROUP_HEARTBEAT = ApiKey.CONSUMER_GROUP_HEARTBEAT
 UNKNOWN_TOPIC_OR_PARTITION = Error.UNKNOWN_TOPIC_OR_PARTITION
 CHECKED = (OFFSET_COMMIT, TXN_OFFSET_COMMIT, OFFSET_DELETE)       # partitions checked against metadata
 WITH_TOPICS = CHECKED + (OFFSET_FETCH, CONSUMER_GROUP_HEARTBEAT)  # may name topics kshim has not seen yet
+BY_ID = {OFFSET_COMMIT: 10, TXN_OFFSET_COMMIT: 6}                 # first version naming topics by id
 
 
 class TopicRefresher:
@@ -45,7 +46,7 @@ class TopicRefresher:
             return False
         if api_key in CHECKED:
             for t in req.topics:
-                if api_key == OFFSET_COMMIT and version >= 10:
+                if version >= BY_ID.get(api_key, 99):
                     info = self.topics.topic(t.topic_id)
                     count = None if info is None else info.partitions
                 else:
@@ -66,7 +67,7 @@ class TopicRefresher:
 
     async def refresh_for(self, coordinator: "GroupCoordinator", api_key: int, version: int, req) -> None:
         """List what `needs` found missing."""
-        if (api_key == OFFSET_FETCH or (api_key == OFFSET_COMMIT and version >= 10)
+        if (api_key == OFFSET_FETCH or version >= BY_ID.get(api_key, 99)
                 or (api_key == CONSUMER_GROUP_HEARTBEAT and new_regex(coordinator, version, req))):
             await self.refresh_all()          # topics named by id, or a regex: list them all
         elif api_key == CONSUMER_GROUP_HEARTBEAT:

@@ -66,7 +66,7 @@ class Transactions:
         if session.closed:
             return
         if code:
-            body = txn_commit_refused(self.runtime.topics, req, code)
+            body = txn_commit_refused(self.runtime.topics, req, slot.version, code)
             if patch is not None:
                 patch(body)
             self.runtime.answer(session, slot, body)

@@ -2,8 +2,10 @@
 
 Rules, per api key the broker advertises:
 - keys the codec does not know are dropped (a client must never send kshim what it cannot parse);
-- APIs kshim decodes (ApiVersions, Metadata, FindCoordinator, DescribeCluster, and the group APIs
-  its coordinator answers) get the intersection of the broker's and the codec's range;
+- APIs kshim decodes (ApiVersions, Metadata, FindCoordinator, DescribeCluster) get the intersection of
+  the broker's and the codec's range; the group APIs its coordinator answers the intersection of the
+  broker's, the codec's and the coordinator's (a broker of an older release offers fewer versions:
+  kshim offers no more than it, and answers those as that release does);
 - pass-through APIs keep the broker's minimum (broker quirks such as Produce min 0, KAFKA-18659,
   which librdkafka needs for compression) and are capped at the codec's maximum;
 - Fetch is capped at v15: from Fetch v16 (KIP-951) responses can carry broker addresses
@@ -49,9 +51,11 @@ def advertised_range(api_key: int, broker_min: int, broker_max: int,
         return None
     cmin, cmax = codec_versions[api_key]
     if local_versions and api_key in local_versions:
-        # answered by kshim itself: kshim's own range, clipped to what the codec carries
+        # answered by kshim itself: kshim's own range, clipped to what the codec carries and to the
+        # upstream broker's, so a client sees the versions a broker of the upstream's release offers
+        # (TxnOffsetCommit 0-5 and DeleteGroups 0-2 before Kafka 4.4, OffsetCommit 2-9 on 3.9, ...)
         lmin, lmax = local_versions[api_key]
-        lo, hi = max(lmin, cmin), min(lmax, cmax)
+        lo, hi = max(lmin, cmin, broker_min), min(lmax, cmax, broker_max)
     elif api_key in DECODED or api_key in GROUP_APIS:
         lo, hi = max(broker_min, cmin), min(broker_max, cmax)
     else:

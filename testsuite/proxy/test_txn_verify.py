@@ -101,6 +101,6 @@ def test_refused_answer_keeps_the_partitions_kafkaapis_refused_first():
     req = TxnOffsetCommitRequest(transactional_id="tx", group_id="g", producer_id=1, producer_epoch=0, topics=[
         TxnOffsetCommitRequestTopic(name=n, partitions=[TxnOffsetCommitRequestPartition(partition_index=p)
                                                         for p in ps]) for n, ps in (("t", [0, 7]), ("nope", [0]))])
-    body = txn_commit_refused(TopicCatalog({"t": 1}), req, 49)
+    body = txn_commit_refused(TopicCatalog({"t": 1}), req, 5, 49)
     assert [(t.name, [(p.partition_index, p.error_code) for p in t.partitions]) for t in body.topics] == [
         ("t", [(7, 3), (0, 49)]), ("nope", [(0, 3)])]

@@ -57,8 +57,9 @@ def commit_error(c: "CoordinatorState", ctx: "Ctx", req, txn: bool = False, part
         return E.UNSUPPORTED_VERSION
     if epoch == m.member_epoch:
         return E.NONE
-    # members of the classic protocol (online migration) get the classic group's error
-    stale = E.ILLEGAL_GENERATION if txn or m.classic is not None else E.STALE_MEMBER_EPOCH
+    # members of the classic protocol (online migration) get the classic group's error; a transactional
+    # commit gets ILLEGAL_GENERATION before v6 (TxnOffsetCommitRequest.supportsStaleMemberEpochError)
+    stale = E.ILLEGAL_GENERATION if (txn and ctx.version < 6) or m.classic is not None else E.STALE_MEMBER_EPOCH
     if epoch > m.member_epoch:
         return stale
     # KIP-1251 (ConsumerGroup.createAssignmentEpochValidator): an older epoch is fine for partitions
