@@ -24,9 +24,11 @@ def _kafka_args(p: argparse.ArgumentParser) -> None:
 
 
 def _cluster(args):
-    from .localkafka import LocalKafka
+    from .localkafka import LocalKafka, install
+    version = getattr(args, "version", None)
     return LocalKafka(nodes=args.nodes, base_port=args.port, workdir=args.workdir,
-                      overrides=_broker_settings(getattr(args, "set", None) or []))
+                      overrides=_broker_settings(getattr(args, "set", None) or []),
+                      kafka=install(version) if version else None)
 
 
 def _broker_settings(pairs: list[str]) -> dict[str, str]:
@@ -152,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     ksub = k.add_subparsers(dest="kafka_command", metavar="ACTION", required=True)
     ks = ksub.add_parser("start", help="format and start Kafka, wait until ready")
     _kafka_args(ks)
+    ks.add_argument("--version", default=None, metavar="X",
+                    help="an Apache Kafka release other than the pin, 3.9.x to the pin (installed by "
+                         "scripts/setup --kafka-version X)")
     ks.add_argument("--foreground", action="store_true", help="stay attached; Ctrl-C stops Kafka")
     ks.add_argument("--keep-data", action="store_true", help="reuse existing data instead of formatting fresh")
     ks.add_argument("--set", action="append", metavar="KEY=VALUE",
@@ -172,7 +177,7 @@ def _kafka_pin() -> str:
 
 
 def version_line() -> str:
-    """`kshim 0.1.0 (Kafka pin 4.3.1)`; the wire schemas' version too when it differs from the pin."""
+    """`kshim 0.1.0 (Kafka pin 4.4.0)`; the wire schemas' version too when it differs from the pin."""
     line = f"kshim {__version__} (Kafka pin {_kafka_pin()}"
     try:
         from kcodec.api import KAFKA_VERSION as schemas

@@ -53,6 +53,9 @@ class Config:
     authorizer_refresh_ms: int = 5000    # how often the ACLs are read again (DescribeAcls)
     # group coordinator: "kshim" answers the group APIs itself; "broker" forwards them (pure proxy)
     group_coordinator: str = "kshim"
+    # the Kafka release whose group coordinator kshim answers as: "" = the upstream broker's, learned
+    # from its ApiVersions at start (shim/coordinator/releases.py); 3.9, 4.0, ... 4.4 to choose one
+    coordinator_version: str = ""
     group_initial_rebalance_delay_ms: int = 3000
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1800000
@@ -172,6 +175,10 @@ class Config:
             raise ConfigError("authorizer_refresh_ms must be at least 100")
         if self.group_coordinator not in ("kshim", "broker"):
             raise ConfigError(f"group_coordinator {self.group_coordinator!r}: use kshim or broker")
+        from .coordinator.releases import RELEASES
+        if self.coordinator_version and self.coordinator_version not in RELEASES:
+            raise ConfigError(f"coordinator_version {self.coordinator_version!r}: use one of {', '.join(RELEASES)} "
+                              "(or leave it out to follow the upstream broker's release)")
         if self.group_consumer_migration_policy.lower() not in ("bidirectional", "upgrade", "downgrade", "disabled"):
             raise ConfigError(f"group_consumer_migration_policy {self.group_consumer_migration_policy!r}: "
                               "use bidirectional, upgrade, downgrade or disabled")

@@ -42,6 +42,8 @@ HELP: dict[str, str] = {
     "authorizer_refresh_ms": "milliseconds between re-reads of the broker's ACLs (at least 100)",
     "group_coordinator": "who answers the group APIs: kshim (its own coordinator) or broker "
                          "(forwarded: a pure proxy)",
+    "coordinator_version": "the Kafka release whose group coordinator kshim answers as (3.9 to 4.4); "
+                           "default: the upstream broker's, learned from its ApiVersions",
     "group_initial_rebalance_delay_ms": "milliseconds the first rebalance of an empty group waits "
                                         "for more members (group.initial.rebalance.delay.ms)",
     "group_min_session_timeout_ms": "smallest session timeout a classic member may ask for, in "

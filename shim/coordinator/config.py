@@ -32,6 +32,9 @@ class CoordinatorConfig:
     # group.consumer.migration.policy (KIP-848 online migration, ConsumerGroupMigrationPolicy):
     # bidirectional, upgrade, downgrade, disabled
     consumer_migration_policy: str = "bidirectional"
+    # the Kafka release whose coordinator kshim answers as (releases.py: the upstream's, or
+    # coordinator_version); behaviour that changed between releases follows it
+    release: str = "4.4"
 
     def upgrade_enabled(self) -> bool:
         return self.consumer_migration_policy in ("bidirectional", "upgrade")

@@ -108,6 +108,7 @@ class KafkaInstall:
         if not jars:
             raise EnvironmentProblem(
                 f"Kafka is not installed at {self.home}: run scripts/setup "
+                f"{'' if self.home.name == f'kafka-{KAFKA_VERSION}' else '--kafka-version ' + self.home.name.removeprefix('kafka-') + ' '}"
                 "(it resolves Kafka from Maven Central with scripts/kafka/pom.xml)"
             )
         return self

@@ -32,6 +32,7 @@ from kcodec.protocol import ApiKey, Error
 from ..config import BROKER_GROUP_SETTINGS, Config, adopt_broker_settings as adopt, broker_property
 from ..config import check_group_bounds
 from ..coordinator.group_config import GROUP
+from ..coordinator.releases import at_least
 from ..kafkaclient.client import IO_ERRORS, KeptConnection, UpstreamClient
 from .bodies import read_request, read_response
 
@@ -106,6 +107,11 @@ async def adopt_broker_settings(cfg: Config) -> None:
     check_group_bounds(cfg)
 
 
+# GROUP config resources (kafka-configs --entity-type groups) came with KIP-848's general availability;
+# a 3.9 broker answers a DescribeConfigs of one from an internal error ("Unexpected error handling request")
+GROUP_CONFIGS_SINCE = "4.0"
+
+
 class GroupConfigWatcher:
     def __init__(self, proxy: "Proxy", runtime: "GroupRuntime"):
         self.proxy, self.runtime = proxy, runtime
@@ -133,6 +139,9 @@ class GroupConfigWatcher:
     async def load(self, groups: list[str]) -> None:
         """DescribeConfigs of these GROUP resources; each group's overrides into the coordinator."""
         groups = list(dict.fromkeys(g for g in groups if g))
+        if not at_least(self.runtime.coordinator.cfg.release, GROUP_CONFIGS_SINCE):
+            self.read.update(groups)         # a 3.9 broker has no GROUP config resources: nothing to read
+            return
         for i in range(0, len(groups), BATCH):
             part = groups[i:i + BATCH]
             async with self._lock:

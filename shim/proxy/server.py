@@ -17,7 +17,8 @@ from typing import Callable
 
 from kcodec import api
 
-from ..config import Config
+from ..config import Config, ConfigError
+from ..coordinator.releases import GROUP_RANGES, NEWEST, identify, unsupported_message
 from ..kafkaclient.client import UpstreamClient, upstream_tls
 from .faults import FaultInjector
 from .rewrite import Rewriter
@@ -88,6 +89,7 @@ class Proxy:
         self._client_tls = client_listener_tls(cfg)
         self._upstream_tls = upstream_tls(cfg)
         self.cluster_id: str | None = None
+        self.release = ""               # the Kafka release kshim answers as (shim/coordinator/releases.py)
         self.tracer = tracer            # shim.trace.tracer.Tracer with --trace DIR
         self.metrics = metrics          # shim.metrics.Metrics with --admin-port
         self.faults = faults if faults is not None else FaultInjector()   # rules: config / admin endpoint
@@ -103,6 +105,7 @@ class Proxy:
     # ------------------------------------------------------------------ lifecycle
     async def start(self) -> None:
         brokers, versions = await self.discover()
+        self.release = self._release(versions)
         self._set_allowed(versions)
         self.topology.update(brokers)
         if self.groups is not None:
@@ -136,10 +139,34 @@ class Proxy:
         if self.metrics is not None:
             self.metrics.event(ev)
 
+    def _release(self, versions: dict[int, tuple[int, int]]) -> str:
+        """The release whose group coordinator kshim answers as: coordinator_version, else the upstream
+        broker's (releases.identify); handed to the coordinator. None identified: ConfigError."""
+        found = identify(versions)
+        release = self.cfg.coordinator_version or found
+        if release is None:
+            if self.groups is None:         # a pure proxy answers nothing itself
+                return NEWEST
+            raise ConfigError(unsupported_message(versions))
+        if self.release and release != self.release:
+            log.warning("the upstream broker now looks like Kafka %s (was %s): kshim answers as %s from now on",
+                        found, self.release, release)
+        if self.groups is not None:
+            self.groups.coordinator.cfg.release = release
+        return release
+
     def _set_allowed(self, versions: dict[int, tuple[int, int]]) -> None:
+        # the coordinator's ranges within those of the release it answers as (with coordinator_version
+        # the upstream may offer more); the Rewriter shapes clients' ApiVersions with the same table
+        release_ranges = GROUP_RANGES.get(self.release, GROUP_RANGES[NEWEST])
+        local = {}
+        for key, (lo, hi) in self.local_versions.items():
+            rlo, rhi = release_ranges.get(key, (lo, hi))
+            local[key] = (max(lo, rlo), min(hi, rhi))
+        self.rewriter.local_versions = local
         allowed = {}
         for key, (lo, hi) in versions.items():
-            rng = advertised_range(key, lo, hi, api.VERSIONS, self.local_versions)
+            rng = advertised_range(key, lo, hi, api.VERSIONS, local)
             if rng:
                 allowed[key] = rng
         self.allowed = allowed
@@ -172,6 +199,10 @@ class Proxy:
             except Exception as e:
                 log.warning("topology refresh failed: %s", e)
                 continue
+            try:
+                self.release = self._release(versions)
+            except ConfigError as e:
+                log.warning("topology refresh: %s; kshim keeps answering as Kafka %s", e, self.release)
             self._set_allowed(versions)
             added, removed = self.topology.update(brokers)
             if added:
@@ -218,6 +249,9 @@ class Proxy:
         adv = self.cfg.advertised
         lines = [f"kshim listening: bootstrap servers for clients = {adv}:{self.cfg.listen_port}",
                  f"  upstream cluster {self.cluster_id} ({self.cfg.upstream})"]
+        if self.groups is not None:
+            how = "coordinator_version" if self.cfg.coordinator_version else "the upstream's release"
+            lines.append(f"  group coordinator: answering as Kafka {self.release} ({how})")
         for nid in sorted(self.listeners):
             b = self.topology.brokers.get(nid)
             up = f"{b.host}:{b.port}" if b else "?"
