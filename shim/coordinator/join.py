@@ -198,6 +198,10 @@ def _join_existing_member(c: CoordinatorState, ctx: Ctx, req, g: ClassicGroup, m
     if not g.supports_protocols(req.protocol_type, [p.name for p in req.protocols]):
         return c.respond(ctx.token, join_error(v, E.INCONSISTENT_GROUP_PROTOCOL, member_id))
     if member_id in g.pending_members:
+        if instance_id is not None:
+            # classicGroupJoinExistingMember: "pending member cannot be a static member", an IllegalStateException:
+            # GroupCoordinatorService.joinGroup answers UNKNOWN_SERVER_ERROR (no member id) and nothing changes
+            return c.respond(ctx.token, join_error(v, E.UNKNOWN_SERVER_ERROR, ""))
         g.pending_members.discard(member_id)
         classic_rebalance.cancel_heartbeat(c, g, member_id)
         return _add_member(c, ctx, req, g, member_id, instance_id)

@@ -59,6 +59,11 @@ class _Gen:
     def __init__(self, seed: int, ranges: dict):
         self.r = random.Random(seed)
         self.extra = random.Random(f"{seed}/extra")
+        # identity changes on their own stream too (the other draws stay as they were): a member that
+        # rejoins static after dynamic or the reverse, or under another instance id, and consumer members
+        # taking a classic member's id (the sequences of GroupMetadataManager's static-member paths)
+        self.ident = random.Random(f"{seed}/identity")
+        self.inst: dict[str, str | None] = {}
         self.ranges = ranges
         self.sc = Scenario(seed)
         self.joined: set[str] = set()            # members that (probably) joined: mostly act as such
@@ -81,6 +86,14 @@ class _Gen:
         if self.extra.random() < 0.03:           # (own stream: the other draws stay as they were)
             step["trailing"] = self.extra.choice(("00", "0000ffff", "deadbeef00"))   # bytes after the body
         self.sc.steps.append(step)
+
+    def instance(self, name: str, m: dict, joining: bool) -> str | None:
+        """The member's instance id now; a join may change it (to none, or to one of two ids)."""
+        cur = self.inst.get(name, m["instance"])
+        if joining and self.ident.random() < 0.2:
+            cur = None if cur else self.ident.choice(("i1", f"i{name[1:]}x"))
+        self.inst[name] = cur
+        return cur
 
     # ------------------------------------------------------------------ scenario
     def scenario(self) -> Scenario:
@@ -121,13 +134,13 @@ class _Gen:
     # ------------------------------------------------------------------ classic members
     def classic(self, name: str, m: dict) -> None:
         g = f"$group:{m['group']}"
-        inst = m["instance"]
         mid = self.pick(f"$mid:{name}", f"$mid:{name}", f"$mid:{name}", "", "unknown-member")
         gen = self.pick(f"$gen:{name}", f"$gen:{name}", f"$gen:{name}", f"$gen+1:{name}", -1)
         what = self.r.choices(["join", "sync", "heartbeat", "leave", "commit", "fetch"],
                               [5, 3, 3, 1, 2, 1])[0]
         if name not in self.joined and self.chance(0.75):
             what = "join"
+        inst = self.instance(name, m, what == "join")
         self.joined.add(name)
         if what == "leave":
             self.joined.discard(name)
@@ -205,7 +218,10 @@ class _Gen:
         self.joined.add(name)
         if what == "leave":
             self.joined.discard(name)
-        base = {"groupId": g, "memberId": f"$cmid:{name}", "instanceId": m["instance"]}
+        base = {"groupId": g, "memberId": f"$cmid:{name}", "instanceId": self.instance(name, m, what == "join")}
+        classic = [n for n, o in self.sc.members.items() if o["kind"] == "classic" and o["group"] == m["group"]]
+        if what == "join" and classic and self.ident.random() < 0.1:
+            base["memberId"] = f"$mid:{self.ident.choice(classic)}"     # an id a classic member has
         if what in ("join", "beat_change"):
             regex = self.pick(None, None, None, "all", "t2", "none", "bad")
             names = self.pick([], ["t1"], ["t2"], ["t1", "t2"], ["tx"]) if regex else \

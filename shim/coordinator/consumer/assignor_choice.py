@@ -118,9 +118,8 @@ class _JavaHashMap:
         return [(n, self.values[n]) for b in self.buckets for n in b]
 
 
-def for_target(counts: Counter, old: str | None, new: str | None, default: str) -> str:
-    """The assignor the target assignment uses when the member whose assignor went from `old` to
-    `new` (None: none, or a new member) triggers it; `counts` already holds `new`."""
+def _before(counts: Counter, old: str | None, new: str | None) -> Counter:
+    """The counts before the member whose assignor went from `old` to `new` changed (`counts` holds `new`)."""
     before = Counter(counts)
     if new:
         before[new] -= 1
@@ -128,6 +127,21 @@ def for_target(counts: Counter, old: str | None, new: str | None, default: str) 
             del before[new]
     if old:
         before[old] += 1
+    return before
+
+
+def preferred_changed(counts: Counter, old: str | None, new: str | None, default: str) -> bool:
+    """GroupMetadataManager.hasPreferredServerAssignorChanged (Kafka 4.4, KAFKA-20434): the group's
+    preferred assignor before the member's change (`ConsumerGroup.preferredServerAssignor`, read as
+    ConsumerGroupDescribe reads it) against the one with it (`computePreferredServerAssignor`, as the
+    target assignment computes it)."""
+    return described(_before(counts, old, new), default) != for_target(counts, old, new, default)
+
+
+def for_target(counts: Counter, old: str | None, new: str | None, default: str) -> str:
+    """The assignor the target assignment uses when the member whose assignor went from `old` to
+    `new` (None: none, or a new member) triggers it; `counts` already holds `new`."""
+    before = _before(counts, old, new)
     m = _JavaHashMap([(n, before[n]) for n in timeline_order(before)])
     if old:
         m.compute(old, -1)

@@ -29,6 +29,7 @@ from kcodec.generated.heartbeat import HeartbeatResponse
 from kcodec.generated.leave_group import LeaveGroupResponse, MemberResponse
 
 from .. import errors as E
+from ..releases import at_least
 from ..responses import join_error, join_response, sync_response
 from . import embedded
 from .downgrade import downgrade, downgrade_allowed_replacing
@@ -92,10 +93,10 @@ def join(c: "CoordinatorState", ctx: "Ctx", req, g: ConsumerGroup) -> None:
     try:
         sub = embedded.subscription(protocols[0][1])
     except embedded.Malformed:
-        # Kafka 4.3.1's GroupMetadataManager.deserializeSubscription throws an IllegalStateException (and the
-        # generated reader's own RuntimeExceptions pass through): GroupCoordinatorService answers
-        # UNKNOWN_SERVER_ERROR
-        return fail(E.UNKNOWN_SERVER_ERROR)
+        # GroupMetadataManager.deserializeSubscription: Kafka 4.4 answers INCONSISTENT_GROUP_PROTOCOL
+        # (KAFKA-20662, KAFKA-20570); up to 4.3 it threw an IllegalStateException (and the generated reader's
+        # own RuntimeExceptions passed through): GroupCoordinatorService answered UNKNOWN_SERVER_ERROR
+        return fail(E.INCONSISTENT_GROUP_PROTOCOL if at_least(c.cfg.release, "4.4") else E.UNKNOWN_SERVER_ERROR)
     reported = embedded.by_id(c, getattr(sub, "owned_partitions", None))
     # GroupMetadataManager.classicGroupJoinToConsumerGroup: whoever holds the instance id (replaced, or the
     # joining member itself) may be the last non-classic member: then the group goes back to classic

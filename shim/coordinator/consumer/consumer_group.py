@@ -110,6 +110,16 @@ class ConsumerGroup:
             names |= self.regex_topics.get(m.subscribed_topic_regex, frozenset())
         return names
 
+    def set_instance_id(self, m: ConsumerMember, instance_id: str | None, drop_old: bool) -> None:
+        """ConsumerGroup.updateMember -> updateStaticMember: the member's instance id maps to it; the id
+        it had before stays mapped to it, except from Kafka 4.4 (`drop_old`, KAFKA-20747)."""
+        old = m.instance_id
+        if drop_old and old is not None and old != instance_id and self.static_members.get(old) == m.member_id:
+            del self.static_members[old]
+        m.instance_id = instance_id
+        if instance_id is not None:
+            self.static_members[instance_id] = m.member_id
+
     def preferred_assignor(self, default: str) -> str:
         return described(self.assignor_counts, default)
 

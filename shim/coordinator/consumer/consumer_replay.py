@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from .. import classic_rebalance
 from ..state_records import (ConsumerCurrentRecord, ConsumerCurrentTombstone, ConsumerGroupRecord, ConsumerGroupTombstone,
                        ConsumerMemberRecord, ConsumerMemberTombstone, ConsumerTargetRecord, ConsumerTargetTombstone)
+from ..releases import at_least
 from .consumer_group import UNREVOKED, ClassicMeta, ConsumerGroup, ConsumerMember
 from .fencing import arm_rebalance, arm_session, cancel_member_timers, rebalance_key
 from .regex_resolution import InvalidRegex, resolve
@@ -50,11 +51,8 @@ def replay_consumer(c: "CoordinatorState", rec) -> None:
             arm_session(c, g, m)
         m.classic = classic
         if rec.instance_id is not None:
-            if m.instance_id is not None and g.static_members.get(m.instance_id) == m.member_id:
-                del g.static_members[m.instance_id]
-            g.static_members[rec.instance_id] = m.member_id
-        m.instance_id, m.rack_id, m.client_id, m.client_host = (rec.instance_id, rec.rack_id, rec.client_id,
-                                                                 rec.client_host)
+            g.set_instance_id(m, rec.instance_id, drop_old=at_least(c.cfg.release, "4.4"))
+        m.rack_id, m.client_id, m.client_host = rec.rack_id, rec.client_id, rec.client_host
         m.rebalance_timeout_ms = rec.rebalance_timeout_ms
         g.set_subscription(m, tuple(rec.subscribed_topic_names), rec.subscribed_topic_regex, rec.server_assignor)
         m.recorded_assignor = rec.server_assignor

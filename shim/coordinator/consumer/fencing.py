@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from .downgrade import downgrade, downgrade_allowed
 from .consumer_group import UNREVOKED, ConsumerGroup, ConsumerMember
-from .persist import write_group_removed, write_member_removed
+from ..releases import at_least
+from .persist import write_group, write_group_removed, write_member_removed
 from .target import bump_epoch
 from .timer_keys import cancel_member_timers, join_key, rebalance_key, session_key, sync_key  # noqa: F401 (re-exported)
 
@@ -42,6 +43,7 @@ def fence_members(c: "CoordinatorState", g: ConsumerGroup, members: list, reason
     leaving = {m.member_id for m in members}
     if downgrade_allowed(c, g, leaving):
         return downgrade(c, g, leaving, f"{reason}; only classic members remain")
+    everyone = len(leaving) == len(g.members)
     for m in members:
         g.remove(m.member_id)
         write_member_removed(c, g, m.member_id)
@@ -49,6 +51,11 @@ def fence_members(c: "CoordinatorState", g: ConsumerGroup, members: list, reason
         c.event("member_removed", g.group_id, member=m.member_id, instance=m.instance_id, reason=reason)
     bump_epoch(c, g, f"{len(members)} member(s) removed: {reason}" if len(members) > 1
                else f"member {members[0].member_id} removed: {reason}")
+    if everyone and at_least(c.cfg.release, "4.4"):
+        # consumerGroupFenceMembers (Kafka 4.4, KAFKA-20442): with no member left the target assignment
+        # is the new epoch's (assignment epoch = group epoch, timestamp 0)
+        g.assignment_epoch, g.assignment_timestamp_ms = g.group_epoch, 0
+        write_group(c, g)
 
 
 def session_timeout_ms(c: "CoordinatorState", g: ConsumerGroup, m: ConsumerMember) -> int:

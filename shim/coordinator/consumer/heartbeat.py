@@ -18,8 +18,10 @@ from kcodec.generated.consumer_group_heartbeat import (Assignment, ConsumerGroup
                                                        ConsumerGroupHeartbeatResponseTopicPartitions)
 
 from .. import errors as E
+from ..releases import at_least
 from ..classic_group import DEAD, EMPTY
 from . import codes as K
+from .assignor_choice import preferred_changed
 from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerGroup, ConsumerMember
 from .fencing import arm_rebalance, arm_session, fence, rebalance_key, retire_static, static_successor
 from .persist import write_current, write_group
@@ -176,7 +178,10 @@ def _heartbeat(c: "CoordinatorState", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
     v, epoch = ctx.version, req.member_epoch
     g, created, upgraded = _group_for_join(c, req)
     member_id = req.member_id or ""
-    if len(g.members) >= c.cfg.consumer_max_size and (not member_id or member_id not in g.members):
+    if len(g.members) >= c.cfg.consumer_max_size and (not member_id or member_id not in g.members) and not (
+            req.instance_id in g.static_members and at_least(c.cfg.release, "4.4")):
+        # GroupMetadataManager.throwIfConsumerGroupIsFull; a static member coming back is not refused
+        # from Kafka 4.4 (KAFKA-20601)
         raise HeartbeatError(E.GROUP_MAX_SIZE_REACHED,
                              f"The consumer group has reached its maximum capacity of "
                              f"{c.cfg.consumer_max_size} members.")
@@ -226,10 +231,15 @@ def _heartbeat(c: "CoordinatorState", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
     refresh_group_metadata(c, g)
     old_names = set(m.subscribed_topic_names)
     resolved_before = bool(g.regex_topics)
-    changed, sub_changed = _update_member(g, m, req, ctx, v)
+    changed, sub_changed = _update_member(c, g, m, req, ctx, v)
     # maybeUpdateRegularExpressions: a switch to a regex not resolved yet bumps when its resolution arrives, not now
     bump = sub_changed and (set(m.subscribed_topic_names) != old_names or m.subscribed_topic_regex is None
                             or m.subscribed_topic_regex in g.regex_topics)
+    if not bump and m.recorded_assignor != m.server_assignor and at_least(c.cfg.release, "4.4"):
+        # hasPreferredServerAssignorChanged (Kafka 4.4, KAFKA-20434): the group's preferred assignor changing
+        # with this member bumps the epoch too, so the target assignment is computed with it
+        bump = preferred_changed(g.assignor_counts, None if new else m.recorded_assignor, m.server_assignor,
+                                 c.cfg.consumer_assignors[0])
     member_updated(c, g, m, changed=changed, new=new, replaced=replaced is not None, sub_changed=bump)
     maybe_refresh(c, g, brought_new, resolved_before)
 
@@ -314,14 +324,20 @@ def _member_for(c: "CoordinatorState", g: ConsumerGroup, req, member_id: str):
     return static_successor(old, member_id), True, old
 
 
-def _update_member(g: ConsumerGroup, m: ConsumerMember, req, ctx: "Ctx", v: int) -> tuple[bool, bool]:
+def _update_member(c: "CoordinatorState", g: ConsumerGroup, m: ConsumerMember, req, ctx: "Ctx",
+                   v: int) -> tuple[bool, bool]:
     """Apply step 7; (anything changed, subscription changed)."""
     changed = m.classic is not None                  # a classic member switching to this protocol
     m.classic = None
-    for attr, value in (("instance_id", req.instance_id), ("rack_id", req.rack_id)):
-        if value is not None and getattr(m, attr) != value:
-            setattr(m, attr, value)
-            changed = True
+    if req.instance_id is not None and (m.instance_id != req.instance_id or g.static_members.get(req.instance_id)
+                                        != m.member_id):
+        # a member (dynamic until now, or under another instance id) is static from here on: its instance
+        # id finds it (ConsumerGroup.updateStaticMember)
+        g.set_instance_id(m, req.instance_id, drop_old=at_least(c.cfg.release, "4.4"))
+        changed = True
+    if req.rack_id is not None and m.rack_id != req.rack_id:
+        m.rack_id = req.rack_id
+        changed = True
     if req.rebalance_timeout_ms != -1 and m.rebalance_timeout_ms != req.rebalance_timeout_ms:
         m.rebalance_timeout_ms = req.rebalance_timeout_ms
         changed = True

@@ -95,14 +95,16 @@ def test_join_errors_inside_a_consumer_group_carry_no_member_id():
     assert (r.error_code, r.member_id) == (E.INVALID_SESSION_TIMEOUT, "given")
 
 
+@pytest.mark.parametrize("release,code", [("4.3", E.UNKNOWN_SERVER_ERROR), ("4.4", E.INCONSISTENT_GROUP_PROTOCOL)])
 @pytest.mark.parametrize("metadata", [b"", b"\x00", b"\xff\xff\x00\x00\x00\x00", b"\x00\x01garbage",
                                       b"\x00\x01\x00\x00\x00\x01\x00\x05ab"])
-def test_join_with_a_malformed_subscription_into_a_consumer_group_is_a_server_error(metadata):
-    # Kafka 4.3.1: deserializeSubscription throws IllegalStateException (not INCONSISTENT_GROUP_PROTOCOL)
-    h = harness()
+def test_join_with_a_malformed_subscription_into_a_consumer_group(metadata, release, code):
+    # Kafka 4.3: deserializeSubscription throws IllegalStateException (UNKNOWN_SERVER_ERROR); 4.4 answers
+    # INCONSISTENT_GROUP_PROTOCOL (KAFKA-20662, KAFKA-20570); the group is unchanged either way
+    h = harness(release=release)
     Client(h, "c").beat()
     r = h.answered(h.join("g", "given", protocols=(("range", metadata),), session=SESSION))
-    assert (r.error_code, r.member_id) == (E.UNKNOWN_SERVER_ERROR, "")
+    assert (r.error_code, r.member_id) == (code, "")
     assert set(h.cg().members) == {"c"}
 
 
