@@ -57,6 +57,8 @@ KIND_OF_API = {
     ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: SHARE, ApiKey.ALTER_SHARE_GROUP_OFFSETS: SHARE,
     ApiKey.DELETE_SHARE_GROUP_OFFSETS: SHARE,
     ApiKey.STREAMS_GROUP_HEARTBEAT: STREAMS, ApiKey.STREAMS_GROUP_DESCRIBE: STREAMS,
+    # Kafka 4.4 (KIP-1331): a streams member pushes its topology description to the group's coordinator
+    ApiKey.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE: STREAMS,
 }
 # answers that say a group of this kind exists when NONE (the heartbeats and AlterShareGroupOffsets
 # create it: GroupMetadataManager.getOrMaybeCreateShareGroup(groupId, true))

@@ -1,7 +1,8 @@
 """A large `kshim compat --wire` run: the real broker versus kshim in front of it (both started here,
 or given), then the same seeds broker versus broker (the control: differences there are the tester's
 noise, not kshim's). Usage: scripts/wire-diff [--seeds 0-1999] [--kafka H:P --kshim H:P]
-[--minimize DIR] [--concurrency N] [--group-max-size N]. Writes build/wire-diff/report.json.
+[--minimize DIR] [--concurrency N] [--group-max-size N] [--kafka-version X]. Writes
+build/wire-diff/report.json. --kafka-version runs another supported release than the pin (3.9.x to 4.4.x).
 --group-max-size sets group.max.size on the broker started here and on kshim (the scenarios' groups
 of up to four members, and classic rejoins with new member ids, then reach the limit)."""
 
@@ -14,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from shim.localkafka import LocalKafka
+from shim.localkafka import LocalKafka, install
 from shim.localkafka.home import build_dir
 from testsuite.harness.kshimproc import KshimProcess
 from testsuite.harness.ports import free_port_block
@@ -36,6 +37,8 @@ def main() -> int:
     ap.add_argument("--minimize", type=Path, default=None)
     ap.add_argument("--no-control", action="store_true")
     ap.add_argument("--group-max-size", type=int, default=None)
+    ap.add_argument("--kafka-version", default=None,
+                    help="the release of the Kafka started here (installed by scripts/setup --kafka-version X)")
     args = ap.parse_args()
     if args.group_max_size and (args.kafka or args.kshim):
         ap.error("--group-max-size configures the broker and kshim started here: not with --kafka/--kshim")
@@ -50,7 +53,8 @@ def main() -> int:
         try:
             if not args.kafka:
                 kafka = LocalKafka(nodes=1, base_port=free_port_block(2, start=45100), workdir=d,
-                                   overrides=broker_overrides).start()
+                                   overrides=broker_overrides,
+                                   kafka=install(args.kafka_version) if args.kafka_version else None).start()
             broker = args.kafka or kafka.bootstrap
             if not args.kshim:
                 kshim = KshimProcess(broker, free_port_block(5, start=46100), Path(d) / "kshim.log",

@@ -254,7 +254,7 @@ def offsets_only_txn_v2(bootstrap: str, topic: str, group: str, tid: str, member
             if member and not member_id:
                 member_id, generation = _join_consumer_group(w, call, group, topic)
             commit = call(w, 28, 5, transactional_id=tid, group_id=group, producer_id=pid, producer_epoch=epoch,
-                          generation_id=generation, member_id=member_id, topics=[TxnOffsetCommitRequestTopic(
+                          generation_id_or_member_epoch=generation, member_id=member_id, topics=[TxnOffsetCommitRequestTopic(
                               name=topic, partitions=[TxnOffsetCommitRequestPartition(partition_index=0,
                                                                                       committed_offset=3)])])
             if commit.topics[0].partitions[0].error_code not in (14, 15, 16) or time.monotonic() > deadline:

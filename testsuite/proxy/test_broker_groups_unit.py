@@ -31,7 +31,7 @@ TOPIC_ID = uuid.UUID("12345678-1234-5678-1234-567812345678")
 
 def test_share_and_streams_apis_are_advertised_with_the_brokers_range():
     for key in (ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_FETCH, ApiKey.STREAMS_GROUP_HEARTBEAT,
-                ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS):
+                ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS, ApiKey.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE):
         lo, hi = api.VERSIONS[key]
         assert advertised_range(key, lo, hi, api.VERSIONS) == (lo, hi)
         assert advertised_range(key, lo, hi - 1 if hi > lo else hi, api.VERSIONS)[1] == max(lo, hi - 1)
@@ -140,3 +140,14 @@ def test_a_heartbeat_for_kshims_group_gets_the_brokers_validation_first():
     streams.topology = None
     out = BrokerGroups.refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams)
     assert out.error_message == "MemberEpoch is -3, but must be greater than or equal to -2."
+
+
+def test_streams_topology_description_update_goes_to_the_groups_coordinator():
+    """Kafka 4.4's StreamsGroupTopologyDescriptionUpdate (API key 93, KIP-1331) names a streams group: it
+    is routed to the broker coordinating that group, as the other streams APIs are."""
+    from shim.proxy.broker_groups import KIND_OF_API, STREAMS
+    from shim.proxy.versions import SHARE_AND_STREAMS
+    key = ApiKey.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE
+    assert int(key) == 93 and KIND_OF_API[key] == STREAMS and key in SHARE_AND_STREAMS
+    req = api.REQUESTS[key](group_id="app", member_id="m", topology_epoch=1)
+    assert group_ids(key, 0, req) == (["app"], None)

@@ -235,9 +235,10 @@ def _heartbeat(c: "CoordinatorState", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
     # maybeUpdateRegularExpressions: a switch to a regex not resolved yet bumps when its resolution arrives, not now
     bump = sub_changed and (set(m.subscribed_topic_names) != old_names or m.subscribed_topic_regex is None
                             or m.subscribed_topic_regex in g.regex_topics)
-    if not bump and m.recorded_assignor != m.server_assignor and at_least(c.cfg.release, "4.4"):
-        # hasPreferredServerAssignorChanged (Kafka 4.4, KAFKA-20434): the group's preferred assignor changing
-        # with this member bumps the epoch too, so the target assignment is computed with it
+    if not bump and at_least(c.cfg.release, "4.4"):
+        # hasPreferredServerAssignorChanged (Kafka 4.4, KAFKA-20434), on every heartbeat: the group's preferred
+        # assignor before it (map order) against the one with this member (copied map order) bumps the epoch
+        # when they differ, also on a tie the two orders break differently with nothing changed
         bump = preferred_changed(g.assignor_counts, None if new else m.recorded_assignor, m.server_assignor,
                                  c.cfg.consumer_assignors[0])
     member_updated(c, g, m, changed=changed, new=new, replaced=replaced is not None, sub_changed=bump)

@@ -46,11 +46,14 @@ def test_target_tie_goes_to_the_triggering_member(trigger, chosen):
     ("uniform", "range", "a", False),
     ("uniform", "range", "b", True),
 ])
-def test_tie_between_range_and_uniform(first, second, who, a_gets_both):
+@pytest.mark.parametrize("release", ["4.3", "4.4"])
+def test_tie_between_range_and_uniform(first, second, who, a_gets_both, release):
     """a (assignor `first`) and b (`second`) subscribe to two 1-partition topics; the heartbeat after
     the assignment interval computes the target with the assignor of the member that sends it:
-    range gives a both partitions 0, uniform one each. Describe reports uniform either way."""
-    h = ConsumerHarness({"ta": 1, "tb": 1})
+    range gives a both partitions 0, uniform one each. Describe reports uniform either way. From
+    Kafka 4.4 that heartbeat also bumps the group epoch when its sender prefers range: the group's
+    preferred assignor (uniform) differs from the one computed with it (KAFKA-20434)."""
+    h = ConsumerHarness({"ta": 1, "tb": 1}, release=release)
     ra = h.cgh(member_id="a", topics=("ta", "tb"), assignor=first)
     rb = h.cgh(member_id="b", topics=("ta", "tb"), assignor=second)
     h.advance(1200)
@@ -59,7 +62,9 @@ def test_tie_between_range_and_uniform(first, second, who, a_gets_both):
     else:
         h.cgh(member_id="b", epoch=rb.member_epoch, topics=None, rebalance=-1)
     d = h.describe_cg("g").groups[0]
-    assert (d.assignor_name, d.group_epoch, d.assignment_epoch) == ("uniform", 3, 3)
+    trigger = first if who == "a" else second
+    epoch = 4 if release == "4.4" and trigger == "range" else 3
+    assert (d.assignor_name, d.group_epoch, d.assignment_epoch) == ("uniform", epoch, epoch)
     targets = {m.member_id: sorted(h.topics.topic(tp.topic_id).name for tp in m.target_assignment.topic_partitions)
                for m in d.members}
     assert targets == {"a": ["ta", "tb"], "b": []} if a_gets_both else sorted(map(len, targets.values())) == [1, 1]
