@@ -188,7 +188,9 @@ EXPECTED = {
     "grew_at_every_step": True, "missing": 0, "unexpected": 0, "all_transformed": True, "produced_enough": True,
     "describe": [["GROUP", "TOPIC", "PARTITION", "OFFSET-LAG"]] + [["<app>", "<topic>", str(p), "0"]
                                                                   for p in range(PARTITIONS)],
-    "state": [["GROUP", "COORDINATOR", "(ID)", "STATE", "#MEMBERS"], ["<app>", "<coordinator>", "Stable", "3"]],
+    # kafka-streams-groups --describe --state: an ASSIGNOR column from Kafka 4.4
+    "state": [["GROUP", "COORDINATOR", "(ID)", "ASSIGNOR", "STATE", "#MEMBERS"],
+              ["<app>", "<coordinator>", "sticky", "Stable", "3"]],
     "active_tasks_per_member": [2, 2, 2],
     "listed": True,
     "delete": ["Deletion of requested streams groups ('<app>') was successful."],
