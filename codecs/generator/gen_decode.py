@@ -21,6 +21,9 @@ from gen_common import (Code, ModuleCtx, bad_tags, compact, default_src, fixed_s
                         is_flexible, nullable, status)
 from gen_model import FIXED_FMT, Field, StructDef
 
+# the limits of Kafka 4.4's generated readers (kcodec/_rt.py MAX_ARRAY_LENGTH, MAX_TAGGED_FIELDS)
+MAX_ARRAY_LENGTH, MAX_TAGGED_FIELDS = 1_000_000, 10_000
+
 MAX_INLINE = 3
 STR_FALLBACK = ".decode('utf-8', 'surrogateescape')"
 
@@ -175,8 +178,9 @@ class DecodeEmitter:
             with c.block("else:"):
                 self._var_value(sd, f, target, depth)
         elif f.kind == "array":
-            # null and too-long counts are told apart by _darr (one test on the fast path)
-            c(f"if not 0 <= {n} <= blen - pos: raise _darr({n}, pos, blen, "
+            # null and too-long counts are told apart by _darr (one test on the fast path; the count limit
+            # of Kafka 4.4's readers, _rt.MAX_ARRAY_LENGTH, is a second one only past it)
+            c(f"if not 0 <= {n} <= blen - pos or {n} > {MAX_ARRAY_LENGTH}: raise _darr({n}, pos, blen, "
               f"{sd.pyname!r}, {f.name!r})")
             self._var_value(sd, f, target, depth, checked=True)
         else:
@@ -203,7 +207,7 @@ class DecodeEmitter:
             c(f"pos = {e}")
         elif k == "array":
             if not checked:
-                c(f"if {n} > blen - pos: raise _dalloc({n}, pos, blen, {nm})")
+                c(f"if {n} > blen - pos or {n} > {MAX_ARRAY_LENGTH}: raise _darr({n}, pos, blen, {nm})")
             ek = f.elem_kind
             if ek == "struct":
                 c(f"{x} = []")
@@ -288,6 +292,7 @@ class DecodeEmitter:
         u, t, te = f"u{sx}", f"t{sx}", f"te{sx}"
         c(f"{u} = {{}}")
         c(f"k{sx}, pos = _uv(buf, pos)")
+        c(f"if k{sx} > {MAX_TAGGED_FIELDS} or k{sx} > blen - pos: raise _dtags(k{sx}, pos, blen, {sd.pyname!r})")
         with c.block(f"for _ in range(k{sx}):"):
             c(f"{t}, pos = _uv(buf, pos)")
             c(f"s{sx}, pos = _uv(buf, pos)")

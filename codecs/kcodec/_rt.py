@@ -151,6 +151,13 @@ def mkuuid(b) -> UUID:
 
 # ---------------------------------------------------------------- tagged fields
 
+# Kafka 4.4's generated readers (MessageDataGenerator output in the kafka-clients 4.4.0 jar) refuse an
+# array count above 1,000,000 and a tagged-field count above 10,000 (or above the bytes left), whatever the
+# bytes that follow: a request the broker cannot parse, so its connection closes
+MAX_ARRAY_LENGTH = 1_000_000
+MAX_TAGGED_FIELDS = 10_000
+
+
 def rd_tags(buf, pos: int, bad=()):
     """Read a tagged-field section where no tag is known at this version.
 
@@ -158,6 +165,8 @@ def rd_tags(buf, pos: int, bad=()):
     other versions of the struct (Kafka rejects them)."""
     n, pos = uv(buf, pos)
     blen = len(buf)
+    if n > MAX_TAGGED_FIELDS or n > blen - pos:
+        raise dtags(n, pos, blen)
     out = {}
     for _ in range(n):
         tag, pos = uv(buf, pos)
@@ -213,10 +222,18 @@ def dalloc(n: int, pos: int, blen: int, name: str, field: str) -> DecodeError:
 
 
 def darr(n: int, pos: int, blen: int, name: str, field: str) -> DecodeError:
-    """Count n of a non-nullable array failed ``0 <= n <= blen - pos``."""
+    """Count n of a non-nullable array failed ``0 <= n <= blen - pos`` or is above MAX_ARRAY_LENGTH."""
     if n < 0:
         return DecodeError("non-nullable field was serialized as null", name, field, pos)
+    if n <= blen - pos:
+        return DecodeError(f"array of {n} elements is longer than {MAX_ARRAY_LENGTH}", name, field, pos)
     return dalloc(n, pos, blen, name, field)
+
+
+def dtags(n: int, pos: int, blen: int, name: str | None = None) -> DecodeError:
+    """A tagged-field count above the bytes left or MAX_TAGGED_FIELDS."""
+    return DecodeError(f"{n} tagged fields: more than the {blen - pos} bytes left or {MAX_TAGGED_FIELDS}",
+                       name, "_tagged_fields", pos)
 
 
 def eerr(msg: str, name: str, field: str | None) -> EncodeError:

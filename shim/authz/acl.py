@@ -1,11 +1,13 @@
-"""ACLs and the authorization decision of Kafka's StandardAuthorizer (4.3, KRaft), sans-IO.
+"""ACLs and the authorization decision of Kafka's StandardAuthorizer (4.4, KRaft), sans-IO.
 
 Follows `StandardAuthorizerData.authorize`/`findAclRule`/`findResult`:
 - a super user (`super.users`, "User:name" strings) is allowed everything;
 - the ACLs that apply to a resource (type, name) are the LITERAL ones with that exact name, the
   LITERAL wildcard `*`, and the PREFIXED ones whose name is a prefix of the resource name;
 - of those, an ACL matches a request when its principal is the caller's or `User:*`, its host is
-  `*` or the caller's IP address, and its operation is the requested one or ALL - an ALLOW ACL for
+  `*`, the caller's IP address, or a CIDR range holding it (KIP-1276, Kafka 4.4: `CidrUtils.isInRange`,
+  network and broadcast addresses included, an invalid range or another IP family matches nothing;
+  a broker accepts such ACLs from metadata version 4.4-IV1), and its operation is the requested one or ALL - an ALLOW ACL for
   READ, WRITE, DELETE or ALTER also grants DESCRIBE, ALTER_CONFIGS grants DESCRIBE_CONFIGS (DENY
   ACLs imply nothing);
 - any matching DENY wins; else any matching ALLOW allows; else, when the resource has ACLs at all
@@ -14,7 +16,9 @@ Follows `StandardAuthorizerData.authorize`/`findAclRule`/`findResult`:
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, NamedTuple
 
 # org.apache.kafka.common.resource.ResourceType / PatternType, acl.AclOperation / AclPermissionType codes
@@ -101,7 +105,7 @@ class Authorizer:
         for acl in acls:
             if acl.principal != caller.principal and acl.principal != WILDCARD_PRINCIPAL:
                 continue
-            if acl.host != WILDCARD and acl.host != caller.host:
+            if acl.host != WILDCARD and acl.host != caller.host and not in_range(caller.host, acl.host):
                 continue
             if not _operation_matches(acl, operation):
                 continue
@@ -123,3 +127,16 @@ class Authorizer:
 def parse_super_users(text: str) -> list[str]:
     """Kafka's `super.users` format: "User:admin;User:kshim" (semicolon separated)."""
     return [s.strip() for s in text.split(";") if s.strip()]
+
+
+@lru_cache(maxsize=4096)
+def in_range(host: str, pattern: str) -> bool:
+    """CidrUtils.isInRange: is the IP address `host` in the CIDR range `pattern` (a host address with a
+    prefix length, bits past it ignored, as SubnetUtils reads it)? False for no '/', an invalid range
+    or host, or an address of the other family."""
+    if "/" not in pattern:
+        return False
+    try:
+        return ipaddress.ip_address(host) in ipaddress.ip_network(pattern, strict=False)
+    except ValueError:
+        return False

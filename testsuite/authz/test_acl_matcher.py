@@ -122,3 +122,21 @@ def test_acls_read_from_describe_acls_answers():
     for code, text in ((54, "no authorizer"), (31, "DESCRIBE on the CLUSTER")):
         with pytest.raises(AclReadError, match=text):
             acls_from_response(DescribeAclsResponse(error_code=code, resources=[]))
+
+
+def test_cidr_host_ranges_kip_1276():
+    """Kafka 4.4 (KIP-1276): an ACL host may be a CIDR range (CidrUtils.isInRange: network and broadcast
+    addresses included, bits past the prefix ignored; an invalid range or the other IP family: no match)."""
+    a = Authorizer([acl(GROUP, "g", READ, host="10.0.0.0/24"), acl(GROUP, "g", READ, principal="User:bob",
+                                                                    host="10.0.0.9/31")])
+    assert a.allowed(ALICE, READ, GROUP, "g")                                    # 10.0.0.1 in 10.0.0.0/24
+    assert a.allowed(Caller("User:alice", "10.0.0.255"), READ, GROUP, "g")       # broadcast included
+    assert not a.allowed(Caller("User:alice", "10.0.1.1"), READ, GROUP, "g")
+    assert a.allowed(Caller("User:bob", "10.0.0.8"), READ, GROUP, "g")           # 10.0.0.9/31 is 10.0.0.8-9
+    assert not a.allowed(BOB, READ, GROUP, "g")                                  # 10.0.0.2
+    deny = Authorizer([acl(GROUP, "g", READ), acl(GROUP, "g", READ, perm=DENY, host="10.0.0.0/30")])
+    assert not deny.allowed(ALICE, READ, GROUP, "g") and deny.allowed(Caller("User:alice", "10.0.0.4"), READ, GROUP, "g")
+    v6 = Authorizer([acl(GROUP, "g", READ, host="fd00::/64"), acl(GROUP, "h", READ, host="10.0.0.0/33")])
+    assert v6.allowed(Caller("User:alice", "fd00::5"), READ, GROUP, "g")
+    assert not v6.allowed(ALICE, READ, GROUP, "g")                               # IPv4 caller, IPv6 range
+    assert not v6.allowed(ALICE, READ, GROUP, "h")                               # invalid range

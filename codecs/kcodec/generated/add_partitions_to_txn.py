@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -188,7 +188,7 @@ def _d_AddPartitionsToTxnRequest_v0(buf, pos):
     #: AddPartitionsToTxnRequest.V3AndBelowProducerId, V3AndBelowProducerEpoch, V3AndBelowTopics
     o.v3_and_below_producer_id, o.v3_and_below_producer_epoch, n = _S_qhi.unpack_from(buf, pos)
     pos += 14
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnRequest', 'V3AndBelowTopics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AddPartitionsToTxnRequest', 'V3AndBelowTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -205,7 +205,7 @@ def _d_AddPartitionsToTxnRequest_v0(buf, pos):
         #: AddPartitionsToTxnTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -264,7 +264,7 @@ def _d_AddPartitionsToTxnRequest_v3(buf, pos):
     #: AddPartitionsToTxnRequest.V3AndBelowTopics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnRequest', 'V3AndBelowTopics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AddPartitionsToTxnRequest', 'V3AndBelowTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -283,7 +283,7 @@ def _d_AddPartitionsToTxnRequest_v3(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -356,7 +356,7 @@ def _d_AddPartitionsToTxnRequest_v4(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnRequest', 'Transactions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AddPartitionsToTxnRequest', 'Transactions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -377,7 +377,7 @@ def _d_AddPartitionsToTxnRequest_v4(buf, pos):
         #: AddPartitionsToTxnTransaction.Topics
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTransaction', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTransaction', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -396,7 +396,7 @@ def _d_AddPartitionsToTxnRequest_v4(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
             if n2 == 0: o2.partitions = []
             else:
                 o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -506,7 +506,7 @@ def _d_AddPartitionsToTxnTransaction_v4(buf, pos):
     #: AddPartitionsToTxnTransaction.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnTransaction', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AddPartitionsToTxnTransaction', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -525,7 +525,7 @@ def _d_AddPartitionsToTxnTransaction_v4(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -603,7 +603,7 @@ def _d_AddPartitionsToTxnTopic_v0(buf, pos):
     #: AddPartitionsToTxnTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -643,7 +643,7 @@ def _d_AddPartitionsToTxnTopic_v3(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AddPartitionsToTxnTopic', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -685,7 +685,7 @@ def _d_AddPartitionsToTxnResponse_v0(buf, pos):
     #: AddPartitionsToTxnResponse.ThrottleTimeMs, ResultsByTopicV3AndBelow
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnResponse', 'ResultsByTopicV3AndBelow')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AddPartitionsToTxnResponse', 'ResultsByTopicV3AndBelow')
     x = []
     ap = x.append
     for _ in range(n):
@@ -702,7 +702,7 @@ def _d_AddPartitionsToTxnResponse_v0(buf, pos):
         #: AddPartitionsToTxnTopicResult.ResultsByPartition
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -757,7 +757,7 @@ def _d_AddPartitionsToTxnResponse_v3(buf, pos):
     #: AddPartitionsToTxnResponse.ResultsByTopicV3AndBelow
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnResponse', 'ResultsByTopicV3AndBelow')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AddPartitionsToTxnResponse', 'ResultsByTopicV3AndBelow')
     x = []
     ap = x.append
     for _ in range(n):
@@ -776,7 +776,7 @@ def _d_AddPartitionsToTxnResponse_v3(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -855,7 +855,7 @@ def _d_AddPartitionsToTxnResponse_v4(buf, pos):
     #: AddPartitionsToTxnResponse.ResultsByTransaction
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnResponse', 'ResultsByTransaction')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AddPartitionsToTxnResponse', 'ResultsByTransaction')
     x = []
     ap = x.append
     for _ in range(n):
@@ -874,7 +874,7 @@ def _d_AddPartitionsToTxnResponse_v4(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnResult', 'TopicResults')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AddPartitionsToTxnResult', 'TopicResults')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -893,7 +893,7 @@ def _d_AddPartitionsToTxnResponse_v4(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1004,7 +1004,7 @@ def _d_AddPartitionsToTxnResult_v4(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnResult', 'TopicResults')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AddPartitionsToTxnResult', 'TopicResults')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1023,7 +1023,7 @@ def _d_AddPartitionsToTxnResult_v4(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1111,7 +1111,7 @@ def _d_AddPartitionsToTxnTopicResult_v0(buf, pos):
     #: AddPartitionsToTxnTopicResult.ResultsByPartition
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1161,7 +1161,7 @@ def _d_AddPartitionsToTxnTopicResult_v3(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AddPartitionsToTxnTopicResult', 'ResultsByPartition')
     x = []
     ap = x.append
     for _ in range(n):

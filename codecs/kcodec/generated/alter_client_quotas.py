@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -163,7 +163,7 @@ def _d_AlterClientQuotasRequest_v0(buf, pos):
     #: AlterClientQuotasRequest.Entries
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasRequest', 'Entries')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterClientQuotasRequest', 'Entries')
     x = []
     ap = x.append
     for _ in range(n):
@@ -171,7 +171,7 @@ def _d_AlterClientQuotasRequest_v0(buf, pos):
         #: AlterClientQuotasRequestEntryData.Entity
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -201,7 +201,7 @@ def _d_AlterClientQuotasRequest_v0(buf, pos):
         #: AlterClientQuotasRequestEntryData.Ops
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -283,7 +283,7 @@ def _d_AlterClientQuotasRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasRequest', 'Entries')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterClientQuotasRequest', 'Entries')
     x = []
     ap = x.append
     for _ in range(n):
@@ -292,7 +292,7 @@ def _d_AlterClientQuotasRequest_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -329,7 +329,7 @@ def _d_AlterClientQuotasRequest_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -441,7 +441,7 @@ def _d_AlterClientQuotasRequestEntryData_v0(buf, pos):
     #: AlterClientQuotasRequestEntryData.Entity
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
     x = []
     ap = x.append
     for _ in range(n):
@@ -471,7 +471,7 @@ def _d_AlterClientQuotasRequestEntryData_v0(buf, pos):
     #: AlterClientQuotasRequestEntryData.Ops
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
     x = []
     ap = x.append
     for _ in range(n):
@@ -539,7 +539,7 @@ def _d_AlterClientQuotasRequestEntryData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Entity')
     x = []
     ap = x.append
     for _ in range(n):
@@ -576,7 +576,7 @@ def _d_AlterClientQuotasRequestEntryData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterClientQuotasRequestEntryData', 'Ops')
     x = []
     ap = x.append
     for _ in range(n):
@@ -843,7 +843,7 @@ def _d_AlterClientQuotasResponse_v0(buf, pos):
     #: AlterClientQuotasResponse.ThrottleTimeMs, Entries
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasResponse', 'Entries')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterClientQuotasResponse', 'Entries')
     x = []
     ap = x.append
     for _ in range(n):
@@ -861,7 +861,7 @@ def _d_AlterClientQuotasResponse_v0(buf, pos):
         #: AlterClientQuotasResponseEntryData.Entity
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -944,7 +944,7 @@ def _d_AlterClientQuotasResponse_v1(buf, pos):
     #: AlterClientQuotasResponse.Entries
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasResponse', 'Entries')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterClientQuotasResponse', 'Entries')
     x = []
     ap = x.append
     for _ in range(n):
@@ -966,7 +966,7 @@ def _d_AlterClientQuotasResponse_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1090,7 +1090,7 @@ def _d_AlterClientQuotasResponseEntryData_v0(buf, pos):
     #: AlterClientQuotasResponseEntryData.Entity
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1175,7 +1175,7 @@ def _d_AlterClientQuotasResponseEntryData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterClientQuotasResponseEntryData', 'Entity')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -188,7 +188,7 @@ def _d_AlterPartitionRequest_v2(buf, pos):
     #: AlterPartitionRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterPartitionRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -200,7 +200,7 @@ def _d_AlterPartitionRequest_v2(buf, pos):
         #: AlterPartitionRequestTopicData.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -211,7 +211,7 @@ def _d_AlterPartitionRequest_v2(buf, pos):
             #: AlterPartitionRequestPartitionData.NewIsr
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsr')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsr')
             if n2 == 0: o2.new_isr = []
             else:
                 o2.new_isr = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -291,7 +291,7 @@ def _d_AlterPartitionRequest_v3(buf, pos):
     #: AlterPartitionRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterPartitionRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -303,7 +303,7 @@ def _d_AlterPartitionRequest_v3(buf, pos):
         #: AlterPartitionRequestTopicData.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -314,7 +314,7 @@ def _d_AlterPartitionRequest_v3(buf, pos):
             #: AlterPartitionRequestPartitionData.NewIsrWithEpochs
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -407,7 +407,7 @@ def _d_AlterPartitionRequestTopicData_v2(buf, pos):
     #: AlterPartitionRequestTopicData.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -418,7 +418,7 @@ def _d_AlterPartitionRequestTopicData_v2(buf, pos):
         #: AlterPartitionRequestPartitionData.NewIsr
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsr')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsr')
         if n1 == 0: o1.new_isr = []
         else:
             o1.new_isr = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -481,7 +481,7 @@ def _d_AlterPartitionRequestTopicData_v3(buf, pos):
     #: AlterPartitionRequestTopicData.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterPartitionRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -492,7 +492,7 @@ def _d_AlterPartitionRequestTopicData_v3(buf, pos):
         #: AlterPartitionRequestPartitionData.NewIsrWithEpochs
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -566,7 +566,7 @@ def _d_AlterPartitionRequestPartitionData_v2(buf, pos):
     #: AlterPartitionRequestPartitionData.NewIsr
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsr')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsr')
     if n == 0: o.new_isr = []
     else:
         o.new_isr = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -610,7 +610,7 @@ def _d_AlterPartitionRequestPartitionData_v3(buf, pos):
     #: AlterPartitionRequestPartitionData.NewIsrWithEpochs
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterPartitionRequestPartitionData', 'NewIsrWithEpochs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -686,7 +686,7 @@ def _d_AlterPartitionResponse_v2(buf, pos):
     #: AlterPartitionResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterPartitionResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -698,7 +698,7 @@ def _d_AlterPartitionResponse_v2(buf, pos):
         #: AlterPartitionResponseTopicData.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterPartitionResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterPartitionResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -709,7 +709,7 @@ def _d_AlterPartitionResponse_v2(buf, pos):
             #: AlterPartitionResponsePartitionData.Isr
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AlterPartitionResponsePartitionData', 'Isr')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'AlterPartitionResponsePartitionData', 'Isr')
             if n2 == 0: o2.isr = []
             else:
                 o2.isr = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -787,7 +787,7 @@ def _d_AlterPartitionResponseTopicData_v2(buf, pos):
     #: AlterPartitionResponseTopicData.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterPartitionResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -798,7 +798,7 @@ def _d_AlterPartitionResponseTopicData_v2(buf, pos):
         #: AlterPartitionResponsePartitionData.Isr
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterPartitionResponsePartitionData', 'Isr')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterPartitionResponsePartitionData', 'Isr')
         if n1 == 0: o1.isr = []
         else:
             o1.isr = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -857,7 +857,7 @@ def _d_AlterPartitionResponsePartitionData_v2(buf, pos):
     #: AlterPartitionResponsePartitionData.Isr
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionResponsePartitionData', 'Isr')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterPartitionResponsePartitionData', 'Isr')
     if n == 0: o.isr = []
     else:
         o.isr = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -156,7 +156,7 @@ def _d_AlterPartitionReassignmentsRequest_v0(buf, pos):
     #: AlterPartitionReassignmentsRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionReassignmentsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterPartitionReassignmentsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -175,7 +175,7 @@ def _d_AlterPartitionReassignmentsRequest_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReassignableTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ReassignableTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -188,7 +188,7 @@ def _d_AlterPartitionReassignmentsRequest_v0(buf, pos):
             else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.replicas = None
             else:
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'ReassignablePartition', 'Replicas')
+                if n2 > blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'ReassignablePartition', 'Replicas')
                 if n2 == 0: o2.replicas = []
                 else:
                     o2.replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -274,7 +274,7 @@ def _d_AlterPartitionReassignmentsRequest_v1(buf, pos):
     #: AlterPartitionReassignmentsRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionReassignmentsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterPartitionReassignmentsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -293,7 +293,7 @@ def _d_AlterPartitionReassignmentsRequest_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReassignableTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ReassignableTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -306,7 +306,7 @@ def _d_AlterPartitionReassignmentsRequest_v1(buf, pos):
             else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.replicas = None
             else:
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'ReassignablePartition', 'Replicas')
+                if n2 > blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'ReassignablePartition', 'Replicas')
                 if n2 == 0: o2.replicas = []
                 else:
                     o2.replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -397,7 +397,7 @@ def _d_ReassignableTopic_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReassignableTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ReassignableTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -410,7 +410,7 @@ def _d_ReassignableTopic_v0(buf, pos):
         else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.replicas = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'ReassignablePartition', 'Replicas')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ReassignablePartition', 'Replicas')
             if n1 == 0: o1.replicas = []
             else:
                 o1.replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -477,7 +477,7 @@ def _d_ReassignablePartition_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.replicas = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'ReassignablePartition', 'Replicas')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ReassignablePartition', 'Replicas')
         if n == 0: o.replicas = []
         else:
             o.replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -528,7 +528,7 @@ def _d_AlterPartitionReassignmentsResponse_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionReassignmentsResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterPartitionReassignmentsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -547,7 +547,7 @@ def _d_AlterPartitionReassignmentsResponse_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReassignableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ReassignableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -668,7 +668,7 @@ def _d_AlterPartitionReassignmentsResponse_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterPartitionReassignmentsResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterPartitionReassignmentsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -687,7 +687,7 @@ def _d_AlterPartitionReassignmentsResponse_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReassignableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ReassignableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -804,7 +804,7 @@ def _d_ReassignableTopicResponse_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReassignableTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ReassignableTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

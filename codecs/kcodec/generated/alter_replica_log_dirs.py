@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -140,7 +140,7 @@ def _d_AlterReplicaLogDirsRequest_v1(buf, pos):
     #: AlterReplicaLogDirsRequest.Dirs
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirsRequest', 'Dirs')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterReplicaLogDirsRequest', 'Dirs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -157,7 +157,7 @@ def _d_AlterReplicaLogDirsRequest_v1(buf, pos):
         #: AlterReplicaLogDir.Topics
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterReplicaLogDir', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterReplicaLogDir', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -174,7 +174,7 @@ def _d_AlterReplicaLogDirsRequest_v1(buf, pos):
             #: AlterReplicaLogDirTopic.Partitions
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
             if n2 == 0: o2.partitions = []
             else:
                 o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -227,7 +227,7 @@ def _d_AlterReplicaLogDirsRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirsRequest', 'Dirs')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterReplicaLogDirsRequest', 'Dirs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -246,7 +246,7 @@ def _d_AlterReplicaLogDirsRequest_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterReplicaLogDir', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterReplicaLogDir', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -265,7 +265,7 @@ def _d_AlterReplicaLogDirsRequest_v2(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
             if n2 == 0: o2.partitions = []
             else:
                 o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -357,7 +357,7 @@ def _d_AlterReplicaLogDir_v1(buf, pos):
     #: AlterReplicaLogDir.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDir', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterReplicaLogDir', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -374,7 +374,7 @@ def _d_AlterReplicaLogDir_v1(buf, pos):
         #: AlterReplicaLogDirTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -428,7 +428,7 @@ def _d_AlterReplicaLogDir_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDir', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterReplicaLogDir', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -447,7 +447,7 @@ def _d_AlterReplicaLogDir_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -523,7 +523,7 @@ def _d_AlterReplicaLogDirTopic_v1(buf, pos):
     #: AlterReplicaLogDirTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -563,7 +563,7 @@ def _d_AlterReplicaLogDirTopic_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterReplicaLogDirTopic', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -605,7 +605,7 @@ def _d_AlterReplicaLogDirsResponse_v1(buf, pos):
     #: AlterReplicaLogDirsResponse.ThrottleTimeMs, Results
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirsResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterReplicaLogDirsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -622,7 +622,7 @@ def _d_AlterReplicaLogDirsResponse_v1(buf, pos):
         #: AlterReplicaLogDirTopicResult.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -673,7 +673,7 @@ def _d_AlterReplicaLogDirsResponse_v2(buf, pos):
     #: AlterReplicaLogDirsResponse.Results
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirsResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterReplicaLogDirsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -692,7 +692,7 @@ def _d_AlterReplicaLogDirsResponse_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -773,7 +773,7 @@ def _d_AlterReplicaLogDirTopicResult_v1(buf, pos):
     #: AlterReplicaLogDirTopicResult.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -823,7 +823,7 @@ def _d_AlterReplicaLogDirTopicResult_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AlterReplicaLogDirTopicResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -178,7 +178,7 @@ def _d_AssignReplicasToDirsRequest_v0(buf, pos):
     #: AssignReplicasToDirsRequest.Directories
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AssignReplicasToDirsRequest', 'Directories')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AssignReplicasToDirsRequest', 'Directories')
     x = []
     ap = x.append
     for _ in range(n):
@@ -190,7 +190,7 @@ def _d_AssignReplicasToDirsRequest_v0(buf, pos):
         #: AssignReplicasToDirsRequestDirectoryData.Topics
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AssignReplicasToDirsRequestDirectoryData', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AssignReplicasToDirsRequestDirectoryData', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -202,7 +202,7 @@ def _d_AssignReplicasToDirsRequest_v0(buf, pos):
             #: AssignReplicasToDirsRequestTopicData.Partitions
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AssignReplicasToDirsRequestTopicData', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'AssignReplicasToDirsRequestTopicData', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -289,7 +289,7 @@ def _d_AssignReplicasToDirsRequestDirectoryData_v0(buf, pos):
     #: AssignReplicasToDirsRequestDirectoryData.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AssignReplicasToDirsRequestDirectoryData', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AssignReplicasToDirsRequestDirectoryData', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -301,7 +301,7 @@ def _d_AssignReplicasToDirsRequestDirectoryData_v0(buf, pos):
         #: AssignReplicasToDirsRequestTopicData.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AssignReplicasToDirsRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AssignReplicasToDirsRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -370,7 +370,7 @@ def _d_AssignReplicasToDirsRequestTopicData_v0(buf, pos):
     #: AssignReplicasToDirsRequestTopicData.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AssignReplicasToDirsRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AssignReplicasToDirsRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -440,7 +440,7 @@ def _d_AssignReplicasToDirsResponse_v0(buf, pos):
     #: AssignReplicasToDirsResponse.Directories
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AssignReplicasToDirsResponse', 'Directories')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AssignReplicasToDirsResponse', 'Directories')
     x = []
     ap = x.append
     for _ in range(n):
@@ -452,7 +452,7 @@ def _d_AssignReplicasToDirsResponse_v0(buf, pos):
         #: AssignReplicasToDirsResponseDirectoryData.Topics
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AssignReplicasToDirsResponseDirectoryData', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AssignReplicasToDirsResponseDirectoryData', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -464,7 +464,7 @@ def _d_AssignReplicasToDirsResponse_v0(buf, pos):
             #: AssignReplicasToDirsResponseTopicData.Partitions
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AssignReplicasToDirsResponseTopicData', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'AssignReplicasToDirsResponseTopicData', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -551,7 +551,7 @@ def _d_AssignReplicasToDirsResponseDirectoryData_v0(buf, pos):
     #: AssignReplicasToDirsResponseDirectoryData.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AssignReplicasToDirsResponseDirectoryData', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AssignReplicasToDirsResponseDirectoryData', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -563,7 +563,7 @@ def _d_AssignReplicasToDirsResponseDirectoryData_v0(buf, pos):
         #: AssignReplicasToDirsResponseTopicData.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AssignReplicasToDirsResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AssignReplicasToDirsResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -632,7 +632,7 @@ def _d_AssignReplicasToDirsResponseTopicData_v0(buf, pos):
     #: AssignReplicasToDirsResponseTopicData.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AssignReplicasToDirsResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AssignReplicasToDirsResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

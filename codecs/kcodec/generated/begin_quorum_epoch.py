@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -205,7 +205,7 @@ def _d_BeginQuorumEpochRequest_v0(buf, pos):
     #: BeginQuorumEpochRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BeginQuorumEpochRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -222,7 +222,7 @@ def _d_BeginQuorumEpochRequest_v0(buf, pos):
         #: BeginQuorumEpochRequestTopicData.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -295,7 +295,7 @@ def _d_BeginQuorumEpochRequest_v1(buf, pos):
     #: BeginQuorumEpochRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BeginQuorumEpochRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -314,7 +314,7 @@ def _d_BeginQuorumEpochRequest_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -339,7 +339,7 @@ def _d_BeginQuorumEpochRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochRequest', 'LeaderEndpoints')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BeginQuorumEpochRequest', 'LeaderEndpoints')
     x = []
     ap = x.append
     for _ in range(n):
@@ -473,7 +473,7 @@ def _d_BeginQuorumEpochRequestTopicData_v0(buf, pos):
     #: BeginQuorumEpochRequestTopicData.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -524,7 +524,7 @@ def _d_BeginQuorumEpochRequestTopicData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BeginQuorumEpochRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -676,7 +676,7 @@ def _d_BeginQuorumEpochResponse_v0(buf, pos):
     #: BeginQuorumEpochResponse.ErrorCode, Topics
     o.error_code, n = _S_hi.unpack_from(buf, pos)
     pos += 6
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BeginQuorumEpochResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -693,7 +693,7 @@ def _d_BeginQuorumEpochResponse_v0(buf, pos):
         #: BeginQuorumEpochResponseTopicData.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -747,7 +747,7 @@ def _d_BeginQuorumEpochResponse_v1(buf, pos):
     #: BeginQuorumEpochResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BeginQuorumEpochResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -766,7 +766,7 @@ def _d_BeginQuorumEpochResponse_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -790,6 +790,7 @@ def _d_BeginQuorumEpochResponse_v1(buf, pos):
     #: BeginQuorumEpochResponse._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'BeginQuorumEpochResponse')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -800,7 +801,7 @@ def _d_BeginQuorumEpochResponse_v1(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochResponse', 'NodeEndpoints')
+            if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BeginQuorumEpochResponse', 'NodeEndpoints')
             x = []
             ap = x.append
             for _ in range(n):
@@ -919,7 +920,7 @@ def _d_BeginQuorumEpochResponseTopicData_v0(buf, pos):
     #: BeginQuorumEpochResponseTopicData.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -969,7 +970,7 @@ def _d_BeginQuorumEpochResponseTopicData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BeginQuorumEpochResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

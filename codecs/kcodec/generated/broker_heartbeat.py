@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -120,6 +120,7 @@ def _d_BrokerHeartbeatRequest_v1(buf, pos):
     #: BrokerHeartbeatRequest._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'BrokerHeartbeatRequest')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -130,7 +131,7 @@ def _d_BrokerHeartbeatRequest_v1(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerHeartbeatRequest', 'OfflineLogDirs')
+            if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BrokerHeartbeatRequest', 'OfflineLogDirs')
             e = pos + 16 * n
             if e > blen: raise _dlen(n * 16, pos, blen, 'BrokerHeartbeatRequest', 'OfflineLogDirs', False)
             o.offline_log_dirs = [_mkuuid(buf[i:i + 16]) for i in range(pos, e, 16)]
@@ -178,6 +179,7 @@ def _d_BrokerHeartbeatRequest_v2(buf, pos):
     #: BrokerHeartbeatRequest._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'BrokerHeartbeatRequest')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -188,7 +190,7 @@ def _d_BrokerHeartbeatRequest_v2(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerHeartbeatRequest', 'OfflineLogDirs')
+            if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BrokerHeartbeatRequest', 'OfflineLogDirs')
             e = pos + 16 * n
             if e > blen: raise _dlen(n * 16, pos, blen, 'BrokerHeartbeatRequest', 'OfflineLogDirs', False)
             o.offline_log_dirs = [_mkuuid(buf[i:i + 16]) for i in range(pos, e, 16)]
@@ -201,7 +203,7 @@ def _d_BrokerHeartbeatRequest_v2(buf, pos):
             else: n, pos = _uvm1(buf, pos)
             if n < 0: o.cordoned_log_dirs = None
             else:
-                if n > blen - pos: raise _dalloc(n, pos, blen, 'BrokerHeartbeatRequest', 'CordonedLogDirs')
+                if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BrokerHeartbeatRequest', 'CordonedLogDirs')
                 e = pos + 16 * n
                 if e > blen: raise _dlen(n * 16, pos, blen, 'BrokerHeartbeatRequest', 'CordonedLogDirs', False)
                 o.cordoned_log_dirs = [_mkuuid(buf[i:i + 16]) for i in range(pos, e, 16)]

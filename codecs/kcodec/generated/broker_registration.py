@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -153,7 +153,7 @@ def _d_BrokerRegistrationRequest_v0(buf, pos):
     #: BrokerRegistrationRequest.Listeners
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
     x = []
     ap = x.append
     for _ in range(n):
@@ -190,7 +190,7 @@ def _d_BrokerRegistrationRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
     x = []
     ap = x.append
     for _ in range(n):
@@ -339,7 +339,7 @@ def _d_BrokerRegistrationRequest_v1(buf, pos):
     #: BrokerRegistrationRequest.Listeners
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
     x = []
     ap = x.append
     for _ in range(n):
@@ -376,7 +376,7 @@ def _d_BrokerRegistrationRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
     x = []
     ap = x.append
     for _ in range(n):
@@ -525,7 +525,7 @@ def _d_BrokerRegistrationRequest_v2(buf, pos):
     #: BrokerRegistrationRequest.Listeners
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
     x = []
     ap = x.append
     for _ in range(n):
@@ -562,7 +562,7 @@ def _d_BrokerRegistrationRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
     x = []
     ap = x.append
     for _ in range(n):
@@ -602,7 +602,7 @@ def _d_BrokerRegistrationRequest_v2(buf, pos):
     #: BrokerRegistrationRequest.LogDirs
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'LogDirs')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'LogDirs')
     e = pos + 16 * n
     if e > blen: raise _dlen(n * 16, pos, blen, 'BrokerRegistrationRequest', 'LogDirs', False)
     o.log_dirs = [_mkuuid(buf[i:i + 16]) for i in range(pos, e, 16)]
@@ -725,7 +725,7 @@ def _d_BrokerRegistrationRequest_v3(buf, pos):
     #: BrokerRegistrationRequest.Listeners
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Listeners')
     x = []
     ap = x.append
     for _ in range(n):
@@ -762,7 +762,7 @@ def _d_BrokerRegistrationRequest_v3(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'Features')
     x = []
     ap = x.append
     for _ in range(n):
@@ -802,7 +802,7 @@ def _d_BrokerRegistrationRequest_v3(buf, pos):
     #: BrokerRegistrationRequest.LogDirs
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'LogDirs')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'BrokerRegistrationRequest', 'LogDirs')
     e = pos + 16 * n
     if e > blen: raise _dlen(n * 16, pos, blen, 'BrokerRegistrationRequest', 'LogDirs', False)
     o.log_dirs = [_mkuuid(buf[i:i + 16]) for i in range(pos, e, 16)]

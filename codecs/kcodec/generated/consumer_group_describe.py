@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -180,7 +180,7 @@ def _d_ConsumerGroupDescribeRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerGroupDescribeRequest', 'GroupIds')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ConsumerGroupDescribeRequest', 'GroupIds')
     x = []
     ap = x.append
     for _ in range(n):
@@ -229,7 +229,7 @@ def _d_Assignment_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Assignment', 'TopicPartitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Assignment', 'TopicPartitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -251,7 +251,7 @@ def _d_Assignment_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartitions', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicPartitions', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -280,7 +280,7 @@ def _d_ConsumerGroupDescribeResponse_v0(buf, pos):
     #: ConsumerGroupDescribeResponse.Groups
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerGroupDescribeResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ConsumerGroupDescribeResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -334,7 +334,7 @@ def _d_ConsumerGroupDescribeResponse_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -397,7 +397,7 @@ def _d_ConsumerGroupDescribeResponse_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'Member', 'SubscribedTopicNames')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'Member', 'SubscribedTopicNames')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -640,7 +640,7 @@ def _d_ConsumerGroupDescribeResponse_v1(buf, pos):
     #: ConsumerGroupDescribeResponse.Groups
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerGroupDescribeResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ConsumerGroupDescribeResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -694,7 +694,7 @@ def _d_ConsumerGroupDescribeResponse_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -757,7 +757,7 @@ def _d_ConsumerGroupDescribeResponse_v1(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'Member', 'SubscribedTopicNames')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'Member', 'SubscribedTopicNames')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1011,7 +1011,7 @@ def _d_DescribedGroup_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1074,7 +1074,7 @@ def _d_DescribedGroup_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Member', 'SubscribedTopicNames')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Member', 'SubscribedTopicNames')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1308,7 +1308,7 @@ def _d_DescribedGroup_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1371,7 +1371,7 @@ def _d_DescribedGroup_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Member', 'SubscribedTopicNames')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Member', 'SubscribedTopicNames')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1616,7 +1616,7 @@ def _d_Member_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Member', 'SubscribedTopicNames')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Member', 'SubscribedTopicNames')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1798,7 +1798,7 @@ def _d_Member_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Member', 'SubscribedTopicNames')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Member', 'SubscribedTopicNames')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1941,7 +1941,7 @@ def _d_TopicPartitions_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicPartitions', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicPartitions', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -200,7 +200,7 @@ def _d_ConsumerGroupHeartbeatRequest_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.subscribed_topic_names = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'SubscribedTopicNames')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'SubscribedTopicNames')
         x = []
         ap = x.append
         for _ in range(n):
@@ -231,7 +231,7 @@ def _d_ConsumerGroupHeartbeatRequest_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.topic_partitions = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'TopicPartitions')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'TopicPartitions')
         x = []
         ap = x.append
         for _ in range(n):
@@ -243,7 +243,7 @@ def _d_ConsumerGroupHeartbeatRequest_v0(buf, pos):
             #: ConsumerGroupHeartbeatRequestTopicPartitions.Partitions
             if n1 < 128: n1 -= 1
             else: n1, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -415,7 +415,7 @@ def _d_ConsumerGroupHeartbeatRequest_v1(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.subscribed_topic_names = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'SubscribedTopicNames')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'SubscribedTopicNames')
         x = []
         ap = x.append
         for _ in range(n):
@@ -457,7 +457,7 @@ def _d_ConsumerGroupHeartbeatRequest_v1(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.topic_partitions = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'TopicPartitions')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ConsumerGroupHeartbeatRequest', 'TopicPartitions')
         x = []
         ap = x.append
         for _ in range(n):
@@ -469,7 +469,7 @@ def _d_ConsumerGroupHeartbeatRequest_v1(buf, pos):
             #: ConsumerGroupHeartbeatRequestTopicPartitions.Partitions
             if n1 < 128: n1 -= 1
             else: n1, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -604,7 +604,7 @@ def _d_ConsumerGroupHeartbeatRequestTopicPartitions_v0(buf, pos):
     #: ConsumerGroupHeartbeatRequestTopicPartitions.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ConsumerGroupHeartbeatRequestTopicPartitions', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -640,7 +640,7 @@ def _d_Assignment_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Assignment', 'TopicPartitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Assignment', 'TopicPartitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -652,7 +652,7 @@ def _d_Assignment_v0(buf, pos):
         #: ConsumerGroupHeartbeatResponseTopicPartitions.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ConsumerGroupHeartbeatResponseTopicPartitions', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ConsumerGroupHeartbeatResponseTopicPartitions', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -786,7 +786,7 @@ def _d_ConsumerGroupHeartbeatResponseTopicPartitions_v0(buf, pos):
     #: ConsumerGroupHeartbeatResponseTopicPartitions.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerGroupHeartbeatResponseTopicPartitions', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ConsumerGroupHeartbeatResponseTopicPartitions', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))

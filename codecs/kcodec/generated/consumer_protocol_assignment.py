@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -67,7 +67,7 @@ def _d_ConsumerProtocolAssignment_v0(buf, pos):
     #: ConsumerProtocolAssignment.AssignedPartitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ConsumerProtocolAssignment', 'AssignedPartitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ConsumerProtocolAssignment', 'AssignedPartitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -84,7 +84,7 @@ def _d_ConsumerProtocolAssignment_v0(buf, pos):
         #: TopicPartition.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartition', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicPartition', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -146,7 +146,7 @@ def _d_TopicPartition_v0(buf, pos):
     #: TopicPartition.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicPartition', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicPartition', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))

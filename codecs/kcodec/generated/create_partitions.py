@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -132,7 +132,7 @@ def _d_CreatePartitionsRequest_v0(buf, pos):
     #: CreatePartitionsRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatePartitionsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatePartitionsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -151,7 +151,7 @@ def _d_CreatePartitionsRequest_v0(buf, pos):
         pos += 8
         if n1 < 0: o1.assignments = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatePartitionsTopic', 'Assignments')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CreatePartitionsTopic', 'Assignments')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -159,7 +159,7 @@ def _d_CreatePartitionsRequest_v0(buf, pos):
                 #: CreatePartitionsAssignment.BrokerIds
                 n2, = _S_i.unpack_from(buf, pos)
                 pos += 4
-                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
+                if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
                 if n2 == 0: o2.broker_ids = []
                 else:
                     o2.broker_ids = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -216,7 +216,7 @@ def _d_CreatePartitionsRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatePartitionsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatePartitionsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -239,7 +239,7 @@ def _d_CreatePartitionsRequest_v2(buf, pos):
         else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.assignments = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatePartitionsTopic', 'Assignments')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CreatePartitionsTopic', 'Assignments')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -248,7 +248,7 @@ def _d_CreatePartitionsRequest_v2(buf, pos):
                 n2 = buf[pos] - 1
                 if n2 < 127: pos += 1
                 else: n2, pos = _uvm1(buf, pos)
-                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
+                if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
                 if n2 == 0: o2.broker_ids = []
                 else:
                     o2.broker_ids = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -340,7 +340,7 @@ def _d_CreatePartitionsTopic_v0(buf, pos):
     pos += 8
     if n < 0: o.assignments = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatePartitionsTopic', 'Assignments')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatePartitionsTopic', 'Assignments')
         x = []
         ap = x.append
         for _ in range(n):
@@ -348,7 +348,7 @@ def _d_CreatePartitionsTopic_v0(buf, pos):
             #: CreatePartitionsAssignment.BrokerIds
             n1, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
             if n1 == 0: o1.broker_ids = []
             else:
                 o1.broker_ids = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -405,7 +405,7 @@ def _d_CreatePartitionsTopic_v2(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.assignments = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatePartitionsTopic', 'Assignments')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatePartitionsTopic', 'Assignments')
         x = []
         ap = x.append
         for _ in range(n):
@@ -414,7 +414,7 @@ def _d_CreatePartitionsTopic_v2(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
             if n1 == 0: o1.broker_ids = []
             else:
                 o1.broker_ids = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -476,7 +476,7 @@ def _d_CreatePartitionsAssignment_v0(buf, pos):
     #: CreatePartitionsAssignment.BrokerIds
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
     if n == 0: o.broker_ids = []
     else:
         o.broker_ids = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -501,7 +501,7 @@ def _d_CreatePartitionsAssignment_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatePartitionsAssignment', 'BrokerIds')
     if n == 0: o.broker_ids = []
     else:
         o.broker_ids = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -534,7 +534,7 @@ def _d_CreatePartitionsResponse_v0(buf, pos):
     #: CreatePartitionsResponse.ThrottleTimeMs, Results
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatePartitionsResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatePartitionsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -600,7 +600,7 @@ def _d_CreatePartitionsResponse_v2(buf, pos):
     #: CreatePartitionsResponse.Results
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatePartitionsResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatePartitionsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -193,7 +193,7 @@ def _d_CreateTopicsRequest_v2(buf, pos):
     #: CreateTopicsRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateTopicsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreateTopicsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -210,7 +210,7 @@ def _d_CreateTopicsRequest_v2(buf, pos):
         #: CreatableTopic.NumPartitions, ReplicationFactor, Assignments
         o1.num_partitions, o1.replication_factor, n1 = _S_ihi.unpack_from(buf, pos)
         pos += 10
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatableTopic', 'Assignments')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CreatableTopic', 'Assignments')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -218,7 +218,7 @@ def _d_CreateTopicsRequest_v2(buf, pos):
             #: CreatableReplicaAssignment.PartitionIndex, BrokerIds
             o2.partition_index, n2 = _S_ii.unpack_from(buf, pos)
             pos += 8
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
             if n2 == 0: o2.broker_ids = []
             else:
                 o2.broker_ids = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -229,7 +229,7 @@ def _d_CreateTopicsRequest_v2(buf, pos):
         #: CreatableTopic.Configs
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatableTopic', 'Configs')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CreatableTopic', 'Configs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -322,7 +322,7 @@ def _d_CreateTopicsRequest_v5(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateTopicsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreateTopicsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -343,7 +343,7 @@ def _d_CreateTopicsRequest_v5(buf, pos):
         #: CreatableTopic.Assignments
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatableTopic', 'Assignments')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CreatableTopic', 'Assignments')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -354,7 +354,7 @@ def _d_CreateTopicsRequest_v5(buf, pos):
             #: CreatableReplicaAssignment.BrokerIds
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
             if n2 == 0: o2.broker_ids = []
             else:
                 o2.broker_ids = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -370,7 +370,7 @@ def _d_CreateTopicsRequest_v5(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatableTopic', 'Configs')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CreatableTopic', 'Configs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -510,7 +510,7 @@ def _d_CreatableTopic_v2(buf, pos):
     #: CreatableTopic.NumPartitions, ReplicationFactor, Assignments
     o.num_partitions, o.replication_factor, n = _S_ihi.unpack_from(buf, pos)
     pos += 10
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatableTopic', 'Assignments')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatableTopic', 'Assignments')
     x = []
     ap = x.append
     for _ in range(n):
@@ -518,7 +518,7 @@ def _d_CreatableTopic_v2(buf, pos):
         #: CreatableReplicaAssignment.PartitionIndex, BrokerIds
         o1.partition_index, n1 = _S_ii.unpack_from(buf, pos)
         pos += 8
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
         if n1 == 0: o1.broker_ids = []
         else:
             o1.broker_ids = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -529,7 +529,7 @@ def _d_CreatableTopic_v2(buf, pos):
     #: CreatableTopic.Configs
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatableTopic', 'Configs')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatableTopic', 'Configs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -620,7 +620,7 @@ def _d_CreatableTopic_v5(buf, pos):
     #: CreatableTopic.Assignments
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatableTopic', 'Assignments')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatableTopic', 'Assignments')
     x = []
     ap = x.append
     for _ in range(n):
@@ -631,7 +631,7 @@ def _d_CreatableTopic_v5(buf, pos):
         #: CreatableReplicaAssignment.BrokerIds
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
         if n1 == 0: o1.broker_ids = []
         else:
             o1.broker_ids = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -647,7 +647,7 @@ def _d_CreatableTopic_v5(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatableTopic', 'Configs')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatableTopic', 'Configs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -759,7 +759,7 @@ def _d_CreatableReplicaAssignment_v2(buf, pos):
     #: CreatableReplicaAssignment.PartitionIndex, BrokerIds
     o.partition_index, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
     if n == 0: o.broker_ids = []
     else:
         o.broker_ids = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -788,7 +788,7 @@ def _d_CreatableReplicaAssignment_v5(buf, pos):
     #: CreatableReplicaAssignment.BrokerIds
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatableReplicaAssignment', 'BrokerIds')
     if n == 0: o.broker_ids = []
     else:
         o.broker_ids = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -926,7 +926,7 @@ def _d_CreateTopicsResponse_v2(buf, pos):
     #: CreateTopicsResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateTopicsResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreateTopicsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -997,7 +997,7 @@ def _d_CreateTopicsResponse_v5(buf, pos):
     #: CreateTopicsResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateTopicsResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreateTopicsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1033,7 +1033,7 @@ def _d_CreateTopicsResponse_v5(buf, pos):
         else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.configs = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatableTopicResult', 'Configs')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CreatableTopicResult', 'Configs')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -1072,6 +1072,7 @@ def _d_CreateTopicsResponse_v5(buf, pos):
         #: CreatableTopicResult._tagged_fields
         u1 = {}
         k1, pos = _uv(buf, pos)
+        if k1 > 10000 or k1 > blen - pos: raise _dtags(k1, pos, blen, 'CreatableTopicResult')
         for _ in range(k1):
             t1, pos = _uv(buf, pos)
             s1, pos = _uv(buf, pos)
@@ -1187,7 +1188,7 @@ def _d_CreateTopicsResponse_v7(buf, pos):
     #: CreateTopicsResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CreateTopicsResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreateTopicsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1224,7 +1225,7 @@ def _d_CreateTopicsResponse_v7(buf, pos):
         else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.configs = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'CreatableTopicResult', 'Configs')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CreatableTopicResult', 'Configs')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -1262,6 +1263,7 @@ def _d_CreateTopicsResponse_v7(buf, pos):
         #: CreatableTopicResult._tagged_fields
         u1 = {}
         k1, pos = _uv(buf, pos)
+        if k1 > 10000 or k1 > blen - pos: raise _dtags(k1, pos, blen, 'CreatableTopicResult')
         for _ in range(k1):
             t1, pos = _uv(buf, pos)
             s1, pos = _uv(buf, pos)
@@ -1453,7 +1455,7 @@ def _d_CreatableTopicResult_v5(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.configs = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatableTopicResult', 'Configs')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatableTopicResult', 'Configs')
         x = []
         ap = x.append
         for _ in range(n):
@@ -1492,6 +1494,7 @@ def _d_CreatableTopicResult_v5(buf, pos):
     #: CreatableTopicResult._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'CreatableTopicResult')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -1615,7 +1618,7 @@ def _d_CreatableTopicResult_v7(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.configs = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'CreatableTopicResult', 'Configs')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CreatableTopicResult', 'Configs')
         x = []
         ap = x.append
         for _ in range(n):
@@ -1653,6 +1656,7 @@ def _d_CreatableTopicResult_v7(buf, pos):
     #: CreatableTopicResult._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'CreatableTopicResult')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -152,7 +152,7 @@ def _d_DeleteAclsRequest_v1(buf, pos):
     #: DeleteAclsRequest.Filters
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteAclsRequest', 'Filters')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteAclsRequest', 'Filters')
     x = []
     ap = x.append
     for _ in range(n):
@@ -245,7 +245,7 @@ def _d_DeleteAclsRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteAclsRequest', 'Filters')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteAclsRequest', 'Filters')
     x = []
     ap = x.append
     for _ in range(n):
@@ -534,7 +534,7 @@ def _d_DeleteAclsResponse_v1(buf, pos):
     #: DeleteAclsResponse.ThrottleTimeMs, FilterResults
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteAclsResponse', 'FilterResults')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteAclsResponse', 'FilterResults')
     x = []
     ap = x.append
     for _ in range(n):
@@ -552,7 +552,7 @@ def _d_DeleteAclsResponse_v1(buf, pos):
         #: DeleteAclsFilterResult.MatchingAcls
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -670,7 +670,7 @@ def _d_DeleteAclsResponse_v2(buf, pos):
     #: DeleteAclsResponse.FilterResults
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteAclsResponse', 'FilterResults')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteAclsResponse', 'FilterResults')
     x = []
     ap = x.append
     for _ in range(n):
@@ -692,7 +692,7 @@ def _d_DeleteAclsResponse_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -869,7 +869,7 @@ def _d_DeleteAclsFilterResult_v1(buf, pos):
     #: DeleteAclsFilterResult.MatchingAcls
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
     x = []
     ap = x.append
     for _ in range(n):
@@ -989,7 +989,7 @@ def _d_DeleteAclsFilterResult_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteAclsFilterResult', 'MatchingAcls')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -143,7 +143,7 @@ def _d_DeleteRecordsRequest_v0(buf, pos):
     #: DeleteRecordsRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteRecordsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -160,7 +160,7 @@ def _d_DeleteRecordsRequest_v0(buf, pos):
         #: DeleteRecordsTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteRecordsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DeleteRecordsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -214,7 +214,7 @@ def _d_DeleteRecordsRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteRecordsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -233,7 +233,7 @@ def _d_DeleteRecordsRequest_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteRecordsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DeleteRecordsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -315,7 +315,7 @@ def _d_DeleteRecordsTopic_v0(buf, pos):
     #: DeleteRecordsTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteRecordsTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -365,7 +365,7 @@ def _d_DeleteRecordsTopic_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteRecordsTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -455,7 +455,7 @@ def _d_DeleteRecordsResponse_v0(buf, pos):
     #: DeleteRecordsResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteRecordsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -472,7 +472,7 @@ def _d_DeleteRecordsResponse_v0(buf, pos):
         #: DeleteRecordsTopicResult.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -523,7 +523,7 @@ def _d_DeleteRecordsResponse_v2(buf, pos):
     #: DeleteRecordsResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteRecordsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -542,7 +542,7 @@ def _d_DeleteRecordsResponse_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -623,7 +623,7 @@ def _d_DeleteRecordsTopicResult_v0(buf, pos):
     #: DeleteRecordsTopicResult.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -673,7 +673,7 @@ def _d_DeleteRecordsTopicResult_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteRecordsTopicResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

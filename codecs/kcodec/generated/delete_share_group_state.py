@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -148,7 +148,7 @@ def _d_DeleteShareGroupStateRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteShareGroupStateRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteShareGroupStateRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -160,7 +160,7 @@ def _d_DeleteShareGroupStateRequest_v0(buf, pos):
         #: DeleteStateData.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteStateData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DeleteStateData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -236,7 +236,7 @@ def _d_DeleteStateData_v0(buf, pos):
     #: DeleteStateData.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteStateData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteStateData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -304,7 +304,7 @@ def _d_DeleteShareGroupStateResponse_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteShareGroupStateResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteShareGroupStateResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -316,7 +316,7 @@ def _d_DeleteShareGroupStateResponse_v0(buf, pos):
         #: DeleteStateResult.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DeleteStateResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DeleteStateResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -406,7 +406,7 @@ def _d_DeleteStateResult_v0(buf, pos):
     #: DeleteStateResult.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteStateResult', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteStateResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

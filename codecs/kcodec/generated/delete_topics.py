@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -116,7 +116,7 @@ def _d_DeleteTopicsRequest_v1(buf, pos):
     #: DeleteTopicsRequest.TopicNames
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteTopicsRequest', 'TopicNames')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteTopicsRequest', 'TopicNames')
     x = []
     ap = x.append
     for _ in range(n):
@@ -161,7 +161,7 @@ def _d_DeleteTopicsRequest_v4(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteTopicsRequest', 'TopicNames')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteTopicsRequest', 'TopicNames')
     x = []
     ap = x.append
     for _ in range(n):
@@ -213,7 +213,7 @@ def _d_DeleteTopicsRequest_v6(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteTopicsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteTopicsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -329,7 +329,7 @@ def _d_DeleteTopicsResponse_v1(buf, pos):
     #: DeleteTopicsResponse.ThrottleTimeMs, Responses
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -382,7 +382,7 @@ def _d_DeleteTopicsResponse_v4(buf, pos):
     #: DeleteTopicsResponse.Responses
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -453,7 +453,7 @@ def _d_DeleteTopicsResponse_v5(buf, pos):
     #: DeleteTopicsResponse.Responses
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -546,7 +546,7 @@ def _d_DeleteTopicsResponse_v6(buf, pos):
     #: DeleteTopicsResponse.Responses
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DeleteTopicsResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -151,7 +151,7 @@ def _d_DescribeClientQuotasRequest_v0(buf, pos):
     #: DescribeClientQuotasRequest.Components
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeClientQuotasRequest', 'Components')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeClientQuotasRequest', 'Components')
     x = []
     ap = x.append
     for _ in range(n):
@@ -220,7 +220,7 @@ def _d_DescribeClientQuotasRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeClientQuotasRequest', 'Components')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeClientQuotasRequest', 'Components')
     x = []
     ap = x.append
     for _ in range(n):
@@ -431,7 +431,7 @@ def _d_DescribeClientQuotasResponse_v0(buf, pos):
     pos += 4
     if n < 0: o.entries = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeClientQuotasResponse', 'Entries')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeClientQuotasResponse', 'Entries')
         x = []
         ap = x.append
         for _ in range(n):
@@ -439,7 +439,7 @@ def _d_DescribeClientQuotasResponse_v0(buf, pos):
             #: EntryData.Entity
             n1, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EntryData', 'Entity')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'EntryData', 'Entity')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -469,7 +469,7 @@ def _d_DescribeClientQuotasResponse_v0(buf, pos):
             #: EntryData.Values
             n1, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EntryData', 'Values')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'EntryData', 'Values')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -573,7 +573,7 @@ def _d_DescribeClientQuotasResponse_v1(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.entries = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeClientQuotasResponse', 'Entries')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeClientQuotasResponse', 'Entries')
         x = []
         ap = x.append
         for _ in range(n):
@@ -582,7 +582,7 @@ def _d_DescribeClientQuotasResponse_v1(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EntryData', 'Entity')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'EntryData', 'Entity')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -619,7 +619,7 @@ def _d_DescribeClientQuotasResponse_v1(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EntryData', 'Values')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'EntryData', 'Values')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -743,7 +743,7 @@ def _d_EntryData_v0(buf, pos):
     #: EntryData.Entity
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EntryData', 'Entity')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EntryData', 'Entity')
     x = []
     ap = x.append
     for _ in range(n):
@@ -773,7 +773,7 @@ def _d_EntryData_v0(buf, pos):
     #: EntryData.Values
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EntryData', 'Values')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EntryData', 'Values')
     x = []
     ap = x.append
     for _ in range(n):
@@ -841,7 +841,7 @@ def _d_EntryData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EntryData', 'Entity')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EntryData', 'Entity')
     x = []
     ap = x.append
     for _ in range(n):
@@ -878,7 +878,7 @@ def _d_EntryData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EntryData', 'Values')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EntryData', 'Values')
     x = []
     ap = x.append
     for _ in range(n):

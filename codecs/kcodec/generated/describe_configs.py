@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -172,7 +172,7 @@ def _d_DescribeConfigsRequest_v1(buf, pos):
     #: DescribeConfigsRequest.Resources
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsRequest', 'Resources')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeConfigsRequest', 'Resources')
     x = []
     ap = x.append
     for _ in range(n):
@@ -191,7 +191,7 @@ def _d_DescribeConfigsRequest_v1(buf, pos):
         pos += 4
         if n1 < 0: o1.configuration_keys = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -251,7 +251,7 @@ def _d_DescribeConfigsRequest_v3(buf, pos):
     #: DescribeConfigsRequest.Resources
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsRequest', 'Resources')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeConfigsRequest', 'Resources')
     x = []
     ap = x.append
     for _ in range(n):
@@ -270,7 +270,7 @@ def _d_DescribeConfigsRequest_v3(buf, pos):
         pos += 4
         if n1 < 0: o1.configuration_keys = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -328,7 +328,7 @@ def _d_DescribeConfigsRequest_v4(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsRequest', 'Resources')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeConfigsRequest', 'Resources')
     x = []
     ap = x.append
     for _ in range(n):
@@ -351,7 +351,7 @@ def _d_DescribeConfigsRequest_v4(buf, pos):
         else: n1, pos = _uvm1(buf, pos)
         if n1 < 0: o1.configuration_keys = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -439,7 +439,7 @@ def _d_DescribeConfigsResource_v1(buf, pos):
     pos += 4
     if n < 0: o.configuration_keys = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys')
         x = []
         ap = x.append
         for _ in range(n):
@@ -497,7 +497,7 @@ def _d_DescribeConfigsResource_v4(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.configuration_keys = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeConfigsResource', 'ConfigurationKeys')
         x = []
         ap = x.append
         for _ in range(n):
@@ -555,7 +555,7 @@ def _d_DescribeConfigsResponse_v1(buf, pos):
     #: DescribeConfigsResponse.ThrottleTimeMs, Results
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeConfigsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -582,7 +582,7 @@ def _d_DescribeConfigsResponse_v1(buf, pos):
         #: DescribeConfigsResult.Configs
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeConfigsResult', 'Configs')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeConfigsResult', 'Configs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -609,7 +609,7 @@ def _d_DescribeConfigsResponse_v1(buf, pos):
             #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
             o2.read_only, o2.config_source, o2.is_sensitive, n2 = _S_oboi.unpack_from(buf, pos)
             pos += 7
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -723,7 +723,7 @@ def _d_DescribeConfigsResponse_v3(buf, pos):
     #: DescribeConfigsResponse.ThrottleTimeMs, Results
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeConfigsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -750,7 +750,7 @@ def _d_DescribeConfigsResponse_v3(buf, pos):
         #: DescribeConfigsResult.Configs
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeConfigsResult', 'Configs')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeConfigsResult', 'Configs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -777,7 +777,7 @@ def _d_DescribeConfigsResponse_v3(buf, pos):
             #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
             o2.read_only, o2.config_source, o2.is_sensitive, n2 = _S_oboi.unpack_from(buf, pos)
             pos += 7
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -912,7 +912,7 @@ def _d_DescribeConfigsResponse_v4(buf, pos):
     #: DescribeConfigsResponse.Results
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeConfigsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -946,7 +946,7 @@ def _d_DescribeConfigsResponse_v4(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeConfigsResult', 'Configs')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeConfigsResult', 'Configs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -978,7 +978,7 @@ def _d_DescribeConfigsResponse_v4(buf, pos):
             #: DescribeConfigsResourceResult.Synonyms
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1189,7 +1189,7 @@ def _d_DescribeConfigsResult_v1(buf, pos):
     #: DescribeConfigsResult.Configs
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResult', 'Configs')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeConfigsResult', 'Configs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1216,7 +1216,7 @@ def _d_DescribeConfigsResult_v1(buf, pos):
         #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
         o1.read_only, o1.config_source, o1.is_sensitive, n1 = _S_oboi.unpack_from(buf, pos)
         pos += 7
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1340,7 +1340,7 @@ def _d_DescribeConfigsResult_v3(buf, pos):
     #: DescribeConfigsResult.Configs
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResult', 'Configs')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeConfigsResult', 'Configs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1367,7 +1367,7 @@ def _d_DescribeConfigsResult_v3(buf, pos):
         #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
         o1.read_only, o1.config_source, o1.is_sensitive, n1 = _S_oboi.unpack_from(buf, pos)
         pos += 7
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1516,7 +1516,7 @@ def _d_DescribeConfigsResult_v4(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResult', 'Configs')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeConfigsResult', 'Configs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1548,7 +1548,7 @@ def _d_DescribeConfigsResult_v4(buf, pos):
         #: DescribeConfigsResourceResult.Synonyms
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1741,7 +1741,7 @@ def _d_DescribeConfigsResourceResult_v1(buf, pos):
     #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
     o.read_only, o.config_source, o.is_sensitive, n = _S_oboi.unpack_from(buf, pos)
     pos += 7
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1841,7 +1841,7 @@ def _d_DescribeConfigsResourceResult_v3(buf, pos):
     #: DescribeConfigsResourceResult.ReadOnly, ConfigSource, IsSensitive, Synonyms
     o.read_only, o.config_source, o.is_sensitive, n = _S_oboi.unpack_from(buf, pos)
     pos += 7
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1964,7 +1964,7 @@ def _d_DescribeConfigsResourceResult_v4(buf, pos):
     #: DescribeConfigsResourceResult.Synonyms
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeConfigsResourceResult', 'Synonyms')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -143,7 +143,7 @@ def _d_DescribeDelegationTokenRequest_v1(buf, pos):
     pos += 4
     if n < 0: o.owners = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeDelegationTokenRequest', 'Owners')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeDelegationTokenRequest', 'Owners')
         x = []
         ap = x.append
         for _ in range(n):
@@ -205,7 +205,7 @@ def _d_DescribeDelegationTokenRequest_v2(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.owners = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeDelegationTokenRequest', 'Owners')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeDelegationTokenRequest', 'Owners')
         x = []
         ap = x.append
         for _ in range(n):
@@ -383,7 +383,7 @@ def _d_DescribeDelegationTokenResponse_v1(buf, pos):
     #: DescribeDelegationTokenResponse.ErrorCode, Tokens
     o.error_code, n = _S_hi.unpack_from(buf, pos)
     pos += 6
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeDelegationTokenResponse', 'Tokens')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeDelegationTokenResponse', 'Tokens')
     x = []
     ap = x.append
     for _ in range(n):
@@ -426,7 +426,7 @@ def _d_DescribeDelegationTokenResponse_v1(buf, pos):
         #: DescribedDelegationToken.Renewers
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedDelegationToken', 'Renewers')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribedDelegationToken', 'Renewers')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -525,7 +525,7 @@ def _d_DescribeDelegationTokenResponse_v2(buf, pos):
     #: DescribeDelegationTokenResponse.Tokens
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeDelegationTokenResponse', 'Tokens')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeDelegationTokenResponse', 'Tokens')
     x = []
     ap = x.append
     for _ in range(n):
@@ -575,7 +575,7 @@ def _d_DescribeDelegationTokenResponse_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedDelegationToken', 'Renewers')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribedDelegationToken', 'Renewers')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -719,7 +719,7 @@ def _d_DescribeDelegationTokenResponse_v3(buf, pos):
     #: DescribeDelegationTokenResponse.Tokens
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeDelegationTokenResponse', 'Tokens')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeDelegationTokenResponse', 'Tokens')
     x = []
     ap = x.append
     for _ in range(n):
@@ -789,7 +789,7 @@ def _d_DescribeDelegationTokenResponse_v3(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedDelegationToken', 'Renewers')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribedDelegationToken', 'Renewers')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -977,7 +977,7 @@ def _d_DescribedDelegationToken_v1(buf, pos):
     #: DescribedDelegationToken.Renewers
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedDelegationToken', 'Renewers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribedDelegationToken', 'Renewers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1101,7 +1101,7 @@ def _d_DescribedDelegationToken_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedDelegationToken', 'Renewers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribedDelegationToken', 'Renewers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1283,7 +1283,7 @@ def _d_DescribedDelegationToken_v3(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedDelegationToken', 'Renewers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribedDelegationToken', 'Renewers')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -129,7 +129,7 @@ def _d_DescribeGroupsRequest_v0(buf, pos):
     #: DescribeGroupsRequest.Groups
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsRequest', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeGroupsRequest', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -168,7 +168,7 @@ def _d_DescribeGroupsRequest_v3(buf, pos):
     #: DescribeGroupsRequest.Groups
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsRequest', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeGroupsRequest', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -210,7 +210,7 @@ def _d_DescribeGroupsRequest_v5(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsRequest', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeGroupsRequest', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -258,7 +258,7 @@ def _d_DescribeGroupsResponse_v0(buf, pos):
     #: DescribeGroupsResponse.Groups
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -302,7 +302,7 @@ def _d_DescribeGroupsResponse_v0(buf, pos):
         #: DescribedGroup.Members
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -434,7 +434,7 @@ def _d_DescribeGroupsResponse_v1(buf, pos):
     #: DescribeGroupsResponse.ThrottleTimeMs, Groups
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -478,7 +478,7 @@ def _d_DescribeGroupsResponse_v1(buf, pos):
         #: DescribedGroup.Members
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -609,7 +609,7 @@ def _d_DescribeGroupsResponse_v3(buf, pos):
     #: DescribeGroupsResponse.ThrottleTimeMs, Groups
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -653,7 +653,7 @@ def _d_DescribeGroupsResponse_v3(buf, pos):
         #: DescribedGroup.Members
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -786,7 +786,7 @@ def _d_DescribeGroupsResponse_v4(buf, pos):
     #: DescribeGroupsResponse.ThrottleTimeMs, Groups
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -830,7 +830,7 @@ def _d_DescribeGroupsResponse_v4(buf, pos):
         #: DescribedGroup.Members
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -983,7 +983,7 @@ def _d_DescribeGroupsResponse_v5(buf, pos):
     #: DescribeGroupsResponse.Groups
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1034,7 +1034,7 @@ def _d_DescribeGroupsResponse_v5(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1248,7 +1248,7 @@ def _d_DescribeGroupsResponse_v6(buf, pos):
     #: DescribeGroupsResponse.Groups
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1310,7 +1310,7 @@ def _d_DescribeGroupsResponse_v6(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1565,7 +1565,7 @@ def _d_DescribedGroup_v0(buf, pos):
     #: DescribedGroup.Members
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1723,7 +1723,7 @@ def _d_DescribedGroup_v3(buf, pos):
     #: DescribedGroup.Members
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1883,7 +1883,7 @@ def _d_DescribedGroup_v4(buf, pos):
     #: DescribedGroup.Members
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2067,7 +2067,7 @@ def _d_DescribedGroup_v5(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2314,7 +2314,7 @@ def _d_DescribedGroup_v6(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -164,7 +164,7 @@ def _d_DescribeLogDirsRequest_v1(buf, pos):
     pos += 4
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeLogDirsRequest', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeLogDirsRequest', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -181,7 +181,7 @@ def _d_DescribeLogDirsRequest_v1(buf, pos):
             #: DescribableLogDirTopic.Partitions
             n1, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribableLogDirTopic', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribableLogDirTopic', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -224,7 +224,7 @@ def _d_DescribeLogDirsRequest_v2(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeLogDirsRequest', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeLogDirsRequest', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -243,7 +243,7 @@ def _d_DescribeLogDirsRequest_v2(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribableLogDirTopic', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribableLogDirTopic', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -312,7 +312,7 @@ def _d_DescribableLogDirTopic_v1(buf, pos):
     #: DescribableLogDirTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribableLogDirTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribableLogDirTopic', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -352,7 +352,7 @@ def _d_DescribableLogDirTopic_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribableLogDirTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribableLogDirTopic', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -394,7 +394,7 @@ def _d_DescribeLogDirsResponse_v1(buf, pos):
     #: DescribeLogDirsResponse.ThrottleTimeMs, Results
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -411,7 +411,7 @@ def _d_DescribeLogDirsResponse_v1(buf, pos):
         #: DescribeLogDirsResult.Topics
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -428,7 +428,7 @@ def _d_DescribeLogDirsResponse_v1(buf, pos):
             #: DescribeLogDirsTopic.Partitions
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -497,7 +497,7 @@ def _d_DescribeLogDirsResponse_v2(buf, pos):
     #: DescribeLogDirsResponse.Results
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -518,7 +518,7 @@ def _d_DescribeLogDirsResponse_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -537,7 +537,7 @@ def _d_DescribeLogDirsResponse_v2(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -643,7 +643,7 @@ def _d_DescribeLogDirsResponse_v3(buf, pos):
     #: DescribeLogDirsResponse.Results
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -664,7 +664,7 @@ def _d_DescribeLogDirsResponse_v3(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -683,7 +683,7 @@ def _d_DescribeLogDirsResponse_v3(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -788,7 +788,7 @@ def _d_DescribeLogDirsResponse_v4(buf, pos):
     #: DescribeLogDirsResponse.Results
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -809,7 +809,7 @@ def _d_DescribeLogDirsResponse_v4(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -828,7 +828,7 @@ def _d_DescribeLogDirsResponse_v4(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -934,7 +934,7 @@ def _d_DescribeLogDirsResponse_v5(buf, pos):
     #: DescribeLogDirsResponse.Results
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeLogDirsResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -955,7 +955,7 @@ def _d_DescribeLogDirsResponse_v5(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeLogDirsResult', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -974,7 +974,7 @@ def _d_DescribeLogDirsResponse_v5(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1085,7 +1085,7 @@ def _d_DescribeLogDirsResult_v1(buf, pos):
     #: DescribeLogDirsResult.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1102,7 +1102,7 @@ def _d_DescribeLogDirsResult_v1(buf, pos):
         #: DescribeLogDirsTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1171,7 +1171,7 @@ def _d_DescribeLogDirsResult_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1190,7 +1190,7 @@ def _d_DescribeLogDirsResult_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1287,7 +1287,7 @@ def _d_DescribeLogDirsResult_v4(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1306,7 +1306,7 @@ def _d_DescribeLogDirsResult_v4(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1404,7 +1404,7 @@ def _d_DescribeLogDirsResult_v5(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeLogDirsResult', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1423,7 +1423,7 @@ def _d_DescribeLogDirsResult_v5(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1516,7 +1516,7 @@ def _d_DescribeLogDirsTopic_v1(buf, pos):
     #: DescribeLogDirsTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1566,7 +1566,7 @@ def _d_DescribeLogDirsTopic_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeLogDirsTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -152,7 +152,7 @@ def _d_DescribeProducersRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeProducersRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeProducersRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -171,7 +171,7 @@ def _d_DescribeProducersRequest_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicRequest', 'PartitionIndexes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicRequest', 'PartitionIndexes')
         if n1 == 0: o1.partition_indexes = []
         else:
             o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -240,7 +240,7 @@ def _d_TopicRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicRequest', 'PartitionIndexes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicRequest', 'PartitionIndexes')
     if n == 0: o.partition_indexes = []
     else:
         o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -285,7 +285,7 @@ def _d_DescribeProducersResponse_v0(buf, pos):
     #: DescribeProducersResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeProducersResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeProducersResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -304,7 +304,7 @@ def _d_DescribeProducersResponse_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -326,7 +326,7 @@ def _d_DescribeProducersResponse_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionResponse', 'ActiveProducers')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionResponse', 'ActiveProducers')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -438,7 +438,7 @@ def _d_TopicResponse_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -460,7 +460,7 @@ def _d_TopicResponse_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionResponse', 'ActiveProducers')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'PartitionResponse', 'ActiveProducers')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -557,7 +557,7 @@ def _d_PartitionResponse_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionResponse', 'ActiveProducers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'PartitionResponse', 'ActiveProducers')
     x = []
     ap = x.append
     for _ in range(n):

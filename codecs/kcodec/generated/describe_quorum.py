@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -220,7 +220,7 @@ def _d_DescribeQuorumRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -239,7 +239,7 @@ def _d_DescribeQuorumRequest_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeQuorumRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -320,7 +320,7 @@ def _d_DescribeQuorumRequestTopicData_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -397,7 +397,7 @@ def _d_DescribeQuorumResponse_v0(buf, pos):
     #: DescribeQuorumResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -416,7 +416,7 @@ def _d_DescribeQuorumResponse_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -427,7 +427,7 @@ def _d_DescribeQuorumResponse_v0(buf, pos):
             #: DescribeQuorumResponsePartitionData.CurrentVoters
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -447,7 +447,7 @@ def _d_DescribeQuorumResponse_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -563,7 +563,7 @@ def _d_DescribeQuorumResponse_v1(buf, pos):
     #: DescribeQuorumResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -582,7 +582,7 @@ def _d_DescribeQuorumResponse_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -593,7 +593,7 @@ def _d_DescribeQuorumResponse_v1(buf, pos):
             #: DescribeQuorumResponsePartitionData.CurrentVoters
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -611,7 +611,7 @@ def _d_DescribeQuorumResponse_v1(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -736,7 +736,7 @@ def _d_DescribeQuorumResponse_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -755,7 +755,7 @@ def _d_DescribeQuorumResponse_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -779,7 +779,7 @@ def _d_DescribeQuorumResponse_v2(buf, pos):
             #: DescribeQuorumResponsePartitionData.CurrentVoters
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -797,7 +797,7 @@ def _d_DescribeQuorumResponse_v2(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -829,7 +829,7 @@ def _d_DescribeQuorumResponse_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponse', 'Nodes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumResponse', 'Nodes')
     x = []
     ap = x.append
     for _ in range(n):
@@ -840,7 +840,7 @@ def _d_DescribeQuorumResponse_v2(buf, pos):
         #: Node.Listeners
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Node', 'Listeners')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Node', 'Listeners')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1029,7 +1029,7 @@ def _d_DescribeQuorumResponseTopicData_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1040,7 +1040,7 @@ def _d_DescribeQuorumResponseTopicData_v0(buf, pos):
         #: DescribeQuorumResponsePartitionData.CurrentVoters
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1060,7 +1060,7 @@ def _d_DescribeQuorumResponseTopicData_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1162,7 +1162,7 @@ def _d_DescribeQuorumResponseTopicData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1173,7 +1173,7 @@ def _d_DescribeQuorumResponseTopicData_v1(buf, pos):
         #: DescribeQuorumResponsePartitionData.CurrentVoters
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1191,7 +1191,7 @@ def _d_DescribeQuorumResponseTopicData_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1291,7 +1291,7 @@ def _d_DescribeQuorumResponseTopicData_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1315,7 +1315,7 @@ def _d_DescribeQuorumResponseTopicData_v2(buf, pos):
         #: DescribeQuorumResponsePartitionData.CurrentVoters
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1333,7 +1333,7 @@ def _d_DescribeQuorumResponseTopicData_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1433,7 +1433,7 @@ def _d_DescribeQuorumResponsePartitionData_v0(buf, pos):
     #: DescribeQuorumResponsePartitionData.CurrentVoters
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1453,7 +1453,7 @@ def _d_DescribeQuorumResponsePartitionData_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1522,7 +1522,7 @@ def _d_DescribeQuorumResponsePartitionData_v1(buf, pos):
     #: DescribeQuorumResponsePartitionData.CurrentVoters
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1540,7 +1540,7 @@ def _d_DescribeQuorumResponsePartitionData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1620,7 +1620,7 @@ def _d_DescribeQuorumResponsePartitionData_v2(buf, pos):
     #: DescribeQuorumResponsePartitionData.CurrentVoters
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'CurrentVoters')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1638,7 +1638,7 @@ def _d_DescribeQuorumResponsePartitionData_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeQuorumResponsePartitionData', 'Observers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1782,7 +1782,7 @@ def _d_Node_v2(buf, pos):
     #: Node.Listeners
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Node', 'Listeners')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Node', 'Listeners')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -174,7 +174,7 @@ def _d_DescribeShareGroupOffsetsRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsRequest', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsRequest', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -195,7 +195,7 @@ def _d_DescribeShareGroupOffsetsRequest_v0(buf, pos):
         else: n1, pos = _uvm1(buf, pos)
         if n1 < 0: o1.topics = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeShareGroupOffsetsRequestGroup', 'Topics')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsRequestGroup', 'Topics')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -214,7 +214,7 @@ def _d_DescribeShareGroupOffsetsRequest_v0(buf, pos):
                 n2 = buf[pos] - 1
                 if n2 < 127: pos += 1
                 else: n2, pos = _uvm1(buf, pos)
-                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'Partitions')
+                if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'Partitions')
                 if n2 == 0: o2.partitions = []
                 else:
                     o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -312,7 +312,7 @@ def _d_DescribeShareGroupOffsetsRequestGroup_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeShareGroupOffsetsRequestGroup', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsRequestGroup', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -331,7 +331,7 @@ def _d_DescribeShareGroupOffsetsRequestGroup_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -411,7 +411,7 @@ def _d_DescribeShareGroupOffsetsRequestTopic_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsRequestTopic', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -456,7 +456,7 @@ def _d_DescribeShareGroupOffsetsResponse_v0(buf, pos):
     #: DescribeShareGroupOffsetsResponse.Groups
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -475,7 +475,7 @@ def _d_DescribeShareGroupOffsetsResponse_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -497,7 +497,7 @@ def _d_DescribeShareGroupOffsetsResponse_v0(buf, pos):
             #: DescribeShareGroupOffsetsResponseTopic.Partitions
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -649,7 +649,7 @@ def _d_DescribeShareGroupOffsetsResponse_v1(buf, pos):
     #: DescribeShareGroupOffsetsResponse.Groups
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -668,7 +668,7 @@ def _d_DescribeShareGroupOffsetsResponse_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -690,7 +690,7 @@ def _d_DescribeShareGroupOffsetsResponse_v1(buf, pos):
             #: DescribeShareGroupOffsetsResponseTopic.Partitions
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -849,7 +849,7 @@ def _d_DescribeShareGroupOffsetsResponseGroup_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -871,7 +871,7 @@ def _d_DescribeShareGroupOffsetsResponseGroup_v0(buf, pos):
         #: DescribeShareGroupOffsetsResponseTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1013,7 +1013,7 @@ def _d_DescribeShareGroupOffsetsResponseGroup_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponseGroup', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1035,7 +1035,7 @@ def _d_DescribeShareGroupOffsetsResponseGroup_v1(buf, pos):
         #: DescribeShareGroupOffsetsResponseTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1179,7 +1179,7 @@ def _d_DescribeShareGroupOffsetsResponseTopic_v0(buf, pos):
     #: DescribeShareGroupOffsetsResponseTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1273,7 +1273,7 @@ def _d_DescribeShareGroupOffsetsResponseTopic_v1(buf, pos):
     #: DescribeShareGroupOffsetsResponseTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeShareGroupOffsetsResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -208,7 +208,7 @@ def _d_DescribeTopicPartitionsRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTopicPartitionsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeTopicPartitionsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -362,7 +362,7 @@ def _d_DescribeTopicPartitionsResponse_v0(buf, pos):
     #: DescribeTopicPartitionsResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -387,7 +387,7 @@ def _d_DescribeTopicPartitionsResponse_v0(buf, pos):
         #: DescribeTopicPartitionsResponseTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeTopicPartitionsResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeTopicPartitionsResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -398,7 +398,7 @@ def _d_DescribeTopicPartitionsResponse_v0(buf, pos):
             #: DescribeTopicPartitionsResponsePartition.ReplicaNodes
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes')
             if n2 == 0: o2.replica_nodes = []
             else:
                 o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -407,7 +407,7 @@ def _d_DescribeTopicPartitionsResponse_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'IsrNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'IsrNodes')
             if n2 == 0: o2.isr_nodes = []
             else:
                 o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -418,7 +418,7 @@ def _d_DescribeTopicPartitionsResponse_v0(buf, pos):
             else: n2, pos = _uvm1(buf, pos)
             if n2 < 0: o2.eligible_leader_replicas = None
             else:
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'EligibleLeaderReplicas')
+                if n2 > blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'EligibleLeaderReplicas')
                 if n2 == 0: o2.eligible_leader_replicas = []
                 else:
                     o2.eligible_leader_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -429,7 +429,7 @@ def _d_DescribeTopicPartitionsResponse_v0(buf, pos):
             else: n2, pos = _uvm1(buf, pos)
             if n2 < 0: o2.last_known_elr = None
             else:
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'LastKnownElr')
+                if n2 > blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'LastKnownElr')
                 if n2 == 0: o2.last_known_elr = []
                 else:
                     o2.last_known_elr = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -438,7 +438,7 @@ def _d_DescribeTopicPartitionsResponse_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas')
             if n2 == 0: o2.offline_replicas = []
             else:
                 o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -603,7 +603,7 @@ def _d_DescribeTopicPartitionsResponseTopic_v0(buf, pos):
     #: DescribeTopicPartitionsResponseTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -614,7 +614,7 @@ def _d_DescribeTopicPartitionsResponseTopic_v0(buf, pos):
         #: DescribeTopicPartitionsResponsePartition.ReplicaNodes
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes')
         if n1 == 0: o1.replica_nodes = []
         else:
             o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -623,7 +623,7 @@ def _d_DescribeTopicPartitionsResponseTopic_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'IsrNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'IsrNodes')
         if n1 == 0: o1.isr_nodes = []
         else:
             o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -634,7 +634,7 @@ def _d_DescribeTopicPartitionsResponseTopic_v0(buf, pos):
         else: n1, pos = _uvm1(buf, pos)
         if n1 < 0: o1.eligible_leader_replicas = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'EligibleLeaderReplicas')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'EligibleLeaderReplicas')
             if n1 == 0: o1.eligible_leader_replicas = []
             else:
                 o1.eligible_leader_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -645,7 +645,7 @@ def _d_DescribeTopicPartitionsResponseTopic_v0(buf, pos):
         else: n1, pos = _uvm1(buf, pos)
         if n1 < 0: o1.last_known_elr = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'LastKnownElr')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'LastKnownElr')
             if n1 == 0: o1.last_known_elr = []
             else:
                 o1.last_known_elr = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -654,7 +654,7 @@ def _d_DescribeTopicPartitionsResponseTopic_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas')
         if n1 == 0: o1.offline_replicas = []
         else:
             o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -758,7 +758,7 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(buf, pos):
     #: DescribeTopicPartitionsResponsePartition.ReplicaNodes
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'ReplicaNodes')
     if n == 0: o.replica_nodes = []
     else:
         o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -767,7 +767,7 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'IsrNodes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'IsrNodes')
     if n == 0: o.isr_nodes = []
     else:
         o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -778,7 +778,7 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.eligible_leader_replicas = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'EligibleLeaderReplicas')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'EligibleLeaderReplicas')
         if n == 0: o.eligible_leader_replicas = []
         else:
             o.eligible_leader_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -789,7 +789,7 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.last_known_elr = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'LastKnownElr')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'LastKnownElr')
         if n == 0: o.last_known_elr = []
         else:
             o.last_known_elr = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -798,7 +798,7 @@ def _d_DescribeTopicPartitionsResponsePartition_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeTopicPartitionsResponsePartition', 'OfflineReplicas')
     if n == 0: o.offline_replicas = []
     else:
         o.offline_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))

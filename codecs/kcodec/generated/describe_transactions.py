@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -120,7 +120,7 @@ def _d_DescribeTransactionsRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTransactionsRequest', 'TransactionalIds')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeTransactionsRequest', 'TransactionalIds')
     x = []
     ap = x.append
     for _ in range(n):
@@ -168,7 +168,7 @@ def _d_DescribeTransactionsResponse_v0(buf, pos):
     #: DescribeTransactionsResponse.TransactionStates
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribeTransactionsResponse', 'TransactionStates')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribeTransactionsResponse', 'TransactionStates')
     x = []
     ap = x.append
     for _ in range(n):
@@ -201,7 +201,7 @@ def _d_DescribeTransactionsResponse_v0(buf, pos):
         #: TransactionState.Topics
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TransactionState', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TransactionState', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -220,7 +220,7 @@ def _d_DescribeTransactionsResponse_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicData', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopicData', 'Partitions')
             if n2 == 0: o2.partitions = []
             else:
                 o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -343,7 +343,7 @@ def _d_TransactionState_v0(buf, pos):
     #: TransactionState.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TransactionState', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TransactionState', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -362,7 +362,7 @@ def _d_TransactionState_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicData', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -453,7 +453,7 @@ def _d_TopicData_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicData', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -139,7 +139,7 @@ def _d_ElectLeadersRequest_v0(buf, pos):
     pos += 4
     if n < 0: o.topic_partitions = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'ElectLeadersRequest', 'TopicPartitions')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ElectLeadersRequest', 'TopicPartitions')
         x = []
         ap = x.append
         for _ in range(n):
@@ -156,7 +156,7 @@ def _d_ElectLeadersRequest_v0(buf, pos):
             #: TopicPartitions.Partitions
             n1, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartitions', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicPartitions', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -206,7 +206,7 @@ def _d_ElectLeadersRequest_v1(buf, pos):
     pos += 5
     if n < 0: o.topic_partitions = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'ElectLeadersRequest', 'TopicPartitions')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ElectLeadersRequest', 'TopicPartitions')
         x = []
         ap = x.append
         for _ in range(n):
@@ -223,7 +223,7 @@ def _d_ElectLeadersRequest_v1(buf, pos):
             #: TopicPartitions.Partitions
             n1, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartitions', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicPartitions', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -275,7 +275,7 @@ def _d_ElectLeadersRequest_v2(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.topic_partitions = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'ElectLeadersRequest', 'TopicPartitions')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ElectLeadersRequest', 'TopicPartitions')
         x = []
         ap = x.append
         for _ in range(n):
@@ -294,7 +294,7 @@ def _d_ElectLeadersRequest_v2(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartitions', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicPartitions', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -368,7 +368,7 @@ def _d_TopicPartitions_v0(buf, pos):
     #: TopicPartitions.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicPartitions', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicPartitions', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -408,7 +408,7 @@ def _d_TopicPartitions_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicPartitions', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicPartitions', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -450,7 +450,7 @@ def _d_ElectLeadersResponse_v0(buf, pos):
     #: ElectLeadersResponse.ThrottleTimeMs, ReplicaElectionResults
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ElectLeadersResponse', 'ReplicaElectionResults')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ElectLeadersResponse', 'ReplicaElectionResults')
     x = []
     ap = x.append
     for _ in range(n):
@@ -467,7 +467,7 @@ def _d_ElectLeadersResponse_v0(buf, pos):
         #: ReplicaElectionResult.PartitionResult
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -533,7 +533,7 @@ def _d_ElectLeadersResponse_v1(buf, pos):
     #: ElectLeadersResponse.ThrottleTimeMs, ErrorCode, ReplicaElectionResults
     o.throttle_time_ms, o.error_code, n = _S_ihi.unpack_from(buf, pos)
     pos += 10
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ElectLeadersResponse', 'ReplicaElectionResults')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ElectLeadersResponse', 'ReplicaElectionResults')
     x = []
     ap = x.append
     for _ in range(n):
@@ -550,7 +550,7 @@ def _d_ElectLeadersResponse_v1(buf, pos):
         #: ReplicaElectionResult.PartitionResult
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -616,7 +616,7 @@ def _d_ElectLeadersResponse_v2(buf, pos):
     #: ElectLeadersResponse.ReplicaElectionResults
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ElectLeadersResponse', 'ReplicaElectionResults')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ElectLeadersResponse', 'ReplicaElectionResults')
     x = []
     ap = x.append
     for _ in range(n):
@@ -635,7 +635,7 @@ def _d_ElectLeadersResponse_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -739,7 +739,7 @@ def _d_ReplicaElectionResult_v0(buf, pos):
     #: ReplicaElectionResult.PartitionResult
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
     x = []
     ap = x.append
     for _ in range(n):
@@ -804,7 +804,7 @@ def _d_ReplicaElectionResult_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ReplicaElectionResult', 'PartitionResult')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -225,7 +225,7 @@ def _d_EndQuorumEpochRequest_v0(buf, pos):
     #: EndQuorumEpochRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EndQuorumEpochRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -242,7 +242,7 @@ def _d_EndQuorumEpochRequest_v0(buf, pos):
         #: EndQuorumEpochRequestTopicData.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -250,7 +250,7 @@ def _d_EndQuorumEpochRequest_v0(buf, pos):
             #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch, PreferredSuccessors
             o2.partition_index, o2.leader_id, o2.leader_epoch, n2 = _S_iiii.unpack_from(buf, pos)
             pos += 16
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors')
             if n2 == 0: o2.preferred_successors = []
             else:
                 o2.preferred_successors = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -321,7 +321,7 @@ def _d_EndQuorumEpochRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EndQuorumEpochRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -340,7 +340,7 @@ def _d_EndQuorumEpochRequest_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -351,7 +351,7 @@ def _d_EndQuorumEpochRequest_v1(buf, pos):
             #: EndQuorumEpochRequestPartitionData.PreferredCandidates
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -384,7 +384,7 @@ def _d_EndQuorumEpochRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochRequest', 'LeaderEndpoints')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EndQuorumEpochRequest', 'LeaderEndpoints')
     x = []
     ap = x.append
     for _ in range(n):
@@ -527,7 +527,7 @@ def _d_EndQuorumEpochRequestTopicData_v0(buf, pos):
     #: EndQuorumEpochRequestTopicData.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -535,7 +535,7 @@ def _d_EndQuorumEpochRequestTopicData_v0(buf, pos):
         #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch, PreferredSuccessors
         o1.partition_index, o1.leader_id, o1.leader_epoch, n1 = _S_iiii.unpack_from(buf, pos)
         pos += 16
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors')
         if n1 == 0: o1.preferred_successors = []
         else:
             o1.preferred_successors = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -587,7 +587,7 @@ def _d_EndQuorumEpochRequestTopicData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EndQuorumEpochRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -598,7 +598,7 @@ def _d_EndQuorumEpochRequestTopicData_v1(buf, pos):
         #: EndQuorumEpochRequestPartitionData.PreferredCandidates
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -672,7 +672,7 @@ def _d_EndQuorumEpochRequestPartitionData_v0(buf, pos):
     #: EndQuorumEpochRequestPartitionData.PartitionIndex, LeaderId, LeaderEpoch, PreferredSuccessors
     o.partition_index, o.leader_id, o.leader_epoch, n = _S_iiii.unpack_from(buf, pos)
     pos += 16
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredSuccessors')
     if n == 0: o.preferred_successors = []
     else:
         o.preferred_successors = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -702,7 +702,7 @@ def _d_EndQuorumEpochRequestPartitionData_v1(buf, pos):
     #: EndQuorumEpochRequestPartitionData.PreferredCandidates
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EndQuorumEpochRequestPartitionData', 'PreferredCandidates')
     x = []
     ap = x.append
     for _ in range(n):
@@ -831,7 +831,7 @@ def _d_EndQuorumEpochResponse_v0(buf, pos):
     #: EndQuorumEpochResponse.ErrorCode, Topics
     o.error_code, n = _S_hi.unpack_from(buf, pos)
     pos += 6
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EndQuorumEpochResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -848,7 +848,7 @@ def _d_EndQuorumEpochResponse_v0(buf, pos):
         #: EndQuorumEpochResponseTopicData.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -902,7 +902,7 @@ def _d_EndQuorumEpochResponse_v1(buf, pos):
     #: EndQuorumEpochResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EndQuorumEpochResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -921,7 +921,7 @@ def _d_EndQuorumEpochResponse_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -945,6 +945,7 @@ def _d_EndQuorumEpochResponse_v1(buf, pos):
     #: EndQuorumEpochResponse._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'EndQuorumEpochResponse')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -955,7 +956,7 @@ def _d_EndQuorumEpochResponse_v1(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochResponse', 'NodeEndpoints')
+            if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EndQuorumEpochResponse', 'NodeEndpoints')
             x = []
             ap = x.append
             for _ in range(n):
@@ -1074,7 +1075,7 @@ def _d_EndQuorumEpochResponseTopicData_v0(buf, pos):
     #: EndQuorumEpochResponseTopicData.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1124,7 +1125,7 @@ def _d_EndQuorumEpochResponseTopicData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EndQuorumEpochResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -347,7 +347,7 @@ def _d_FetchRequest_v4(buf, pos):
     #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, Topics
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, n = _S_iiiibi.unpack_from(buf, pos)
     pos += 21
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -364,7 +364,7 @@ def _d_FetchRequest_v4(buf, pos):
         #: FetchTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -430,7 +430,7 @@ def _d_FetchRequest_v5(buf, pos):
     #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, Topics
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, n = _S_iiiibi.unpack_from(buf, pos)
     pos += 21
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -447,7 +447,7 @@ def _d_FetchRequest_v5(buf, pos):
         #: FetchTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -512,7 +512,7 @@ def _d_FetchRequest_v7(buf, pos):
     #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _S_iiiibiii.unpack_from(buf, pos)
     pos += 29
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -529,7 +529,7 @@ def _d_FetchRequest_v7(buf, pos):
         #: FetchTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -551,7 +551,7 @@ def _d_FetchRequest_v7(buf, pos):
     #: FetchRequest.ForgottenTopicsData
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -568,7 +568,7 @@ def _d_FetchRequest_v7(buf, pos):
         #: ForgottenTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -633,7 +633,7 @@ def _d_FetchRequest_v9(buf, pos):
     #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _S_iiiibiii.unpack_from(buf, pos)
     pos += 29
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -650,7 +650,7 @@ def _d_FetchRequest_v9(buf, pos):
         #: FetchTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -671,7 +671,7 @@ def _d_FetchRequest_v9(buf, pos):
     #: FetchRequest.ForgottenTopicsData
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -688,7 +688,7 @@ def _d_FetchRequest_v9(buf, pos):
         #: ForgottenTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -753,7 +753,7 @@ def _d_FetchRequest_v11(buf, pos):
     #: FetchRequest.ReplicaId, MaxWaitMs, MinBytes, MaxBytes, IsolationLevel, SessionId, SessionEpoch, Topics
     o.replica_id, o.max_wait_ms, o.min_bytes, o.max_bytes, o.isolation_level, o.session_id, o.session_epoch, n = _S_iiiibiii.unpack_from(buf, pos)
     pos += 29
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -770,7 +770,7 @@ def _d_FetchRequest_v11(buf, pos):
         #: FetchTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -791,7 +791,7 @@ def _d_FetchRequest_v11(buf, pos):
     #: FetchRequest.ForgottenTopicsData
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -808,7 +808,7 @@ def _d_FetchRequest_v11(buf, pos):
         #: ForgottenTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -889,7 +889,7 @@ def _d_FetchRequest_v12(buf, pos):
     #: FetchRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -908,7 +908,7 @@ def _d_FetchRequest_v12(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -935,7 +935,7 @@ def _d_FetchRequest_v12(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -954,7 +954,7 @@ def _d_FetchRequest_v12(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -982,6 +982,7 @@ def _d_FetchRequest_v12(buf, pos):
     #: FetchRequest._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'FetchRequest')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -1107,7 +1108,7 @@ def _d_FetchRequest_v13(buf, pos):
     #: FetchRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1119,7 +1120,7 @@ def _d_FetchRequest_v13(buf, pos):
         #: FetchTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1146,7 +1147,7 @@ def _d_FetchRequest_v13(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1158,7 +1159,7 @@ def _d_FetchRequest_v13(buf, pos):
         #: ForgottenTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -1186,6 +1187,7 @@ def _d_FetchRequest_v13(buf, pos):
     #: FetchRequest._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'FetchRequest')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -1308,7 +1310,7 @@ def _d_FetchRequest_v15(buf, pos):
     #: FetchRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1320,7 +1322,7 @@ def _d_FetchRequest_v15(buf, pos):
         #: FetchTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1347,7 +1349,7 @@ def _d_FetchRequest_v15(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1359,7 +1361,7 @@ def _d_FetchRequest_v15(buf, pos):
         #: ForgottenTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -1388,6 +1390,7 @@ def _d_FetchRequest_v15(buf, pos):
     #: FetchRequest._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'FetchRequest')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -1518,7 +1521,7 @@ def _d_FetchRequest_v17(buf, pos):
     #: FetchRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1530,7 +1533,7 @@ def _d_FetchRequest_v17(buf, pos):
         #: FetchTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1543,6 +1546,7 @@ def _d_FetchRequest_v17(buf, pos):
             #: FetchPartition._tagged_fields
             u2 = {}
             k2, pos = _uv(buf, pos)
+            if k2 > 10000 or k2 > blen - pos: raise _dtags(k2, pos, blen, 'FetchPartition')
             for _ in range(k2):
                 t2, pos = _uv(buf, pos)
                 s2, pos = _uv(buf, pos)
@@ -1574,7 +1578,7 @@ def _d_FetchRequest_v17(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1586,7 +1590,7 @@ def _d_FetchRequest_v17(buf, pos):
         #: ForgottenTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -1615,6 +1619,7 @@ def _d_FetchRequest_v17(buf, pos):
     #: FetchRequest._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'FetchRequest')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -1742,7 +1747,7 @@ def _d_FetchRequest_v18(buf, pos):
     #: FetchRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1754,7 +1759,7 @@ def _d_FetchRequest_v18(buf, pos):
         #: FetchTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1767,6 +1772,7 @@ def _d_FetchRequest_v18(buf, pos):
             #: FetchPartition._tagged_fields
             u2 = {}
             k2, pos = _uv(buf, pos)
+            if k2 > 10000 or k2 > blen - pos: raise _dtags(k2, pos, blen, 'FetchPartition')
             for _ in range(k2):
                 t2, pos = _uv(buf, pos)
                 s2, pos = _uv(buf, pos)
@@ -1802,7 +1808,7 @@ def _d_FetchRequest_v18(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1814,7 +1820,7 @@ def _d_FetchRequest_v18(buf, pos):
         #: ForgottenTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -1843,6 +1849,7 @@ def _d_FetchRequest_v18(buf, pos):
     #: FetchRequest._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'FetchRequest')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -1980,7 +1987,7 @@ def _d_FetchTopic_v4(buf, pos):
     #: FetchTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2036,7 +2043,7 @@ def _d_FetchTopic_v5(buf, pos):
     #: FetchTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2091,7 +2098,7 @@ def _d_FetchTopic_v9(buf, pos):
     #: FetchTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2147,7 +2154,7 @@ def _d_FetchTopic_v12(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2208,7 +2215,7 @@ def _d_FetchTopic_v13(buf, pos):
     #: FetchTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2262,7 +2269,7 @@ def _d_FetchTopic_v17(buf, pos):
     #: FetchTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2275,6 +2282,7 @@ def _d_FetchTopic_v17(buf, pos):
         #: FetchPartition._tagged_fields
         u1 = {}
         k1, pos = _uv(buf, pos)
+        if k1 > 10000 or k1 > blen - pos: raise _dtags(k1, pos, blen, 'FetchPartition')
         for _ in range(k1):
             t1, pos = _uv(buf, pos)
             s1, pos = _uv(buf, pos)
@@ -2339,7 +2347,7 @@ def _d_FetchTopic_v18(buf, pos):
     #: FetchTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2352,6 +2360,7 @@ def _d_FetchTopic_v18(buf, pos):
         #: FetchPartition._tagged_fields
         u1 = {}
         k1, pos = _uv(buf, pos)
+        if k1 > 10000 or k1 > blen - pos: raise _dtags(k1, pos, blen, 'FetchPartition')
         for _ in range(k1):
             t1, pos = _uv(buf, pos)
             s1, pos = _uv(buf, pos)
@@ -2513,6 +2522,7 @@ def _d_FetchPartition_v17(buf, pos):
     #: FetchPartition._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'FetchPartition')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -2559,6 +2569,7 @@ def _d_FetchPartition_v18(buf, pos):
     #: FetchPartition._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'FetchPartition')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -2617,7 +2628,7 @@ def _d_ForgottenTopic_v7(buf, pos):
     #: ForgottenTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ForgottenTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ForgottenTopic', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -2658,7 +2669,7 @@ def _d_ForgottenTopic_v12(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ForgottenTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ForgottenTopic', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -2705,7 +2716,7 @@ def _d_ForgottenTopic_v13(buf, pos):
     #: ForgottenTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ForgottenTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ForgottenTopic', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -2741,7 +2752,7 @@ def _d_FetchResponse_v4(buf, pos):
     #: FetchResponse.ThrottleTimeMs, Responses
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2758,7 +2769,7 @@ def _d_FetchResponse_v4(buf, pos):
         #: FetchableTopicResponse.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2768,7 +2779,7 @@ def _d_FetchResponse_v4(buf, pos):
             pos += 26
             if n2 < 0: o2.aborted_transactions = None
             else:
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
+                if n2 > blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
                 x2 = []
                 ap2 = x2.append
                 for _ in range(n2):
@@ -2865,7 +2876,7 @@ def _d_FetchResponse_v5(buf, pos):
     #: FetchResponse.ThrottleTimeMs, Responses
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2882,7 +2893,7 @@ def _d_FetchResponse_v5(buf, pos):
         #: FetchableTopicResponse.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2892,7 +2903,7 @@ def _d_FetchResponse_v5(buf, pos):
             pos += 34
             if n2 < 0: o2.aborted_transactions = None
             else:
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
+                if n2 > blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
                 x2 = []
                 ap2 = x2.append
                 for _ in range(n2):
@@ -2988,7 +2999,7 @@ def _d_FetchResponse_v7(buf, pos):
     #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId, Responses
     o.throttle_time_ms, o.error_code, o.session_id, n = _S_ihii.unpack_from(buf, pos)
     pos += 14
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3005,7 +3016,7 @@ def _d_FetchResponse_v7(buf, pos):
         #: FetchableTopicResponse.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -3015,7 +3026,7 @@ def _d_FetchResponse_v7(buf, pos):
             pos += 34
             if n2 < 0: o2.aborted_transactions = None
             else:
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
+                if n2 > blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
                 x2 = []
                 ap2 = x2.append
                 for _ in range(n2):
@@ -3107,7 +3118,7 @@ def _d_FetchResponse_v11(buf, pos):
     #: FetchResponse.ThrottleTimeMs, ErrorCode, SessionId, Responses
     o.throttle_time_ms, o.error_code, o.session_id, n = _S_ihii.unpack_from(buf, pos)
     pos += 14
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3124,7 +3135,7 @@ def _d_FetchResponse_v11(buf, pos):
         #: FetchableTopicResponse.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -3134,7 +3145,7 @@ def _d_FetchResponse_v11(buf, pos):
             pos += 34
             if n2 < 0: o2.aborted_transactions = None
             else:
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
+                if n2 > blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
                 x2 = []
                 ap2 = x2.append
                 for _ in range(n2):
@@ -3261,7 +3272,7 @@ def _d_FetchResponse_v12(buf, pos):
     #: FetchResponse.Responses
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3280,7 +3291,7 @@ def _d_FetchResponse_v12(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -3293,7 +3304,7 @@ def _d_FetchResponse_v12(buf, pos):
             else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.aborted_transactions = None
             else:
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
+                if n2 > blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
                 x2 = []
                 ap2 = x2.append
                 for _ in range(n2):
@@ -3324,6 +3335,7 @@ def _d_FetchResponse_v12(buf, pos):
             #: PartitionData._tagged_fields
             u2 = {}
             k2, pos = _uv(buf, pos)
+            if k2 > 10000 or k2 > blen - pos: raise _dtags(k2, pos, blen, 'PartitionData')
             for _ in range(k2):
                 t2, pos = _uv(buf, pos)
                 s2, pos = _uv(buf, pos)
@@ -3486,7 +3498,7 @@ def _d_FetchResponse_v13(buf, pos):
     #: FetchResponse.Responses
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3498,7 +3510,7 @@ def _d_FetchResponse_v13(buf, pos):
         #: FetchableTopicResponse.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -3511,7 +3523,7 @@ def _d_FetchResponse_v13(buf, pos):
             else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.aborted_transactions = None
             else:
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
+                if n2 > blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
                 x2 = []
                 ap2 = x2.append
                 for _ in range(n2):
@@ -3542,6 +3554,7 @@ def _d_FetchResponse_v13(buf, pos):
             #: PartitionData._tagged_fields
             u2 = {}
             k2, pos = _uv(buf, pos)
+            if k2 > 10000 or k2 > blen - pos: raise _dtags(k2, pos, blen, 'PartitionData')
             for _ in range(k2):
                 t2, pos = _uv(buf, pos)
                 s2, pos = _uv(buf, pos)
@@ -3670,7 +3683,7 @@ def _d_FetchResponse_v16(buf, pos):
     #: FetchResponse.Responses
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3682,7 +3695,7 @@ def _d_FetchResponse_v16(buf, pos):
         #: FetchableTopicResponse.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -3695,7 +3708,7 @@ def _d_FetchResponse_v16(buf, pos):
             else: n2, pos = _uvm1(buf, pos - 1)
             if n2 < 0: o2.aborted_transactions = None
             else:
-                if n2 > blen - pos: raise _dalloc(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
+                if n2 > blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionData', 'AbortedTransactions')
                 x2 = []
                 ap2 = x2.append
                 for _ in range(n2):
@@ -3726,6 +3739,7 @@ def _d_FetchResponse_v16(buf, pos):
             #: PartitionData._tagged_fields
             u2 = {}
             k2, pos = _uv(buf, pos)
+            if k2 > 10000 or k2 > blen - pos: raise _dtags(k2, pos, blen, 'PartitionData')
             for _ in range(k2):
                 t2, pos = _uv(buf, pos)
                 s2, pos = _uv(buf, pos)
@@ -3762,6 +3776,7 @@ def _d_FetchResponse_v16(buf, pos):
     #: FetchResponse._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'FetchResponse')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -3772,7 +3787,7 @@ def _d_FetchResponse_v16(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchResponse', 'NodeEndpoints')
+            if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchResponse', 'NodeEndpoints')
             x = []
             ap = x.append
             for _ in range(n):
@@ -3952,7 +3967,7 @@ def _d_FetchableTopicResponse_v4(buf, pos):
     #: FetchableTopicResponse.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3962,7 +3977,7 @@ def _d_FetchableTopicResponse_v4(buf, pos):
         pos += 26
         if n1 < 0: o1.aborted_transactions = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionData', 'AbortedTransactions')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'PartitionData', 'AbortedTransactions')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -4052,7 +4067,7 @@ def _d_FetchableTopicResponse_v5(buf, pos):
     #: FetchableTopicResponse.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -4062,7 +4077,7 @@ def _d_FetchableTopicResponse_v5(buf, pos):
         pos += 34
         if n1 < 0: o1.aborted_transactions = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionData', 'AbortedTransactions')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'PartitionData', 'AbortedTransactions')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -4151,7 +4166,7 @@ def _d_FetchableTopicResponse_v11(buf, pos):
     #: FetchableTopicResponse.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -4161,7 +4176,7 @@ def _d_FetchableTopicResponse_v11(buf, pos):
         pos += 34
         if n1 < 0: o1.aborted_transactions = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionData', 'AbortedTransactions')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'PartitionData', 'AbortedTransactions')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -4251,7 +4266,7 @@ def _d_FetchableTopicResponse_v12(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -4264,7 +4279,7 @@ def _d_FetchableTopicResponse_v12(buf, pos):
         else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.aborted_transactions = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionData', 'AbortedTransactions')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'PartitionData', 'AbortedTransactions')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -4295,6 +4310,7 @@ def _d_FetchableTopicResponse_v12(buf, pos):
         #: PartitionData._tagged_fields
         u1 = {}
         k1, pos = _uv(buf, pos)
+        if k1 > 10000 or k1 > blen - pos: raise _dtags(k1, pos, blen, 'PartitionData')
         for _ in range(k1):
             t1, pos = _uv(buf, pos)
             s1, pos = _uv(buf, pos)
@@ -4410,7 +4426,7 @@ def _d_FetchableTopicResponse_v13(buf, pos):
     #: FetchableTopicResponse.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchableTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -4423,7 +4439,7 @@ def _d_FetchableTopicResponse_v13(buf, pos):
         else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.aborted_transactions = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'PartitionData', 'AbortedTransactions')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'PartitionData', 'AbortedTransactions')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -4454,6 +4470,7 @@ def _d_FetchableTopicResponse_v13(buf, pos):
         #: PartitionData._tagged_fields
         u1 = {}
         k1, pos = _uv(buf, pos)
+        if k1 > 10000 or k1 > blen - pos: raise _dtags(k1, pos, blen, 'PartitionData')
         for _ in range(k1):
             t1, pos = _uv(buf, pos)
             s1, pos = _uv(buf, pos)
@@ -4560,7 +4577,7 @@ def _d_PartitionData_v4(buf, pos):
     pos += 26
     if n < 0: o.aborted_transactions = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'PartitionData', 'AbortedTransactions')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'PartitionData', 'AbortedTransactions')
         x = []
         ap = x.append
         for _ in range(n):
@@ -4628,7 +4645,7 @@ def _d_PartitionData_v5(buf, pos):
     pos += 34
     if n < 0: o.aborted_transactions = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'PartitionData', 'AbortedTransactions')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'PartitionData', 'AbortedTransactions')
         x = []
         ap = x.append
         for _ in range(n):
@@ -4695,7 +4712,7 @@ def _d_PartitionData_v11(buf, pos):
     pos += 34
     if n < 0: o.aborted_transactions = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'PartitionData', 'AbortedTransactions')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'PartitionData', 'AbortedTransactions')
         x = []
         ap = x.append
         for _ in range(n):
@@ -4764,7 +4781,7 @@ def _d_PartitionData_v12(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.aborted_transactions = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'PartitionData', 'AbortedTransactions')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'PartitionData', 'AbortedTransactions')
         x = []
         ap = x.append
         for _ in range(n):
@@ -4795,6 +4812,7 @@ def _d_PartitionData_v12(buf, pos):
     #: PartitionData._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'PartitionData')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -252,7 +252,7 @@ def _d_FetchSnapshotRequest_v0(buf, pos):
     #: FetchSnapshotRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchSnapshotRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -271,7 +271,7 @@ def _d_FetchSnapshotRequest_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -301,6 +301,7 @@ def _d_FetchSnapshotRequest_v0(buf, pos):
     #: FetchSnapshotRequest._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'FetchSnapshotRequest')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -402,7 +403,7 @@ def _d_FetchSnapshotRequest_v1(buf, pos):
     #: FetchSnapshotRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchSnapshotRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -421,7 +422,7 @@ def _d_FetchSnapshotRequest_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -438,6 +439,7 @@ def _d_FetchSnapshotRequest_v1(buf, pos):
             #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
             u2 = {}
             k2, pos = _uv(buf, pos)
+            if k2 > 10000 or k2 > blen - pos: raise _dtags(k2, pos, blen, 'FetchSnapshotRequestPartitionSnapshot')
             for _ in range(k2):
                 t2, pos = _uv(buf, pos)
                 s2, pos = _uv(buf, pos)
@@ -467,6 +469,7 @@ def _d_FetchSnapshotRequest_v1(buf, pos):
     #: FetchSnapshotRequest._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'FetchSnapshotRequest')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -573,7 +576,7 @@ def _d_FetchSnapshotRequestTopicSnapshot_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -648,7 +651,7 @@ def _d_FetchSnapshotRequestTopicSnapshot_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchSnapshotRequestTopicSnapshot', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -665,6 +668,7 @@ def _d_FetchSnapshotRequestTopicSnapshot_v1(buf, pos):
         #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
         u1 = {}
         k1, pos = _uv(buf, pos)
+        if k1 > 10000 or k1 > blen - pos: raise _dtags(k1, pos, blen, 'FetchSnapshotRequestPartitionSnapshot')
         for _ in range(k1):
             t1, pos = _uv(buf, pos)
             s1, pos = _uv(buf, pos)
@@ -773,6 +777,7 @@ def _d_FetchSnapshotRequestPartitionSnapshot_v1(buf, pos):
     #: FetchSnapshotRequestPartitionSnapshot._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'FetchSnapshotRequestPartitionSnapshot')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -842,7 +847,7 @@ def _d_FetchSnapshotResponse_v0(buf, pos):
     #: FetchSnapshotResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchSnapshotResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -861,7 +866,7 @@ def _d_FetchSnapshotResponse_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -886,6 +891,7 @@ def _d_FetchSnapshotResponse_v0(buf, pos):
             #: FetchSnapshotResponsePartitionSnapshot._tagged_fields
             u2 = {}
             k2, pos = _uv(buf, pos)
+            if k2 > 10000 or k2 > blen - pos: raise _dtags(k2, pos, blen, 'FetchSnapshotResponsePartitionSnapshot')
             for _ in range(k2):
                 t2, pos = _uv(buf, pos)
                 s2, pos = _uv(buf, pos)
@@ -1003,7 +1009,7 @@ def _d_FetchSnapshotResponse_v1(buf, pos):
     #: FetchSnapshotResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchSnapshotResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1022,7 +1028,7 @@ def _d_FetchSnapshotResponse_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1047,6 +1053,7 @@ def _d_FetchSnapshotResponse_v1(buf, pos):
             #: FetchSnapshotResponsePartitionSnapshot._tagged_fields
             u2 = {}
             k2, pos = _uv(buf, pos)
+            if k2 > 10000 or k2 > blen - pos: raise _dtags(k2, pos, blen, 'FetchSnapshotResponsePartitionSnapshot')
             for _ in range(k2):
                 t2, pos = _uv(buf, pos)
                 s2, pos = _uv(buf, pos)
@@ -1074,6 +1081,7 @@ def _d_FetchSnapshotResponse_v1(buf, pos):
     #: FetchSnapshotResponse._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'FetchSnapshotResponse')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -1084,7 +1092,7 @@ def _d_FetchSnapshotResponse_v1(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotResponse', 'NodeEndpoints')
+            if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchSnapshotResponse', 'NodeEndpoints')
             x = []
             ap = x.append
             for _ in range(n):
@@ -1223,7 +1231,7 @@ def _d_FetchSnapshotResponseTopicSnapshot_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchSnapshotResponseTopicSnapshot', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1248,6 +1256,7 @@ def _d_FetchSnapshotResponseTopicSnapshot_v0(buf, pos):
         #: FetchSnapshotResponsePartitionSnapshot._tagged_fields
         u1 = {}
         k1, pos = _uv(buf, pos)
+        if k1 > 10000 or k1 > blen - pos: raise _dtags(k1, pos, blen, 'FetchSnapshotResponsePartitionSnapshot')
         for _ in range(k1):
             t1, pos = _uv(buf, pos)
             s1, pos = _uv(buf, pos)
@@ -1340,6 +1349,7 @@ def _d_FetchSnapshotResponsePartitionSnapshot_v0(buf, pos):
     #: FetchSnapshotResponsePartitionSnapshot._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'FetchSnapshotResponsePartitionSnapshot')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)

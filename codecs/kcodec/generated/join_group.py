@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -168,7 +168,7 @@ def _d_JoinGroupRequest_v0(buf, pos):
     #: JoinGroupRequest.Protocols
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
     x = []
     ap = x.append
     for _ in range(n):
@@ -270,7 +270,7 @@ def _d_JoinGroupRequest_v1(buf, pos):
     #: JoinGroupRequest.Protocols
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
     x = []
     ap = x.append
     for _ in range(n):
@@ -381,7 +381,7 @@ def _d_JoinGroupRequest_v5(buf, pos):
     #: JoinGroupRequest.Protocols
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
     x = []
     ap = x.append
     for _ in range(n):
@@ -504,7 +504,7 @@ def _d_JoinGroupRequest_v6(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
     x = []
     ap = x.append
     for _ in range(n):
@@ -664,7 +664,7 @@ def _d_JoinGroupRequest_v8(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'JoinGroupRequest', 'Protocols')
     x = []
     ap = x.append
     for _ in range(n):
@@ -917,7 +917,7 @@ def _d_JoinGroupResponse_v0(buf, pos):
     #: JoinGroupResponse.Members
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1020,7 +1020,7 @@ def _d_JoinGroupResponse_v2(buf, pos):
     #: JoinGroupResponse.Members
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1122,7 +1122,7 @@ def _d_JoinGroupResponse_v5(buf, pos):
     #: JoinGroupResponse.Members
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1247,7 +1247,7 @@ def _d_JoinGroupResponse_v6(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1422,7 +1422,7 @@ def _d_JoinGroupResponse_v7(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1611,7 +1611,7 @@ def _d_JoinGroupResponse_v9(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'JoinGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -167,7 +167,7 @@ def _d_LeaveGroupRequest_v3(buf, pos):
     #: LeaveGroupRequest.Members
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'LeaveGroupRequest', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'LeaveGroupRequest', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -248,7 +248,7 @@ def _d_LeaveGroupRequest_v4(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'LeaveGroupRequest', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'LeaveGroupRequest', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -355,7 +355,7 @@ def _d_LeaveGroupRequest_v5(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'LeaveGroupRequest', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'LeaveGroupRequest', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -697,7 +697,7 @@ def _d_LeaveGroupResponse_v3(buf, pos):
     #: LeaveGroupResponse.ThrottleTimeMs, ErrorCode, Members
     o.throttle_time_ms, o.error_code, n = _S_ihi.unpack_from(buf, pos)
     pos += 10
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'LeaveGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'LeaveGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -766,7 +766,7 @@ def _d_LeaveGroupResponse_v4(buf, pos):
     #: LeaveGroupResponse.Members
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'LeaveGroupResponse', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'LeaveGroupResponse', 'Members')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -137,7 +137,7 @@ def _d_ListGroupsRequest_v4(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsRequest', 'StatesFilter')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListGroupsRequest', 'StatesFilter')
     x = []
     ap = x.append
     for _ in range(n):
@@ -186,7 +186,7 @@ def _d_ListGroupsRequest_v5(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsRequest', 'StatesFilter')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListGroupsRequest', 'StatesFilter')
     x = []
     ap = x.append
     for _ in range(n):
@@ -204,7 +204,7 @@ def _d_ListGroupsRequest_v5(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsRequest', 'TypesFilter')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListGroupsRequest', 'TypesFilter')
     x = []
     ap = x.append
     for _ in range(n):
@@ -259,7 +259,7 @@ def _d_ListGroupsResponse_v0(buf, pos):
     #: ListGroupsResponse.ErrorCode, Groups
     o.error_code, n = _S_hi.unpack_from(buf, pos)
     pos += 6
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -319,7 +319,7 @@ def _d_ListGroupsResponse_v1(buf, pos):
     #: ListGroupsResponse.ThrottleTimeMs, ErrorCode, Groups
     o.throttle_time_ms, o.error_code, n = _S_ihi.unpack_from(buf, pos)
     pos += 10
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -381,7 +381,7 @@ def _d_ListGroupsResponse_v3(buf, pos):
     #: ListGroupsResponse.Groups
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -468,7 +468,7 @@ def _d_ListGroupsResponse_v4(buf, pos):
     #: ListGroupsResponse.Groups
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -573,7 +573,7 @@ def _d_ListGroupsResponse_v5(buf, pos):
     #: ListGroupsResponse.Groups
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListGroupsResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -158,7 +158,7 @@ def _d_ListOffsetsRequest_v1(buf, pos):
     #: ListOffsetsRequest.ReplicaId, Topics
     o.replica_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -175,7 +175,7 @@ def _d_ListOffsetsRequest_v1(buf, pos):
         #: ListOffsetsTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -228,7 +228,7 @@ def _d_ListOffsetsRequest_v2(buf, pos):
     #: ListOffsetsRequest.ReplicaId, IsolationLevel, Topics
     o.replica_id, o.isolation_level, n = _S_ibi.unpack_from(buf, pos)
     pos += 9
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -245,7 +245,7 @@ def _d_ListOffsetsRequest_v2(buf, pos):
         #: ListOffsetsTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -295,7 +295,7 @@ def _d_ListOffsetsRequest_v4(buf, pos):
     #: ListOffsetsRequest.ReplicaId, IsolationLevel, Topics
     o.replica_id, o.isolation_level, n = _S_ibi.unpack_from(buf, pos)
     pos += 9
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -312,7 +312,7 @@ def _d_ListOffsetsRequest_v4(buf, pos):
         #: ListOffsetsTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -364,7 +364,7 @@ def _d_ListOffsetsRequest_v6(buf, pos):
     #: ListOffsetsRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -383,7 +383,7 @@ def _d_ListOffsetsRequest_v6(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -459,7 +459,7 @@ def _d_ListOffsetsRequest_v10(buf, pos):
     #: ListOffsetsRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -478,7 +478,7 @@ def _d_ListOffsetsRequest_v10(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ListOffsetsTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -562,7 +562,7 @@ def _d_ListOffsetsTopic_v1(buf, pos):
     #: ListOffsetsTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -611,7 +611,7 @@ def _d_ListOffsetsTopic_v4(buf, pos):
     #: ListOffsetsTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -661,7 +661,7 @@ def _d_ListOffsetsTopic_v6(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -768,7 +768,7 @@ def _d_ListOffsetsResponse_v1(buf, pos):
     #: ListOffsetsResponse.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -785,7 +785,7 @@ def _d_ListOffsetsResponse_v1(buf, pos):
         #: ListOffsetsTopicResponse.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -837,7 +837,7 @@ def _d_ListOffsetsResponse_v2(buf, pos):
     #: ListOffsetsResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -854,7 +854,7 @@ def _d_ListOffsetsResponse_v2(buf, pos):
         #: ListOffsetsTopicResponse.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -905,7 +905,7 @@ def _d_ListOffsetsResponse_v4(buf, pos):
     #: ListOffsetsResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -922,7 +922,7 @@ def _d_ListOffsetsResponse_v4(buf, pos):
         #: ListOffsetsTopicResponse.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -973,7 +973,7 @@ def _d_ListOffsetsResponse_v6(buf, pos):
     #: ListOffsetsResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -992,7 +992,7 @@ def _d_ListOffsetsResponse_v6(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1073,7 +1073,7 @@ def _d_ListOffsetsTopicResponse_v1(buf, pos):
     #: ListOffsetsTopicResponse.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1124,7 +1124,7 @@ def _d_ListOffsetsTopicResponse_v4(buf, pos):
     #: ListOffsetsTopicResponse.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1174,7 +1174,7 @@ def _d_ListOffsetsTopicResponse_v6(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListOffsetsTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -136,7 +136,7 @@ def _d_ListPartitionReassignmentsRequest_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'ListPartitionReassignmentsRequest', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListPartitionReassignmentsRequest', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -155,7 +155,7 @@ def _d_ListPartitionReassignmentsRequest_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ListPartitionReassignmentsTopics', 'PartitionIndexes')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ListPartitionReassignmentsTopics', 'PartitionIndexes')
             if n1 == 0: o1.partition_indexes = []
             else:
                 o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -228,7 +228,7 @@ def _d_ListPartitionReassignmentsTopics_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListPartitionReassignmentsTopics', 'PartitionIndexes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListPartitionReassignmentsTopics', 'PartitionIndexes')
     if n == 0: o.partition_indexes = []
     else:
         o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -284,7 +284,7 @@ def _d_ListPartitionReassignmentsResponse_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListPartitionReassignmentsResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListPartitionReassignmentsResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -303,7 +303,7 @@ def _d_ListPartitionReassignmentsResponse_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OngoingTopicReassignment', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OngoingTopicReassignment', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -314,7 +314,7 @@ def _d_ListPartitionReassignmentsResponse_v0(buf, pos):
             #: OngoingPartitionReassignment.Replicas
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OngoingPartitionReassignment', 'Replicas')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'OngoingPartitionReassignment', 'Replicas')
             if n2 == 0: o2.replicas = []
             else:
                 o2.replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -323,7 +323,7 @@ def _d_ListPartitionReassignmentsResponse_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OngoingPartitionReassignment', 'AddingReplicas')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'OngoingPartitionReassignment', 'AddingReplicas')
             if n2 == 0: o2.adding_replicas = []
             else:
                 o2.adding_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -332,7 +332,7 @@ def _d_ListPartitionReassignmentsResponse_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OngoingPartitionReassignment', 'RemovingReplicas')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'OngoingPartitionReassignment', 'RemovingReplicas')
             if n2 == 0: o2.removing_replicas = []
             else:
                 o2.removing_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -446,7 +446,7 @@ def _d_OngoingTopicReassignment_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OngoingTopicReassignment', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OngoingTopicReassignment', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -457,7 +457,7 @@ def _d_OngoingTopicReassignment_v0(buf, pos):
         #: OngoingPartitionReassignment.Replicas
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OngoingPartitionReassignment', 'Replicas')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OngoingPartitionReassignment', 'Replicas')
         if n1 == 0: o1.replicas = []
         else:
             o1.replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -466,7 +466,7 @@ def _d_OngoingTopicReassignment_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OngoingPartitionReassignment', 'AddingReplicas')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OngoingPartitionReassignment', 'AddingReplicas')
         if n1 == 0: o1.adding_replicas = []
         else:
             o1.adding_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -475,7 +475,7 @@ def _d_OngoingTopicReassignment_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OngoingPartitionReassignment', 'RemovingReplicas')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OngoingPartitionReassignment', 'RemovingReplicas')
         if n1 == 0: o1.removing_replicas = []
         else:
             o1.removing_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -552,7 +552,7 @@ def _d_OngoingPartitionReassignment_v0(buf, pos):
     #: OngoingPartitionReassignment.Replicas
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OngoingPartitionReassignment', 'Replicas')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OngoingPartitionReassignment', 'Replicas')
     if n == 0: o.replicas = []
     else:
         o.replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -561,7 +561,7 @@ def _d_OngoingPartitionReassignment_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OngoingPartitionReassignment', 'AddingReplicas')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OngoingPartitionReassignment', 'AddingReplicas')
     if n == 0: o.adding_replicas = []
     else:
         o.adding_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -570,7 +570,7 @@ def _d_OngoingPartitionReassignment_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OngoingPartitionReassignment', 'RemovingReplicas')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OngoingPartitionReassignment', 'RemovingReplicas')
     if n == 0: o.removing_replicas = []
     else:
         o.removing_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))

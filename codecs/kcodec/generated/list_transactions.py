@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -102,7 +102,7 @@ def _d_ListTransactionsRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'StateFilters')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'StateFilters')
     x = []
     ap = x.append
     for _ in range(n):
@@ -120,7 +120,7 @@ def _d_ListTransactionsRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'ProducerIdFilters')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'ProducerIdFilters')
     if n == 0: o.producer_id_filters = []
     else:
         o.producer_id_filters = [*_A64[n](buf, pos)] if n < 256 else list(_unpack_from('>%dq' % n, buf, pos))
@@ -170,7 +170,7 @@ def _d_ListTransactionsRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'StateFilters')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'StateFilters')
     x = []
     ap = x.append
     for _ in range(n):
@@ -188,7 +188,7 @@ def _d_ListTransactionsRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'ProducerIdFilters')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'ProducerIdFilters')
     if n == 0: o.producer_id_filters = []
     else:
         o.producer_id_filters = [*_A64[n](buf, pos)] if n < 256 else list(_unpack_from('>%dq' % n, buf, pos))
@@ -238,7 +238,7 @@ def _d_ListTransactionsRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'StateFilters')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'StateFilters')
     x = []
     ap = x.append
     for _ in range(n):
@@ -256,7 +256,7 @@ def _d_ListTransactionsRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'ProducerIdFilters')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListTransactionsRequest', 'ProducerIdFilters')
     if n == 0: o.producer_id_filters = []
     else:
         o.producer_id_filters = [*_A64[n](buf, pos)] if n < 256 else list(_unpack_from('>%dq' % n, buf, pos))
@@ -328,7 +328,7 @@ def _d_ListTransactionsResponse_v0(buf, pos):
     #: ListTransactionsResponse.UnknownStateFilters
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsResponse', 'UnknownStateFilters')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListTransactionsResponse', 'UnknownStateFilters')
     x = []
     ap = x.append
     for _ in range(n):
@@ -346,7 +346,7 @@ def _d_ListTransactionsResponse_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ListTransactionsResponse', 'TransactionStates')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ListTransactionsResponse', 'TransactionStates')
     x = []
     ap = x.append
     for _ in range(n):

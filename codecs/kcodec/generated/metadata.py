@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -194,7 +194,7 @@ def _d_MetadataRequest_v0(buf, pos):
     #: MetadataRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -249,7 +249,7 @@ def _d_MetadataRequest_v1(buf, pos):
     pos += 4
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataRequest', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataRequest', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -306,7 +306,7 @@ def _d_MetadataRequest_v4(buf, pos):
     pos += 4
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataRequest', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataRequest', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -365,7 +365,7 @@ def _d_MetadataRequest_v8(buf, pos):
     pos += 4
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataRequest', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataRequest', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -419,7 +419,7 @@ def _d_MetadataRequest_v9(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataRequest', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataRequest', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -489,7 +489,7 @@ def _d_MetadataRequest_v10(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataRequest', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataRequest', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -566,7 +566,7 @@ def _d_MetadataRequest_v11(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'MetadataRequest', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataRequest', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -753,7 +753,7 @@ def _d_MetadataResponse_v0(buf, pos):
     #: MetadataResponse.Brokers
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -777,7 +777,7 @@ def _d_MetadataResponse_v0(buf, pos):
     #: MetadataResponse.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -794,7 +794,7 @@ def _d_MetadataResponse_v0(buf, pos):
         #: MetadataResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -802,7 +802,7 @@ def _d_MetadataResponse_v0(buf, pos):
             #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
             o2.error_code, o2.partition_index, o2.leader_id, n2 = _S_hiii.unpack_from(buf, pos)
             pos += 14
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
             if n2 == 0: o2.replica_nodes = []
             else:
                 o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -810,7 +810,7 @@ def _d_MetadataResponse_v0(buf, pos):
             #: MetadataResponsePartition.IsrNodes
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
             if n2 == 0: o2.isr_nodes = []
             else:
                 o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -890,7 +890,7 @@ def _d_MetadataResponse_v1(buf, pos):
     #: MetadataResponse.Brokers
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -920,7 +920,7 @@ def _d_MetadataResponse_v1(buf, pos):
     #: MetadataResponse.ControllerId, Topics
     o.controller_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -937,7 +937,7 @@ def _d_MetadataResponse_v1(buf, pos):
         #: MetadataResponseTopic.IsInternal, Partitions
         o1.is_internal, n1 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -945,7 +945,7 @@ def _d_MetadataResponse_v1(buf, pos):
             #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
             o2.error_code, o2.partition_index, o2.leader_id, n2 = _S_hiii.unpack_from(buf, pos)
             pos += 14
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
             if n2 == 0: o2.replica_nodes = []
             else:
                 o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -953,7 +953,7 @@ def _d_MetadataResponse_v1(buf, pos):
             #: MetadataResponsePartition.IsrNodes
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
             if n2 == 0: o2.isr_nodes = []
             else:
                 o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1039,7 +1039,7 @@ def _d_MetadataResponse_v2(buf, pos):
     #: MetadataResponse.Brokers
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1079,7 +1079,7 @@ def _d_MetadataResponse_v2(buf, pos):
     #: MetadataResponse.ControllerId, Topics
     o.controller_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1096,7 +1096,7 @@ def _d_MetadataResponse_v2(buf, pos):
         #: MetadataResponseTopic.IsInternal, Partitions
         o1.is_internal, n1 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1104,7 +1104,7 @@ def _d_MetadataResponse_v2(buf, pos):
             #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
             o2.error_code, o2.partition_index, o2.leader_id, n2 = _S_hiii.unpack_from(buf, pos)
             pos += 14
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
             if n2 == 0: o2.replica_nodes = []
             else:
                 o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1112,7 +1112,7 @@ def _d_MetadataResponse_v2(buf, pos):
             #: MetadataResponsePartition.IsrNodes
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
             if n2 == 0: o2.isr_nodes = []
             else:
                 o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1205,7 +1205,7 @@ def _d_MetadataResponse_v3(buf, pos):
     #: MetadataResponse.ThrottleTimeMs, Brokers
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1245,7 +1245,7 @@ def _d_MetadataResponse_v3(buf, pos):
     #: MetadataResponse.ControllerId, Topics
     o.controller_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1262,7 +1262,7 @@ def _d_MetadataResponse_v3(buf, pos):
         #: MetadataResponseTopic.IsInternal, Partitions
         o1.is_internal, n1 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1270,7 +1270,7 @@ def _d_MetadataResponse_v3(buf, pos):
             #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
             o2.error_code, o2.partition_index, o2.leader_id, n2 = _S_hiii.unpack_from(buf, pos)
             pos += 14
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
             if n2 == 0: o2.replica_nodes = []
             else:
                 o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1278,7 +1278,7 @@ def _d_MetadataResponse_v3(buf, pos):
             #: MetadataResponsePartition.IsrNodes
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
             if n2 == 0: o2.isr_nodes = []
             else:
                 o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1370,7 +1370,7 @@ def _d_MetadataResponse_v5(buf, pos):
     #: MetadataResponse.ThrottleTimeMs, Brokers
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1410,7 +1410,7 @@ def _d_MetadataResponse_v5(buf, pos):
     #: MetadataResponse.ControllerId, Topics
     o.controller_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1427,7 +1427,7 @@ def _d_MetadataResponse_v5(buf, pos):
         #: MetadataResponseTopic.IsInternal, Partitions
         o1.is_internal, n1 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1435,7 +1435,7 @@ def _d_MetadataResponse_v5(buf, pos):
             #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
             o2.error_code, o2.partition_index, o2.leader_id, n2 = _S_hiii.unpack_from(buf, pos)
             pos += 14
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
             if n2 == 0: o2.replica_nodes = []
             else:
                 o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1443,7 +1443,7 @@ def _d_MetadataResponse_v5(buf, pos):
             #: MetadataResponsePartition.IsrNodes
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
             if n2 == 0: o2.isr_nodes = []
             else:
                 o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1451,7 +1451,7 @@ def _d_MetadataResponse_v5(buf, pos):
             #: MetadataResponsePartition.OfflineReplicas
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
             if n2 == 0: o2.offline_replicas = []
             else:
                 o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1546,7 +1546,7 @@ def _d_MetadataResponse_v7(buf, pos):
     #: MetadataResponse.ThrottleTimeMs, Brokers
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1586,7 +1586,7 @@ def _d_MetadataResponse_v7(buf, pos):
     #: MetadataResponse.ControllerId, Topics
     o.controller_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1603,7 +1603,7 @@ def _d_MetadataResponse_v7(buf, pos):
         #: MetadataResponseTopic.IsInternal, Partitions
         o1.is_internal, n1 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1611,7 +1611,7 @@ def _d_MetadataResponse_v7(buf, pos):
             #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
             o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n2 = _S_hiiii.unpack_from(buf, pos)
             pos += 18
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
             if n2 == 0: o2.replica_nodes = []
             else:
                 o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1619,7 +1619,7 @@ def _d_MetadataResponse_v7(buf, pos):
             #: MetadataResponsePartition.IsrNodes
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
             if n2 == 0: o2.isr_nodes = []
             else:
                 o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1627,7 +1627,7 @@ def _d_MetadataResponse_v7(buf, pos):
             #: MetadataResponsePartition.OfflineReplicas
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
             if n2 == 0: o2.offline_replicas = []
             else:
                 o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1721,7 +1721,7 @@ def _d_MetadataResponse_v8(buf, pos):
     #: MetadataResponse.ThrottleTimeMs, Brokers
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1761,7 +1761,7 @@ def _d_MetadataResponse_v8(buf, pos):
     #: MetadataResponse.ControllerId, Topics
     o.controller_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1778,7 +1778,7 @@ def _d_MetadataResponse_v8(buf, pos):
         #: MetadataResponseTopic.IsInternal, Partitions
         o1.is_internal, n1 = _S_oi.unpack_from(buf, pos)
         pos += 5
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1786,7 +1786,7 @@ def _d_MetadataResponse_v8(buf, pos):
             #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
             o2.error_code, o2.partition_index, o2.leader_id, o2.leader_epoch, n2 = _S_hiiii.unpack_from(buf, pos)
             pos += 18
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
             if n2 == 0: o2.replica_nodes = []
             else:
                 o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1794,7 +1794,7 @@ def _d_MetadataResponse_v8(buf, pos):
             #: MetadataResponsePartition.IsrNodes
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
             if n2 == 0: o2.isr_nodes = []
             else:
                 o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1802,7 +1802,7 @@ def _d_MetadataResponse_v8(buf, pos):
             #: MetadataResponsePartition.OfflineReplicas
             n2, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
             if n2 == 0: o2.offline_replicas = []
             else:
                 o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1903,7 +1903,7 @@ def _d_MetadataResponse_v9(buf, pos):
     #: MetadataResponse.Brokers
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1957,7 +1957,7 @@ def _d_MetadataResponse_v9(buf, pos):
     #: MetadataResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1980,7 +1980,7 @@ def _d_MetadataResponse_v9(buf, pos):
         #: MetadataResponseTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1991,7 +1991,7 @@ def _d_MetadataResponse_v9(buf, pos):
             #: MetadataResponsePartition.ReplicaNodes
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
             if n2 == 0: o2.replica_nodes = []
             else:
                 o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2000,7 +2000,7 @@ def _d_MetadataResponse_v9(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
             if n2 == 0: o2.isr_nodes = []
             else:
                 o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2009,7 +2009,7 @@ def _d_MetadataResponse_v9(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
             if n2 == 0: o2.offline_replicas = []
             else:
                 o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2162,7 +2162,7 @@ def _d_MetadataResponse_v10(buf, pos):
     #: MetadataResponse.Brokers
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2216,7 +2216,7 @@ def _d_MetadataResponse_v10(buf, pos):
     #: MetadataResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2240,7 +2240,7 @@ def _d_MetadataResponse_v10(buf, pos):
         #: MetadataResponseTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2251,7 +2251,7 @@ def _d_MetadataResponse_v10(buf, pos):
             #: MetadataResponsePartition.ReplicaNodes
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
             if n2 == 0: o2.replica_nodes = []
             else:
                 o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2260,7 +2260,7 @@ def _d_MetadataResponse_v10(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
             if n2 == 0: o2.isr_nodes = []
             else:
                 o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2269,7 +2269,7 @@ def _d_MetadataResponse_v10(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
             if n2 == 0: o2.offline_replicas = []
             else:
                 o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2421,7 +2421,7 @@ def _d_MetadataResponse_v11(buf, pos):
     #: MetadataResponse.Brokers
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2475,7 +2475,7 @@ def _d_MetadataResponse_v11(buf, pos):
     #: MetadataResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2499,7 +2499,7 @@ def _d_MetadataResponse_v11(buf, pos):
         #: MetadataResponseTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2510,7 +2510,7 @@ def _d_MetadataResponse_v11(buf, pos):
             #: MetadataResponsePartition.ReplicaNodes
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
             if n2 == 0: o2.replica_nodes = []
             else:
                 o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2519,7 +2519,7 @@ def _d_MetadataResponse_v11(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
             if n2 == 0: o2.isr_nodes = []
             else:
                 o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2528,7 +2528,7 @@ def _d_MetadataResponse_v11(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
             if n2 == 0: o2.offline_replicas = []
             else:
                 o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2680,7 +2680,7 @@ def _d_MetadataResponse_v12(buf, pos):
     #: MetadataResponse.Brokers
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2734,7 +2734,7 @@ def _d_MetadataResponse_v12(buf, pos):
     #: MetadataResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2759,7 +2759,7 @@ def _d_MetadataResponse_v12(buf, pos):
         #: MetadataResponseTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2770,7 +2770,7 @@ def _d_MetadataResponse_v12(buf, pos):
             #: MetadataResponsePartition.ReplicaNodes
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
             if n2 == 0: o2.replica_nodes = []
             else:
                 o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2779,7 +2779,7 @@ def _d_MetadataResponse_v12(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
             if n2 == 0: o2.isr_nodes = []
             else:
                 o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2788,7 +2788,7 @@ def _d_MetadataResponse_v12(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
             if n2 == 0: o2.offline_replicas = []
             else:
                 o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2942,7 +2942,7 @@ def _d_MetadataResponse_v13(buf, pos):
     #: MetadataResponse.Brokers
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Brokers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2996,7 +2996,7 @@ def _d_MetadataResponse_v13(buf, pos):
     #: MetadataResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3021,7 +3021,7 @@ def _d_MetadataResponse_v13(buf, pos):
         #: MetadataResponseTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -3032,7 +3032,7 @@ def _d_MetadataResponse_v13(buf, pos):
             #: MetadataResponsePartition.ReplicaNodes
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
             if n2 == 0: o2.replica_nodes = []
             else:
                 o2.replica_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -3041,7 +3041,7 @@ def _d_MetadataResponse_v13(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
             if n2 == 0: o2.isr_nodes = []
             else:
                 o2.isr_nodes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -3050,7 +3050,7 @@ def _d_MetadataResponse_v13(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
             if n2 == 0: o2.offline_replicas = []
             else:
                 o2.offline_replicas = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -3357,7 +3357,7 @@ def _d_MetadataResponseTopic_v0(buf, pos):
     #: MetadataResponseTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3365,7 +3365,7 @@ def _d_MetadataResponseTopic_v0(buf, pos):
         #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
         o1.error_code, o1.partition_index, o1.leader_id, n1 = _S_hiii.unpack_from(buf, pos)
         pos += 14
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
         if n1 == 0: o1.replica_nodes = []
         else:
             o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3373,7 +3373,7 @@ def _d_MetadataResponseTopic_v0(buf, pos):
         #: MetadataResponsePartition.IsrNodes
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
         if n1 == 0: o1.isr_nodes = []
         else:
             o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3433,7 +3433,7 @@ def _d_MetadataResponseTopic_v1(buf, pos):
     #: MetadataResponseTopic.IsInternal, Partitions
     o.is_internal, n = _S_oi.unpack_from(buf, pos)
     pos += 5
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3441,7 +3441,7 @@ def _d_MetadataResponseTopic_v1(buf, pos):
         #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
         o1.error_code, o1.partition_index, o1.leader_id, n1 = _S_hiii.unpack_from(buf, pos)
         pos += 14
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
         if n1 == 0: o1.replica_nodes = []
         else:
             o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3449,7 +3449,7 @@ def _d_MetadataResponseTopic_v1(buf, pos):
         #: MetadataResponsePartition.IsrNodes
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
         if n1 == 0: o1.isr_nodes = []
         else:
             o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3508,7 +3508,7 @@ def _d_MetadataResponseTopic_v5(buf, pos):
     #: MetadataResponseTopic.IsInternal, Partitions
     o.is_internal, n = _S_oi.unpack_from(buf, pos)
     pos += 5
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3516,7 +3516,7 @@ def _d_MetadataResponseTopic_v5(buf, pos):
         #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
         o1.error_code, o1.partition_index, o1.leader_id, n1 = _S_hiii.unpack_from(buf, pos)
         pos += 14
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
         if n1 == 0: o1.replica_nodes = []
         else:
             o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3524,7 +3524,7 @@ def _d_MetadataResponseTopic_v5(buf, pos):
         #: MetadataResponsePartition.IsrNodes
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
         if n1 == 0: o1.isr_nodes = []
         else:
             o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3532,7 +3532,7 @@ def _d_MetadataResponseTopic_v5(buf, pos):
         #: MetadataResponsePartition.OfflineReplicas
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
         if n1 == 0: o1.offline_replicas = []
         else:
             o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3594,7 +3594,7 @@ def _d_MetadataResponseTopic_v7(buf, pos):
     #: MetadataResponseTopic.IsInternal, Partitions
     o.is_internal, n = _S_oi.unpack_from(buf, pos)
     pos += 5
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3602,7 +3602,7 @@ def _d_MetadataResponseTopic_v7(buf, pos):
         #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
         o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch, n1 = _S_hiiii.unpack_from(buf, pos)
         pos += 18
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
         if n1 == 0: o1.replica_nodes = []
         else:
             o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3610,7 +3610,7 @@ def _d_MetadataResponseTopic_v7(buf, pos):
         #: MetadataResponsePartition.IsrNodes
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
         if n1 == 0: o1.isr_nodes = []
         else:
             o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3618,7 +3618,7 @@ def _d_MetadataResponseTopic_v7(buf, pos):
         #: MetadataResponsePartition.OfflineReplicas
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
         if n1 == 0: o1.offline_replicas = []
         else:
             o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3679,7 +3679,7 @@ def _d_MetadataResponseTopic_v8(buf, pos):
     #: MetadataResponseTopic.IsInternal, Partitions
     o.is_internal, n = _S_oi.unpack_from(buf, pos)
     pos += 5
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3687,7 +3687,7 @@ def _d_MetadataResponseTopic_v8(buf, pos):
         #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
         o1.error_code, o1.partition_index, o1.leader_id, o1.leader_epoch, n1 = _S_hiiii.unpack_from(buf, pos)
         pos += 18
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
         if n1 == 0: o1.replica_nodes = []
         else:
             o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3695,7 +3695,7 @@ def _d_MetadataResponseTopic_v8(buf, pos):
         #: MetadataResponsePartition.IsrNodes
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
         if n1 == 0: o1.isr_nodes = []
         else:
             o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3703,7 +3703,7 @@ def _d_MetadataResponseTopic_v8(buf, pos):
         #: MetadataResponsePartition.OfflineReplicas
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
         if n1 == 0: o1.offline_replicas = []
         else:
             o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3772,7 +3772,7 @@ def _d_MetadataResponseTopic_v9(buf, pos):
     #: MetadataResponseTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3783,7 +3783,7 @@ def _d_MetadataResponseTopic_v9(buf, pos):
         #: MetadataResponsePartition.ReplicaNodes
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
         if n1 == 0: o1.replica_nodes = []
         else:
             o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3792,7 +3792,7 @@ def _d_MetadataResponseTopic_v9(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
         if n1 == 0: o1.isr_nodes = []
         else:
             o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3801,7 +3801,7 @@ def _d_MetadataResponseTopic_v9(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
         if n1 == 0: o1.offline_replicas = []
         else:
             o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3899,7 +3899,7 @@ def _d_MetadataResponseTopic_v10(buf, pos):
     #: MetadataResponseTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3910,7 +3910,7 @@ def _d_MetadataResponseTopic_v10(buf, pos):
         #: MetadataResponsePartition.ReplicaNodes
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
         if n1 == 0: o1.replica_nodes = []
         else:
             o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3919,7 +3919,7 @@ def _d_MetadataResponseTopic_v10(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
         if n1 == 0: o1.isr_nodes = []
         else:
             o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3928,7 +3928,7 @@ def _d_MetadataResponseTopic_v10(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
         if n1 == 0: o1.offline_replicas = []
         else:
             o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -4026,7 +4026,7 @@ def _d_MetadataResponseTopic_v12(buf, pos):
     #: MetadataResponseTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -4037,7 +4037,7 @@ def _d_MetadataResponseTopic_v12(buf, pos):
         #: MetadataResponsePartition.ReplicaNodes
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
         if n1 == 0: o1.replica_nodes = []
         else:
             o1.replica_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -4046,7 +4046,7 @@ def _d_MetadataResponseTopic_v12(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
         if n1 == 0: o1.isr_nodes = []
         else:
             o1.isr_nodes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -4055,7 +4055,7 @@ def _d_MetadataResponseTopic_v12(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
         if n1 == 0: o1.offline_replicas = []
         else:
             o1.offline_replicas = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -4138,7 +4138,7 @@ def _d_MetadataResponsePartition_v0(buf, pos):
     #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
     o.error_code, o.partition_index, o.leader_id, n = _S_hiii.unpack_from(buf, pos)
     pos += 14
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
     if n == 0: o.replica_nodes = []
     else:
         o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -4146,7 +4146,7 @@ def _d_MetadataResponsePartition_v0(buf, pos):
     #: MetadataResponsePartition.IsrNodes
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
     if n == 0: o.isr_nodes = []
     else:
         o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -4178,7 +4178,7 @@ def _d_MetadataResponsePartition_v5(buf, pos):
     #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, ReplicaNodes
     o.error_code, o.partition_index, o.leader_id, n = _S_hiii.unpack_from(buf, pos)
     pos += 14
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
     if n == 0: o.replica_nodes = []
     else:
         o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -4186,7 +4186,7 @@ def _d_MetadataResponsePartition_v5(buf, pos):
     #: MetadataResponsePartition.IsrNodes
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
     if n == 0: o.isr_nodes = []
     else:
         o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -4194,7 +4194,7 @@ def _d_MetadataResponsePartition_v5(buf, pos):
     #: MetadataResponsePartition.OfflineReplicas
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
     if n == 0: o.offline_replicas = []
     else:
         o.offline_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -4229,7 +4229,7 @@ def _d_MetadataResponsePartition_v7(buf, pos):
     #: MetadataResponsePartition.ErrorCode, PartitionIndex, LeaderId, LeaderEpoch, ReplicaNodes
     o.error_code, o.partition_index, o.leader_id, o.leader_epoch, n = _S_hiiii.unpack_from(buf, pos)
     pos += 18
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
     if n == 0: o.replica_nodes = []
     else:
         o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -4237,7 +4237,7 @@ def _d_MetadataResponsePartition_v7(buf, pos):
     #: MetadataResponsePartition.IsrNodes
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
     if n == 0: o.isr_nodes = []
     else:
         o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -4245,7 +4245,7 @@ def _d_MetadataResponsePartition_v7(buf, pos):
     #: MetadataResponsePartition.OfflineReplicas
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
     if n == 0: o.offline_replicas = []
     else:
         o.offline_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -4282,7 +4282,7 @@ def _d_MetadataResponsePartition_v9(buf, pos):
     #: MetadataResponsePartition.ReplicaNodes
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'ReplicaNodes')
     if n == 0: o.replica_nodes = []
     else:
         o.replica_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -4291,7 +4291,7 @@ def _d_MetadataResponsePartition_v9(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'IsrNodes')
     if n == 0: o.isr_nodes = []
     else:
         o.isr_nodes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -4300,7 +4300,7 @@ def _d_MetadataResponsePartition_v9(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'MetadataResponsePartition', 'OfflineReplicas')
     if n == 0: o.offline_replicas = []
     else:
         o.offline_replicas = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -181,7 +181,7 @@ def _d_OffsetCommitRequest_v2(buf, pos):
     #: OffsetCommitRequest.RetentionTimeMs, Topics
     o.retention_time_ms, n = _S_qi.unpack_from(buf, pos)
     pos += 12
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -198,7 +198,7 @@ def _d_OffsetCommitRequest_v2(buf, pos):
         #: OffsetCommitRequestTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -294,7 +294,7 @@ def _d_OffsetCommitRequest_v5(buf, pos):
     #: OffsetCommitRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -311,7 +311,7 @@ def _d_OffsetCommitRequest_v5(buf, pos):
         #: OffsetCommitRequestTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -408,7 +408,7 @@ def _d_OffsetCommitRequest_v6(buf, pos):
     #: OffsetCommitRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -425,7 +425,7 @@ def _d_OffsetCommitRequest_v6(buf, pos):
         #: OffsetCommitRequestTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -531,7 +531,7 @@ def _d_OffsetCommitRequest_v7(buf, pos):
     #: OffsetCommitRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -548,7 +548,7 @@ def _d_OffsetCommitRequest_v7(buf, pos):
         #: OffsetCommitRequestTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -665,7 +665,7 @@ def _d_OffsetCommitRequest_v8(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -684,7 +684,7 @@ def _d_OffsetCommitRequest_v8(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -844,7 +844,7 @@ def _d_OffsetCommitRequest_v10(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -856,7 +856,7 @@ def _d_OffsetCommitRequest_v10(buf, pos):
         #: OffsetCommitRequestTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -984,7 +984,7 @@ def _d_OffsetCommitRequestTopic_v2(buf, pos):
     #: OffsetCommitRequestTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1049,7 +1049,7 @@ def _d_OffsetCommitRequestTopic_v6(buf, pos):
     #: OffsetCommitRequestTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1115,7 +1115,7 @@ def _d_OffsetCommitRequestTopic_v8(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1197,7 +1197,7 @@ def _d_OffsetCommitRequestTopic_v10(buf, pos):
     #: OffsetCommitRequestTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1377,7 +1377,7 @@ def _d_OffsetCommitResponse_v2(buf, pos):
     #: OffsetCommitResponse.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1394,7 +1394,7 @@ def _d_OffsetCommitResponse_v2(buf, pos):
         #: OffsetCommitResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1444,7 +1444,7 @@ def _d_OffsetCommitResponse_v3(buf, pos):
     #: OffsetCommitResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1461,7 +1461,7 @@ def _d_OffsetCommitResponse_v3(buf, pos):
         #: OffsetCommitResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1513,7 +1513,7 @@ def _d_OffsetCommitResponse_v8(buf, pos):
     #: OffsetCommitResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1532,7 +1532,7 @@ def _d_OffsetCommitResponse_v8(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1608,7 +1608,7 @@ def _d_OffsetCommitResponse_v10(buf, pos):
     #: OffsetCommitResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1620,7 +1620,7 @@ def _d_OffsetCommitResponse_v10(buf, pos):
         #: OffsetCommitResponseTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1695,7 +1695,7 @@ def _d_OffsetCommitResponseTopic_v2(buf, pos):
     #: OffsetCommitResponseTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1746,7 +1746,7 @@ def _d_OffsetCommitResponseTopic_v8(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1805,7 +1805,7 @@ def _d_OffsetCommitResponseTopic_v10(buf, pos):
     #: OffsetCommitResponseTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetCommitResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -146,7 +146,7 @@ def _d_OffsetDeleteRequest_v0(buf, pos):
     #: OffsetDeleteRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetDeleteRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetDeleteRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -163,7 +163,7 @@ def _d_OffsetDeleteRequest_v0(buf, pos):
         #: OffsetDeleteRequestTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetDeleteRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetDeleteRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -225,7 +225,7 @@ def _d_OffsetDeleteRequestTopic_v0(buf, pos):
     #: OffsetDeleteRequestTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetDeleteRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetDeleteRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -280,7 +280,7 @@ def _d_OffsetDeleteResponse_v0(buf, pos):
     #: OffsetDeleteResponse.ErrorCode, ThrottleTimeMs, Topics
     o.error_code, o.throttle_time_ms, n = _S_hii.unpack_from(buf, pos)
     pos += 10
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetDeleteResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetDeleteResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -297,7 +297,7 @@ def _d_OffsetDeleteResponse_v0(buf, pos):
         #: OffsetDeleteResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetDeleteResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetDeleteResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -354,7 +354,7 @@ def _d_OffsetDeleteResponseTopic_v0(buf, pos):
     #: OffsetDeleteResponseTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetDeleteResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetDeleteResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -253,7 +253,7 @@ def _d_OffsetFetchRequest_v1(buf, pos):
     #: OffsetFetchRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -270,7 +270,7 @@ def _d_OffsetFetchRequest_v1(buf, pos):
         #: OffsetFetchRequestTopic.PartitionIndexes
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
         if n1 == 0: o1.partition_indexes = []
         else:
             o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -330,7 +330,7 @@ def _d_OffsetFetchRequest_v2(buf, pos):
     pos += 4
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequest', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -347,7 +347,7 @@ def _d_OffsetFetchRequest_v2(buf, pos):
             #: OffsetFetchRequestTopic.PartitionIndexes
             n1, = _S_i.unpack_from(buf, pos)
             pos += 4
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
             if n1 == 0: o1.partition_indexes = []
             else:
                 o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -411,7 +411,7 @@ def _d_OffsetFetchRequest_v6(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequest', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -430,7 +430,7 @@ def _d_OffsetFetchRequest_v6(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
             if n1 == 0: o1.partition_indexes = []
             else:
                 o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -518,7 +518,7 @@ def _d_OffsetFetchRequest_v7(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequest', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -537,7 +537,7 @@ def _d_OffsetFetchRequest_v7(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
             if n1 == 0: o1.partition_indexes = []
             else:
                 o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -613,7 +613,7 @@ def _d_OffsetFetchRequest_v8(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -634,7 +634,7 @@ def _d_OffsetFetchRequest_v8(buf, pos):
         else: n1, pos = _uvm1(buf, pos)
         if n1 < 0: o1.topics = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -653,7 +653,7 @@ def _d_OffsetFetchRequest_v8(buf, pos):
                 n2 = buf[pos] - 1
                 if n2 < 127: pos += 1
                 else: n2, pos = _uvm1(buf, pos)
-                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+                if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
                 if n2 == 0: o2.partition_indexes = []
                 else:
                     o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -751,7 +751,7 @@ def _d_OffsetFetchRequest_v9(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -785,7 +785,7 @@ def _d_OffsetFetchRequest_v9(buf, pos):
         else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.topics = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -804,7 +804,7 @@ def _d_OffsetFetchRequest_v9(buf, pos):
                 n2 = buf[pos] - 1
                 if n2 < 127: pos += 1
                 else: n2, pos = _uvm1(buf, pos)
-                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+                if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
                 if n2 == 0: o2.partition_indexes = []
                 else:
                     o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -913,7 +913,7 @@ def _d_OffsetFetchRequest_v10(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchRequest', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -947,7 +947,7 @@ def _d_OffsetFetchRequest_v10(buf, pos):
         else: n1, pos = _uvm1(buf, pos - 1)
         if n1 < 0: o1.topics = None
         else:
-            if n1 > blen - pos: raise _dalloc(n1, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
+            if n1 > blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -959,7 +959,7 @@ def _d_OffsetFetchRequest_v10(buf, pos):
                 #: OffsetFetchRequestTopics.PartitionIndexes
                 if n2 < 128: n2 -= 1
                 else: n2, pos = _uvm1(buf, pos - 1)
-                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+                if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
                 if n2 == 0: o2.partition_indexes = []
                 else:
                     o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -1069,7 +1069,7 @@ def _d_OffsetFetchRequestTopic_v1(buf, pos):
     #: OffsetFetchRequestTopic.PartitionIndexes
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
     if n == 0: o.partition_indexes = []
     else:
         o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -1109,7 +1109,7 @@ def _d_OffsetFetchRequestTopic_v6(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchRequestTopic', 'PartitionIndexes')
     if n == 0: o.partition_indexes = []
     else:
         o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -1164,7 +1164,7 @@ def _d_OffsetFetchRequestGroup_v8(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -1183,7 +1183,7 @@ def _d_OffsetFetchRequestGroup_v8(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
             if n1 == 0: o1.partition_indexes = []
             else:
                 o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -1281,7 +1281,7 @@ def _d_OffsetFetchRequestGroup_v9(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -1300,7 +1300,7 @@ def _d_OffsetFetchRequestGroup_v9(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
             if n1 == 0: o1.partition_indexes = []
             else:
                 o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -1409,7 +1409,7 @@ def _d_OffsetFetchRequestGroup_v10(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.topics = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchRequestGroup', 'Topics')
         x = []
         ap = x.append
         for _ in range(n):
@@ -1421,7 +1421,7 @@ def _d_OffsetFetchRequestGroup_v10(buf, pos):
             #: OffsetFetchRequestTopics.PartitionIndexes
             if n1 < 128: n1 -= 1
             else: n1, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
             if n1 == 0: o1.partition_indexes = []
             else:
                 o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -1508,7 +1508,7 @@ def _d_OffsetFetchRequestTopics_v8(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
     if n == 0: o.partition_indexes = []
     else:
         o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -1555,7 +1555,7 @@ def _d_OffsetFetchRequestTopics_v10(buf, pos):
     #: OffsetFetchRequestTopics.PartitionIndexes
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchRequestTopics', 'PartitionIndexes')
     if n == 0: o.partition_indexes = []
     else:
         o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -1591,7 +1591,7 @@ def _d_OffsetFetchResponse_v1(buf, pos):
     #: OffsetFetchResponse.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1608,7 +1608,7 @@ def _d_OffsetFetchResponse_v1(buf, pos):
         #: OffsetFetchResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1682,7 +1682,7 @@ def _d_OffsetFetchResponse_v2(buf, pos):
     #: OffsetFetchResponse.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1699,7 +1699,7 @@ def _d_OffsetFetchResponse_v2(buf, pos):
         #: OffsetFetchResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1777,7 +1777,7 @@ def _d_OffsetFetchResponse_v3(buf, pos):
     #: OffsetFetchResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1794,7 +1794,7 @@ def _d_OffsetFetchResponse_v3(buf, pos):
         #: OffsetFetchResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1871,7 +1871,7 @@ def _d_OffsetFetchResponse_v5(buf, pos):
     #: OffsetFetchResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1888,7 +1888,7 @@ def _d_OffsetFetchResponse_v5(buf, pos):
         #: OffsetFetchResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1967,7 +1967,7 @@ def _d_OffsetFetchResponse_v6(buf, pos):
     #: OffsetFetchResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1986,7 +1986,7 @@ def _d_OffsetFetchResponse_v6(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2093,7 +2093,7 @@ def _d_OffsetFetchResponse_v8(buf, pos):
     #: OffsetFetchResponse.Groups
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2112,7 +2112,7 @@ def _d_OffsetFetchResponse_v8(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2131,7 +2131,7 @@ def _d_OffsetFetchResponse_v8(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -2265,7 +2265,7 @@ def _d_OffsetFetchResponse_v10(buf, pos):
     #: OffsetFetchResponse.Groups
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2284,7 +2284,7 @@ def _d_OffsetFetchResponse_v10(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2296,7 +2296,7 @@ def _d_OffsetFetchResponse_v10(buf, pos):
             #: OffsetFetchResponseTopics.Partitions
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -2429,7 +2429,7 @@ def _d_OffsetFetchResponseTopic_v1(buf, pos):
     #: OffsetFetchResponseTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2498,7 +2498,7 @@ def _d_OffsetFetchResponseTopic_v5(buf, pos):
     #: OffsetFetchResponseTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2568,7 +2568,7 @@ def _d_OffsetFetchResponseTopic_v6(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2781,7 +2781,7 @@ def _d_OffsetFetchResponseGroup_v8(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2800,7 +2800,7 @@ def _d_OffsetFetchResponseGroup_v8(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2920,7 +2920,7 @@ def _d_OffsetFetchResponseGroup_v10(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchResponseGroup', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2932,7 +2932,7 @@ def _d_OffsetFetchResponseGroup_v10(buf, pos):
         #: OffsetFetchResponseTopics.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -3045,7 +3045,7 @@ def _d_OffsetFetchResponseTopics_v8(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3130,7 +3130,7 @@ def _d_OffsetFetchResponseTopics_v10(buf, pos):
     #: OffsetFetchResponseTopics.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetFetchResponseTopics', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -147,7 +147,7 @@ def _d_OffsetForLeaderEpochRequest_v2(buf, pos):
     #: OffsetForLeaderEpochRequest.Topics
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderEpochRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetForLeaderEpochRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -164,7 +164,7 @@ def _d_OffsetForLeaderEpochRequest_v2(buf, pos):
         #: OffsetForLeaderTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -213,7 +213,7 @@ def _d_OffsetForLeaderEpochRequest_v3(buf, pos):
     #: OffsetForLeaderEpochRequest.ReplicaId, Topics
     o.replica_id, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderEpochRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetForLeaderEpochRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -230,7 +230,7 @@ def _d_OffsetForLeaderEpochRequest_v3(buf, pos):
         #: OffsetForLeaderTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -281,7 +281,7 @@ def _d_OffsetForLeaderEpochRequest_v4(buf, pos):
     #: OffsetForLeaderEpochRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderEpochRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetForLeaderEpochRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -300,7 +300,7 @@ def _d_OffsetForLeaderEpochRequest_v4(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -381,7 +381,7 @@ def _d_OffsetForLeaderTopic_v2(buf, pos):
     #: OffsetForLeaderTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -431,7 +431,7 @@ def _d_OffsetForLeaderTopic_v4(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetForLeaderTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -521,7 +521,7 @@ def _d_OffsetForLeaderEpochResponse_v2(buf, pos):
     #: OffsetForLeaderEpochResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderEpochResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetForLeaderEpochResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -538,7 +538,7 @@ def _d_OffsetForLeaderEpochResponse_v2(buf, pos):
         #: OffsetForLeaderTopicResult.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -589,7 +589,7 @@ def _d_OffsetForLeaderEpochResponse_v4(buf, pos):
     #: OffsetForLeaderEpochResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderEpochResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetForLeaderEpochResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -608,7 +608,7 @@ def _d_OffsetForLeaderEpochResponse_v4(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -689,7 +689,7 @@ def _d_OffsetForLeaderTopicResult_v2(buf, pos):
     #: OffsetForLeaderTopicResult.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -739,7 +739,7 @@ def _d_OffsetForLeaderTopicResult_v4(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'OffsetForLeaderTopicResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -232,7 +232,7 @@ def _d_ProduceRequest_v3(buf, pos):
     #: ProduceRequest.Acks, TimeoutMs, TopicData
     o.acks, o.timeout_ms, n = _S_hii.unpack_from(buf, pos)
     pos += 10
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceRequest', 'TopicData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ProduceRequest', 'TopicData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -249,7 +249,7 @@ def _d_ProduceRequest_v3(buf, pos):
         #: TopicProduceData.PartitionData
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceData', 'PartitionData')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicProduceData', 'PartitionData')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -332,7 +332,7 @@ def _d_ProduceRequest_v9(buf, pos):
     #: ProduceRequest.TopicData
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceRequest', 'TopicData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ProduceRequest', 'TopicData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -351,7 +351,7 @@ def _d_ProduceRequest_v9(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceData', 'PartitionData')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicProduceData', 'PartitionData')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -467,7 +467,7 @@ def _d_ProduceRequest_v13(buf, pos):
     #: ProduceRequest.TopicData
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceRequest', 'TopicData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ProduceRequest', 'TopicData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -479,7 +479,7 @@ def _d_ProduceRequest_v13(buf, pos):
         #: TopicProduceData.PartitionData
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceData', 'PartitionData')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicProduceData', 'PartitionData')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -583,7 +583,7 @@ def _d_TopicProduceData_v3(buf, pos):
     #: TopicProduceData.PartitionData
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceData', 'PartitionData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicProduceData', 'PartitionData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -646,7 +646,7 @@ def _d_TopicProduceData_v9(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceData', 'PartitionData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicProduceData', 'PartitionData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -723,7 +723,7 @@ def _d_TopicProduceData_v13(buf, pos):
     #: TopicProduceData.PartitionData
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceData', 'PartitionData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicProduceData', 'PartitionData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -857,7 +857,7 @@ def _d_ProduceResponse_v3(buf, pos):
     #: ProduceResponse.Responses
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -874,7 +874,7 @@ def _d_ProduceResponse_v3(buf, pos):
         #: TopicProduceResponse.PartitionResponses
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -937,7 +937,7 @@ def _d_ProduceResponse_v5(buf, pos):
     #: ProduceResponse.Responses
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -954,7 +954,7 @@ def _d_ProduceResponse_v5(buf, pos):
         #: TopicProduceResponse.PartitionResponses
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1016,7 +1016,7 @@ def _d_ProduceResponse_v8(buf, pos):
     #: ProduceResponse.Responses
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1033,7 +1033,7 @@ def _d_ProduceResponse_v8(buf, pos):
         #: TopicProduceResponse.PartitionResponses
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1041,7 +1041,7 @@ def _d_ProduceResponse_v8(buf, pos):
             #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
             o2.index, o2.error_code, o2.base_offset, o2.log_append_time_ms, o2.log_start_offset, n2 = _S_ihqqqi.unpack_from(buf, pos)
             pos += 34
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1144,7 +1144,7 @@ def _d_ProduceResponse_v9(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1163,7 +1163,7 @@ def _d_ProduceResponse_v9(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1174,7 +1174,7 @@ def _d_ProduceResponse_v9(buf, pos):
             #: PartitionProduceResponse.RecordErrors
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1329,7 +1329,7 @@ def _d_ProduceResponse_v10(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1348,7 +1348,7 @@ def _d_ProduceResponse_v10(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1359,7 +1359,7 @@ def _d_ProduceResponse_v10(buf, pos):
             #: PartitionProduceResponse.RecordErrors
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1399,6 +1399,7 @@ def _d_ProduceResponse_v10(buf, pos):
             #: PartitionProduceResponse._tagged_fields
             u2 = {}
             k2, pos = _uv(buf, pos)
+            if k2 > 10000 or k2 > blen - pos: raise _dtags(k2, pos, blen, 'PartitionProduceResponse')
             for _ in range(k2):
                 t2, pos = _uv(buf, pos)
                 s2, pos = _uv(buf, pos)
@@ -1430,6 +1431,7 @@ def _d_ProduceResponse_v10(buf, pos):
     #: ProduceResponse._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'ProduceResponse')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -1440,7 +1442,7 @@ def _d_ProduceResponse_v10(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'NodeEndpoints')
+            if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ProduceResponse', 'NodeEndpoints')
             x = []
             ap = x.append
             for _ in range(n):
@@ -1625,7 +1627,7 @@ def _d_ProduceResponse_v13(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ProduceResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1637,7 +1639,7 @@ def _d_ProduceResponse_v13(buf, pos):
         #: TopicProduceResponse.PartitionResponses
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1648,7 +1650,7 @@ def _d_ProduceResponse_v13(buf, pos):
             #: PartitionProduceResponse.RecordErrors
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1688,6 +1690,7 @@ def _d_ProduceResponse_v13(buf, pos):
             #: PartitionProduceResponse._tagged_fields
             u2 = {}
             k2, pos = _uv(buf, pos)
+            if k2 > 10000 or k2 > blen - pos: raise _dtags(k2, pos, blen, 'PartitionProduceResponse')
             for _ in range(k2):
                 t2, pos = _uv(buf, pos)
                 s2, pos = _uv(buf, pos)
@@ -1719,6 +1722,7 @@ def _d_ProduceResponse_v13(buf, pos):
     #: ProduceResponse._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'ProduceResponse')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -1729,7 +1733,7 @@ def _d_ProduceResponse_v13(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ProduceResponse', 'NodeEndpoints')
+            if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ProduceResponse', 'NodeEndpoints')
             x = []
             ap = x.append
             for _ in range(n):
@@ -1875,7 +1879,7 @@ def _d_TopicProduceResponse_v3(buf, pos):
     #: TopicProduceResponse.PartitionResponses
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1930,7 +1934,7 @@ def _d_TopicProduceResponse_v5(buf, pos):
     #: TopicProduceResponse.PartitionResponses
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1984,7 +1988,7 @@ def _d_TopicProduceResponse_v8(buf, pos):
     #: TopicProduceResponse.PartitionResponses
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1992,7 +1996,7 @@ def _d_TopicProduceResponse_v8(buf, pos):
         #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
         o1.index, o1.error_code, o1.base_offset, o1.log_append_time_ms, o1.log_start_offset, n1 = _S_ihqqqi.unpack_from(buf, pos)
         pos += 34
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2088,7 +2092,7 @@ def _d_TopicProduceResponse_v9(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2099,7 +2103,7 @@ def _d_TopicProduceResponse_v9(buf, pos):
         #: PartitionProduceResponse.RecordErrors
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2231,7 +2235,7 @@ def _d_TopicProduceResponse_v10(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2242,7 +2246,7 @@ def _d_TopicProduceResponse_v10(buf, pos):
         #: PartitionProduceResponse.RecordErrors
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2282,6 +2286,7 @@ def _d_TopicProduceResponse_v10(buf, pos):
         #: PartitionProduceResponse._tagged_fields
         u1 = {}
         k1, pos = _uv(buf, pos)
+        if k1 > 10000 or k1 > blen - pos: raise _dtags(k1, pos, blen, 'PartitionProduceResponse')
         for _ in range(k1):
             t1, pos = _uv(buf, pos)
             s1, pos = _uv(buf, pos)
@@ -2386,7 +2391,7 @@ def _d_TopicProduceResponse_v13(buf, pos):
     #: TopicProduceResponse.PartitionResponses
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicProduceResponse', 'PartitionResponses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2397,7 +2402,7 @@ def _d_TopicProduceResponse_v13(buf, pos):
         #: PartitionProduceResponse.RecordErrors
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2437,6 +2442,7 @@ def _d_TopicProduceResponse_v13(buf, pos):
         #: PartitionProduceResponse._tagged_fields
         u1 = {}
         k1, pos = _uv(buf, pos)
+        if k1 > 10000 or k1 > blen - pos: raise _dtags(k1, pos, blen, 'PartitionProduceResponse')
         for _ in range(k1):
             t1, pos = _uv(buf, pos)
             s1, pos = _uv(buf, pos)
@@ -2573,7 +2579,7 @@ def _d_PartitionProduceResponse_v8(buf, pos):
     #: PartitionProduceResponse.Index, ErrorCode, BaseOffset, LogAppendTimeMs, LogStartOffset, RecordErrors
     o.index, o.error_code, o.base_offset, o.log_append_time_ms, o.log_start_offset, n = _S_ihqqqi.unpack_from(buf, pos)
     pos += 34
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2646,7 +2652,7 @@ def _d_PartitionProduceResponse_v9(buf, pos):
     #: PartitionProduceResponse.RecordErrors
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2744,7 +2750,7 @@ def _d_PartitionProduceResponse_v10(buf, pos):
     #: PartitionProduceResponse.RecordErrors
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'PartitionProduceResponse', 'RecordErrors')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2784,6 +2790,7 @@ def _d_PartitionProduceResponse_v10(buf, pos):
     #: PartitionProduceResponse._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'PartitionProduceResponse')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -180,7 +180,7 @@ def _d_ReadShareGroupStateRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReadShareGroupStateRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ReadShareGroupStateRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -192,7 +192,7 @@ def _d_ReadShareGroupStateRequest_v0(buf, pos):
         #: ReadStateData.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReadStateData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ReadStateData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -268,7 +268,7 @@ def _d_ReadStateData_v0(buf, pos):
     #: ReadStateData.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReadStateData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ReadStateData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -336,7 +336,7 @@ def _d_ReadShareGroupStateResponse_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReadShareGroupStateResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ReadShareGroupStateResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -348,7 +348,7 @@ def _d_ReadShareGroupStateResponse_v0(buf, pos):
         #: ReadStateResult.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ReadStateResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ReadStateResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -372,7 +372,7 @@ def _d_ReadShareGroupStateResponse_v0(buf, pos):
             #: PartitionResult.StateBatches
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionResult', 'StateBatches')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionResult', 'StateBatches')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -470,7 +470,7 @@ def _d_ReadStateResult_v0(buf, pos):
     #: ReadStateResult.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ReadStateResult', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ReadStateResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -494,7 +494,7 @@ def _d_ReadStateResult_v0(buf, pos):
         #: PartitionResult.StateBatches
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionResult', 'StateBatches')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'PartitionResult', 'StateBatches')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -588,7 +588,7 @@ def _d_PartitionResult_v0(buf, pos):
     #: PartitionResult.StateBatches
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionResult', 'StateBatches')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'PartitionResult', 'StateBatches')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -244,7 +244,7 @@ def _d_ShareAcknowledgeRequest_v1(buf, pos):
     #: ShareAcknowledgeRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareAcknowledgeRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ShareAcknowledgeRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -256,7 +256,7 @@ def _d_ShareAcknowledgeRequest_v1(buf, pos):
         #: AcknowledgeTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AcknowledgeTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AcknowledgeTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -267,7 +267,7 @@ def _d_ShareAcknowledgeRequest_v1(buf, pos):
             #: AcknowledgePartition.AcknowledgementBatches
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -278,7 +278,7 @@ def _d_ShareAcknowledgeRequest_v1(buf, pos):
                 #: AcknowledgementBatch.AcknowledgeTypes
                 if n3 < 128: n3 -= 1
                 else: n3, pos = _uvm1(buf, pos - 1)
-                if not 0 <= n3 <= blen - pos: raise _darr(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+                if not 0 <= n3 <= blen - pos or n3 > 1000000: raise _darr(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
                 if n3 == 0: o3.acknowledge_types = []
                 else:
                     o3.acknowledge_types = [*_A8[n3](buf, pos)] if n3 < 256 else list(_unpack_from('>%db' % n3, buf, pos))
@@ -417,7 +417,7 @@ def _d_ShareAcknowledgeRequest_v2(buf, pos):
     #: ShareAcknowledgeRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareAcknowledgeRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ShareAcknowledgeRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -429,7 +429,7 @@ def _d_ShareAcknowledgeRequest_v2(buf, pos):
         #: AcknowledgeTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AcknowledgeTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AcknowledgeTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -440,7 +440,7 @@ def _d_ShareAcknowledgeRequest_v2(buf, pos):
             #: AcknowledgePartition.AcknowledgementBatches
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -451,7 +451,7 @@ def _d_ShareAcknowledgeRequest_v2(buf, pos):
                 #: AcknowledgementBatch.AcknowledgeTypes
                 if n3 < 128: n3 -= 1
                 else: n3, pos = _uvm1(buf, pos - 1)
-                if not 0 <= n3 <= blen - pos: raise _darr(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+                if not 0 <= n3 <= blen - pos or n3 > 1000000: raise _darr(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
                 if n3 == 0: o3.acknowledge_types = []
                 else:
                     o3.acknowledge_types = [*_A8[n3](buf, pos)] if n3 < 256 else list(_unpack_from('>%db' % n3, buf, pos))
@@ -566,7 +566,7 @@ def _d_AcknowledgeTopic_v1(buf, pos):
     #: AcknowledgeTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AcknowledgeTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AcknowledgeTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -577,7 +577,7 @@ def _d_AcknowledgeTopic_v1(buf, pos):
         #: AcknowledgePartition.AcknowledgementBatches
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -588,7 +588,7 @@ def _d_AcknowledgeTopic_v1(buf, pos):
             #: AcknowledgementBatch.AcknowledgeTypes
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
             if n2 == 0: o2.acknowledge_types = []
             else:
                 o2.acknowledge_types = [*_A8[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%db' % n2, buf, pos))
@@ -662,7 +662,7 @@ def _d_AcknowledgePartition_v1(buf, pos):
     #: AcknowledgePartition.AcknowledgementBatches
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AcknowledgePartition', 'AcknowledgementBatches')
     x = []
     ap = x.append
     for _ in range(n):
@@ -673,7 +673,7 @@ def _d_AcknowledgePartition_v1(buf, pos):
         #: AcknowledgementBatch.AcknowledgeTypes
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
         if n1 == 0: o1.acknowledge_types = []
         else:
             o1.acknowledge_types = [*_A8[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%db' % n1, buf, pos))
@@ -729,7 +729,7 @@ def _d_AcknowledgementBatch_v1(buf, pos):
     #: AcknowledgementBatch.AcknowledgeTypes
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
     if n == 0: o.acknowledge_types = []
     else:
         o.acknowledge_types = [*_A8[n](buf, pos)] if n < 256 else list(_unpack_from('>%db' % n, buf, pos))
@@ -789,7 +789,7 @@ def _d_ShareAcknowledgeResponse_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareAcknowledgeResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ShareAcknowledgeResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -801,7 +801,7 @@ def _d_ShareAcknowledgeResponse_v1(buf, pos):
         #: ShareAcknowledgeTopicResponse.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ShareAcknowledgeTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ShareAcknowledgeTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -839,7 +839,7 @@ def _d_ShareAcknowledgeResponse_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareAcknowledgeResponse', 'NodeEndpoints')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ShareAcknowledgeResponse', 'NodeEndpoints')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1004,7 +1004,7 @@ def _d_ShareAcknowledgeResponse_v2(buf, pos):
     #: ShareAcknowledgeResponse.Responses
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareAcknowledgeResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ShareAcknowledgeResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1016,7 +1016,7 @@ def _d_ShareAcknowledgeResponse_v2(buf, pos):
         #: ShareAcknowledgeTopicResponse.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ShareAcknowledgeTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ShareAcknowledgeTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1054,7 +1054,7 @@ def _d_ShareAcknowledgeResponse_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareAcknowledgeResponse', 'NodeEndpoints')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ShareAcknowledgeResponse', 'NodeEndpoints')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1199,7 +1199,7 @@ def _d_ShareAcknowledgeTopicResponse_v1(buf, pos):
     #: ShareAcknowledgeTopicResponse.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareAcknowledgeTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ShareAcknowledgeTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -310,7 +310,7 @@ def _d_ShareFetchRequest_v1(buf, pos):
     #: ShareFetchRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareFetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ShareFetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -322,7 +322,7 @@ def _d_ShareFetchRequest_v1(buf, pos):
         #: FetchTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -333,7 +333,7 @@ def _d_ShareFetchRequest_v1(buf, pos):
             #: FetchPartition.AcknowledgementBatches
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -344,7 +344,7 @@ def _d_ShareFetchRequest_v1(buf, pos):
                 #: AcknowledgementBatch.AcknowledgeTypes
                 if n3 < 128: n3 -= 1
                 else: n3, pos = _uvm1(buf, pos - 1)
-                if not 0 <= n3 <= blen - pos: raise _darr(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+                if not 0 <= n3 <= blen - pos or n3 > 1000000: raise _darr(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
                 if n3 == 0: o3.acknowledge_types = []
                 else:
                     o3.acknowledge_types = [*_A8[n3](buf, pos)] if n3 < 256 else list(_unpack_from('>%db' % n3, buf, pos))
@@ -375,7 +375,7 @@ def _d_ShareFetchRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareFetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ShareFetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -387,7 +387,7 @@ def _d_ShareFetchRequest_v1(buf, pos):
         #: ForgottenTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -533,7 +533,7 @@ def _d_ShareFetchRequest_v2(buf, pos):
     #: ShareFetchRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareFetchRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ShareFetchRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -545,7 +545,7 @@ def _d_ShareFetchRequest_v2(buf, pos):
         #: FetchTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -556,7 +556,7 @@ def _d_ShareFetchRequest_v2(buf, pos):
             #: FetchPartition.AcknowledgementBatches
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -567,7 +567,7 @@ def _d_ShareFetchRequest_v2(buf, pos):
                 #: AcknowledgementBatch.AcknowledgeTypes
                 if n3 < 128: n3 -= 1
                 else: n3, pos = _uvm1(buf, pos - 1)
-                if not 0 <= n3 <= blen - pos: raise _darr(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+                if not 0 <= n3 <= blen - pos or n3 > 1000000: raise _darr(n3, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
                 if n3 == 0: o3.acknowledge_types = []
                 else:
                     o3.acknowledge_types = [*_A8[n3](buf, pos)] if n3 < 256 else list(_unpack_from('>%db' % n3, buf, pos))
@@ -598,7 +598,7 @@ def _d_ShareFetchRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareFetchRequest', 'ForgottenTopicsData')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ShareFetchRequest', 'ForgottenTopicsData')
     x = []
     ap = x.append
     for _ in range(n):
@@ -610,7 +610,7 @@ def _d_ShareFetchRequest_v2(buf, pos):
         #: ForgottenTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ForgottenTopic', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -731,7 +731,7 @@ def _d_FetchTopic_v1(buf, pos):
     #: FetchTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -742,7 +742,7 @@ def _d_FetchTopic_v1(buf, pos):
         #: FetchPartition.AcknowledgementBatches
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -753,7 +753,7 @@ def _d_FetchTopic_v1(buf, pos):
             #: AcknowledgementBatch.AcknowledgeTypes
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
             if n2 == 0: o2.acknowledge_types = []
             else:
                 o2.acknowledge_types = [*_A8[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%db' % n2, buf, pos))
@@ -830,7 +830,7 @@ def _d_FetchPartition_v1(buf, pos):
     #: FetchPartition.AcknowledgementBatches
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'FetchPartition', 'AcknowledgementBatches')
     x = []
     ap = x.append
     for _ in range(n):
@@ -841,7 +841,7 @@ def _d_FetchPartition_v1(buf, pos):
         #: AcknowledgementBatch.AcknowledgeTypes
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
         if n1 == 0: o1.acknowledge_types = []
         else:
             o1.acknowledge_types = [*_A8[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%db' % n1, buf, pos))
@@ -900,7 +900,7 @@ def _d_AcknowledgementBatch_v1(buf, pos):
     #: AcknowledgementBatch.AcknowledgeTypes
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'AcknowledgementBatch', 'AcknowledgeTypes')
     if n == 0: o.acknowledge_types = []
     else:
         o.acknowledge_types = [*_A8[n](buf, pos)] if n < 256 else list(_unpack_from('>%db' % n, buf, pos))
@@ -939,7 +939,7 @@ def _d_ForgottenTopic_v1(buf, pos):
     #: ForgottenTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ForgottenTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ForgottenTopic', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -1001,7 +1001,7 @@ def _d_ShareFetchResponse_v1(buf, pos):
     #: ShareFetchResponse.Responses
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareFetchResponse', 'Responses')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ShareFetchResponse', 'Responses')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1013,7 +1013,7 @@ def _d_ShareFetchResponse_v1(buf, pos):
         #: ShareFetchableTopicResponse.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'ShareFetchableTopicResponse', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'ShareFetchableTopicResponse', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1059,7 +1059,7 @@ def _d_ShareFetchResponse_v1(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionData', 'AcquiredRecords')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionData', 'AcquiredRecords')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1090,7 +1090,7 @@ def _d_ShareFetchResponse_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareFetchResponse', 'NodeEndpoints')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ShareFetchResponse', 'NodeEndpoints')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1273,7 +1273,7 @@ def _d_ShareFetchableTopicResponse_v1(buf, pos):
     #: ShareFetchableTopicResponse.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'ShareFetchableTopicResponse', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'ShareFetchableTopicResponse', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1319,7 +1319,7 @@ def _d_ShareFetchableTopicResponse_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionData', 'AcquiredRecords')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'PartitionData', 'AcquiredRecords')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1453,7 +1453,7 @@ def _d_PartitionData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionData', 'AcquiredRecords')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'PartitionData', 'AcquiredRecords')
     x = []
     ap = x.append
     for _ in range(n):

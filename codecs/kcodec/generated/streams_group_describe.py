@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -385,7 +385,7 @@ def _d_StreamsGroupDescribeRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'StreamsGroupDescribeRequest', 'GroupIds')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupDescribeRequest', 'GroupIds')
     x = []
     ap = x.append
     for _ in range(n):
@@ -437,7 +437,7 @@ def _d_StreamsGroupDescribeRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'StreamsGroupDescribeRequest', 'GroupIds')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupDescribeRequest', 'GroupIds')
     x = []
     ap = x.append
     for _ in range(n):
@@ -490,7 +490,7 @@ def _d_Topology_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.subtopologies = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'Topology', 'Subtopologies')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Topology', 'Subtopologies')
         x = []
         ap = x.append
         for _ in range(n):
@@ -509,7 +509,7 @@ def _d_Topology_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'SourceTopics')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Subtopology', 'SourceTopics')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -527,7 +527,7 @@ def _d_Topology_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -545,7 +545,7 @@ def _d_Topology_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'StateChangelogTopics')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Subtopology', 'StateChangelogTopics')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -566,7 +566,7 @@ def _d_Topology_v0(buf, pos):
                 #: TopicInfo.TopicConfigs
                 if n2 < 128: n2 -= 1
                 else: n2, pos = _uvm1(buf, pos - 1)
-                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
+                if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
                 x2 = []
                 ap2 = x2.append
                 for _ in range(n2):
@@ -609,7 +609,7 @@ def _d_Topology_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -630,7 +630,7 @@ def _d_Topology_v0(buf, pos):
                 #: TopicInfo.TopicConfigs
                 if n2 < 128: n2 -= 1
                 else: n2, pos = _uvm1(buf, pos - 1)
-                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
+                if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
                 x2 = []
                 ap2 = x2.append
                 for _ in range(n2):
@@ -713,7 +713,7 @@ def _d_Assignment_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Assignment', 'ActiveTasks')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Assignment', 'ActiveTasks')
     x = []
     ap = x.append
     for _ in range(n):
@@ -732,7 +732,7 @@ def _d_Assignment_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TaskIds', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TaskIds', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -748,7 +748,7 @@ def _d_Assignment_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Assignment', 'StandbyTasks')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Assignment', 'StandbyTasks')
     x = []
     ap = x.append
     for _ in range(n):
@@ -767,7 +767,7 @@ def _d_Assignment_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TaskIds', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TaskIds', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -783,7 +783,7 @@ def _d_Assignment_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Assignment', 'WarmupTasks')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Assignment', 'WarmupTasks')
     x = []
     ap = x.append
     for _ in range(n):
@@ -802,7 +802,7 @@ def _d_Assignment_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TaskIds', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TaskIds', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -831,7 +831,7 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
     #: StreamsGroupDescribeResponse.Groups
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'StreamsGroupDescribeResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupDescribeResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -878,7 +878,7 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -958,7 +958,7 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'Member', 'ClientTags')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'Member', 'ClientTags')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -994,7 +994,7 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'Member', 'TaskOffsets')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'Member', 'TaskOffsets')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1021,7 +1021,7 @@ def _d_StreamsGroupDescribeResponse_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'Member', 'TaskEndOffsets')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'Member', 'TaskEndOffsets')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1550,7 +1550,7 @@ def _d_TopologyDescriptionNode_v1(buf, pos):
     #: TopologyDescriptionNode.SourceTopics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopologyDescriptionNode', 'SourceTopics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopologyDescriptionNode', 'SourceTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1579,7 +1579,7 @@ def _d_TopologyDescriptionNode_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopologyDescriptionNode', 'Stores')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopologyDescriptionNode', 'Stores')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1597,7 +1597,7 @@ def _d_TopologyDescriptionNode_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopologyDescriptionNode', 'Successors')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopologyDescriptionNode', 'Successors')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1626,7 +1626,7 @@ def _d_TopologyDescription_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopologyDescription', 'Subtopologies')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopologyDescription', 'Subtopologies')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1645,7 +1645,7 @@ def _d_TopologyDescription_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopologyDescriptionSubtopology', 'Nodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopologyDescriptionSubtopology', 'Nodes')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1666,7 +1666,7 @@ def _d_TopologyDescription_v1(buf, pos):
             #: TopologyDescriptionNode.SourceTopics
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopologyDescriptionNode', 'SourceTopics')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopologyDescriptionNode', 'SourceTopics')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1695,7 +1695,7 @@ def _d_TopologyDescription_v1(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopologyDescriptionNode', 'Stores')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopologyDescriptionNode', 'Stores')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1713,7 +1713,7 @@ def _d_TopologyDescription_v1(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopologyDescriptionNode', 'Successors')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopologyDescriptionNode', 'Successors')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1745,7 +1745,7 @@ def _d_TopologyDescription_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopologyDescription', 'GlobalStores')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopologyDescription', 'GlobalStores')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1778,7 +1778,7 @@ def _d_StreamsGroupDescribeResponse_v1(buf, pos):
     #: StreamsGroupDescribeResponse.Groups
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'StreamsGroupDescribeResponse', 'Groups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupDescribeResponse', 'Groups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1825,7 +1825,7 @@ def _d_StreamsGroupDescribeResponse_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'DescribedGroup', 'Members')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1905,7 +1905,7 @@ def _d_StreamsGroupDescribeResponse_v1(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'Member', 'ClientTags')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'Member', 'ClientTags')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1941,7 +1941,7 @@ def _d_StreamsGroupDescribeResponse_v1(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'Member', 'TaskOffsets')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'Member', 'TaskOffsets')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -1968,7 +1968,7 @@ def _d_StreamsGroupDescribeResponse_v1(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'Member', 'TaskEndOffsets')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'Member', 'TaskEndOffsets')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -2467,7 +2467,7 @@ def _d_DescribedGroup_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2547,7 +2547,7 @@ def _d_DescribedGroup_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Member', 'ClientTags')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Member', 'ClientTags')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2583,7 +2583,7 @@ def _d_DescribedGroup_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Member', 'TaskOffsets')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Member', 'TaskOffsets')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2610,7 +2610,7 @@ def _d_DescribedGroup_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Member', 'TaskEndOffsets')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Member', 'TaskEndOffsets')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -2904,7 +2904,7 @@ def _d_DescribedGroup_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'DescribedGroup', 'Members')
     x = []
     ap = x.append
     for _ in range(n):
@@ -2984,7 +2984,7 @@ def _d_DescribedGroup_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Member', 'ClientTags')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Member', 'ClientTags')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -3020,7 +3020,7 @@ def _d_DescribedGroup_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Member', 'TaskOffsets')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Member', 'TaskOffsets')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -3047,7 +3047,7 @@ def _d_DescribedGroup_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Member', 'TaskEndOffsets')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Member', 'TaskEndOffsets')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -3342,7 +3342,7 @@ def _d_Subtopology_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'SourceTopics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Subtopology', 'SourceTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3360,7 +3360,7 @@ def _d_Subtopology_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3378,7 +3378,7 @@ def _d_Subtopology_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'StateChangelogTopics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Subtopology', 'StateChangelogTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3399,7 +3399,7 @@ def _d_Subtopology_v0(buf, pos):
         #: TopicInfo.TopicConfigs
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -3442,7 +3442,7 @@ def _d_Subtopology_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3463,7 +3463,7 @@ def _d_Subtopology_v0(buf, pos):
         #: TopicInfo.TopicConfigs
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -3659,7 +3659,7 @@ def _d_TopicInfo_v0(buf, pos):
     #: TopicInfo.TopicConfigs
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicInfo', 'TopicConfigs')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicInfo', 'TopicConfigs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3878,7 +3878,7 @@ def _d_Member_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Member', 'ClientTags')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Member', 'ClientTags')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3914,7 +3914,7 @@ def _d_Member_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Member', 'TaskOffsets')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Member', 'TaskOffsets')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3941,7 +3941,7 @@ def _d_Member_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Member', 'TaskEndOffsets')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Member', 'TaskEndOffsets')
     x = []
     ap = x.append
     for _ in range(n):
@@ -4182,7 +4182,7 @@ def _d_TaskIds_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TaskIds', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TaskIds', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -4235,7 +4235,7 @@ def _d_TopologyDescriptionSubtopology_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopologyDescriptionSubtopology', 'Nodes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopologyDescriptionSubtopology', 'Nodes')
     x = []
     ap = x.append
     for _ in range(n):
@@ -4256,7 +4256,7 @@ def _d_TopologyDescriptionSubtopology_v1(buf, pos):
         #: TopologyDescriptionNode.SourceTopics
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopologyDescriptionNode', 'SourceTopics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopologyDescriptionNode', 'SourceTopics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -4285,7 +4285,7 @@ def _d_TopologyDescriptionSubtopology_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopologyDescriptionNode', 'Stores')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopologyDescriptionNode', 'Stores')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -4303,7 +4303,7 @@ def _d_TopologyDescriptionSubtopology_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopologyDescriptionNode', 'Successors')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopologyDescriptionNode', 'Successors')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -383,7 +383,7 @@ def _d_Topology_v0(buf, pos):
     #: Topology.Subtopologies
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Topology', 'Subtopologies')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Topology', 'Subtopologies')
     x = []
     ap = x.append
     for _ in range(n):
@@ -402,7 +402,7 @@ def _d_Topology_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'SourceTopics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Subtopology', 'SourceTopics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -420,7 +420,7 @@ def _d_Topology_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'SourceTopicRegex')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Subtopology', 'SourceTopicRegex')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -438,7 +438,7 @@ def _d_Topology_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'StateChangelogTopics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Subtopology', 'StateChangelogTopics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -459,7 +459,7 @@ def _d_Topology_v0(buf, pos):
             #: TopicInfo.TopicConfigs
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -502,7 +502,7 @@ def _d_Topology_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -520,7 +520,7 @@ def _d_Topology_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -541,7 +541,7 @@ def _d_Topology_v0(buf, pos):
             #: TopicInfo.TopicConfigs
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopicInfo', 'TopicConfigs')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -584,7 +584,7 @@ def _d_Topology_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'Subtopology', 'CopartitionGroups')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'Subtopology', 'CopartitionGroups')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -593,7 +593,7 @@ def _d_Topology_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'CopartitionGroup', 'SourceTopics')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'CopartitionGroup', 'SourceTopics')
             if n2 == 0: o2.source_topics = []
             else:
                 o2.source_topics = [*_A16[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%dh' % n2, buf, pos))
@@ -602,7 +602,7 @@ def _d_Topology_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'CopartitionGroup', 'SourceTopicRegex')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'CopartitionGroup', 'SourceTopicRegex')
             if n2 == 0: o2.source_topic_regex = []
             else:
                 o2.source_topic_regex = [*_A16[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%dh' % n2, buf, pos))
@@ -611,7 +611,7 @@ def _d_Topology_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'CopartitionGroup', 'RepartitionSourceTopics')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'CopartitionGroup', 'RepartitionSourceTopics')
             if n2 == 0: o2.repartition_source_topics = []
             else:
                 o2.repartition_source_topics = [*_A16[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%dh' % n2, buf, pos))
@@ -718,7 +718,7 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.active_tasks = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'ActiveTasks')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'ActiveTasks')
         x = []
         ap = x.append
         for _ in range(n):
@@ -737,7 +737,7 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -755,7 +755,7 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.standby_tasks = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'StandbyTasks')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'StandbyTasks')
         x = []
         ap = x.append
         for _ in range(n):
@@ -774,7 +774,7 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -792,7 +792,7 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.warmup_tasks = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'WarmupTasks')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'WarmupTasks')
         x = []
         ap = x.append
         for _ in range(n):
@@ -811,7 +811,7 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -845,7 +845,7 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.client_tags = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'ClientTags')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'ClientTags')
         x = []
         ap = x.append
         for _ in range(n):
@@ -883,7 +883,7 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.task_offsets = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'TaskOffsets')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'TaskOffsets')
         x = []
         ap = x.append
         for _ in range(n):
@@ -912,7 +912,7 @@ def _d_StreamsGroupHeartbeatRequest_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.task_end_offsets = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'TaskEndOffsets')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatRequest', 'TaskEndOffsets')
         x = []
         ap = x.append
         for _ in range(n):
@@ -1390,7 +1390,7 @@ def _d_Subtopology_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'SourceTopics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Subtopology', 'SourceTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1408,7 +1408,7 @@ def _d_Subtopology_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'SourceTopicRegex')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Subtopology', 'SourceTopicRegex')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1426,7 +1426,7 @@ def _d_Subtopology_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'StateChangelogTopics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Subtopology', 'StateChangelogTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1447,7 +1447,7 @@ def _d_Subtopology_v0(buf, pos):
         #: TopicInfo.TopicConfigs
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1490,7 +1490,7 @@ def _d_Subtopology_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Subtopology', 'RepartitionSinkTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1508,7 +1508,7 @@ def _d_Subtopology_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Subtopology', 'RepartitionSourceTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1529,7 +1529,7 @@ def _d_Subtopology_v0(buf, pos):
         #: TopicInfo.TopicConfigs
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicInfo', 'TopicConfigs')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1572,7 +1572,7 @@ def _d_Subtopology_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'Subtopology', 'CopartitionGroups')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'Subtopology', 'CopartitionGroups')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1581,7 +1581,7 @@ def _d_Subtopology_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CopartitionGroup', 'SourceTopics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CopartitionGroup', 'SourceTopics')
         if n1 == 0: o1.source_topics = []
         else:
             o1.source_topics = [*_A16[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%dh' % n1, buf, pos))
@@ -1590,7 +1590,7 @@ def _d_Subtopology_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CopartitionGroup', 'SourceTopicRegex')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CopartitionGroup', 'SourceTopicRegex')
         if n1 == 0: o1.source_topic_regex = []
         else:
             o1.source_topic_regex = [*_A16[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%dh' % n1, buf, pos))
@@ -1599,7 +1599,7 @@ def _d_Subtopology_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'CopartitionGroup', 'RepartitionSourceTopics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'CopartitionGroup', 'RepartitionSourceTopics')
         if n1 == 0: o1.repartition_source_topics = []
         else:
             o1.repartition_source_topics = [*_A16[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%dh' % n1, buf, pos))
@@ -1808,7 +1808,7 @@ def _d_TopicInfo_v0(buf, pos):
     #: TopicInfo.TopicConfigs
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicInfo', 'TopicConfigs')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicInfo', 'TopicConfigs')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1956,7 +1956,7 @@ def _d_CopartitionGroup_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CopartitionGroup', 'SourceTopics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CopartitionGroup', 'SourceTopics')
     if n == 0: o.source_topics = []
     else:
         o.source_topics = [*_A16[n](buf, pos)] if n < 256 else list(_unpack_from('>%dh' % n, buf, pos))
@@ -1965,7 +1965,7 @@ def _d_CopartitionGroup_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CopartitionGroup', 'SourceTopicRegex')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CopartitionGroup', 'SourceTopicRegex')
     if n == 0: o.source_topic_regex = []
     else:
         o.source_topic_regex = [*_A16[n](buf, pos)] if n < 256 else list(_unpack_from('>%dh' % n, buf, pos))
@@ -1974,7 +1974,7 @@ def _d_CopartitionGroup_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'CopartitionGroup', 'RepartitionSourceTopics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'CopartitionGroup', 'RepartitionSourceTopics')
     if n == 0: o.repartition_source_topics = []
     else:
         o.repartition_source_topics = [*_A16[n](buf, pos)] if n < 256 else list(_unpack_from('>%dh' % n, buf, pos))
@@ -2032,7 +2032,7 @@ def _d_StreamsGroupHeartbeatRequestTaskIds_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatRequestTaskIds', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -2164,7 +2164,7 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.status = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'Status')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'Status')
         x = []
         ap = x.append
         for _ in range(n):
@@ -2194,7 +2194,7 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.active_tasks = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'ActiveTasks')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'ActiveTasks')
         x = []
         ap = x.append
         for _ in range(n):
@@ -2213,7 +2213,7 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -2231,7 +2231,7 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.standby_tasks = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'StandbyTasks')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'StandbyTasks')
         x = []
         ap = x.append
         for _ in range(n):
@@ -2250,7 +2250,7 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -2268,7 +2268,7 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.warmup_tasks = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'WarmupTasks')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'WarmupTasks')
         x = []
         ap = x.append
         for _ in range(n):
@@ -2287,7 +2287,7 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -2307,7 +2307,7 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.partitions_by_user_endpoint = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'PartitionsByUserEndpoint')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'PartitionsByUserEndpoint')
         x = []
         ap = x.append
         for _ in range(n):
@@ -2318,7 +2318,7 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndpointToPartitions', 'ActivePartitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'EndpointToPartitions', 'ActivePartitions')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -2337,7 +2337,7 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
                 n2 = buf[pos] - 1
                 if n2 < 127: pos += 1
                 else: n2, pos = _uvm1(buf, pos)
-                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicPartition', 'Partitions')
+                if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopicPartition', 'Partitions')
                 if n2 == 0: o2.partitions = []
                 else:
                     o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2353,7 +2353,7 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndpointToPartitions', 'StandbyPartitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'EndpointToPartitions', 'StandbyPartitions')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -2372,7 +2372,7 @@ def _d_StreamsGroupHeartbeatResponse_v0(buf, pos):
                 n2 = buf[pos] - 1
                 if n2 < 127: pos += 1
                 else: n2, pos = _uvm1(buf, pos)
-                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicPartition', 'Partitions')
+                if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopicPartition', 'Partitions')
                 if n2 == 0: o2.partitions = []
                 else:
                     o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2654,7 +2654,7 @@ def _d_StreamsGroupHeartbeatResponse_v1(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.status = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'Status')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'Status')
         x = []
         ap = x.append
         for _ in range(n):
@@ -2684,7 +2684,7 @@ def _d_StreamsGroupHeartbeatResponse_v1(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.active_tasks = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'ActiveTasks')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'ActiveTasks')
         x = []
         ap = x.append
         for _ in range(n):
@@ -2703,7 +2703,7 @@ def _d_StreamsGroupHeartbeatResponse_v1(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -2721,7 +2721,7 @@ def _d_StreamsGroupHeartbeatResponse_v1(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.standby_tasks = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'StandbyTasks')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'StandbyTasks')
         x = []
         ap = x.append
         for _ in range(n):
@@ -2740,7 +2740,7 @@ def _d_StreamsGroupHeartbeatResponse_v1(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -2758,7 +2758,7 @@ def _d_StreamsGroupHeartbeatResponse_v1(buf, pos):
     else: n, pos = _uvm1(buf, pos)
     if n < 0: o.warmup_tasks = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'WarmupTasks')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'WarmupTasks')
         x = []
         ap = x.append
         for _ in range(n):
@@ -2777,7 +2777,7 @@ def _d_StreamsGroupHeartbeatResponse_v1(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
             if n1 == 0: o1.partitions = []
             else:
                 o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -2797,7 +2797,7 @@ def _d_StreamsGroupHeartbeatResponse_v1(buf, pos):
     else: n, pos = _uvm1(buf, pos - 1)
     if n < 0: o.partitions_by_user_endpoint = None
     else:
-        if n > blen - pos: raise _dalloc(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'PartitionsByUserEndpoint')
+        if n > blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatResponse', 'PartitionsByUserEndpoint')
         x = []
         ap = x.append
         for _ in range(n):
@@ -2808,7 +2808,7 @@ def _d_StreamsGroupHeartbeatResponse_v1(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndpointToPartitions', 'ActivePartitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'EndpointToPartitions', 'ActivePartitions')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -2827,7 +2827,7 @@ def _d_StreamsGroupHeartbeatResponse_v1(buf, pos):
                 n2 = buf[pos] - 1
                 if n2 < 127: pos += 1
                 else: n2, pos = _uvm1(buf, pos)
-                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicPartition', 'Partitions')
+                if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopicPartition', 'Partitions')
                 if n2 == 0: o2.partitions = []
                 else:
                     o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -2843,7 +2843,7 @@ def _d_StreamsGroupHeartbeatResponse_v1(buf, pos):
             n1 = buf[pos] - 1
             if n1 < 127: pos += 1
             else: n1, pos = _uvm1(buf, pos)
-            if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'EndpointToPartitions', 'StandbyPartitions')
+            if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'EndpointToPartitions', 'StandbyPartitions')
             x1 = []
             ap1 = x1.append
             for _ in range(n1):
@@ -2862,7 +2862,7 @@ def _d_StreamsGroupHeartbeatResponse_v1(buf, pos):
                 n2 = buf[pos] - 1
                 if n2 < 127: pos += 1
                 else: n2, pos = _uvm1(buf, pos)
-                if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopicPartition', 'Partitions')
+                if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopicPartition', 'Partitions')
                 if n2 == 0: o2.partitions = []
                 else:
                     o2.partitions = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -3149,7 +3149,7 @@ def _d_StreamsGroupHeartbeatResponseTaskIds_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'StreamsGroupHeartbeatResponseTaskIds', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -3194,7 +3194,7 @@ def _d_EndpointToPartitions_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndpointToPartitions', 'ActivePartitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EndpointToPartitions', 'ActivePartitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3213,7 +3213,7 @@ def _d_EndpointToPartitions_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartition', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicPartition', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3229,7 +3229,7 @@ def _d_EndpointToPartitions_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'EndpointToPartitions', 'StandbyPartitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'EndpointToPartitions', 'StandbyPartitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -3248,7 +3248,7 @@ def _d_EndpointToPartitions_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopicPartition', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopicPartition', 'Partitions')
         if n1 == 0: o1.partitions = []
         else:
             o1.partitions = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -3344,7 +3344,7 @@ def _d_TopicPartition_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopicPartition', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopicPartition', 'Partitions')
     if n == 0: o.partitions = []
     else:
         o.partitions = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -165,7 +165,7 @@ def _d_TopologyDescriptionNode_v0(buf, pos):
     #: TopologyDescriptionNode.SourceTopics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopologyDescriptionNode', 'SourceTopics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopologyDescriptionNode', 'SourceTopics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -194,7 +194,7 @@ def _d_TopologyDescriptionNode_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopologyDescriptionNode', 'Stores')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopologyDescriptionNode', 'Stores')
     x = []
     ap = x.append
     for _ in range(n):
@@ -212,7 +212,7 @@ def _d_TopologyDescriptionNode_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopologyDescriptionNode', 'Successors')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopologyDescriptionNode', 'Successors')
     x = []
     ap = x.append
     for _ in range(n):
@@ -241,7 +241,7 @@ def _d_TopologyDescription_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopologyDescription', 'Subtopologies')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopologyDescription', 'Subtopologies')
     x = []
     ap = x.append
     for _ in range(n):
@@ -260,7 +260,7 @@ def _d_TopologyDescription_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopologyDescriptionSubtopology', 'Nodes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopologyDescriptionSubtopology', 'Nodes')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -281,7 +281,7 @@ def _d_TopologyDescription_v0(buf, pos):
             #: TopologyDescriptionNode.SourceTopics
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopologyDescriptionNode', 'SourceTopics')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopologyDescriptionNode', 'SourceTopics')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -310,7 +310,7 @@ def _d_TopologyDescription_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopologyDescriptionNode', 'Stores')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopologyDescriptionNode', 'Stores')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -328,7 +328,7 @@ def _d_TopologyDescription_v0(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'TopologyDescriptionNode', 'Successors')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'TopologyDescriptionNode', 'Successors')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -360,7 +360,7 @@ def _d_TopologyDescription_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopologyDescription', 'GlobalStores')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopologyDescription', 'GlobalStores')
     x = []
     ap = x.append
     for _ in range(n):
@@ -624,7 +624,7 @@ def _d_TopologyDescriptionSubtopology_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TopologyDescriptionSubtopology', 'Nodes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TopologyDescriptionSubtopology', 'Nodes')
     x = []
     ap = x.append
     for _ in range(n):
@@ -645,7 +645,7 @@ def _d_TopologyDescriptionSubtopology_v0(buf, pos):
         #: TopologyDescriptionNode.SourceTopics
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopologyDescriptionNode', 'SourceTopics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopologyDescriptionNode', 'SourceTopics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -674,7 +674,7 @@ def _d_TopologyDescriptionSubtopology_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopologyDescriptionNode', 'Stores')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopologyDescriptionNode', 'Stores')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -692,7 +692,7 @@ def _d_TopologyDescriptionSubtopology_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TopologyDescriptionNode', 'Successors')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TopologyDescriptionNode', 'Successors')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):

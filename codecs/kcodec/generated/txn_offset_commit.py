@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -186,7 +186,7 @@ def _d_TxnOffsetCommitRequest_v0(buf, pos):
     #: TxnOffsetCommitRequest.ProducerId, ProducerEpoch, Topics
     o.producer_id, o.producer_epoch, n = _S_qhi.unpack_from(buf, pos)
     pos += 14
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TxnOffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -203,7 +203,7 @@ def _d_TxnOffsetCommitRequest_v0(buf, pos):
         #: TxnOffsetCommitRequestTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -305,7 +305,7 @@ def _d_TxnOffsetCommitRequest_v2(buf, pos):
     #: TxnOffsetCommitRequest.ProducerId, ProducerEpoch, Topics
     o.producer_id, o.producer_epoch, n = _S_qhi.unpack_from(buf, pos)
     pos += 14
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TxnOffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -322,7 +322,7 @@ def _d_TxnOffsetCommitRequest_v2(buf, pos):
         #: TxnOffsetCommitRequestTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -449,7 +449,7 @@ def _d_TxnOffsetCommitRequest_v3(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TxnOffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -468,7 +468,7 @@ def _d_TxnOffsetCommitRequest_v3(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -646,7 +646,7 @@ def _d_TxnOffsetCommitRequest_v6(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TxnOffsetCommitRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -658,7 +658,7 @@ def _d_TxnOffsetCommitRequest_v6(buf, pos):
         #: TxnOffsetCommitRequestTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -794,7 +794,7 @@ def _d_TxnOffsetCommitRequestTopic_v0(buf, pos):
     #: TxnOffsetCommitRequestTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -859,7 +859,7 @@ def _d_TxnOffsetCommitRequestTopic_v2(buf, pos):
     #: TxnOffsetCommitRequestTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -925,7 +925,7 @@ def _d_TxnOffsetCommitRequestTopic_v3(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1007,7 +1007,7 @@ def _d_TxnOffsetCommitRequestTopic_v6(buf, pos):
     #: TxnOffsetCommitRequestTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TxnOffsetCommitRequestTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1187,7 +1187,7 @@ def _d_TxnOffsetCommitResponse_v0(buf, pos):
     #: TxnOffsetCommitResponse.ThrottleTimeMs, Topics
     o.throttle_time_ms, n = _S_ii.unpack_from(buf, pos)
     pos += 8
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TxnOffsetCommitResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1204,7 +1204,7 @@ def _d_TxnOffsetCommitResponse_v0(buf, pos):
         #: TxnOffsetCommitResponseTopic.Partitions
         n1, = _S_i.unpack_from(buf, pos)
         pos += 4
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1256,7 +1256,7 @@ def _d_TxnOffsetCommitResponse_v3(buf, pos):
     #: TxnOffsetCommitResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TxnOffsetCommitResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1275,7 +1275,7 @@ def _d_TxnOffsetCommitResponse_v3(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1351,7 +1351,7 @@ def _d_TxnOffsetCommitResponse_v6(buf, pos):
     #: TxnOffsetCommitResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TxnOffsetCommitResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1363,7 +1363,7 @@ def _d_TxnOffsetCommitResponse_v6(buf, pos):
         #: TxnOffsetCommitResponseTopic.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -1438,7 +1438,7 @@ def _d_TxnOffsetCommitResponseTopic_v0(buf, pos):
     #: TxnOffsetCommitResponseTopic.Partitions
     n, = _S_i.unpack_from(buf, pos)
     pos += 4
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1489,7 +1489,7 @@ def _d_TxnOffsetCommitResponseTopic_v3(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -1548,7 +1548,7 @@ def _d_TxnOffsetCommitResponseTopic_v6(buf, pos):
     #: TxnOffsetCommitResponseTopic.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'TxnOffsetCommitResponseTopic', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

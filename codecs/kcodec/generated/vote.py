@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -199,7 +199,7 @@ def _d_VoteRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'VoteRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -218,7 +218,7 @@ def _d_VoteRequest_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'VoteRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'VoteRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -319,7 +319,7 @@ def _d_VoteRequest_v1(buf, pos):
     #: VoteRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'VoteRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -338,7 +338,7 @@ def _d_VoteRequest_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'VoteRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'VoteRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -440,7 +440,7 @@ def _d_VoteRequest_v2(buf, pos):
     #: VoteRequest.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'VoteRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -459,7 +459,7 @@ def _d_VoteRequest_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'VoteRequestTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'VoteRequestTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -555,7 +555,7 @@ def _d_VoteRequestTopicData_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'VoteRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -625,7 +625,7 @@ def _d_VoteRequestTopicData_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'VoteRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -695,7 +695,7 @@ def _d_VoteRequestTopicData_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteRequestTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'VoteRequestTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -826,7 +826,7 @@ def _d_VoteResponse_v0(buf, pos):
     #: VoteResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'VoteResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -845,7 +845,7 @@ def _d_VoteResponse_v0(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'VoteResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'VoteResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -923,7 +923,7 @@ def _d_VoteResponse_v1(buf, pos):
     #: VoteResponse.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteResponse', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'VoteResponse', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -942,7 +942,7 @@ def _d_VoteResponse_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'VoteResponseTopicData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'VoteResponseTopicData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -966,6 +966,7 @@ def _d_VoteResponse_v1(buf, pos):
     #: VoteResponse._tagged_fields
     u = {}
     k, pos = _uv(buf, pos)
+    if k > 10000 or k > blen - pos: raise _dtags(k, pos, blen, 'VoteResponse')
     for _ in range(k):
         t, pos = _uv(buf, pos)
         s, pos = _uv(buf, pos)
@@ -976,7 +977,7 @@ def _d_VoteResponse_v1(buf, pos):
             n = buf[pos] - 1
             if n < 127: pos += 1
             else: n, pos = _uvm1(buf, pos)
-            if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteResponse', 'NodeEndpoints')
+            if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'VoteResponse', 'NodeEndpoints')
             x = []
             ap = x.append
             for _ in range(n):
@@ -1097,7 +1098,7 @@ def _d_VoteResponseTopicData_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'VoteResponseTopicData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'VoteResponseTopicData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -182,7 +182,7 @@ def _d_WriteShareGroupStateRequest_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteShareGroupStateRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'WriteShareGroupStateRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -194,7 +194,7 @@ def _d_WriteShareGroupStateRequest_v0(buf, pos):
         #: WriteStateData.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WriteStateData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'WriteStateData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -205,7 +205,7 @@ def _d_WriteShareGroupStateRequest_v0(buf, pos):
             #: PartitionData.StateBatches
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionData', 'StateBatches')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionData', 'StateBatches')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -307,7 +307,7 @@ def _d_WriteShareGroupStateRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteShareGroupStateRequest', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'WriteShareGroupStateRequest', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -319,7 +319,7 @@ def _d_WriteShareGroupStateRequest_v1(buf, pos):
         #: WriteStateData.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WriteStateData', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'WriteStateData', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -330,7 +330,7 @@ def _d_WriteShareGroupStateRequest_v1(buf, pos):
             #: PartitionData.StateBatches
             if n2 < 128: n2 -= 1
             else: n2, pos = _uvm1(buf, pos - 1)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'PartitionData', 'StateBatches')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'PartitionData', 'StateBatches')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -424,7 +424,7 @@ def _d_WriteStateData_v0(buf, pos):
     #: WriteStateData.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteStateData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'WriteStateData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -435,7 +435,7 @@ def _d_WriteStateData_v0(buf, pos):
         #: PartitionData.StateBatches
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionData', 'StateBatches')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'PartitionData', 'StateBatches')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -505,7 +505,7 @@ def _d_WriteStateData_v1(buf, pos):
     #: WriteStateData.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteStateData', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'WriteStateData', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
@@ -516,7 +516,7 @@ def _d_WriteStateData_v1(buf, pos):
         #: PartitionData.StateBatches
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'PartitionData', 'StateBatches')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'PartitionData', 'StateBatches')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -584,7 +584,7 @@ def _d_PartitionData_v0(buf, pos):
     #: PartitionData.StateBatches
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionData', 'StateBatches')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'PartitionData', 'StateBatches')
     x = []
     ap = x.append
     for _ in range(n):
@@ -635,7 +635,7 @@ def _d_PartitionData_v1(buf, pos):
     #: PartitionData.StateBatches
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'PartitionData', 'StateBatches')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'PartitionData', 'StateBatches')
     x = []
     ap = x.append
     for _ in range(n):
@@ -703,7 +703,7 @@ def _d_WriteShareGroupStateResponse_v0(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteShareGroupStateResponse', 'Results')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'WriteShareGroupStateResponse', 'Results')
     x = []
     ap = x.append
     for _ in range(n):
@@ -715,7 +715,7 @@ def _d_WriteShareGroupStateResponse_v0(buf, pos):
         #: WriteStateResult.Partitions
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WriteStateResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'WriteStateResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -805,7 +805,7 @@ def _d_WriteStateResult_v0(buf, pos):
     #: WriteStateResult.Partitions
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteStateResult', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'WriteStateResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):

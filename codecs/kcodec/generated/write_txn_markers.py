@@ -6,8 +6,8 @@ from struct import Struct as _Sc
 
 from .._rt import F as _F, LIST as _LIST, NODEF as _NODEF, STRUCT as _STRUCT, UUID as _UUID
 from .._rt import UV as _UV, ZERO_UUID as _ZERO_UUID, Struct as _Struct
-from .._rt import absent as _absent, derr as _derr, dalloc as _dalloc, dlen as _dlen
-from .._rt import darr as _darr, packers as _packers
+from .._rt import absent as _absent, derr as _derr, dlen as _dlen
+from .._rt import darr as _darr, dtags as _dtags, packers as _packers
 from .._rt import eerr as _eerr, mkuuid as _mkuuid, new as _new, pack as _pack
 from .._rt import rd_tags as _rd_tags, unpack_from as _unpack_from, uv as _uv
 from .._rt import uv_enc as _uve, uvm1 as _uvm1, uvm1s as _uvm1s, wr_tags as _wr_tags
@@ -166,7 +166,7 @@ def _d_WriteTxnMarkersRequest_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteTxnMarkersRequest', 'Markers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'WriteTxnMarkersRequest', 'Markers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -177,7 +177,7 @@ def _d_WriteTxnMarkersRequest_v1(buf, pos):
         #: WritableTxnMarker.Topics
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WritableTxnMarker', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'WritableTxnMarker', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -196,7 +196,7 @@ def _d_WriteTxnMarkersRequest_v1(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
             if n2 == 0: o2.partition_indexes = []
             else:
                 o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -277,7 +277,7 @@ def _d_WriteTxnMarkersRequest_v2(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteTxnMarkersRequest', 'Markers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'WriteTxnMarkersRequest', 'Markers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -288,7 +288,7 @@ def _d_WriteTxnMarkersRequest_v2(buf, pos):
         #: WritableTxnMarker.Topics
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WritableTxnMarker', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'WritableTxnMarker', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -307,7 +307,7 @@ def _d_WriteTxnMarkersRequest_v2(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
             if n2 == 0: o2.partition_indexes = []
             else:
                 o2.partition_indexes = [*_A32[n2](buf, pos)] if n2 < 256 else list(_unpack_from('>%di' % n2, buf, pos))
@@ -389,7 +389,7 @@ def _d_WritableTxnMarker_v1(buf, pos):
     #: WritableTxnMarker.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WritableTxnMarker', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'WritableTxnMarker', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -408,7 +408,7 @@ def _d_WritableTxnMarker_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
         if n1 == 0: o1.partition_indexes = []
         else:
             o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -475,7 +475,7 @@ def _d_WritableTxnMarker_v2(buf, pos):
     #: WritableTxnMarker.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WritableTxnMarker', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'WritableTxnMarker', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -494,7 +494,7 @@ def _d_WritableTxnMarker_v2(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
         if n1 == 0: o1.partition_indexes = []
         else:
             o1.partition_indexes = [*_A32[n1](buf, pos)] if n1 < 256 else list(_unpack_from('>%di' % n1, buf, pos))
@@ -568,7 +568,7 @@ def _d_WritableTxnMarkerTopic_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'WritableTxnMarkerTopic', 'PartitionIndexes')
     if n == 0: o.partition_indexes = []
     else:
         o.partition_indexes = [*_A32[n](buf, pos)] if n < 256 else list(_unpack_from('>%di' % n, buf, pos))
@@ -611,7 +611,7 @@ def _d_WriteTxnMarkersResponse_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WriteTxnMarkersResponse', 'Markers')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'WriteTxnMarkersResponse', 'Markers')
     x = []
     ap = x.append
     for _ in range(n):
@@ -622,7 +622,7 @@ def _d_WriteTxnMarkersResponse_v1(buf, pos):
         #: WritableTxnMarkerResult.Topics
         if n1 < 128: n1 -= 1
         else: n1, pos = _uvm1(buf, pos - 1)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WritableTxnMarkerResult', 'Topics')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'WritableTxnMarkerResult', 'Topics')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -641,7 +641,7 @@ def _d_WriteTxnMarkersResponse_v1(buf, pos):
             n2 = buf[pos] - 1
             if n2 < 127: pos += 1
             else: n2, pos = _uvm1(buf, pos)
-            if not 0 <= n2 <= blen - pos: raise _darr(n2, pos, blen, 'WritableTxnMarkerTopicResult', 'Partitions')
+            if not 0 <= n2 <= blen - pos or n2 > 1000000: raise _darr(n2, pos, blen, 'WritableTxnMarkerTopicResult', 'Partitions')
             x2 = []
             ap2 = x2.append
             for _ in range(n2):
@@ -732,7 +732,7 @@ def _d_WritableTxnMarkerResult_v1(buf, pos):
     #: WritableTxnMarkerResult.Topics
     if n < 128: n -= 1
     else: n, pos = _uvm1(buf, pos - 1)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WritableTxnMarkerResult', 'Topics')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'WritableTxnMarkerResult', 'Topics')
     x = []
     ap = x.append
     for _ in range(n):
@@ -751,7 +751,7 @@ def _d_WritableTxnMarkerResult_v1(buf, pos):
         n1 = buf[pos] - 1
         if n1 < 127: pos += 1
         else: n1, pos = _uvm1(buf, pos)
-        if not 0 <= n1 <= blen - pos: raise _darr(n1, pos, blen, 'WritableTxnMarkerTopicResult', 'Partitions')
+        if not 0 <= n1 <= blen - pos or n1 > 1000000: raise _darr(n1, pos, blen, 'WritableTxnMarkerTopicResult', 'Partitions')
         x1 = []
         ap1 = x1.append
         for _ in range(n1):
@@ -834,7 +834,7 @@ def _d_WritableTxnMarkerTopicResult_v1(buf, pos):
     n = buf[pos] - 1
     if n < 127: pos += 1
     else: n, pos = _uvm1(buf, pos)
-    if not 0 <= n <= blen - pos: raise _darr(n, pos, blen, 'WritableTxnMarkerTopicResult', 'Partitions')
+    if not 0 <= n <= blen - pos or n > 1000000: raise _darr(n, pos, blen, 'WritableTxnMarkerTopicResult', 'Partitions')
     x = []
     ap = x.append
     for _ in range(n):
