@@ -73,7 +73,9 @@ OPERATION = {ApiKey.SHARE_GROUP_DESCRIBE: DESCRIBE, ApiKey.STREAMS_GROUP_DESCRIB
              ApiKey.DESCRIBE_GROUPS: DESCRIBE, ApiKey.CONSUMER_GROUP_DESCRIBE: DESCRIBE,
              ApiKey.OFFSET_FETCH: DESCRIBE, ApiKey.DELETE_GROUPS: DELETE, ApiKey.OFFSET_DELETE: DELETE}
 GROUP_AUTHORIZATION_FAILED = Error.GROUP_AUTHORIZATION_FAILED
-CHECKS = {ApiKey.SHARE_GROUP_HEARTBEAT: share_heartbeat, ApiKey.STREAMS_GROUP_HEARTBEAT: streams_heartbeat}
+# (request, release kshim answers as) -> the broker's answer to an invalid request, or None
+CHECKS = {ApiKey.SHARE_GROUP_HEARTBEAT: lambda req, _release: share_heartbeat(req),
+          ApiKey.STREAMS_GROUP_HEARTBEAT: streams_heartbeat}
 # kshim's group APIs that also reach the broker's classic and consumer groups (`listed`)
 ADMIN_APIS = frozenset({ApiKey.DESCRIBE_GROUPS, ApiKey.CONSUMER_GROUP_DESCRIBE, DELETE_GROUPS})
 ENTRY_CLASSES = {ApiKey.SHARE_GROUP_DESCRIBE: share_group_describe.DescribedGroup,
@@ -128,12 +130,11 @@ class BrokerGroups:
             self._spawn(self._forward_split(session, slot, req, batch, theirs, gids, local))
         return True
 
-    @staticmethod
-    def refusal(api_key: int, kind: str, group_id: str, req):
+    def refusal(self, api_key: int, kind: str, group_id: str, req):
         """A single-group share/streams request for a group kshim holds: the broker's answer to an
         invalid request first (heartbeat_checks.py), else the wrong-type answer."""
         check = CHECKS.get(api_key)
-        invalid = check(req) if check is not None else None
+        invalid = check(req, self.runtime.coordinator.cfg.release) if check is not None else None
         if invalid is None:
             return wrong_type_answer(api_key, kind, group_id)
         body = error_answer(api_key, invalid[0])

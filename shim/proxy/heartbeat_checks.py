@@ -14,6 +14,8 @@ import re
 
 from kcodec.protocol import Error
 
+from ..coordinator.releases import at_least
+
 INVALID_REQUEST, STREAMS_INVALID_TOPOLOGY = Error.INVALID_REQUEST, Error.STREAMS_INVALID_TOPOLOGY
 LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH = -1, -2
 INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state", "__share_group_state")   # Topic.isInternal
@@ -69,7 +71,9 @@ def _valid_topic(name: str) -> bool:                      # Topic.isValid
     return bool(name) and name not in (".", "..") and len(name) <= MAX_TOPIC_NAME and bool(_LEGAL.fullmatch(name))
 
 
-def streams_heartbeat(req) -> tuple[int, str | None] | None:
+def streams_heartbeat(req, release: str = "4.4") -> tuple[int, str | None] | None:
+    """`release`: from Kafka 4.4 static membership, task offsets and warm-up tasks are supported
+    (KAFKA-20169, KAFKA-20116, KAFKA-20665): only a source topic regex is still refused."""
     try:
         topology = req.topology
         if topology is not None:
@@ -88,11 +92,12 @@ def streams_heartbeat(req) -> tuple[int, str | None] | None:
             if invalid:
                 raise Invalid(STREAMS_INVALID_TOPOLOGY, f"Topic names {','.join(invalid)} are not valid topic names.")
         # throwIfStreamsGroupHeartbeatRequestIsUsingUnsupportedFeatures
-        _not_null(req.instance_id, "Static membership is not yet supported.")
-        _not_null(req.task_offsets, "TaskOffsets are not supported yet.")
-        _not_null(req.task_end_offsets, "TaskEndOffsets are not supported yet.")
-        if req.warmup_tasks:
-            raise Invalid(INVALID_REQUEST, "WarmupTasks are not supported yet.")
+        if not at_least(release, "4.4"):
+            _not_null(req.instance_id, "Static membership is not yet supported.")
+            _not_null(req.task_offsets, "TaskOffsets are not supported yet.")
+            _not_null(req.task_end_offsets, "TaskEndOffsets are not supported yet.")
+            if req.warmup_tasks:
+                raise Invalid(INVALID_REQUEST, "WarmupTasks are not supported yet.")
         if topology is not None:
             for s in topology.subtopologies or []:
                 if s.source_topic_regex:

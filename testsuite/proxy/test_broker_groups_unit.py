@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import struct
 import uuid
+from types import SimpleNamespace
 
 from kcodec import api
 from kcodec.generated.describe_groups import DescribedGroup, DescribeGroupsRequest, DescribeGroupsResponse
@@ -115,31 +116,45 @@ def test_pipelined_connection_matches_answers_in_order_and_restores_correlation_
     assert asyncio.run(main())
 
 
+def _broker_groups(release: str):
+    """BrokerGroups with only what `refusal` reads: the release the coordinator answers as."""
+    from shim.proxy.broker_groups import BrokerGroups
+    groups = BrokerGroups.__new__(BrokerGroups)
+    groups.runtime = SimpleNamespace(coordinator=SimpleNamespace(cfg=SimpleNamespace(release=release)))
+    return groups
+
+
 def test_a_heartbeat_for_kshims_group_gets_the_brokers_validation_first():
     from kcodec.generated.share_group_heartbeat import ShareGroupHeartbeatRequest
     from kcodec.generated.streams_group_heartbeat import StreamsGroupHeartbeatRequest, Subtopology, Topology
-    from shim.proxy.broker_groups import BrokerGroups
+    groups = _broker_groups("4.4")
     share = ShareGroupHeartbeatRequest(group_id="g", member_id="m" * 22, member_epoch=0, subscribed_topic_names=[])
-    out = BrokerGroups.refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", share)
+    out = groups.refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", share)
     assert (out.error_code, out.error_message) == (Error.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
     share.subscribed_topic_names = ["t"]
-    out = BrokerGroups.refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", share)
+    out = groups.refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", share)
     assert (out.error_code, out.error_message) == (Error.GROUP_ID_NOT_FOUND, "Group g is not a share group.")
     share.member_id = "x" * 37
-    assert BrokerGroups.refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", share).error_code == Error.INVALID_REQUEST
+    assert groups.refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", share).error_code == Error.INVALID_REQUEST
     streams = StreamsGroupHeartbeatRequest(group_id="g", member_id="m", member_epoch=0, rebalance_timeout_ms=1000,
                                            topology=Topology(epoch=0, subtopologies=[Subtopology(
                                                subtopology_id="0", source_topics=["__consumer_offsets"])]),
                                            active_tasks=[], standby_tasks=[], warmup_tasks=[])
-    out = BrokerGroups.refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams)
+    out = groups.refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams)
     assert out.error_code == Error.STREAMS_INVALID_TOPOLOGY and "__consumer_offsets" in out.error_message
     streams.topology.subtopologies[0].source_topics = ["t"]
-    out = BrokerGroups.refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams)
+    out = groups.refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams)
     assert (out.error_code, out.error_message) == (Error.GROUP_ID_NOT_FOUND, "Group g is not a streams group.")
     streams.member_epoch = -3
     streams.topology = None
-    out = BrokerGroups.refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams)
+    out = groups.refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams)
     assert out.error_message == "MemberEpoch is -3, but must be greater than or equal to -2."
+    # static membership: refused before Kafka 4.4, a valid request from 4.4 (KAFKA-20169)
+    streams.member_epoch, streams.instance_id = 1, "i1"
+    assert _broker_groups("4.3").refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams).error_message == \
+        "Static membership is not yet supported."
+    out = groups.refusal(ApiKey.STREAMS_GROUP_HEARTBEAT, "streams", "g", streams)
+    assert (out.error_code, out.error_message) == (Error.GROUP_ID_NOT_FOUND, "Group g is not a streams group.")
 
 
 def test_streams_topology_description_update_goes_to_the_groups_coordinator():

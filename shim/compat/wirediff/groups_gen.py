@@ -64,7 +64,7 @@ class GroupsGen:
             name = f"m{len(sc.members) + 1}"
             own = "sg1" if kind == "share" else "st1"
             group = self.pick(own, own, *others) if others else own   # others: the wrong-type answers
-            static = kind == "streams" and self.chance(0.1)   # refused: "Static membership is not yet supported."
+            static = kind == "streams" and self.chance(0.1)   # refused before Kafka 4.4 ("Static membership is not yet supported.")
             sc.members[name] = {"kind": kind, "group": group, "instance": f"i{name}" if static else None,
                                 "topics": self.pick(["t1"], ["t2"], ["t1", "t2"]), "versions": {}}
             new.append(name)
