@@ -7,18 +7,9 @@ from __future__ import annotations
 
 import re
 
-_MALFORMED_UPGRADE = (
-    "Online upgrade of a classic group one of whose members has no subscription for the group's "
-    "protocol (it joined the running rebalance with other protocols): Kafka 4.3.1 fails inside "
-    "ConsumerGroup.fromClassicGroup with an IllegalStateException and answers UNKNOWN_SERVER_ERROR "
-    "without a message; kshim refuses the upgrade as for any unreadable embedded protocol "
-    "(GROUP_ID_NOT_FOUND, 'Cannot upgrade classic group ... malformed.'). State is unchanged on both.")
-
-KNOWN: dict[str, str] = {
-    r"ConsumerGroupHeartbeat v\d errorCode: 'UNKNOWN_SERVER_ERROR' vs 'GROUP_ID_NOT_FOUND'": _MALFORMED_UPGRADE,
-    r"ConsumerGroupHeartbeat errorMessage \(message\): None vs 'Cannot upgrade classic group .* because the embedde":
-        _MALFORMED_UPGRADE,
-}
+# Empty: where the broker fails inside (UNKNOWN_SERVER_ERROR) kshim gives the same answer with the same
+# effect (an online upgrade over a member without the group's protocol was listed here until 2026-11-27).
+KNOWN: dict[str, str] = {}
 
 
 def reason(kind: str) -> str | None:

@@ -96,6 +96,8 @@ class Target:
                           "rebalanceTimeoutMs": 30000, "subscribedTopicNames": sorted(topics),
                           "subscribedTopicRegex": None, "serverAssignor": None, "topicPartitions": []}
         v = self.ranges[CONSUMER_GROUP_HEARTBEAT][1]
+        if v < 1:                              # Kafka 3.9: ConsumerGroupHeartbeat v0 has no regex field
+            del body["subscribedTopicRegex"]
         for _ in range(100):
             resp = await call(host, port, CONSUMER_GROUP_HEARTBEAT, v, api.REQUESTS[CONSUMER_GROUP_HEARTBEAT].from_json(
                 {**body, "memberEpoch": epoch}, v))

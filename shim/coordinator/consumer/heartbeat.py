@@ -164,7 +164,7 @@ def _group_for_join(c: "CoordinatorState", req) -> tuple[ConsumerGroup, bool, ob
             try:
                 return plan_upgrade(c, classic), True, classic
             except UpgradeRefused as e:
-                raise HeartbeatError(E.GROUP_ID_NOT_FOUND, str(e)) from None
+                raise HeartbeatError(e.code, e.message) from None
     return ConsumerGroup(gid, group_epoch=1, assignment_epoch=1), True, None
 
 

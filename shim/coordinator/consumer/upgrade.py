@@ -34,7 +34,12 @@ if TYPE_CHECKING:
 
 
 class UpgradeRefused(Exception):
-    """GROUP_ID_NOT_FOUND with this message for the heartbeat that asked for the upgrade."""
+    """GROUP_ID_NOT_FOUND with this message for the heartbeat that asked for the upgrade; `code`
+    UNKNOWN_SERVER_ERROR (no message) where the broker fails inside instead."""
+
+    def __init__(self, message: str | None, code: int = E.GROUP_ID_NOT_FOUND):
+        super().__init__(message)
+        self.message, self.code = message, code
 
 
 def plan_upgrade(c: "CoordinatorState", classic: ClassicGroup) -> ConsumerGroup:
@@ -55,6 +60,11 @@ def plan_upgrade(c: "CoordinatorState", classic: ClassicGroup) -> ConsumerGroup:
     g = ConsumerGroup(gid, group_epoch=gen, assignment_epoch=gen)
     g.assignment_timestamp_ms = 0
     for cm in classic.members.values():
+        if not any(name == classic.protocol_name for name, _ in cm.protocols):
+            # a member that joined the running rebalance with other protocols: ClassicGroupMember.metadata
+            # throws inside ConsumerGroup.fromClassicGroup, GroupCoordinatorService answers UNKNOWN_SERVER_ERROR
+            # without a message, and the group stays classic (seen on 4.3.1 and 4.4.0 brokers)
+            raise UpgradeRefused(None, E.UNKNOWN_SERVER_ERROR)
         try:
             if cm.assignment == embedded.EMPTY_ASSIGNMENT:
                 owned = {}
