@@ -56,7 +56,8 @@ def split_response(api_key: int, version: int, frame) -> tuple[memoryview, memor
 class Rewriter:
     def __init__(self, topology: Topology, local_versions: dict[int, tuple[int, int]] | None = None):
         self.topology = topology
-        self.local_versions = local_versions if local_versions is not None else {}  # shared with the proxy
+        # the coordinator's ranges as advertised (Proxy._set_allowed sets them: within the release it answers as)
+        self.local_versions = local_versions if local_versions is not None else {}
 
     def rewrite(self, api_key: int, version: int, frame) -> Rewritten:
         if api_key == PRODUCE:

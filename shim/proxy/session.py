@@ -37,17 +37,14 @@ import logging
 from collections import deque
 from typing import TYPE_CHECKING
 
-from kcodec import api
 from kcodec.errors import DecodeError
-from kcodec.frames import FrameSplitter, peek_request, peek_response_correlation_id, produce_acks, response_header
-from kcodec.generated.api_versions import ApiVersion, ApiVersionsResponse
-from kcodec.protocol import Error
+from kcodec.frames import FrameSplitter, peek_request, peek_response_correlation_id, produce_acks
 
 from .frame_reader import FrameReader
 from .request_stream import streamable
 from .rewrite import rewritten
 from .upstream_side import FAULT_DELAY, UPSTREAM_FULL, WAITING, UpstreamSide
-from .versions import API_VERSIONS, PRODUCE
+from .versions import API_VERSIONS, API_VERSIONS_RANGE, PRODUCE, too_new_api_versions
 
 __all__ = ["Session", "Slot", "UpstreamSide", "FAULT_DELAY", "UPSTREAM_FULL", "WAITING"]
 
@@ -59,7 +56,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("kshim.proxy")
 
 HIGH_WATER = 4 * 1024 * 1024
-_API_VERSIONS_RANGE = api.VERSIONS[API_VERSIONS]    # before the broker's ranges are known
 # a slot whose answer went to the client as it arrived (upstream_side.py): nothing left to write
 STREAMED = memoryview(b"")
 
@@ -245,8 +241,10 @@ class Session(FrameReader):
         if faults and (injector.rules or injector.held) and injector.intercept(self, api_key, version, frame):
             return
         tracer = self.tracer
-        if api_key == API_VERSIONS and version > self.proxy.allowed.get(API_VERSIONS, _API_VERSIONS_RANGE)[1]:
-            self._too_new_api_versions(version, corr)
+        if api_key == API_VERSIONS and version > self.proxy.allowed.get(API_VERSIONS, API_VERSIONS_RANGE)[1]:
+            slot = Slot(API_VERSIONS, version, corr, False)    # answered here, in order (versions.py)
+            self.pending.append(slot)
+            self.complete(slot, too_new_api_versions(corr, self.proxy.allowed))
             return
         handler = self.proxy.routes.get(api_key)
         if handler is not None:
@@ -280,19 +278,6 @@ class Session(FrameReader):
         if tracer is not None:
             tracer.frame(self.conn_id, K2U, api_key, version, corr, frame)
         self._forward(frame)
-
-    def _too_new_api_versions(self, version: int, corr: int) -> None:
-        """An ApiVersions request newer than kshim advertises is answered here, as the broker answers
-        one newer than it knows (KafkaApis.handleApiVersionsRequest -> ApiVersionsRequest
-        .getErrorResponse): UNSUPPORTED_VERSION in a v0 body that lists only ApiVersions' own range, so
-        the client retries at the newest version both sides know. Never forwarded: a broker that knows
-        that version would answer in a body kshim cannot read."""
-        lo, hi = self.proxy.allowed.get(API_VERSIONS, _API_VERSIONS_RANGE)
-        body = ApiVersionsResponse(error_code=Error.UNSUPPORTED_VERSION,
-                                   api_keys=[ApiVersion(api_key=API_VERSIONS, min_version=lo, max_version=hi)])
-        slot = Slot(API_VERSIONS, version, corr, False)
-        self.pending.append(slot)
-        self.complete(slot, response_header(corr, 0) + body.encode(0))
 
     def take_slot(self, api_key: int, version: int, corr: int, rewrite: bool) -> None:
         """The response slot of a request forwarded to the broker, in arrival order."""

@@ -21,7 +21,10 @@ Rules, per api key the broker advertises:
 
 from __future__ import annotations
 
-from kcodec.protocol import ApiKey
+from kcodec import api
+from kcodec.frames import response_header
+from kcodec.generated.api_versions import ApiVersion, ApiVersionsResponse
+from kcodec.protocol import ApiKey, Error
 
 from ..coordinator.dispatch import VERSIONS as COORDINATOR_VERSIONS
 
@@ -38,6 +41,21 @@ SHARE_AND_STREAMS = frozenset({ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_GROUP_
                                ApiKey.STREAMS_GROUP_DESCRIBE, ApiKey.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE})
 
 DECODED = {API_VERSIONS, METADATA, FIND_COORDINATOR, DESCRIBE_CLUSTER, *SHARE_AND_STREAMS}
+
+API_VERSIONS_RANGE = api.VERSIONS[API_VERSIONS]     # before the broker's ranges are known
+
+
+def too_new_api_versions(corr: int, allowed: dict[int, tuple[int, int]]) -> bytes:
+    """The answer (header v0 + body) to an ApiVersions request newer than kshim advertises, as the broker
+    answers one newer than it knows (KafkaApis.handleApiVersionsRequest -> ApiVersionsRequest
+    .getErrorResponse): UNSUPPORTED_VERSION in a v0 body listing only ApiVersions' own range, so the
+    client retries at the newest version both sides know. Never forwarded: a broker that knows that
+    version would answer in a body kshim cannot read (session.py answers it in request order)."""
+    lo, hi = allowed.get(API_VERSIONS, API_VERSIONS_RANGE)
+    body = ApiVersionsResponse(error_code=Error.UNSUPPORTED_VERSION,
+                               api_keys=[ApiVersion(api_key=API_VERSIONS, min_version=lo, max_version=hi)])
+    return response_header(corr, 0) + body.encode(0)
+
 
 # Group APIs: the ones kshim's coordinator answers (its dispatch table).
 GROUP_APIS = frozenset(COORDINATOR_VERSIONS)

@@ -10,7 +10,7 @@ import pytest
 from kcodec import api
 from shim.config import Config, ConfigError
 from shim.coordinator.dispatch import VERSIONS as COORDINATOR_VERSIONS
-from shim.coordinator.releases import GROUP_RANGES, RELEASES, at_least, identify
+from shim.coordinator.releases import GROUP_RANGES, NEWEST, RELEASES, at_least, identify
 from shim.proxy.server import Proxy
 
 # (key: (min, max)) of the APIs that tell releases apart, as each broker advertised them
@@ -32,6 +32,10 @@ def test_each_release_is_told_apart(release):
 def test_an_older_broker_is_not_identified():
     kafka_38 = {0: (0, 11), 1: (0, 16), 2: (0, 8), 15: (0, 5), 35: (0, 4), 18: (0, 3)}
     assert identify(kafka_38) is None and identify({}) is None
+
+
+def test_the_newest_release_is_the_coordinators_own():
+    assert GROUP_RANGES[NEWEST] == COORDINATOR_VERSIONS
 
 
 def test_release_order():
