@@ -144,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_trace_parser(sub)
     from .trace.analyze.command import add_parser as add_analyze_parser  # no pyspark import until it runs
     add_analyze_parser(sub.choices["trace"])
+    from .trace.capture.command import add_parser as add_import_parser
+    add_import_parser(sub.choices["trace"])
 
     from .compat.command import add_parser as add_compat_parser
     add_compat_parser(sub)

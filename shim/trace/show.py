@@ -16,7 +16,7 @@ from .live import GzipLines, final_name
 from .share_streams import SHARE_APIS, STREAMS_APIS, SUMMARISED
 
 SHORT_DIR = {"client->kshim": "c->k", "kshim->upstream": "k->u", "upstream->kshim": "u->k",
-             "kshim->client": "k->c"}
+             "kshim->client": "k->c", "client->broker": "c->b", "broker->client": "b->c"}
 
 
 # `--api share` / `--api streams`: every API of that group type (KIP-932, KIP-1071)
@@ -243,7 +243,7 @@ def add_parser(sub) -> None:
     tsub = t.add_subparsers(dest="trace_command", metavar="ACTION", required=True)
     s = tsub.add_parser("show", help="a filtered timeline: one line per frame or coordinator event",
                         description="Lines: local time, connection, direction (c->k client to kshim, k->u kshim "
-                                    "to upstream, u->k, k->c), api version #correlation, frame size, group/"
+                                    "to upstream, u->k, k->c; c->b, b->c in an imported capture), api version #correlation, frame size, group/"
                                     "member fields and error codes; coordinator events in between.")
     s.add_argument("dir", help="the trace directory (kshim run --trace DIR)")
     s.add_argument("--group", help="only this group's frames and events")

@@ -1,0 +1,174 @@
+"""`kshim trace import CAPTURE... --out DIR`: packet captures (and brokers' server logs) into a kshim
+trace directory that `kshim trace show` and `kshim trace analyze` read unchanged (docs/kshim-trace-import.md).
+
+Steps: the capture files' TCP segments in time order (packets.py) -> Kafka connections, reassembled
+and framed (importer.py, streams.py, framing.py) -> trace records written as they come (the same
+rotating files as `kshim run --trace`, sink.py) -> the coordinator events inferred from the group
+frames (infer.py) and those read from `--broker-log` files (broker_log.py, aligned to the capture's
+clock: align.py) -> `import-summary.json` with what was decoded and what was lost.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+from ..sink import open_sink
+from .importer import Importer
+from .infer import infer_events, wanted
+from .packets import ReadStats, segments
+
+BATCH = 2000
+
+
+def run_import(captures: list[Path], out: Path, ports: set[int], bodies: bool = False, fmt: str = "jsonl",
+               broker_logs: list[Path] | None = None, log_tz: str | None = None, detect: bool = True,
+               rotate_mb: float = 64) -> dict:
+    t0 = time.monotonic()
+    out.mkdir(parents=True, exist_ok=True)
+    sink = open_sink(fmt, out, int(rotate_mb * 1024 * 1024))
+    pending: list[dict] = []
+    group_frames: list[dict] = []
+
+    def emit(rec: dict) -> None:
+        pending.append(rec)
+        if wanted(rec):
+            group_frames.append(rec)
+        if len(pending) >= BATCH:
+            sink.write(pending)
+            pending.clear()
+
+    read = ReadStats()
+    imp = Importer(ports, emit, bodies=bodies, detect=detect)
+    header = {"type": "trace_start", "ts_ns": 0, "wall_ms": 0,
+              "info": {"import": [str(p) for p in captures], "ports": sorted(ports), "bodies": bodies, "format": 1}}
+    pending.append(header)
+    for seg in segments(captures, read):
+        imp.feed(seg)
+    conns = imp.finish()
+    first = min((f["first_ts"] for f in read.files if f["first_ts"] is not None), default=None)
+    if first is not None:
+        header["ts_ns"] = int(first * 1e9)
+        header["wall_ms"] = int(first * 1000)
+    events = infer_events(group_frames)
+    log_summary = None
+    if broker_logs:
+        from .align import merge_broker_events
+        events, log_summary = merge_broker_events(events, broker_logs, log_tz)
+    pending.extend(events)
+    if pending:
+        sink.write(pending)
+    sink.close()
+    lost = sum(c["lost_frames"] for c in conns)
+    summary = {
+        "captures": read.files, "packets": read.packets, "tcp_segments": read.tcp, "not_tcp": read.not_tcp,
+        "ip_fragments_skipped": read.fragments, "unknown_link_packets": read.unknown_link,
+        "segments_cut_by_snaplen": read.truncated,
+        "kafka_connections": imp.stats.connections, "tls_connections": imp.stats.tls,
+        "other_tcp_connections": imp.stats.not_kafka,
+        "frames": imp.stats.frames, "records": imp.stats.records + len(events), "lost_frames": lost,
+        "resyncs": sum(c["resyncs"] for c in conns), "skipped_bytes": sum(c["skipped_bytes"] for c in conns),
+        "gap_bytes": sum(c["gap_bytes"] for c in conns),
+        "duplicate_bytes": sum(c["duplicate_bytes"] for c in conns),
+        "undecoded_frames": sum(c["undecoded"] for c in conns),
+        "unmatched_responses": sum(c["unmatched_responses"] for c in conns),
+        "inferred_events": sum(1 for e in events if e.get("inferred")),
+        "broker_log": log_summary,
+        "connections": conns, "files": [str(p) for p in getattr(sink, "files", [])],
+        "seconds": round(time.monotonic() - t0, 2),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+    (out / "import-summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    return summary
+
+
+def _expand(paths: list[str]) -> list[Path]:
+    out = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            out += sorted(q for q in path.iterdir() if q.is_file())
+        else:
+            out.append(path)
+    return out
+
+
+def cmd_import(args) -> int:
+    captures = _expand(args.captures)
+    missing = [str(p) for p in captures if not p.is_file()]
+    if missing or not captures:
+        print(f"kshim trace import: no such capture file: {', '.join(missing) or '(none given)'}", file=sys.stderr)
+        return 2
+    logs = _expand(args.broker_log or [])
+    if any(not p.is_file() for p in logs):
+        print(f"kshim trace import: no such broker log: {', '.join(str(p) for p in logs if not p.is_file())}",
+              file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    if out.exists() and any(out.glob("trace-*")) and not args.force:
+        print(f"kshim trace import: {out} already holds trace files (--force adds to them)", file=sys.stderr)
+        return 2
+    ports = set(args.port or [9092])
+    s = run_import(captures, out, ports, bodies=args.bodies, fmt=args.trace_format, broker_logs=logs,
+                   log_tz=args.log_tz, detect=not args.no_detect)
+    if all(f.get("error") and not f.get("packets") for f in s["captures"]):
+        for f in s["captures"]:
+            print(f"kshim trace import: {f['file']}: {f['error']}", file=sys.stderr)
+        return 1
+    print(summary_text(s))
+    return 0
+
+
+def summary_text(s: dict) -> str:
+    lines = [f"read {s['packets']} packets ({s['tcp_segments']} TCP segments) from {len(s['captures'])} file(s) "
+             f"in {s['seconds']} s",
+             f"{s['kafka_connections']} Kafka connection(s): {s['frames']} frames; {s['inferred_events']} "
+             f"coordinator events inferred from the frames"]
+    for f in s["captures"]:
+        if f.get("error"):
+            lines.append(f"  {f['file']}: {f['error']}")
+    loss = (s["lost_frames"], s["gap_bytes"], s["resyncs"], s["skipped_bytes"])
+    if any(loss):
+        lines.append(f"lost: {loss[0]} frame(s) cut by {loss[1]} missing bytes; {loss[2]} resync(s), "
+                     f"{loss[3]} byte(s) skipped until the next frame boundary")
+    if s["segments_cut_by_snaplen"]:
+        lines.append(f"{s['segments_cut_by_snaplen']} segment(s) cut by the capture's snap length")
+    if s["tls_connections"]:
+        lines.append(f"{len(s['tls_connections'])} TLS connection(s) not decodable: "
+                     + ", ".join(s["tls_connections"][:5]) + (" ..." if len(s["tls_connections"]) > 5 else ""))
+    if s["broker_log"]:
+        b = s["broker_log"]
+        lines.append(f"broker log: {b.get('events', 0)} coordinator event(s) from {b.get('lines', 0)} line(s); "
+                     f"clock offset {b.get('offset_ms')} ms ({b.get('alignment')})")
+    lines.append(f"trace records: {s['records']} in {len(s['files'])} file(s); summary: import-summary.json")
+    return "\n".join(lines)
+
+
+def add_parser(trace_parser) -> None:
+    """Adds `import` next to `show` under the `kshim trace` parser."""
+    import argparse
+    tsub = next(a for a in trace_parser._actions if isinstance(a, argparse._SubParsersAction))
+    p = tsub.add_parser("import", help="packet captures (pcap/pcapng, gzip'd too) and broker logs into a trace",
+                        description="Reads tcpdump/Wireshark captures of Kafka traffic (a rotated set as one "
+                                    "input), reassembles the TCP streams and writes kshim trace records, with the "
+                                    "group coordinator's events inferred from the frames (or read from the "
+                                    "brokers' server.log with --broker-log); `kshim trace show|analyze` read the "
+                                    "result. Docs: docs/kshim-trace-import.md.")
+    p.add_argument("captures", nargs="+", metavar="CAPTURE", help="pcap / pcapng files (or a directory of them)")
+    p.add_argument("--out", required=True, metavar="DIR", help="the trace directory to write")
+    p.add_argument("--port", type=int, action="append", metavar="PORT",
+                   help="a broker port (repeatable; default 9092); other connections are Kafka when their "
+                        "first request is ApiVersions, Metadata or SaslHandshake")
+    p.add_argument("--no-detect", action="store_true", help="only the --port connections")
+    p.add_argument("--broker-log", action="append", metavar="FILE",
+                   help="a broker's server.log (repeatable; rotated files and .gz too)")
+    p.add_argument("--log-tz", default=None, metavar="ZONE",
+                   help="the zone of the broker log's timestamps (default UTC; e.g. Europe/Berlin)")
+    p.add_argument("--bodies", action="store_true", help="decode every body (default: the group, metadata "
+                                                         "and SASL APIs, as `kshim run --trace`)")
+    p.add_argument("--trace-format", choices=("jsonl", "parquet"), default="jsonl")
+    p.add_argument("--force", action="store_true", help="write into a directory that already has trace files")
+    p.set_defaults(func=cmd_import)

@@ -1,0 +1,157 @@
+"""One captured Kafka connection: its two reassembled directions, its requests waiting for an answer,
+and its frames as kshim trace records (the fields `kshim run --trace` writes, shim/trace/records.py).
+
+Directions are named for what was captured: `client->broker` and `broker->client` (kshim's own traces
+have four hops; a capture taken on kshim's client port has these two). A response's API and version
+come from its request, matched by correlation id on the connection (answers come in request order,
+so requests passed over by an answer got none: Produce with acks=0, or lost in a hole).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import OrderedDict
+
+from kcodec import api
+from kcodec.protocol import ApiKey
+
+from .. import records as R
+from .framing import Framer
+from .streams import HalfStream
+
+C2B, B2C = "client->broker", "broker->client"
+PRODUCE, SASL_HANDSHAKE = int(ApiKey.PRODUCE), int(ApiKey.SASL_HANDSHAKE)
+MAX_PENDING = 4096
+
+
+def _wall(ts: float) -> tuple[int, int]:
+    ns = int(round(ts * 1e9))
+    return ns, ns // 1_000_000
+
+
+def produce_acks(frame: bytes, version: int, pos: int) -> int | None:
+    """A Produce request's `acks` (after its transactional id), or None when unreadable."""
+    try:
+        if version >= 9:                  # compact nullable string: unsigned varint length + 1
+            n, shift = 0, 0
+            while True:
+                b = frame[pos]
+                pos += 1
+                n |= (b & 0x7F) << shift
+                shift += 7
+                if not b & 0x80:
+                    break
+            pos += max(n - 1, 0)
+        else:
+            n = struct.unpack_from(">h", frame, pos)[0]
+            pos += 2 + max(n, 0)
+        return struct.unpack_from(">h", frame, pos)[0]
+    except (IndexError, struct.error):
+        return None
+
+
+class Connection:
+    def __init__(self, cid: int, client: tuple, server: tuple, emit, bodies: bool, opened_by_syn: bool):
+        self.id = cid
+        self.client, self.server = client, server
+        self.peer, self.listener = f"{client[0]}:{client[1]}", f"{server[0]}:{server[1]}"
+        self.emit = emit
+        self.bodies = bodies
+        self.opened_by_syn = opened_by_syn
+        self.pending: OrderedDict[int, tuple] = OrderedDict()   # corr -> (api key, version)
+        self.context: dict[int, dict] = {}                       # corr -> a request's group fields
+        self.last_corr: int | None = None
+        self.client_id: str | None = None
+        self.client_sw: tuple | None = None
+        self.unanswered = 0              # requests an answer passed over
+        self.unmatched = 0               # answers to no request seen
+        self.undecoded = 0
+        self.closed = False
+        self.fins: set = set()           # the directions that sent a FIN
+        self.up = HalfStream(Framer(True, self, self._request))
+        self.down = HalfStream(Framer(False, self, self._response))
+
+    def framers(self) -> tuple[Framer, Framer]:
+        return self.up.sink, self.down.sink
+
+    def _base(self, ts: float, d: str) -> dict:
+        ns, ms = _wall(ts)
+        rec = {"type": "frame", "ts_ns": ns, "wall_ms": ms, "conn": self.id, "dir": d, "peer": self.peer,
+               "listener": self.listener}
+        if self.client_id is not None:
+            rec["client_id"] = self.client_id
+        if self.client_sw:
+            rec["client_sw"], rec["client_sw_version"] = self.client_sw
+        return rec
+
+    def _request(self, frame: bytes, ts: float) -> None:
+        try:
+            key, version = struct.unpack_from(">hh", frame, 0)
+            header, pos = api.RequestHeader.decode_from(frame, 0, api.request_header_version(key, version))
+        except Exception:
+            self.undecoded += 1
+            return
+        corr = header.correlation_id
+        self.last_corr = corr
+        if header.client_id is not None:
+            self.client_id = header.client_id
+        expects = not (key == PRODUCE and produce_acks(frame, version, pos) == 0)
+        if expects:
+            self.pending[corr] = (key, version)
+            if len(self.pending) > MAX_PENDING:
+                self.pending.popitem(last=False)
+        rec = self._base(ts, C2B)
+        rec.update(api_key=key, api=R.api_name(key), api_version=version, corr=corr, size=len(frame))
+        if R.wants_frame(key, True, self.bodies):
+            desc = R.describe(key, version, frame, True, self.bodies)
+            if "client_sw" in desc:
+                self.client_sw = (desc["client_sw"], desc.get("client_sw_version"))
+                rec["client_sw"], rec["client_sw_version"] = self.client_sw
+            rec.update(desc)
+            if "group" in rec:
+                self.context[corr] = {k: rec[k] for k in ("group", "instance", "member", "generation") if k in rec}
+                if len(self.context) > MAX_PENDING:
+                    del self.context[next(iter(self.context))]
+        self.emit(rec)
+
+    def _response(self, frame: bytes, ts: float) -> None:
+        if len(frame) < 4:
+            self.undecoded += 1
+            return
+        corr = struct.unpack_from(">i", frame, 0)[0]
+        if corr not in self.pending:
+            self.unmatched += 1
+            return
+        while next(iter(self.pending)) != corr:     # asked before it, in request order: never answered
+            self.pending.popitem(last=False)
+            self.unanswered += 1
+        found = self.pending.pop(corr)
+        key, version = found
+        rec = self._base(ts, B2C)
+        rec.update(api_key=key, api=R.api_name(key), api_version=version, corr=corr, size=len(frame))
+        if R.wants_frame(key, False, self.bodies):
+            rec.update(R.describe(key, version, frame, False, self.bodies))
+        ctx = self.context.pop(corr, None)
+        if ctx:
+            for k, v in ctx.items():
+                rec.setdefault(k, v)
+        self.emit(rec)
+
+    def record(self, kind: str, ts: float) -> dict:
+        ns, ms = _wall(ts)
+        rec = {"type": kind, "ts_ns": ns, "wall_ms": ms, "conn": self.id, "peer": self.peer,
+               "listener": self.listener}
+        if kind == "conn_close" and self.client_id is not None:
+            rec["client_id"] = self.client_id
+        return rec
+
+    def stats(self) -> dict:
+        up, down = self.framers()
+        return {"conn": self.id, "peer": self.peer, "listener": self.listener, "client_id": self.client_id,
+                "handshake_seen": self.opened_by_syn, "requests": up.frames, "responses": down.frames,
+                "lost_frames": up.lost + down.lost, "resyncs": up.resyncs + down.resyncs,
+                "skipped_bytes": up.skipped_bytes + down.skipped_bytes,
+                "gap_bytes": self.up.gap_bytes + self.down.gap_bytes,
+                "duplicate_bytes": self.up.duplicate_bytes + self.down.duplicate_bytes,
+                "unanswered": self.unanswered + len(self.pending), "unmatched_responses": self.unmatched,
+                "undecoded": self.undecoded}

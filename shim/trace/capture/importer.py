@@ -1,0 +1,165 @@
+"""Captured TCP segments into Kafka connections and their trace records (`kshim trace import`).
+
+Which TCP connections are Kafka: those with an end on one of the `ports` (that end is the broker),
+and any other whose client's first bytes are a valid ApiVersions, Metadata or SaslHandshake request
+(the first request of every Kafka client). The client is the end that sent the SYN; without a
+handshake in the capture, the end that is not on a broker port (or whose bytes parse as a request).
+TLS connections (a TLS record where a Kafka frame should start) cannot be decoded: they are counted
+and named, never guessed at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kcodec.protocol import ApiKey
+
+from .connections import Connection
+from .framing import request_header_ok
+from .packets import ACK, FIN, RST, SYN, Segment
+
+FIRST_REQUESTS = frozenset({int(ApiKey.API_VERSIONS), int(ApiKey.METADATA), int(ApiKey.SASL_HANDSHAKE)})
+
+
+def looks_like_tls(data: bytes) -> bool:
+    """A TLS record header: handshake (22) or application data (23), version 3.x."""
+    return len(data) >= 3 and data[0] in (0x14, 0x15, 0x16, 0x17) and data[1] == 3 and data[2] <= 4
+
+
+@dataclass
+class Flow:
+    """A TCP connection not known to be Kafka yet (or known not to be)."""
+    client: tuple | None = None
+    verdict: str | None = None     # None: undecided; "kafka" | "tls" | "other"
+
+
+@dataclass
+class ImportStats:
+    connections: int = 0
+    tls: list = field(default_factory=list)          # "client -> server" of TLS connections
+    not_kafka: int = 0
+    records: int = 0
+    frames: int = 0
+
+
+class Importer:
+    """`feed(segment)` in capture order, then `finish()`; `emit(record)` gets every trace record."""
+
+    def __init__(self, ports: set[int], emit, bodies: bool = False, detect: bool = True):
+        self.ports = set(ports)
+        self.emit_out = emit
+        self.bodies = bodies
+        self.detect = detect
+        self.conns: dict[tuple, Connection] = {}    # (client, server) -> open connection
+        self.flows: dict[tuple, Flow] = {}          # frozenset of ends -> flow verdict
+        self.done: list[Connection] = []
+        self.next_id = 0
+        self.stats = ImportStats()
+        self.last_ts = 0.0
+
+    def emit(self, rec: dict) -> None:
+        self.stats.records += 1
+        if rec.get("type") == "frame":
+            self.stats.frames += 1
+        self.emit_out(rec)
+
+    # -------------------------------------------------------------- segments
+    def feed(self, seg: Segment) -> None:
+        self.last_ts = seg.ts
+        key = (seg.src, seg.dst)
+        conn = self.conns.get(key) or self.conns.get((seg.dst, seg.src))
+        if seg.flags & SYN and not seg.flags & ACK:      # a new connection from seg.src
+            if conn is not None:
+                self._close(conn, seg.ts)
+            self.flows.pop(frozenset(key), None)
+            flow = self.flows[frozenset(key)] = Flow(client=seg.src)
+            if seg.dst[1] in self.ports:
+                conn = self._open(seg.src, seg.dst, seg.ts, syn=True)
+                flow.verdict = "kafka"
+            if conn is not None:
+                conn.up.syn(seg.seq)
+            return
+        if conn is None:
+            conn = self._classify(seg)
+            if conn is None:
+                return
+        c2b = seg.src == conn.client
+        half = conn.up if c2b else conn.down
+        if seg.flags & SYN:                              # SYN+ACK from the broker
+            half.syn(seg.seq)
+            return
+        if seg.wire_len:
+            half.segment(seg.seq, seg.data, seg.wire_len, seg.ts)
+        if seg.flags & RST:
+            self._close(conn, seg.ts)
+        elif seg.flags & FIN:
+            conn.fins.add(c2b)
+            if len(conn.fins) == 2:
+                self._close(conn, seg.ts)
+
+    def _classify(self, seg: Segment) -> Connection | None:
+        ends = frozenset((seg.src, seg.dst))
+        flow = self.flows.get(ends)
+        if flow is None:
+            flow = self.flows[ends] = Flow()
+        if flow.verdict in ("tls", "other"):
+            return None
+        if flow.client is None:
+            if seg.dst[1] in self.ports and seg.src[1] not in self.ports:
+                flow.client = seg.src
+            elif seg.src[1] in self.ports and seg.dst[1] not in self.ports:
+                flow.client = seg.dst
+        if not seg.data:
+            return None
+        on_port = flow.client is not None and (seg.dst if flow.client == seg.src else seg.src)[1] in self.ports
+        from_client = flow.client == seg.src
+        if looks_like_tls(seg.data) and (from_client or flow.client is None):
+            flow.verdict = "tls"
+            c = flow.client or seg.src
+            s = seg.dst if c == seg.src else seg.src
+            self.stats.tls.append(f"{c[0]}:{c[1]} -> {s[0]}:{s[1]}")
+            return None
+        if on_port:
+            flow.verdict = "kafka"
+        elif self.detect and (flow.client is None or from_client):
+            if request_header_ok(seg.data, 0) and int.from_bytes(seg.data[4:6], "big") in FIRST_REQUESTS:
+                flow.client, flow.verdict = seg.src, "kafka"
+            elif flow.client is not None or len(seg.data) >= 14:
+                flow.verdict = "other"
+                self.stats.not_kafka += 1
+                return None
+        else:
+            return None
+        if flow.verdict != "kafka":
+            return None
+        client = flow.client
+        server = seg.dst if client == seg.src else seg.src
+        return self._open(client, server, seg.ts, syn=False)
+
+    def _open(self, client: tuple, server: tuple, ts: float, syn: bool) -> Connection:
+        self.next_id += 1
+        self.stats.connections += 1
+        conn = Connection(self.next_id, client, server, self.emit, self.bodies, syn)
+        self.conns[(client, server)] = conn
+        self.emit(conn.record("conn_open", ts))
+        return conn
+
+    def _close(self, conn: Connection, ts: float) -> None:
+        if conn.closed:
+            return
+        conn.closed = True
+        conn.up.close(ts)
+        conn.down.close(ts)
+        self.conns.pop((conn.client, conn.server), None)
+        self.done.append(conn)
+        self.emit(conn.record("conn_close", ts))
+
+    def finish(self) -> list[dict]:
+        """Ends what is still open (without a close record: the capture ended, not the connection);
+        returns the per-connection figures."""
+        for conn in list(self.conns.values()):
+            conn.up.close(self.last_ts)
+            conn.down.close(self.last_ts)
+            self.done.append(conn)
+        self.conns.clear()
+        return [c.stats() for c in sorted(self.done, key=lambda c: c.id)]
