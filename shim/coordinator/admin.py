@@ -13,17 +13,20 @@ from . import errors as E
 from .result import Ctx
 from .classic_group import DEAD, EMPTY, STABLE
 from .state_records import GroupTombstone
+from .releases import group_operations
 from .txn_offsets import drop_group
 
 if TYPE_CHECKING:
     from .coordinator_state import CoordinatorState
 
 AUTHORIZED_OPERATIONS_OMITTED = -2147483648
-# the AclOperation codes a group supports: READ, DESCRIBE, DELETE, DESCRIBE_CONFIGS, ALTER_CONFIGS
-# (authz/acl.py SUPPORTED_OPERATIONS[GROUP] holds the same; the coordinator does not import authz)
-GROUP_OPERATIONS = (3, 8, 6, 10, 11)
-# what a broker without an authorizer reports when asked (KIP-430): every operation a group supports
-ALL_GROUP_OPERATIONS = sum(1 << op for op in GROUP_OPERATIONS)
+
+
+def all_group_operations(release: str) -> int:
+    """What a broker without an authorizer reports when asked (KIP-430): every operation a group
+    supports in that release (releases.group_operations; authz/acl.py SUPPORTED_OPERATIONS[GROUP] holds
+    the newest release's, the coordinator does not import authz)."""
+    return sum(1 << op for op in group_operations(release))
 
 
 def describe_groups(c: CoordinatorState, ctx: Ctx, req) -> None:
@@ -31,7 +34,8 @@ def describe_groups(c: CoordinatorState, ctx: Ctx, req) -> None:
     out = []
     # entries answered without error carry the bit field when asked (KafkaApis; authz/ patches it
     # with the caller's own operations when kshim runs with an authorizer)
-    ops = ALL_GROUP_OPERATIONS if v >= 3 and req.include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED
+    ops = all_group_operations(c.cfg.release) if v >= 3 and req.include_authorized_operations \
+        else AUTHORIZED_OPERATIONS_OMITTED
     for gid in req.groups:
         if gid is None:
             out.append(DescribedGroup(error_code=E.INVALID_GROUP_ID, group_id="", group_state="",

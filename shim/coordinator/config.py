@@ -35,6 +35,10 @@ class CoordinatorConfig:
     # the Kafka release whose coordinator kshim answers as (releases.py: the upstream's, or
     # coordinator_version); behaviour that changed between releases follows it
     release: str = "4.4"
+    # whether the upstream's group.coordinator.rebalance.protocols includes "consumer" (KIP-848): learned
+    # at start (releases.consumer_protocol_probe). Off - Kafka 3.9's default, or a 4.x broker set to
+    # "classic" - the broker answers ConsumerGroupHeartbeat / ConsumerGroupDescribe UNSUPPORTED_VERSION
+    consumer_protocol: bool = True
 
     def upgrade_enabled(self) -> bool:
         return self.consumer_migration_policy in ("bidirectional", "upgrade")

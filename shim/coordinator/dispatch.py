@@ -98,11 +98,18 @@ def leave_group(c: "CoordinatorState", ctx: Ctx, req) -> None:
 
 # ---------------------------------------------------------------------- the consumer protocol's APIs
 def consumer_group_heartbeat(c: "CoordinatorState", ctx: Ctx, req) -> None:
-    """GroupMetadataManager.consumerGroupHeartbeat (it upgrades a classic group: consumer/upgrade.py)."""
+    """GroupMetadataManager.consumerGroupHeartbeat (it upgrades a classic group: consumer/upgrade.py).
+    Without the consumer protocol, KafkaApis.handleConsumerGroupHeartbeat answers UNSUPPORTED_VERSION."""
+    if not c.cfg.consumer_protocol:
+        return c.respond(ctx.token, heartbeat.error_response(E.UNSUPPORTED_VERSION, None))
     heartbeat.consumer_group_heartbeat(c, ctx, req)
 
 
 def consumer_group_describe(c: "CoordinatorState", ctx: Ctx, req) -> None:
+    """Without the consumer protocol, KafkaApis.handleConsumerGroupDescribe answers every group
+    UNSUPPORTED_VERSION (ConsumerGroupDescribeRequest.getErrorDescribedGroupList)."""
+    if not c.cfg.consumer_protocol:
+        return c.respond(ctx.token, describe.unsupported(req))
     describe.consumer_group_describe(c, ctx, req)
 
 

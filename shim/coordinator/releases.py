@@ -14,7 +14,7 @@ An older broker matches none (kshim refuses to start; `coordinator_version` over
 
 from __future__ import annotations
 
-from kcodec.protocol import ApiKey
+from kcodec.protocol import ApiKey, Error
 
 RELEASES = ("3.9", "4.0", "4.1", "4.2", "4.3", "4.4")
 NEWEST = RELEASES[-1]
@@ -38,6 +38,26 @@ GROUP_RANGES: dict[str, dict[int, tuple[int, int]]] = {
     "4.3": dict(_BASE),
     "4.4": {**_BASE, _G.DELETE_GROUPS: (0, 3), _G.TXN_OFFSET_COMMIT: (0, 6)},
 }
+
+
+# the AclOperation codes a group resource supports (ResourceType.GROUP in AclEntry.supportedOperations):
+# READ, DESCRIBE, DELETE; DESCRIBE_CONFIGS and ALTER_CONFIGS from 4.0 (group configs, KIP-848)
+def group_operations(release: str) -> tuple[int, ...]:
+    return (3, 8, 6, 10, 11) if at_least(release, "4.0") else (3, 8, 6)
+
+
+def consumer_protocol_probe():
+    """A ConsumerGroupHeartbeat v0 that changes nothing: an empty group id. A broker whose
+    group.coordinator.rebalance.protocols has "consumer" refuses it INVALID_REQUEST ("GroupId can't be
+    empty."); one without answers UNSUPPORTED_VERSION (KafkaApis.handleConsumerGroupHeartbeat)."""
+    from kcodec import api
+    return api.REQUESTS[ApiKey.CONSUMER_GROUP_HEARTBEAT](
+        group_id="", member_id="", member_epoch=0, rebalance_timeout_ms=-1, subscribed_topic_names=[],
+        topic_partitions=[])
+
+
+def consumer_protocol_enabled(error_code: int) -> bool:
+    return error_code != int(Error.UNSUPPORTED_VERSION)
 
 
 def identify(broker_versions: dict[int, tuple[int, int]]) -> str | None:

@@ -18,13 +18,16 @@ from typing import Callable
 from kcodec import api
 
 from ..config import Config, ConfigError
-from ..coordinator.releases import GROUP_RANGES, NEWEST, identify, unsupported_message
+from ..coordinator.releases import (GROUP_RANGES, NEWEST, consumer_protocol_enabled, consumer_protocol_probe, identify,
+                                    unsupported_message)
 from ..kafkaclient.client import UpstreamClient, upstream_tls
 from .faults import FaultInjector
 from .rewrite import Rewriter
 from .session import Session, Slot
 from .topology import Broker, Topology
 from .versions import advertised_range
+
+CONSUMER_GROUP_HEARTBEAT = api.ApiKey.CONSUMER_GROUP_HEARTBEAT
 
 log = logging.getLogger("kshim.proxy")
 
@@ -95,6 +98,7 @@ class Proxy:
         self.faults = faults if faults is not None else FaultInjector()   # rules: config / admin endpoint
         self.admin = None               # shim.admin_http.AdminServer with --admin-port
         self.groups = None              # groups.py's GroupService with group_coordinator = kshim
+        self.consumer_protocol = None   # KIP-848 on upstream? (_probe_consumer_protocol)
 
     # ------------------------------------------------------------------ routing
     def register(self, api_key: int, handler: Handler, versions: tuple[int, int]) -> None:
@@ -184,12 +188,33 @@ class Proxy:
             try:
                 brokers, resp = await client.metadata()
                 self.cluster_id = resp.cluster_id
+                if self.consumer_protocol is None and self.groups is not None:
+                    await self._probe_consumer_protocol(client)
                 return brokers, client.versions
             except (OSError, asyncio.TimeoutError, ConnectionError) as e:
                 errors.append(f"{host}:{port}: {e or type(e).__name__}")
             finally:
                 client.close()
         raise ConnectionError("no upstream broker answered: " + "; ".join(errors))
+
+    async def _probe_consumer_protocol(self, client) -> None:
+        """Is KIP-848's consumer protocol on upstream (group.coordinator.rebalance.protocols)? Asked once,
+        with a heartbeat that changes nothing (releases.consumer_protocol_probe); the coordinator
+        answers its ConsumerGroup* APIs as the broker would."""
+        if CONSUMER_GROUP_HEARTBEAT not in client.versions:
+            self.consumer_protocol = False
+        else:
+            try:
+                answer = await client.request(CONSUMER_GROUP_HEARTBEAT, 0, consumer_protocol_probe())
+            except (OSError, asyncio.TimeoutError, ConnectionError, api.DecodeError) as e:
+                log.warning("could not ask the upstream whether the consumer group protocol is on (%s); "
+                            "kshim assumes it is", e)
+                return
+            self.consumer_protocol = consumer_protocol_enabled(answer.error_code)
+        self.groups.coordinator.cfg.consumer_protocol = self.consumer_protocol
+        if not self.consumer_protocol:
+            log.info("the upstream's group coordinator has the consumer group protocol (KIP-848) off: "
+                     "kshim answers ConsumerGroupHeartbeat and ConsumerGroupDescribe UNSUPPORTED_VERSION, as it does")
 
     async def _refresh_loop(self) -> None:
         while True:

@@ -121,6 +121,13 @@ def test_release_through_kshim_as_directly(version):
             assert {k: through[k] for k in expected} == expected
             assert expected[28] == GROUP_RANGES[release][28]
 
+            # KIP-848 on or off upstream (3.9's default: off, UNSUPPORTED_VERSION): kshim answers the same
+            cgh = {side: call(b, 68, 0, api.REQUESTS[68](
+                group_id=f"kip848-{side}", member_id="", member_epoch=0, rebalance_timeout_ms=30000,
+                subscribed_topic_names=[TOPIC], topic_partitions=[])).error_code
+                for side, b in (("kafka", kafka.bootstrap), ("kshim", kshim.bootstrap))}
+            assert cgh["kafka"] == cgh["kshim"] == (0 if at_least(release, "4.0") else 35), cgh
+
             scenarios = "static-bounce,cg-join-leave" if at_least(release, "4.0") else "static-bounce"
             for clients in (version, None):           # the release's own clients, then the pinned ones
                 r = _compat(kafka.bootstrap, kshim.bootstrap, scenarios, clients, logs / f"compat-{clients}.json")

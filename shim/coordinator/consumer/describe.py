@@ -12,7 +12,7 @@ from kcodec.generated.consumer_group_describe import (Assignment, ConsumerGroupD
 
 from .. import errors as E
 from ..assignors.javaorder import java_hash_set_order
-from ..admin import ALL_GROUP_OPERATIONS, AUTHORIZED_OPERATIONS_OMITTED
+from ..admin import AUTHORIZED_OPERATIONS_OMITTED, all_group_operations
 from . import codes as K
 
 if TYPE_CHECKING:
@@ -65,6 +65,14 @@ def consumer_group_describe(c: "CoordinatorState", ctx: "Ctx", req) -> None:
         out.append(DescribedGroup(
             error_code=E.NONE, group_id=gid, group_state=g.state, group_epoch=g.group_epoch,
             assignment_epoch=g.assignment_epoch, assignor_name=g.preferred_assignor(c.cfg.consumer_assignors[0]),
-            members=members, authorized_operations=ALL_GROUP_OPERATIONS if req.include_authorized_operations
+            members=members, authorized_operations=all_group_operations(c.cfg.release) if req.include_authorized_operations
             else AUTHORIZED_OPERATIONS_OMITTED))
     c.respond(ctx.token, ConsumerGroupDescribeResponse(groups=out))
+
+
+def unsupported(req) -> ConsumerGroupDescribeResponse:
+    """Every group UNSUPPORTED_VERSION, without a message (the consumer protocol is off upstream)."""
+    return ConsumerGroupDescribeResponse(groups=[
+        DescribedGroup(error_code=E.UNSUPPORTED_VERSION, error_message=None, group_id=gid, group_state="",
+                       assignor_name="", members=[], authorized_operations=AUTHORIZED_OPERATIONS_OMITTED)
+        for gid in req.group_ids])

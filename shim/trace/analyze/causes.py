@@ -75,6 +75,8 @@ class CauseFold:
         self.client: dict[str, str] = {}
         self.generation = None              # the classic generation in force
         self.epoch = None                   # the KIP-848 group epoch in force
+        self.source = "coordinator"         # the source of the event being folded (an imported capture's
+                                            # events are "inferred" or "broker_log")
 
     # ------------------------------------------------------------------ rows
     def _row(self, chain: dict, rec, kind: str, member=None, reason=None, detail=None, frame=None, **extra) -> None:
@@ -83,7 +85,7 @@ class CauseFold:
         chain["rows"].append(row(
             CAUSE_COLUMNS, group=self.group, group_type=chain["type"], seq=len(chain["rows"]),
             wall_ms=rec.get("wall_ms"), kind=kind, member=member, instance=inst,
-            client_id=self.client.get(member) if member else None, reason=reason, detail=detail,
+            client_id=self.client.get(member) if member else None, reason=reason, detail=detail, source=self.source,
             conn=link.get("conn"), corr=link.get("corr"), ts_ns=link.get("ts_ns"), **extra))
 
     def _chain(self, rec, kind: str, generation=None) -> dict:
@@ -128,6 +130,7 @@ class CauseFold:
 
     def _event(self, rec, body: dict) -> None:
         kind, mid = rec.get("event"), body.get("member")
+        self.source = body.get("source") or "coordinator"
         remember_identity(self.instance, self.client, mid, body.get("instance"), body.get("client_id"))
         if kind == "rebalance":
             if self.chain is None:

@@ -102,4 +102,5 @@ def _slowest(times: dict, start) -> tuple:
 def _cause_text(c: dict) -> str:
     who = c.get("instance") or c.get("member")
     text = c["kind"] + (f" {who}" if who else "")
-    return text + (f": {c['reason']}" if c.get("reason") else "")
+    text += f": {c['reason']}" if c.get("reason") else ""
+    return text + (" (inferred)" if c.get("source") == "inferred" else "")

@@ -89,6 +89,8 @@ CAUSE_COLUMNS = (
     "member", "instance", "client_id",
     "reason",                   # KIP-800 reason (JoinGroup / LeaveGroup) or the coordinator's text
     "detail",
+    "source",                   # whose word it is: "coordinator" (kshim's events), "broker_log" (a broker's
+                                # server.log), "inferred" (from a capture's frames: kshim trace import)
     "last_heartbeat_wall_ms", "timeout_ms",   # session_timeout: the member's last heartbeat (or other
                                 # group request) and its session timeout
     "conn", "corr", "ts_ns",    # the frame behind it (the request), to show it decoded; null for events

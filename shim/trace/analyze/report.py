@@ -71,7 +71,7 @@ REBALANCE_COLS = ["generation", "reason", "start_wall_ms", "join_to_sync_ms", "m
 IMPACT_COLS = ["generation", "protocol", "start_wall_ms", "partitions_unavailable", "max_gap_ms", "max_stalled_ms",
                "unavailable_partition_ms", "slowest_revoke_member", "slowest_revoke_ms", "slowest_rejoin_member",
                "slowest_rejoin_ms", "cause"]
-CAUSE_COLS = ["cause_id", "seq", "wall_ms", "kind", "member", "instance", "client_id", "reason", "detail",
+CAUSE_COLS = ["cause_id", "seq", "wall_ms", "kind", "member", "instance", "client_id", "reason", "detail", "source",
               "last_heartbeat_wall_ms", "timeout_ms"]
 RECONCILE_COLS = ["member", "instance", "epoch", "target_wall_ms", "assigned", "revoked", "acked_wall_ms", "latency_ms",
                   "revoked_wall_ms", "revocation_latency_ms", "superseded"]

@@ -146,6 +146,8 @@ def _classic_group(idx: int, name: str, t: dict, frame_of: dict) -> GroupData:
     for c in sorted(causes, key=lambda c: (str(c["cause_id"]), c.get("seq") or 0)):
         frame = frame_key(name, c["conn"], c["corr"]) if c.get("conn") is not None and c.get("corr") is not None else None
         text = " ".join(str(x) for x in (c.get("reason"), c.get("detail")) if x)
+        if c.get("source") in ("inferred", "broker_log"):
+            text = f"[{c['source'].replace('_', ' ')}] {text}"
         gd.d["causes"].setdefault(str(c["cause_id"]), []).append(
             {"t": gd.t(c.get("wall_ms") or gd.t0), "kind": c["kind"], "member": c.get("instance") or c.get("member"),
              "text": text, "frame": frame})

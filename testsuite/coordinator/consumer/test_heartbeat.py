@@ -331,3 +331,17 @@ def test_topic_growth_and_deletion_bump_the_group_epoch(h):
     h.topics["unrelated"] = 1
     h.c.metadata_updated(h.now)
     assert h.cg().group_epoch == 4
+
+
+def test_consumer_protocol_off_upstream_answers_unsupported_version():
+    """KafkaApis.handleConsumerGroupHeartbeat / handleConsumerGroupDescribe without "consumer" in
+    group.coordinator.rebalance.protocols (Kafka 3.9's default): UNSUPPORTED_VERSION, no message, no
+    group made; seen from a real 3.9.1 broker (testsuite/groups/test_version_matrix.py)."""
+    h = ConsumerHarness({"foo": 6}, consumer_protocol=False, release="3.9")
+    r = h.cgh(v=0)
+    assert (r.error_code, r.error_message, r.member_id, r.member_epoch, r.heartbeat_interval_ms, r.assignment) == \
+        (E.UNSUPPORTED_VERSION, None, None, 0, 0, None)
+    assert h.cg() is None
+    d = h.describe_cg("g", "g", v=0).groups
+    assert [(x.group_id, x.error_code, x.error_message, x.authorized_operations) for x in d] == \
+        [("g", E.UNSUPPORTED_VERSION, None, -2**31)] * 2
