@@ -20,7 +20,7 @@ from .framing import Framer
 from .streams import HalfStream
 
 C2B, B2C = "client->broker", "broker->client"
-PRODUCE, SASL_HANDSHAKE = int(ApiKey.PRODUCE), int(ApiKey.SASL_HANDSHAKE)
+PRODUCE = int(ApiKey.PRODUCE)
 MAX_PENDING = 4096
 
 
@@ -67,6 +67,7 @@ class Connection:
         self.unmatched = 0               # answers to no request seen
         self.undecoded = 0
         self.closed = False
+        self.early: dict[int, tuple] = {}          # corr -> (frame, ts) of answers seen before their request
         self.fins: set = set()           # the directions that sent a FIN
         self.up = HalfStream(Framer(True, self, self._request))
         self.down = HalfStream(Framer(False, self, self._response))
@@ -113,6 +114,9 @@ class Connection:
                 if len(self.context) > MAX_PENDING:
                     del self.context[next(iter(self.context))]
         self.emit(rec)
+        early = self.early.pop(corr, None)
+        if early is not None and corr in self.pending:
+            self._response(early[0], max(early[1], ts))
 
     def _response(self, frame: bytes, ts: float) -> None:
         if len(frame) < 4:
@@ -120,7 +124,12 @@ class Connection:
             return
         corr = struct.unpack_from(">i", frame, 0)[0]
         if corr not in self.pending:
-            self.unmatched += 1
+            # its request may be captured after it (the two directions' packets reordered by the
+            # capture): held until that request comes, counted as unmatched if it never does
+            self.early[corr] = (frame, ts)
+            if len(self.early) > 64:
+                del self.early[next(iter(self.early))]
+                self.unmatched += 1
             return
         while next(iter(self.pending)) != corr:     # asked before it, in request order: never answered
             self.pending.popitem(last=False)
@@ -149,9 +158,13 @@ class Connection:
         up, down = self.framers()
         return {"conn": self.id, "peer": self.peer, "listener": self.listener, "client_id": self.client_id,
                 "handshake_seen": self.opened_by_syn, "requests": up.frames, "responses": down.frames,
-                "lost_frames": up.lost + down.lost, "resyncs": up.resyncs + down.resyncs,
+                # frames cut by a hole, answers whose request was lost, requests whose answer was lost
+                # (a request and its answer both lost leave only the hole's size: gap_bytes)
+                "lost_frames": up.lost + down.lost + self.unmatched + len(self.early) + self.unanswered,
+                "resyncs": up.resyncs + down.resyncs,
                 "skipped_bytes": up.skipped_bytes + down.skipped_bytes,
                 "gap_bytes": self.up.gap_bytes + self.down.gap_bytes,
                 "duplicate_bytes": self.up.duplicate_bytes + self.down.duplicate_bytes,
-                "unanswered": self.unanswered + len(self.pending), "unmatched_responses": self.unmatched,
+                "unanswered": self.unanswered, "pending_at_end": len(self.pending),
+                "unmatched_responses": self.unmatched + len(self.early),
                 "undecoded": self.undecoded}

@@ -1,0 +1,91 @@
+"""`kshim trace import` of a capture taken straight on a real broker's port (no kshim anywhere): Java
+cooperative-sticky consumers (one blocks its poll loop past max.poll.interval.ms, one is SIGKILLed).
+
+- The imported capture's analysis (coordinator events inferred from the frames) must agree with the
+  consumers' own callback logs, edge by edge within 100 ms (gap_compare.py, as the kshim trace test
+  does), and name each rebalance's trigger.
+- The same capture damaged as real captures are (capture_faults.py: 1 % of the segments dropped,
+  reordered, duplicated, started mid-stream, cut to a 200-byte snap length): the import never fails,
+  counts what it lost, and every frame it still decodes is one the undamaged import has (same
+  connection, direction, correlation id, API and size): nothing is made up."""
+
+from __future__ import annotations
+
+import pytest
+
+from shim.trace.capture.command import run_import
+from shim.trace.show import read_trace
+from testsuite.harness import tcpdump
+from testsuite.harness.javatools import JavaTools
+from testsuite.harness.clients import create_topic
+from testsuite.trace.capture_compare import analysis
+from testsuite.trace.capture_faults import FAULTS, damaged
+from testsuite.trace.gap_compare import compare_tables, print_comparison
+from testsuite.trace.rebalance_scenario import drive
+from testsuite.trace.scenario_members import ScenarioMembers
+
+pytestmark = [pytest.mark.kafka,
+              pytest.mark.skipif(not tcpdump.available(), reason="tcpdump not installed (scripts/setup --test)")]
+
+
+def _frames(directory) -> dict[tuple, dict]:
+    return {(r["peer"], r["dir"], r["corr"], r["api_key"]): r for r in read_trace(directory) if r.get("type") == "frame"}
+
+
+@pytest.fixture(scope="module")
+def broker_capture(kafka, kafka_install, tmp_path_factory):
+    """The scenario run straight against the broker while tcpdump captures its port."""
+    d = tmp_path_factory.mktemp("broker-capture")
+    topic, group_id = "capture-topic", "capture-group"
+    port = int(kafka.bootstrap.rsplit(":", 1)[1])
+    cap = tcpdump.Capture(d / "broker.pcap", [port]).start()
+    create_topic(kafka.bootstrap, topic, partitions=6)
+    tools = JavaTools(kafka_install, kafka.bootstrap, d / "consumers")
+    group = ScenarioMembers(tools, topic, group_id, d / "work")
+    try:
+        marks = drive(group, 3, 6)
+        logs = group.write_logs()
+    finally:
+        group.stop_all()
+        tools.stop_all()
+        cap.stop()
+    return {"dir": d, "pcap": d / "broker.pcap", "port": port, "group": group_id, "logs": logs, "marks": marks}
+
+
+def test_capture_analysis_agrees_with_the_consumers_logs(broker_capture):
+    c = broker_capture
+    s = run_import([c["pcap"]], c["dir"] / "imported", {c["port"]})
+    assert s["lost_frames"] == 0 and s["resyncs"] == 0 and s["inferred_events"] > 0, s
+    tables = analysis(list(read_trace(c["dir"] / "imported")), c["group"])
+    cmp = compare_tables(tables, c["group"], c["logs"], c["marks"], tolerance=100)
+    print_comparison("imported capture", cmp, None, c["marks"])
+    assert cmp["ok"], "the capture's analysis and the consumers' logs disagree (table above)"
+    kinds = {r["a_kind"] for r in cmp["rows"] if r["judged"]}
+    assert {"poll_timeout", "session_timeout"} <= kinds, kinds
+    first = {x["kind"] for x in tables["causes"] if x["seq"] == 0}
+    assert {"joined", "poll_interval_exceeded", "session_timeout"} <= first, first
+    assert all(x["source"] == "inferred" for x in tables["causes"])
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_damaged_capture_decodes_what_is_left(broker_capture, fault):
+    c = broker_capture
+    clean_dir = c["dir"] / "clean"
+    if not clean_dir.exists():
+        run_import([c["pcap"]], clean_dir, {c["port"]})
+    clean = _frames(clean_dir)
+    bad = damaged(c["pcap"], c["dir"] / f"{fault}.pcap", fault)
+    s = run_import([bad], c["dir"] / f"imported-{fault}", {c["port"]})
+    got = _frames(c["dir"] / f"imported-{fault}")
+    made_up = [k for k, r in got.items() if k not in clean or clean[k]["size"] != r["size"]]
+    assert not made_up, made_up[:5]
+    print(fault, {k: s[k] for k in ("frames", "lost_frames", "resyncs", "gap_bytes", "duplicate_bytes",
+                                     "skipped_bytes", "segments_cut_by_snaplen")}, "of", len(clean))
+    if fault in ("drop", "snaplen"):
+        assert s["lost_frames"] > 0 and s["gap_bytes"] > 0, s
+    if fault in ("reorder", "duplicate"):     # held back and put in order / dropped as seen: nothing lost
+        assert s["lost_frames"] == 0 and len(got) == len(clean), s
+    if fault == "duplicate":
+        assert s["duplicate_bytes"] > 0
+    share = {"drop": 0.8, "reorder": 1.0, "duplicate": 1.0, "midstream": 0.4, "snaplen": 0.3}[fault]
+    assert len(got) >= share * len(clean), (len(got), len(clean))
