@@ -39,8 +39,9 @@ def _dumps(rec: dict) -> str:
 class _Rotating:
     suffix = ""
 
-    def __init__(self, directory: Path, rotate_bytes: int):
+    def __init__(self, directory: Path, rotate_bytes: int, tag: str = ""):
         self.dir = Path(directory)
+        self.tag = f"-{tag}" if tag else ""   # writers sharing a directory and a pid (trace import parts)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.rotate_bytes = max(rotate_bytes, 64 * 1024)
         self.seq = 0
@@ -52,7 +53,7 @@ class _Rotating:
         self.seq += 1
         self.opened = time.monotonic()
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-        return self.dir / f"trace-{stamp}-{os.getpid()}-{self.seq:05d}{self.suffix}"
+        return self.dir / f"trace-{stamp}-{os.getpid()}{self.tag}-{self.seq:05d}{self.suffix}"
 
     def _finish(self) -> None:
         if self.path is not None:
@@ -65,8 +66,8 @@ class _Rotating:
 class JsonLinesSink(_Rotating):
     suffix = ".jsonl.gz"
 
-    def __init__(self, directory: Path, rotate_bytes: int, level: int = 1):
-        super().__init__(directory, rotate_bytes)
+    def __init__(self, directory: Path, rotate_bytes: int, level: int = 1, tag: str = ""):
+        super().__init__(directory, rotate_bytes, tag)
         self.level = level
         self._raw = self._gz = None
         self._flushed = 0.0
@@ -108,10 +109,10 @@ class JsonLinesSink(_Rotating):
 class ParquetSink(_Rotating):
     suffix = ".parquet"
 
-    def __init__(self, directory: Path, rotate_bytes: int, compression: str = "zstd"):
+    def __init__(self, directory: Path, rotate_bytes: int, compression: str = "zstd", tag: str = ""):
         import pyarrow as pa  # kshim[trace]
         import pyarrow.parquet as pq
-        super().__init__(directory, rotate_bytes)
+        super().__init__(directory, rotate_bytes, tag)
         self.pa, self.pq, self.compression = pa, pq, compression
         kinds = {"string": pa.string(), "int64": pa.int64(), "int32": pa.int32(), "json": pa.string(),
                  "list<int32>": pa.list_(pa.int32())}
@@ -159,10 +160,10 @@ class ParquetSink(_Rotating):
             self._finish()
 
 
-def open_sink(fmt: str, directory: Path, rotate_bytes: int):
+def open_sink(fmt: str, directory: Path, rotate_bytes: int, tag: str = ""):
     if fmt == "parquet":
-        return ParquetSink(directory, rotate_bytes)
-    return JsonLinesSink(directory, rotate_bytes)
+        return ParquetSink(directory, rotate_bytes, tag=tag)
+    return JsonLinesSink(directory, rotate_bytes, tag=tag)
 
 
 def parquet_available() -> bool:

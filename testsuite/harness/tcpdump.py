@@ -31,7 +31,9 @@ class Capture:
     def __init__(self, out: Path, ports: list[int], iface: str = "lo", snaplen: int = 0, extra: list[str] = ()):
         self.out = Path(out)
         filt = " or ".join(f"tcp port {p}" for p in ports)
-        self.cmd = ["tcpdump", "-i", iface, "-U", "-n", "-s", str(snaplen), "-w", str(self.out), *extra, filt]
+        # -B: a 64 MB kernel buffer (KiB), so a busy machine does not drop packets before tcpdump reads them
+        self.cmd = ["tcpdump", "-i", iface, "-U", "-n", "-Z", "root", "-B", "65536", "-s", str(snaplen), "-w", str(self.out),
+                    *extra, filt]
         self.proc: subprocess.Popen | None = None
         self.log = self.out.with_suffix(".tcpdump.log")
 
@@ -47,6 +49,12 @@ class Capture:
                 return self
             time.sleep(0.05)
         raise RuntimeError(f"tcpdump did not start in {timeout} s: {self.log.read_text()[-500:]}")
+
+    def dropped(self) -> int:
+        """Packets the kernel dropped (tcpdump's own count, once stopped)."""
+        import re
+        m = re.search(r"(\d+) packets dropped by kernel", self.log.read_text())
+        return int(m.group(1)) if m else 0
 
     def stop(self) -> Path:
         if self.proc is not None and self.proc.poll() is None:

@@ -3,6 +3,7 @@ active stages with task counts from the status tracker, polled once a second).""
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import threading
@@ -29,7 +30,14 @@ def spark_session(master: str = "local[*]", shuffle_partitions: int | None = Non
     """`python`: the executors' interpreter (default: this one, right for local and this machine's
     standalone master; give the cluster's for yarn)."""
     from pyspark.sql import SparkSession
+    # Spark starts its Python workers from the interpreter's real path, outside this virtualenv: they
+    # find its packages (the codec's crc32c, dpkt for trace import) through PYTHONPATH. Local workers
+    # take the driver's environment, a cluster's executors spark.executorEnv.
+    import site
+    paths = os.pathsep.join(p for p in [*site.getsitepackages(), os.environ.get("PYTHONPATH", "")] if p)
+    os.environ["PYTHONPATH"] = paths
     b = (SparkSession.builder.master(master).appName(app_name)
+         .config("spark.executorEnv.PYTHONPATH", paths)
          .config("spark.pyspark.python", python or sys.executable)
          .config("spark.pyspark.driver.python", sys.executable)
          .config("spark.ui.enabled", "false")

@@ -10,79 +10,26 @@ clock: align.py) -> `import-summary.json` with what was decoded and what was los
 
 from __future__ import annotations
 
-import json
-import resource
 import sys
 import time
 from pathlib import Path
 
-from ..sink import open_sink
-from .importer import Importer
-from .infer import infer_events, wanted
-from .packets import ReadStats, segments
-
-BATCH = 2000
+from .pipeline import finish_import, import_part
 
 
 def run_import(captures: list[Path], out: Path, ports: set[int], bodies: bool = False, fmt: str = "jsonl",
                broker_logs: list[Path] | None = None, log_tz: str | None = None, detect: bool = True,
-               rotate_mb: float = 64) -> dict:
+               rotate_mb: float = 64, master: str | None = None) -> dict:
+    """Imports `captures` into the trace directory `out` (in this process, or on Spark with `master`:
+    spark_import.py) and returns the summary (also written to out/import-summary.json)."""
     t0 = time.monotonic()
-    out.mkdir(parents=True, exist_ok=True)
-    sink = open_sink(fmt, out, int(rotate_mb * 1024 * 1024))
-    pending: list[dict] = []
-    group_frames: list[dict] = []
-
-    def emit(rec: dict) -> None:
-        pending.append(rec)
-        if wanted(rec):
-            group_frames.append(rec)
-        if len(pending) >= BATCH:
-            sink.write(pending)
-            pending.clear()
-
-    read = ReadStats()
-    imp = Importer(ports, emit, bodies=bodies, detect=detect)
-    header = {"type": "trace_start", "ts_ns": 0, "wall_ms": 0,
-              "info": {"import": [str(p) for p in captures], "ports": sorted(ports), "bodies": bodies, "format": 1}}
-    pending.append(header)
-    for seg in segments(captures, read):
-        imp.feed(seg)
-    conns = imp.finish()
-    first = min((f["first_ts"] for f in read.files if f["first_ts"] is not None), default=None)
-    if first is not None:
-        header["ts_ns"] = int(first * 1e9)
-        header["wall_ms"] = int(first * 1000)
-    events = infer_events(group_frames)
-    log_summary = None
-    if broker_logs:
-        from .align import merge_broker_events
-        events, log_summary = merge_broker_events(events, broker_logs, log_tz)
-    pending.extend(events)
-    if pending:
-        sink.write(pending)
-    sink.close()
-    lost = sum(c["lost_frames"] for c in conns)
-    summary = {
-        "captures": read.files, "packets": read.packets, "tcp_segments": read.tcp, "not_tcp": read.not_tcp,
-        "ip_fragments_skipped": read.fragments, "unknown_link_packets": read.unknown_link,
-        "segments_cut_by_snaplen": read.truncated,
-        "kafka_connections": imp.stats.connections, "tls_connections": imp.stats.tls,
-        "other_tcp_connections": imp.stats.not_kafka,
-        "frames": imp.stats.frames, "records": imp.stats.records + len(events), "lost_frames": lost,
-        "resyncs": sum(c["resyncs"] for c in conns), "skipped_bytes": sum(c["skipped_bytes"] for c in conns),
-        "gap_bytes": sum(c["gap_bytes"] for c in conns),
-        "duplicate_bytes": sum(c["duplicate_bytes"] for c in conns),
-        "undecoded_frames": sum(c["undecoded"] for c in conns),
-        "unmatched_responses": sum(c["unmatched_responses"] for c in conns),
-        "inferred_events": sum(1 for e in events if e.get("inferred")),
-        "broker_log": log_summary,
-        "connections": conns, "files": [str(p) for p in getattr(sink, "files", [])],
-        "seconds": round(time.monotonic() - t0, 2),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-    }
-    (out / "import-summary.json").write_text(json.dumps(summary, indent=1, default=str))
-    return summary
+    if master:
+        from .spark_import import import_on_spark
+        parts, frames = import_on_spark(master, captures, out, ports, bodies, fmt, detect, rotate_mb)
+    else:
+        part, frames = import_part(captures, out, ports, bodies, fmt, detect, rotate_mb=rotate_mb)
+        parts = [part]
+    return finish_import(out, parts, frames, fmt, broker_logs, log_tz, t0, master)
 
 
 def _expand(paths: list[str]) -> list[Path]:
@@ -113,7 +60,7 @@ def cmd_import(args) -> int:
         return 2
     ports = set(args.port or [9092])
     s = run_import(captures, out, ports, bodies=args.bodies, fmt=args.trace_format, broker_logs=logs,
-                   log_tz=args.log_tz, detect=not args.no_detect)
+                   log_tz=args.log_tz, detect=not args.no_detect, master=args.master)
     if all(f.get("error") and not f.get("packets") for f in s["captures"]):
         for f in s["captures"]:
             print(f"kshim trace import: {f['file']}: {f['error']}", file=sys.stderr)
@@ -170,5 +117,7 @@ def add_parser(trace_parser) -> None:
     p.add_argument("--bodies", action="store_true", help="decode every body (default: the group, metadata "
                                                          "and SASL APIs, as `kshim run --trace`)")
     p.add_argument("--trace-format", choices=("jsonl", "parquet"), default="jsonl")
+    p.add_argument("--master", default=None, help="import on Spark (local[N], spark://host:port): one task per "
+                                                  "capture file, for large rotated sets (pip install 'kshim[analyze]')")
     p.add_argument("--force", action="store_true", help="write into a directory that already has trace files")
     p.set_defaults(func=cmd_import)

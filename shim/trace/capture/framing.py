@@ -16,11 +16,13 @@ Bytes skipped while out of step are counted (`skipped_bytes`), never guessed at.
 from __future__ import annotations
 
 import struct
+from collections import deque
 
 from kcodec import api
 
 MAX_FRAME = 256 * 1024 * 1024
-RESYNC_SCAN = 8 * 1024 * 1024     # bytes scanned one by one for a request boundary before giving them up
+RESYNC_SCAN = 8 * 1024 * 1024     # the largest frame waited for while out of step
+SCAN_BYTES = 64 * 1024            # bytes tried one by one for a request boundary (beyond: ids only)
 _I32 = struct.Struct(">i")
 _REQ_HEAD = struct.Struct(">ihhi")  # size, api key, version, correlation id
 
@@ -69,13 +71,15 @@ def response_decodes(frame: bytes, key: int, version: int) -> bool:
 
 
 class Framer:
-    """`on_frame(frame bytes, ts)` for every whole frame of one direction (without its size)."""
+    """`on_frame(frame bytes, ts)` for every whole frame of one direction (without its size); `ts` is
+    the capture time of the segment that brought the frame's last byte."""
 
     def __init__(self, requests: bool, conn, on_frame):
         self.requests = requests
-        self.conn = conn                  # importer.Connection: pending requests, last correlation id
+        self.conn = conn                  # connections.Connection: pending requests, client id
         self.on_frame = on_frame
         self.buf = bytearray()
+        self.marks: deque = deque()       # [bytes of buf, ts] per chunk, in buf order
         self.synced = True
         self.want = 0                     # size of the frame being read (0: at a boundary)
         self.skip = 0                     # bytes still to drop of a frame cut by a hole
@@ -98,29 +102,27 @@ class Framer:
             if not chunk:
                 return
         self.buf += chunk
-        self._run(ts)
+        self.marks.append([len(chunk), ts])
+        self._run()
 
     def gap(self, n: int, ts: float) -> None:
         if self.skip:
             if n <= self.skip:
                 self.skip -= n
                 return
-            n -= self.skip
             self.skip = 0
             self._lose_step()
             return
         if self.synced and self.want:
             left = self.want + 4 - len(self.buf)
             self.lost += 1
-            self.buf.clear()
+            self._drop(len(self.buf))
             self.want = 0
             if n < left:
                 self.skip = left - n
                 return
             if n == left:
                 return
-        elif self.synced and not self.buf:
-            pass
         self._lose_step()
 
     def end(self, ts: float) -> None:
@@ -128,18 +130,34 @@ class Framer:
             self.lost += 1                # the connection ended inside a frame
         elif self.buf and not self.synced:
             self.skipped_bytes += len(self.buf)
-        self.buf.clear()
+        self._drop(len(self.buf))
 
     # -------------------------------------------------------------- framing
+    def _drop(self, n: int) -> float | None:
+        """Takes n bytes off the front of the buffer; the ts of the last of them."""
+        del self.buf[:n]
+        ts = None
+        marks = self.marks
+        while n > 0 and marks:
+            m = marks[0]
+            ts = m[1]
+            if m[0] <= n:
+                n -= m[0]
+                marks.popleft()
+            else:
+                m[0] -= n
+                n = 0
+        return ts
+
     def _lose_step(self) -> None:
         if self.synced:
             self.resyncs += 1
         self.synced = False
         self.skipped_bytes += len(self.buf)
-        self.buf.clear()
+        self._drop(len(self.buf))
         self.want = 0
 
-    def _run(self, ts: float) -> None:
+    def _run(self) -> None:
         buf = self.buf
         while True:
             if not self.synced and not self._resync():
@@ -148,7 +166,7 @@ class Framer:
                 return
             if not self.want:
                 size = _I32.unpack_from(buf, 0)[0]
-                if not (0 < size <= MAX_FRAME) or (self.requests and not request_header_ok(buf, 0) and len(buf) >= 14):
+                if not (0 < size <= MAX_FRAME) or (self.requests and len(buf) >= 14 and not request_header_ok(buf, 0)):
                     self.resyncs += 1
                     self.synced = False
                     continue
@@ -157,92 +175,79 @@ class Framer:
             if len(buf) < end:
                 return
             frame = bytes(buf[4:end])
-            del buf[:end]
+            ts = self._drop(end)
             self.want = 0
             self.frames += 1
             self.on_frame(frame, ts)
 
     def _resync(self) -> bool:
-        """Find the next frame boundary in the buffer; False: need more bytes."""
+        """Find the next frame boundary in the buffer; False: need more bytes. A candidate whose frame
+        is all here and decodes wins; else the buffer is kept from the first one still arriving (no
+        larger than RESYNC_SCAN); else all but a short tail is skipped."""
         buf = self.buf
-        start = self._find_request() if self.requests else self._find_response()
-        if start is None:
+        found = self._request_candidates() if self.requests else self._response_candidates()
+        seen, cands = set(), []
+        for p, check in sorted(found, key=lambda pc: pc[0]):
+            if p not in seen:
+                seen.add(p)
+                cands.append((p, check))
+        waiting = None
+        for p, check in cands:
+            size = _I32.unpack_from(buf, p)[0]
+            if len(buf) < p + 4 + size:
+                if waiting is None and size <= RESYNC_SCAN:
+                    waiting = p
+                continue
+            if check(bytes(buf[p + 4:p + 4 + size])):
+                self.skipped_bytes += p
+                self._drop(p)
+                self.synced, self.want = True, 0
+                return True
+        if waiting is not None:
+            self.skipped_bytes += waiting
+            self._drop(waiting)
             return False
-        if start:
-            self.skipped_bytes += start
-            del buf[:start]
-        self.synced = True
-        self.want = 0
-        return True
+        keep = 64 if len(buf) > 64 else len(buf)
+        self.skipped_bytes += len(buf) - keep
+        self._drop(len(buf) - keep)
+        return False
 
-    def _drop_scanned(self, upto: int) -> None:
-        if upto > 0:
-            self.skipped_bytes += upto
-            del self.buf[:upto]
+    def _request_candidates(self):
+        """Positions where a valid request header starts: at the correlation ids a client uses next (it
+        counts up), at its client id, and at any byte of the first SCAN_BYTES."""
+        buf, out = self.buf, []
 
-    def _find_request(self) -> int | None:
-        buf = self.buf
+        def add(p: int) -> None:
+            if p >= 0 and request_header_ok(buf, p):
+                out.append((p, request_decodes))
         last = self.conn.last_corr
-        if last is not None:     # the next correlation ids a client uses: looked for with bytes.find
-            found = []
+        if last is not None:
             for c in range(last + 1, last + 65):
-                i = buf.find(_I32.pack(c), 8)
-                while i >= 8:
-                    p = i - 8
-                    verdict = self._request_at(p)
-                    if verdict is True:
-                        found.append(p)
-                        break
-                    if verdict is None:
-                        return None
+                i = buf.find(_I32.pack(c))
+                while i >= 0:
+                    add(i - 8)
                     i = buf.find(_I32.pack(c), i + 1)
-            if found:
-                return min(found)
-        limit = min(len(buf) - 13, RESYNC_SCAN)
-        for p in range(0, max(limit, 0)):
-            verdict = self._request_at(p)
-            if verdict is True:
-                return p
-            if verdict is None:
-                self._drop_scanned(p)
-                return None
-        self._drop_scanned(max(limit, 0))
-        return None
+        cid = self.conn.client_id
+        if cid is not None:
+            needle = struct.pack(">h", len(cid.encode())) + cid.encode()
+            i = buf.find(needle)
+            while i >= 0:
+                add(i - 12)
+                i = buf.find(needle, i + 1)
+        for p in range(0, min(len(buf) - 13, SCAN_BYTES)):
+            add(p)
+        return out
 
-    def _request_at(self, p: int):
-        """True: a request starts at p; False: not; None: maybe, more bytes needed."""
-        buf = self.buf
-        if not request_header_ok(buf, p):
-            return False
-        size = _I32.unpack_from(buf, p)[0]
-        if len(buf) < p + 4 + size:
-            return None if size <= 1024 * 1024 else True
-        return request_decodes(bytes(buf[p + 4:p + 4 + size]))
-
-    def _find_response(self) -> int | None:
-        buf = self.buf
-        pending = self.conn.pending
-        best = None
-        for corr, (key, version) in list(pending.items()):
-            i = buf.find(_I32.pack(corr), 4)
+    def _response_candidates(self):
+        """Positions of an answer to a request still waiting on this connection (its correlation id,
+        after a plausible size), checked by decoding as that request's API and version."""
+        buf, out = self.buf, []
+        for corr, (key, version) in self.conn.pending.items():
+            needle = _I32.pack(corr)
+            i = buf.find(needle, 4)
             while i >= 4:
                 p = i - 4
-                size = _I32.unpack_from(buf, p)[0]
-                if 4 <= size <= MAX_FRAME:
-                    if len(buf) < p + 4 + size:
-                        if best is None or p < best:
-                            best = p
-                        break
-                    if response_decodes(bytes(buf[p + 4:p + 4 + size]), key, version):
-                        if best is None or p < best:
-                            best = p
-                        break
-                i = buf.find(_I32.pack(corr), i + 1)
-        if best is not None:
-            if len(buf) < best + 4 + _I32.unpack_from(buf, best)[0]:
-                self._drop_scanned(best)
-                return None     # a candidate still arriving: wait for it
-            return best
-        if len(buf) > RESYNC_SCAN:      # no known request answered in the buffer: keep only a tail
-            self._drop_scanned(len(buf) - 64)
-        return None
+                if 4 <= _I32.unpack_from(buf, p)[0] <= MAX_FRAME:
+                    out.append((p, lambda f, k=key, v=version: response_decodes(f, k, v)))
+                i = buf.find(needle, i + 1)
+        return out

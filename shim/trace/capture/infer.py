@@ -38,7 +38,7 @@ WANTED = frozenset({JOIN, SYNC, LEAVE, HEARTBEAT, COMMIT, CGH})
 REBALANCING = int(Error.REBALANCE_IN_PROGRESS)
 MEMBER_ID_REQUIRED = int(Error.MEMBER_ID_REQUIRED)
 C2B, B2C = "client->broker", "broker->client"
-DEFAULT_CONSUMER_SESSION_MS = 45_000    # group.consumer.session.timeout.ms default
+EVENT_OFFSET_NS = 1000
 
 
 def wanted(rec: dict) -> bool:
@@ -93,6 +93,9 @@ class GroupInference:
     # -------------------------------------------------------------- records
     def add(self, rec: dict) -> None:
         api, d, body = rec["api_key"], rec.get("dir"), _body(rec)
+        # what the coordinator does on a request comes just after it, what it answers just before the
+        # answer (as kshim's own coordinator events sit between the frames of its traces)
+        rec = {**rec, "ts_ns": rec["ts_ns"] + (EVENT_OFFSET_NS if d == C2B else -EVENT_OFFSET_NS)}
         errors = rec.get("error_codes") or []
         if d == C2B:
             mid = body.get("memberId") or rec.get("member")
