@@ -89,3 +89,24 @@ def test_damaged_capture_decodes_what_is_left(broker_capture, fault):
         assert s["duplicate_bytes"] > 0
     share = {"drop": 0.8, "reorder": 1.0, "duplicate": 1.0, "midstream": 0.4, "snaplen": 0.3}[fault]
     assert len(got) >= share * len(clean), (len(got), len(clean))
+
+
+def test_broker_log_gives_the_coordinators_own_reasons(broker_capture, kafka):
+    """The same capture with the broker's server.log: rebalances and generations are the coordinator's
+    own (source broker_log, aligned to the capture's clock: the capture ran on the broker's host, so
+    the offset is the few ms between its log line and its answers), the analysis still agrees with the
+    consumers' logs, and each rebalance's first cause is the broker's reason, classified."""
+    c = broker_capture
+    log = kafka.node(1).log_file
+    s = run_import([c["pcap"]], c["dir"] / "with-log", {c["port"]}, broker_logs=[log])
+    b = s["broker_log"]
+    assert b["pairs"] >= 3 and 0 <= b["offset_ms"] <= 50 and b["spread_ms"] <= 50, b
+    tables = analysis(list(read_trace(c["dir"] / "with-log")), c["group"])
+    rounds = [r for r in tables["rebalances"] if r["generation"] is not None]
+    assert rounds and all(not (r["reason"] or "").startswith("inferred") for r in rounds), rounds
+    cmp = compare_tables(tables, c["group"], c["logs"], c["marks"], tolerance=100)
+    print_comparison("imported capture + broker log", cmp, None, c["marks"])
+    assert cmp["ok"]
+    first = {(x["kind"], x["source"]) for x in tables["causes"] if x["seq"] == 0}
+    assert {("joined", "broker_log"), ("poll_interval_exceeded", "broker_log"),
+            ("session_timeout", "broker_log")} <= first, first

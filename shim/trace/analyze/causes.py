@@ -31,12 +31,23 @@ from .ownership import POLL_TIMEOUT_REASON, remember_identity
 from .partition_tables import CAUSE_COLUMNS, cause_id, row, static_cause_id
 from .timeline import C2K, _body
 
-_NEW = re.compile(r"adding new member (\S+) with group instance id (\S+); client reason: (.*)$")
-_UPDATE = re.compile(r"(?:leader )?updating metadata for member (\S+); client reason: (.*)$")
-_STATIC = re.compile(r"updating metadata for static member (\S+) with instance id (\S+)")
-_REMOVING = re.compile(r"removing member (\S+) on (.*)$")
+# kshim's wording, and a broker's own (its server.log, read by `kshim trace import --broker-log`: capitals,
+# instance ids as null / Some(i), Kafka 3.9's Scala coordinator)
+_NEW = re.compile(r"adding new member (\S+) with group instance id (\S+?)(?:; client reason: (.*))?$", re.I)
+_UPDATE = re.compile(r"(?:(?:leader )?updating metadata for member (\S+?)(?: during \w+)?|leader (\S+) re-joining "
+                     r"group during \w+|member (\S+) is joining group during \w+); client reason: (.*)$", re.I)
+_STATIC = re.compile(r"updating metadata for static member (\S+) with instance id (\S+)", re.I)
+_REMOVING = re.compile(r"removing member (\S+) on (.*)$", re.I)
+_LEAVE_REQUEST = re.compile(r"explicit `LeaveGroup` request for \((.*?)\)", re.I)
 _SUBSCRIPTION = re.compile(r"(?:\w+ )?member (\S+) subscription changed")
 _REMOVED = re.compile(r"member (\S+) removed: (.*)$")
+
+
+def _instance(text: str | None) -> str | None:
+    """An instance id as kshim or a broker's log words it: None / null / Some(i) / i."""
+    if text is None or text in ("None", "null"):
+        return None
+    return text[5:-1] if text.startswith("Some(") and text.endswith(")") else text
 
 
 def rejoin_kind(reason: str | None) -> str:
@@ -49,12 +60,12 @@ def rejoin_kind(reason: str | None) -> str:
 
 
 def removal_kind(reason: str | None) -> str:
-    r = reason or ""
-    if "session timeout" in r:
+    r = (reason or "").lower()
+    if "session timeout" in r or "heartbeat expiration" in r or "session expired" in r:
         return "session_timeout"
-    if "left the group" in r:
+    if "left the group" in r or "left the consumer group" in r or "leavegroup" in r:
         return "left"
-    if "rebalance timeout" in r:
+    if "rebalance timeout" in r or "failed to transition from epoch" in r:
         return "rebalance_timeout"
     if "sync" in r:
         return "sync_timeout"
@@ -161,8 +172,8 @@ class CauseFold:
         chain = self.chain
         m = _NEW.search(reason)
         if m:
-            mid, inst, client = m.group(1), m.group(2), m.group(3)
-            j = self.joins.get(mid) or (self.joins.get(inst) if inst != "None" else None) or {}
+            mid, inst, client = m.group(1), _instance(m.group(2)), m.group(3)
+            j = self.joins.get(mid) or (self.joins.get(inst) if inst else None) or {}
             return self._row(chain, rec, "joined", mid, reason=client, detail=reason, frame=j)
         m = _STATIC.search(reason)
         if m:
@@ -170,13 +181,21 @@ class CauseFold:
             return self._row(chain, rec, "static_replaced", mid, detail=reason, frame=self.joins.get(mid))
         m = _UPDATE.search(reason)
         if m:
-            mid, client = m.group(1), m.group(2)
+            mid, client = m.group(1) or m.group(2) or m.group(3), m.group(4)
             return self._row(chain, rec, rejoin_kind(client), mid, reason=client, detail=reason,
                              frame=self.joins.get(mid))
         m = _REMOVING.search(reason)
         if m:
             mid, why = m.group(1), m.group(2)
             return self._timeout_row(chain, rec, removal_kind(why), mid, why, reason)
+        m = _LEAVE_REQUEST.search(reason)      # a broker's "explicit `LeaveGroup` request for (M1, M2)"
+        if m:
+            for mid in (x.strip() for x in m.group(1).split(",")):
+                lv = self.leaves.get(mid) or {}
+                lv["_used"] = True
+                kind = "poll_interval_exceeded" if POLL_TIMEOUT_REASON in (lv.get("reason") or "") else "left"
+                self._row(chain, rec, kind, mid, reason=lv.get("reason"), detail=reason, frame=lv or None)
+            return
         if "left the group" in reason:
             t = rec.get("ts_ns") or 0
             recent = [(mid, lv) for mid, lv in self.leaves.items() if lv["ts_ns"] is not None

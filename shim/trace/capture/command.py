@@ -88,8 +88,9 @@ def summary_text(s: dict) -> str:
                      + ", ".join(s["tls_connections"][:5]) + (" ..." if len(s["tls_connections"]) > 5 else ""))
     if s["broker_log"]:
         b = s["broker_log"]
-        lines.append(f"broker log: {b.get('events', 0)} coordinator event(s) from {b.get('lines', 0)} line(s); "
-                     f"clock offset {b.get('offset_ms')} ms ({b.get('alignment')})")
+        lines.append(f"broker log: {b.get('events_in_capture', 0)} coordinator event(s) in the capture's time "
+                     f"(of {b.get('events', 0)} from {b.get('lines_read', 0)} line(s)); clock offset "
+                     f"{b.get('offset_ms')} ms ({b.get('alignment')})")
     lines.append(f"trace records: {s['records']} in {len(s['files'])} file(s); summary: import-summary.json")
     return "\n".join(lines)
 

@@ -72,7 +72,10 @@ def finish_import(out: Path, parts: list[dict], frames: list[dict], fmt: str = "
     log_summary = None
     if broker_logs:
         from .align import merge_broker_events
-        events, log_summary = merge_broker_events(events, broker_logs, log_tz)
+        caps = [c for p in parts for c in p["captures"] if c["first_ts"] is not None]
+        window = (int(min(c["first_ts"] for c in caps) * 1000), int(max(c["last_ts"] for c in caps) * 1000)) \
+            if caps else None
+        events, log_summary = merge_broker_events(events, broker_logs, log_tz, window)
     files = [f for p in parts for f in p["files"]]
     if events:
         sink = open_sink(fmt, out, 64 * 1024 * 1024, tag="events")

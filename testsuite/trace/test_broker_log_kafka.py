@@ -1,0 +1,144 @@
+"""A real Kafka broker's own log turned into trace events (shim/trace/capture/broker_log.py): a
+classic group (a second member joins, then one leaves) and a KIP-848 consumer group (the same with
+group.protocol=consumer), run with confluent-kafka against the single-node Kafka of the test run;
+then the broker's log (LocalKafka writes `<workdir>/logs/node-1.log` with Kafka's own layout
+`[%d] %p %m (%c)%n`, root level INFO) is parsed and the coordinator's events of those groups must
+appear with the right generations / group epochs, in order."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from shim.trace.capture.broker_log import parse_broker_logs
+
+pytestmark = pytest.mark.kafka
+
+PARTITIONS = 2
+
+
+class Member:
+    """A confluent-kafka consumer subscribed to a topic; `owned` holds its partitions."""
+
+    def __init__(self, consumer):
+        self.consumer, self.owned = consumer, set()
+
+    def poll(self, timeout: float):
+        return self.consumer.poll(timeout)
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+def member(bootstrap: str, group: str, topic: str, name: str, consumer_protocol: bool = False, **conf) -> Member:
+    from confluent_kafka import Consumer
+    cfg = {"bootstrap.servers": bootstrap, "group.id": group, "client.id": name,
+           "auto.offset.reset": "earliest", "enable.auto.commit": False, **conf}
+    if consumer_protocol:
+        cfg["group.protocol"] = "consumer"
+    else:
+        cfg.setdefault("session.timeout.ms", 6000)
+        cfg.setdefault("heartbeat.interval.ms", 500)
+    c = Member(Consumer(cfg))
+
+    def on_assign(cons, parts):
+        c.owned.update(p.partition for p in parts)
+
+    def on_revoke(cons, parts):
+        c.owned.difference_update(p.partition for p in parts)
+
+    def on_lost(cons, parts):
+        c.owned.difference_update(p.partition for p in parts)
+    c.consumer.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+    return c
+
+
+def poll_until(consumers, cond, timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for c in consumers:
+            c.poll(0.1)
+        if cond():
+            return True
+    return False
+
+
+def join_then_leave(bootstrap: str, topic: str, group: str, consumer_protocol: bool) -> None:
+    """a joins and owns everything; b joins and they share; a closes (leaves); b owns everything."""
+    a = member(bootstrap, group, topic, "a", consumer_protocol)
+    assert poll_until([a], lambda: len(a.owned) == PARTITIONS), "a never got the partitions"
+    b = member(bootstrap, group, topic, "b", consumer_protocol)
+    assert poll_until([a, b], lambda: len(a.owned) == 1 and len(b.owned) == 1), (a.owned, b.owned)
+    a.close()
+    assert poll_until([b], lambda: len(b.owned) == PARTITIONS), b.owned
+    b.close()
+
+
+def _events(kafka, group: str, since: int, tmp_path, until, timeout: float = 15.0) -> list[dict]:
+    """The group's records from what the broker logged after byte `since` (the session's broker log
+    holds every other test's lines too), re-read until `until(records)` holds: the broker may log the
+    last lines a little after the client returns."""
+    log, part = kafka.node(1).log_file, tmp_path / "server.log"
+    deadline = time.monotonic() + timeout
+    while True:
+        with open(log, "rb") as f:
+            f.seek(since)
+            part.write_bytes(f.read())
+        records, stats = parse_broker_logs([part])
+        mine = [r for r in records if r["group"] == group]
+        if until(mine) or time.monotonic() > deadline:
+            assert stats["lines_matched"] > 0 and stats["files"][0]["first_wall_ms"] is not None
+            return mine
+        time.sleep(0.5)
+
+
+def _log_size(kafka) -> int:
+    return kafka.node(1).log_file.stat().st_size
+
+
+def test_classic_group_from_broker_log(kafka, names, new_topic, tmp_path):
+    topic, group = new_topic(PARTITIONS), names.group()
+    since = _log_size(kafka)
+    join_then_leave(kafka.bootstrap, topic, group, consumer_protocol=False)
+    recs = _events(kafka, group, since, tmp_path, until=lambda rs: sum(r["event"] == "generation" for r in rs) >= 4)
+    kinds = [r["event"] for r in recs]
+    gens = [(r["event"], r["generation"]) for r in recs if r["event"] in ("rebalance", "generation")]
+    # a joins (gen 0 -> 1), b joins (1 -> 2), a leaves (2 -> 3); b's close empties the group (gen 4)
+    assert gens[:6] == [("rebalance", 0), ("generation", 1), ("rebalance", 1), ("generation", 2),
+                        ("rebalance", 2), ("generation", 3)], gens
+    assert ("generation", 4) in gens[6:]
+    assert kinds.count("member_left") == 2
+    assert kinds.count("member_id_required") == 2 and kinds.count("member_joined") == 2
+    rebalances = [r for r in recs if r["event"] == "rebalance"]
+    assert rebalances[0]["body"]["reason"].startswith("Adding new member ")
+    assert "LeaveGroup" in rebalances[2]["body"]["reason"]
+    first_left = recs.index(next(r for r in recs if r["event"] == "member_left"))
+    assert recs[first_left + 1]["event"] == "rebalance"        # a's leave starts the third round
+    stable = [r for r in recs if r["event"] == "generation"]
+    assert [r["body"]["members"] for r in stable][:4] == [1, 2, 1, 0]
+    for r in recs:
+        assert r["type"] == "event" and r["source"] == "broker_log"
+        assert r["broker_log"]["node"] == 1 and r["broker_log"]["logger"].endswith("GroupMetadataManager")
+    assert [r["wall_ms"] for r in recs] == sorted(r["wall_ms"] for r in recs)
+
+
+def test_consumer_group_from_broker_log(kafka, names, new_topic, tmp_path):
+    topic, group = new_topic(PARTITIONS), names.group()
+    since = _log_size(kafka)
+    join_then_leave(kafka.bootstrap, topic, group, consumer_protocol=True)
+    recs = _events(kafka, group, since, tmp_path, until=lambda rs: sum(r["event"] == "group_epoch" for r in rs) >= 4)
+    epochs = [r for r in recs if r["event"] == "group_epoch"]
+    # a joins (epoch 1 -> 2), b joins (3), a leaves (4), b leaves (5)
+    assert [r["body"]["epoch"] for r in epochs] == [2, 3, 4, 5], [r["broker_log"]["text"] for r in epochs]
+    reasons = [r["body"].get("reason") or "" for r in epochs]
+    assert reasons[0].endswith("subscription changed") and reasons[1].endswith("subscription changed")
+    assert reasons[2].endswith("removed: left the consumer group"), reasons
+    a, b = (r["body"]["member"] for r in recs if r["event"] == "member_joined")
+    assert reasons[0] == f"member {a} subscription changed" and reasons[1] == f"member {b} subscription changed"
+    assert reasons[2] == f"member {a} removed: left the consumer group"
+    assert [r["member"] for r in recs if r["event"] == "member_removed"] == [a, b]
+    targets = [r["body"]["epoch"] for r in recs if r["event"] == "target_assignment"]
+    assert targets[:3] == [2, 3, 4], targets
+    order = [(r["event"], r["body"].get("epoch")) for r in recs if r["event"] in ("group_epoch", "target_assignment")]
+    assert order.index(("group_epoch", 3)) < order.index(("target_assignment", 3))
