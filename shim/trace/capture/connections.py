@@ -123,7 +123,9 @@ class Connection:
             self.undecoded += 1
             return
         corr = struct.unpack_from(">i", frame, 0)[0]
-        if corr not in self.pending:
+        if corr not in self.pending and self.up.give_up_holes(ts) and corr in self.pending:
+            pass                          # its request was held behind a hole the capture missed
+        elif corr not in self.pending:
             # its request may be captured after it (the two directions' packets reordered by the
             # capture): held until that request comes, counted as unmatched if it never does
             self.early[corr] = (frame, ts)

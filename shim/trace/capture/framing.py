@@ -15,14 +15,19 @@ Bytes skipped while out of step are counted (`skipped_bytes`), never guessed at.
 
 from __future__ import annotations
 
+import re
 import struct
 from collections import deque
 
 from kcodec import api
 
 MAX_FRAME = 256 * 1024 * 1024
-RESYNC_SCAN = 8 * 1024 * 1024     # the largest frame waited for while out of step
-SCAN_BYTES = 64 * 1024            # bytes tried one by one for a request boundary (beyond: ids only)
+RESYNC_SCAN = 64 * 1024 * 1024    # the largest frame waited for while out of step (fetch.max.bytes is 50 MB)
+# where a request may start (checked by request_header_ok): a size below 256 MB, an API key below 128, a
+# version below 32, a correlation id >= 0 and a client id length of -1 or below 256 (lookahead: overlapping)
+_RESPONSE_START: dict = {}        # the high two bytes of waiting correlation ids -> expression (framing)
+_REQUEST_START = re.compile(rb"(?=[\x00-\x0f][\s\S]{3}\x00[\x00-\x7f]\x00[\x00-\x1f][\x00-\x7f][\s\S]{3}"
+                            rb"(?:\x00|\xff\xff))")
 _I32 = struct.Struct(">i")
 _REQ_HEAD = struct.Struct(">ihhi")  # size, api key, version, correlation id
 
@@ -88,6 +93,11 @@ class Framer:
         self.resyncs = 0
         self.skipped_bytes = 0
         self.midstream_start = False
+        # out of step: candidate frame starts (buffer position -> check), where to look on from, and
+        # the correlation ids already looked for
+        self.cands: dict[int, object] = {}
+        self.scan_from = 0
+        self.searched: set[int] = set()
 
     # -------------------------------------------------------------- HalfStream's sink
     def midstream(self, ts: float) -> None:
@@ -136,6 +146,9 @@ class Framer:
     def _drop(self, n: int) -> float | None:
         """Takes n bytes off the front of the buffer; the ts of the last of them."""
         del self.buf[:n]
+        if self.cands:
+            self.cands = {p - n: c for p, c in self.cands.items() if p >= n}
+        self.scan_from = max(self.scan_from - n, 0)
         ts = None
         marks = self.marks
         while n > 0 and marks:
@@ -156,6 +169,7 @@ class Framer:
         self.skipped_bytes += len(self.buf)
         self._drop(len(self.buf))
         self.want = 0
+        self.searched.clear()
 
     def _run(self) -> None:
         buf = self.buf
@@ -181,27 +195,31 @@ class Framer:
             self.on_frame(frame, ts)
 
     def _resync(self) -> bool:
-        """Find the next frame boundary in the buffer; False: need more bytes. A candidate whose frame
-        is all here and decodes wins; else the buffer is kept from the first one still arriving (no
-        larger than RESYNC_SCAN); else all but a short tail is skipped."""
-        buf = self.buf
-        found = self._request_candidates() if self.requests else self._response_candidates()
-        seen, cands = set(), []
-        for p, check in sorted(found, key=lambda pc: pc[0]):
-            if p not in seen:
-                seen.add(p)
-                cands.append((p, check))
+        """Find the next frame boundary in the buffer; False: need more bytes. Candidates are looked
+        for once per byte (new bytes, and old ones for a request newly waiting for its answer); one whose
+        frame is all here and decodes wins; else the buffer is kept from the first one still arriving
+        (no larger than RESYNC_SCAN); else all but a short tail is skipped."""
+        buf, cands = self.buf, self.cands
+        start = max(self.scan_from - 16, 0)
+        if not self.requests and self.conn.up.held:
+            # answers while the client side holds segments behind a hole: the broker had those bytes,
+            # the capture missed them; give the requests out so the answers can be matched
+            self.conn.up.give_up_holes(self.marks[-1][1] if self.marks else 0.0)
+        (self._request_candidates if self.requests else self._response_candidates)(start)
+        self.scan_from = len(buf)
         waiting = None
-        for p, check in cands:
+        for p in sorted(cands):
             size = _I32.unpack_from(buf, p)[0]
             if len(buf) < p + 4 + size:
                 if waiting is None and size <= RESYNC_SCAN:
                     waiting = p
                 continue
-            if check(bytes(buf[p + 4:p + 4 + size])):
+            if cands.pop(p)(bytes(buf[p + 4:p + 4 + size])):
                 self.skipped_bytes += p
                 self._drop(p)
-                self.synced, self.want = True, 0
+                cands.clear()
+                self.searched.clear()
+                self.synced, self.want, self.scan_from = True, 0, 0
                 return True
         if waiting is not None:
             self.skipped_bytes += waiting
@@ -212,42 +230,54 @@ class Framer:
         self._drop(len(buf) - keep)
         return False
 
-    def _request_candidates(self):
-        """Positions where a valid request header starts: at the correlation ids a client uses next (it
-        counts up), at its client id, and at any byte of the first SCAN_BYTES."""
-        buf, out = self.buf, []
+    def _request_candidates(self, start: int) -> None:
+        """Positions from `start` where a valid request header starts: at the correlation ids a client
+        uses next (it counts up), at its client id, and wherever the bytes look like a request header
+        (_REQUEST_START)."""
+        buf, cands = self.buf, self.cands
 
         def add(p: int) -> None:
-            if p >= 0 and request_header_ok(buf, p):
-                out.append((p, request_decodes))
+            if p >= 0 and p not in cands and request_header_ok(buf, p):
+                cands[p] = request_decodes
         last = self.conn.last_corr
         if last is not None:
             for c in range(last + 1, last + 65):
-                i = buf.find(_I32.pack(c))
+                needle = _I32.pack(c)
+                i = buf.find(needle, start)
                 while i >= 0:
                     add(i - 8)
-                    i = buf.find(_I32.pack(c), i + 1)
+                    i = buf.find(needle, i + 1)
         cid = self.conn.client_id
         if cid is not None:
             needle = struct.pack(">h", len(cid.encode())) + cid.encode()
-            i = buf.find(needle)
+            i = buf.find(needle, start)
             while i >= 0:
                 add(i - 12)
                 i = buf.find(needle, i + 1)
-        for p in range(0, min(len(buf) - 13, SCAN_BYTES)):
-            add(p)
-        return out
+        for m in _REQUEST_START.finditer(buf, start):
+            add(m.start())
 
-    def _response_candidates(self):
-        """Positions of an answer to a request still waiting on this connection (its correlation id,
-        after a plausible size), checked by decoding as that request's API and version."""
-        buf, out = self.buf, []
-        for corr, (key, version) in self.conn.pending.items():
-            needle = _I32.pack(corr)
-            i = buf.find(needle, 4)
-            while i >= 4:
-                p = i - 4
-                if 4 <= _I32.unpack_from(buf, p)[0] <= MAX_FRAME:
-                    out.append((p, lambda f, k=key, v=version: response_decodes(f, k, v)))
-                i = buf.find(needle, i + 1)
-        return out
+    def _response_candidates(self, start: int) -> None:
+        """Positions of an answer to a request still waiting on this connection: a plausible size,
+        then the request's correlation id (found with one expression over the high bytes the waiting
+        ids share), checked by decoding as that request's API and version. A request newly waiting is
+        looked for in the whole buffer."""
+        buf, cands, pending = self.buf, self.cands, self.conn.pending
+        if not pending:
+            return
+        new = [c for c in pending if c not in self.searched]
+        self.searched.update(new)
+        highs = frozenset(_I32.pack(c)[:2] for c in pending)
+        expr = _RESPONSE_START.get(highs)
+        if expr is None:
+            if len(_RESPONSE_START) > 64:
+                _RESPONSE_START.clear()
+            expr = _RESPONSE_START[highs] = re.compile(
+                rb"(?=[\x00-\x0f][\s\S]{3}(?:" + b"|".join(re.escape(h) for h in sorted(highs)) + rb")[\s\S]{2})")
+        for m in expr.finditer(buf, 0 if new else start):
+            p = m.start()
+            if p in cands:
+                continue
+            found = pending.get(_I32.unpack_from(buf, p + 4)[0])
+            if found is not None and _I32.unpack_from(buf, p)[0] >= 4:
+                cands[p] = lambda f, k=found[0], v=found[1]: response_decodes(f, k, v)

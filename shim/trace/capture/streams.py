@@ -5,8 +5,10 @@ What real captures do to a byte stream, and what is done here:
   dropped (counted);
 - out-of-order segments: held until the bytes before them arrive (up to HOLD_BYTES or HOLD_S of
   capture time), then given out in order;
-- lost segments: when the hold overflows, times out or the connection ends, the missing range is a
-  hole of a known size (`gap(n)`); the Kafka framer (framing.py) skips the frames it cuts;
+- lost segments: when the hold overflows, times out, the connection ends, or the broker answers a
+  request the client side has not given out yet (the broker had the bytes the capture missed:
+  `give_up_holes`), the missing range is a hole of a known size (`gap(n)`); the Kafka framer
+  (framing.py) skips the frames it cuts;
 - a segment cut by the snap length: the captured bytes, then a hole for the rest;
 - no handshake seen (the capture started mid-connection): the first segment's sequence number is
   where the stream starts, and the framer is told it starts mid-stream.
@@ -108,6 +110,15 @@ class HalfStream:
         self._gap(_diff(first, self.next), ts)
         self.next = first
         self._drain()
+
+    def give_up_holes(self, ts: float) -> bool:
+        """The bytes missing before what is held will not come (the other side answered past them):
+        holes now, what was held given out. True if anything was held."""
+        if not self.held:
+            return False
+        while self.held:
+            self._skip_to_held(ts)
+        return True
 
     def close(self, ts: float) -> None:
         """The connection ended (FIN / RST / end of capture): what is still held follows its holes."""
