@@ -41,7 +41,10 @@ def capture_traffic(out: Path, mb: int) -> tuple[Path, int]:
     try:
         run_tool(inst, "kafka-topics", ["--bootstrap-server", kafka.bootstrap, "--create", "--topic", "bench",
                                         "--partitions", "6"])
-        cap = tcpdump.Capture(out / "capture.pcap", [port]).start()
+        # a rotated set (tcpdump -C 100: files of 100 MB), as a long production capture is
+        (out / "capture").mkdir(exist_ok=True)
+        cap = tcpdump.Capture(out / "capture" / "cap.pcap", [port], extra=["-C", "100"],
+                              log=out / "tcpdump.log").start()
         records = mb * 1000
         consumers = []
 
@@ -65,7 +68,7 @@ def capture_traffic(out: Path, mb: int) -> tuple[Path, int]:
         print(prod.stdout.strip().splitlines()[-1] if prod.stdout.strip() else "", file=sys.stderr)
     finally:
         kafka.stop()
-    return out / "capture.pcap", port
+    return out / "capture", port
 
 
 def main(argv=None) -> int:
@@ -82,9 +85,12 @@ def main(argv=None) -> int:
         pcap, port = Path(a.capture), a.port
     else:
         pcap, port = capture_traffic(out, a.mb)
-    size_mb = pcap.stat().st_size / 1e6
+    files = sorted(pcap.iterdir()) if pcap.is_dir() else [pcap]
+    size_mb = sum(f.stat().st_size for f in files) / 1e6
     py = [sys.executable, "-m", "shim.cli"]
-    res = {"capture_mb": round(size_mb, 1), "cores": os.cpu_count()}
+    res = {"capture_mb": round(size_mb, 1), "capture_files": len(files), "cores": os.cpu_count()}
+    if (out / "tcpdump.log").exists():
+        res["tcpdump"] = (out / "tcpdump.log").read_text().strip().splitlines()[-3:]
     imp = out / "imported"
     subprocess.run(["rm", "-rf", str(imp), str(out / "report"), str(out / "imported-spark")])
     res["import"] = timed([*py, "trace", "import", str(pcap), "--out", str(imp), "--port", str(port)], out / "import.log")

@@ -14,10 +14,10 @@ def available() -> bool:
 
 
 def settle(path: Path, quiet: float = 1.0, timeout: float = 20.0) -> None:
-    """Waits until `path` has not grown for `quiet` seconds."""
+    """Waits until `path` (and the files tcpdump -C rotates it into) has not grown for `quiet` seconds."""
     end, last, since = time.monotonic() + timeout, -1, time.monotonic()
     while time.monotonic() < end:
-        size = path.stat().st_size if path.exists() else 0
+        size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
         if size != last:
             last, since = size, time.monotonic()
         elif time.monotonic() - since >= quiet:
@@ -28,14 +28,15 @@ def settle(path: Path, quiet: float = 1.0, timeout: float = 20.0) -> None:
 class Capture:
     """`tcpdump -i IFACE -w FILE FILTER`, packets written as they come (-U); stop() waits for the file."""
 
-    def __init__(self, out: Path, ports: list[int], iface: str = "lo", snaplen: int = 0, extra: list[str] = ()):
+    def __init__(self, out: Path, ports: list[int], iface: str = "lo", snaplen: int = 0, extra: list[str] = (),
+                 log: Path | None = None):
         self.out = Path(out)
         filt = " or ".join(f"tcp port {p}" for p in ports)
         # -B: a 64 MB kernel buffer (KiB), so a busy machine does not drop packets before tcpdump reads them
         self.cmd = ["tcpdump", "-i", iface, "-U", "-n", "-Z", "root", "-B", "65536", "-s", str(snaplen), "-w", str(self.out),
                     *extra, filt]
         self.proc: subprocess.Popen | None = None
-        self.log = self.out.with_suffix(".tcpdump.log")
+        self.log = log or self.out.with_suffix(".tcpdump.log")
 
     def start(self, timeout: float = 10.0) -> "Capture":
         self.out.parent.mkdir(parents=True, exist_ok=True)
