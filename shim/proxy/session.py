@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from time import monotonic_ns
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -317,13 +318,14 @@ class Session(FrameReader):
             if metrics is not None:
                 metrics.response(done, out)
             if not self.closed and out is not STREAMED:
+                ts = monotonic_ns() if tracer is not None else None   # before the write: see Tracer.frame
                 gathered = self.client_out
                 if gathered is None:
                     transport.writelines((_Prefix.of(len(out)), out))
                 else:
                     gathered += (_Prefix.of(len(out)), out)
                 if tracer is not None:
-                    tracer.frame(self.conn_id, K2C, done.api_key, done.version, done.correlation_id, out)
+                    tracer.frame(self.conn_id, K2C, done.api_key, done.version, done.correlation_id, out, ts=ts)
         if self.waiting:
             self._drain()
 

@@ -63,7 +63,9 @@ class Tracer:
         return self._next_conn
 
     def frame(self, conn: int, direction: int, api_key: int, version: int, corr: int, frame,
-              client_id: str | None = None) -> None:
+              client_id: str | None = None, ts: int | None = None) -> None:
+        """`ts`: the clock reading taken before the frame was written (a write may give the GIL to the
+        writer thread for a while: a reading after it can lag the wire by tens of ms on a busy machine)."""
         q = self.q
         if len(q) >= self.max_items:
             self.dropped += 1
@@ -76,7 +78,7 @@ class Tracer:
                 return
             self.queued_bytes += size
             data = frame
-        q.append((FRAME, _now(), conn, direction, api_key, version, corr, size, data, client_id))
+        q.append((FRAME, ts or _now(), conn, direction, api_key, version, corr, size, data, client_id))
 
     def _put(self, item: tuple) -> None:
         if len(self.q) >= self.max_items:

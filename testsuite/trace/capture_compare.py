@@ -1,7 +1,9 @@
 """The analysis of an imported capture against the analysis of kshim's own trace of the same traffic
 (both folded as the Spark stage folds each group: timeline.fold_group, partitions.fold_partitions).
 
-Compared, each time within `tolerance` ms: the rebalances (generation, when it formed), the partition
+Compared, each time within `tolerance` ms: the rebalances (generation, when its first JoinGroup
+answer reached a client: kshim's trace also has the moment its coordinator formed it, which a capture
+cannot see, kshim persisting the generation before it answers), the partition
 owners (topic, partition, owner by group.instance.id or member id, from, to) and the partition gaps;
 and the first cause of each rebalance (its kind), where the capture can know it."""
 
@@ -19,6 +21,16 @@ def analysis(records: list[dict], group: str) -> dict:
     tables = tables_from(fold_partitions(group, recs, closes=closes), end)
     rounds, _, _ = fold_group(group, recs)
     tables["rebalances"] = rounds
+    # when each generation reached the clients: its first JoinGroup answer (kshim's own trace also has
+    # the coordinator's moment, which a capture cannot see: kshim persists a generation before answering)
+    answered: dict[int, int] = {}
+    for r in recs:
+        if r.get("type") == "frame" and r.get("api_key") == 11 and r.get("dir") == "kshim->client" \
+                and not r.get("error_codes"):
+            g = (r.get("body") or {}).get("generationId") if isinstance(r.get("body"), dict) else None
+            if g is not None and g >= 0:
+                answered[g] = min(answered.get(g, r["wall_ms"]), r["wall_ms"])
+    tables["answered"] = answered
     return tables
 
 
@@ -31,8 +43,10 @@ def _near(a, b, tolerance: int) -> bool:
 def compare(mine: dict, theirs: dict, tolerance: int = 20) -> list[str]:
     """Differences (empty: the same) between kshim's trace analysis (`mine`) and the capture's (`theirs`)."""
     diffs = []
-    g1 = [(r["generation"], r["generation_wall_ms"]) for r in mine["rebalances"] if r["generation"] is not None]
-    g2 = [(r["generation"], r["generation_wall_ms"]) for r in theirs["rebalances"] if r["generation"] is not None]
+    g1 = [(r["generation"], mine["answered"].get(r["generation"])) for r in mine["rebalances"]
+          if r["generation"] is not None]
+    g2 = [(r["generation"], theirs["answered"].get(r["generation"])) for r in theirs["rebalances"]
+          if r["generation"] is not None]
     if [g for g, _ in g1] != [g for g, _ in g2]:
         diffs.append(f"generations: trace {[g for g, _ in g1]} capture {[g for g, _ in g2]}")
     else:

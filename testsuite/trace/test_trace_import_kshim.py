@@ -1,9 +1,11 @@
 """`kshim trace import` of a tcpdump capture of real clients, against kshim's own trace of the same
 traffic: Java cooperative-sticky consumers through a traced kshim (one blocks its poll loop past
-max.poll.interval.ms, a static member is closed and restarted, one is SIGKILLed) while tcpdump
-captures kshim's client port. The capture's analysis (events inferred from the frames) must give
-the same generations, partition owners and gaps (each edge within 20 ms) as kshim's trace (events
-from kshim's coordinator), and the same first cause per rebalance where the frames can tell it."""
+max.poll.interval.ms, a static member is closed and restarted, one is SIGKILLed), then librdkafka
+groups (a second member joins, the first leaves) with the classic protocol and with KIP-848's, while
+tcpdump captures kshim's client ports. For each group the capture's analysis (events inferred from
+the frames) must give the same generations / epochs, partition owners and gaps (each edge within
+20 ms) as kshim's trace (events from kshim's coordinator), and the same first cause per rebalance
+where the frames can tell it."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from testsuite.harness.kshimproc import KshimProcess
 from testsuite.harness.ports import free_port_block
 from testsuite.trace.capture_compare import analysis, compare, first_causes
 from testsuite.trace.rebalance_scenario import drive
+from testsuite.trace.python_members import join_then_leave
 from testsuite.trace.scenario_members import ScenarioMembers
 
 pytestmark = [pytest.mark.kafka,
@@ -34,8 +37,13 @@ def test_capture_and_trace_give_the_same_analysis(kafka, kafka_install, names, t
     create_topic(shim.bootstrap, topic, partitions=6)
     tools = JavaTools(kafka_install, shim.bootstrap, tmp_path / "consumers")
     group = ScenarioMembers(tools, topic, group_id, tmp_path / "work")
+    rd_classic, rd_consumer = names.group(), names.group()
     try:
         drive(group, 4, 6)
+        rd_topic = names.topic()
+        create_topic(shim.bootstrap, rd_topic, partitions=2)
+        join_then_leave(shim.bootstrap, rd_topic, rd_classic, consumer_protocol=False)
+        join_then_leave(shim.bootstrap, rd_topic, rd_consumer, consumer_protocol=True)
     finally:
         group.stop_all()
         tools.stop_all()
@@ -44,11 +52,12 @@ def test_capture_and_trace_give_the_same_analysis(kafka, kafka_install, names, t
     summary = run_import([tmp_path / "kshim.pcap"], tmp_path / "imported", set(range(port, port + 5)))
     assert summary["kafka_connections"] > 0 and summary["lost_frames"] == 0, summary
     assert summary["resyncs"] == 0 and summary["unmatched_responses"] == 0, summary
-    mine = analysis(list(read_trace(tmp_path / "trace")), group_id)
-    theirs = analysis(list(read_trace(tmp_path / "imported")), group_id)
-    diffs = compare(mine, theirs, tolerance=20)
-    assert not diffs, "\n".join(diffs)
-    c1, c2 = first_causes(mine), first_causes(theirs)
-    print("causes: trace", c1, "capture", c2)
-    same = {g for g in c1 if c1[g] == c2.get(g)}
-    assert len(same) >= len(c1) - 1, (c1, c2)     # the listed difference: see docs/kshim-trace-import.md
+    traced, captured = list(read_trace(tmp_path / "trace")), list(read_trace(tmp_path / "imported"))
+    for g in (group_id, rd_classic, rd_consumer):
+        mine, theirs = analysis(traced, g), analysis(captured, g)
+        assert mine["partition_owners"], g
+        diffs = compare(mine, theirs, tolerance=20)
+        assert not diffs, f"{g}:\n" + "\n".join(diffs)
+        c1, c2 = first_causes(mine), first_causes(theirs)
+        print(g, "causes: trace", c1, "capture", c2)
+        assert c1 == c2, (g, c1, c2)

@@ -13,6 +13,8 @@ import struct
 from collections import OrderedDict
 
 from kcodec import api
+from kcodec.errors import DecodeError
+from kcodec.frames import produce_acks
 from kcodec.protocol import ApiKey
 
 from .. import records as R
@@ -29,24 +31,10 @@ def _wall(ts: float) -> tuple[int, int]:
     return ns, ns // 1_000_000
 
 
-def produce_acks(frame: bytes, version: int, pos: int) -> int | None:
-    """A Produce request's `acks` (after its transactional id), or None when unreadable."""
+def _acks(frame: bytes) -> int | None:
     try:
-        if version >= 9:                  # compact nullable string: unsigned varint length + 1
-            n, shift = 0, 0
-            while True:
-                b = frame[pos]
-                pos += 1
-                n |= (b & 0x7F) << shift
-                shift += 7
-                if not b & 0x80:
-                    break
-            pos += max(n - 1, 0)
-        else:
-            n = struct.unpack_from(">h", frame, pos)[0]
-            pos += 2 + max(n, 0)
-        return struct.unpack_from(">h", frame, pos)[0]
-    except (IndexError, struct.error):
+        return produce_acks(frame)
+    except DecodeError:
         return None
 
 
@@ -96,7 +84,7 @@ class Connection:
         self.last_corr = corr
         if header.client_id is not None:
             self.client_id = header.client_id
-        expects = not (key == PRODUCE and produce_acks(frame, version, pos) == 0)
+        expects = not (key == PRODUCE and _acks(frame) == 0)
         if expects:
             self.pending[corr] = (key, version)
             if len(self.pending) > MAX_PENDING:

@@ -112,6 +112,12 @@ class GroupInference:
             return self._join_response(rec, body, errors)
         if api == CGH:
             return self._cg_response(rec, body, errors)
+        if api == LEAVE and not errors and self.members and set(self.members) <= self.left | self.timed_out:
+            # the generation's last member left: the group goes empty with a generation of its own
+            # (ClassicGroup: the join completes at once with no member)
+            if not self.round_open:
+                self._start_round(rec["ts_ns"])
+            return self._generation(rec["ts_ns"], (self.generation or 0) + 1, [], None, None)
         if REBALANCING in errors and not self.round_open:
             self._start_round(rec["ts_ns"])
 
@@ -291,6 +297,17 @@ class GroupInference:
 
     def _cg_response(self, rec, body, errors) -> None:
         epoch, mid = body.get("memberEpoch"), body.get("memberId")
+        if not errors and epoch is not None and epoch < 0 and mid in self.cg_members:
+            del self.cg_members[mid]
+            if not self.cg_members:       # the last member left: its removal bumps the epoch all the same
+                t = self.cg_trigger or {"ts_ns": rec["ts_ns"], "reason": f"inferred: member {mid} removed: left the group",
+                                        "member": mid}
+                self.epoch += 1
+                self._event(t["ts_ns"], "group_epoch", epoch=self.epoch, reason=t["reason"], member=t.get("member"))
+                self.cg_trigger = None
+            return
+        if not errors and epoch and epoch > 0 and mid:
+            self.cg_members[mid] = None
         if errors or epoch is None or epoch <= self.epoch:
             return
         t = self.cg_trigger
