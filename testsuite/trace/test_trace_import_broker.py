@@ -11,8 +11,12 @@ cooperative-sticky consumers (one blocks its poll loop past max.poll.interval.ms
 
 from __future__ import annotations
 
+import re
+import subprocess
+
 import pytest
 
+from shim.trace.analyze.report import CHROMIUM_FLAGS, find_chromium
 from shim.trace.capture.command import run_import
 from shim.trace.show import read_trace
 from testsuite.harness import tcpdump
@@ -110,3 +114,33 @@ def test_broker_log_gives_the_coordinators_own_reasons(broker_capture, kafka):
     first = {(x["kind"], x["source"]) for x in tables["causes"] if x["seq"] == 0}
     assert {("joined", "broker_log"), ("poll_interval_exceeded", "broker_log"),
             ("session_timeout", "broker_log")} <= first, first
+
+
+@pytest.mark.skipif(find_chromium() is None, reason="chromium not installed (scripts/setup --test installs it)")
+def test_report_of_an_imported_capture_in_headless_chromium(broker_capture, spark, tmp_path):
+    """`kshim trace analyze` (Spark) on the imported capture: the report's PNG is a drawn chart, the
+    page's script runs without error, and a rebalance's cause chain opened from the URL says that its
+    causes were inferred from the capture."""
+    from shim.trace.analyze.pipeline import analyze
+    from testsuite.trace.test_analyze_spark import png_pixels
+    c = broker_capture
+    imported = c["dir"] / "for-report"
+    if not imported.exists():
+        run_import([c["pcap"]], imported, {c["port"]})
+    out = tmp_path / "report"
+    summary = analyze(spark, imported, out, master="local[2]")
+    assert {g["group"]: g["rebalances"] for g in summary["groups"]}[c["group"]] >= 4
+    width, height, rows = png_pixels((out / "report.png").read_bytes())
+    pixels = {row[i:i + 3] for row in rows[::3] for i in range(0, len(row), 9)}
+    assert width == 1280 and len(pixels) > 20 and bytes((0x44, 0xaa, 0x88)) in pixels   # member bars drawn
+    import pyarrow.parquet as pq
+    causes = pq.read_table(out / "causes.parquet").to_pylist()
+    killed = next(x for x in causes if x["kind"] == "session_timeout" and x["seq"] == 0)
+    assert killed["source"] == "inferred"
+    url = (out / "report.html").as_uri() + f"#cause={killed['cause_id']}"
+    run = subprocess.run([find_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+                          "--virtual-time-budget=3000", "--dump-dom", url], capture_output=True, text=True, timeout=90)
+    status = re.search(r'<span id="viewer-status"([^>]*)>', run.stdout).group(1)
+    assert 'data-errors="0"' in status, status
+    detail = re.search(r'<div class="detail" style="display: block;">(.*?)</div>', run.stdout, re.S).group(1)
+    assert "session_timeout" in detail and "[inferred]" in detail, detail[:500]
