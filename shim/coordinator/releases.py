@@ -14,6 +14,7 @@ An older broker matches none (kshim refuses to start; `coordinator_version` over
 
 from __future__ import annotations
 
+from kcodec.generated.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from kcodec.protocol import ApiKey, Error
 
 RELEASES = ("3.9", "4.0", "4.1", "4.2", "4.3", "4.4")
@@ -50,8 +51,7 @@ def consumer_protocol_probe():
     """A ConsumerGroupHeartbeat v0 that changes nothing: an empty group id. A broker whose
     group.coordinator.rebalance.protocols has "consumer" refuses it INVALID_REQUEST ("GroupId can't be
     empty."); one without answers UNSUPPORTED_VERSION (KafkaApis.handleConsumerGroupHeartbeat)."""
-    from kcodec import api
-    return api.REQUESTS[ApiKey.CONSUMER_GROUP_HEARTBEAT](
+    return ConsumerGroupHeartbeatRequest(
         group_id="", member_id="", member_epoch=0, rebalance_timeout_ms=-1, subscribed_topic_names=[],
         topic_partitions=[])
 

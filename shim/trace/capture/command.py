@@ -117,7 +117,8 @@ def add_parser(trace_parser) -> None:
                    help="the zone of the broker log's timestamps (default UTC; e.g. Europe/Berlin)")
     p.add_argument("--bodies", action="store_true", help="decode every body (default: the group, metadata "
                                                          "and SASL APIs, as `kshim run --trace`)")
-    p.add_argument("--trace-format", choices=("jsonl", "parquet"), default="jsonl")
+    p.add_argument("--trace-format", choices=("jsonl", "parquet"), default="jsonl",
+                   help="the trace files written: jsonl (gzip JSON lines, default) or parquet (kshim[trace])")
     p.add_argument("--master", default=None, help="import on Spark (local[N], spark://host:port): one task per "
                                                   "capture file, for large rotated sets (pip install 'kshim[analyze]')")
     p.add_argument("--force", action="store_true", help="write into a directory that already has trace files")
