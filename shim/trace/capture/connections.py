@@ -55,6 +55,7 @@ class Connection:
         self.unmatched = 0               # answers to no request seen
         self.undecoded = 0
         self.closed = False
+        self.saw_data = False            # the client's first bytes seen (TLS is told from them)
         self.early: dict[int, tuple] = {}          # corr -> (frame, ts) of answers seen before their request
         self.fins: set = set()           # the directions that sent a FIN
         self.up = HalfStream(Framer(True, self, self._request))

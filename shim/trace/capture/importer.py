@@ -31,6 +31,9 @@ class Flow:
     """A TCP connection not known to be Kafka yet (or known not to be)."""
     client: tuple | None = None
     verdict: str | None = None     # None: undecided; "kafka" | "tls" | "other"
+    syn_seq: int | None = None     # the client's SYN
+    held: list = field(default_factory=list)    # segments seen while undecided
+    first: bytes = b""             # the client's first bytes (its first request's header decides)
 
 
 @dataclass
@@ -71,19 +74,28 @@ class Importer:
         if seg.flags & SYN and not seg.flags & ACK:      # a new connection from seg.src
             if conn is not None:
                 self._close(conn, seg.ts)
-            self.flows.pop(frozenset(key), None)
-            flow = self.flows[frozenset(key)] = Flow(client=seg.src)
+            flow = self.flows[frozenset(key)] = Flow(client=seg.src, syn_seq=seg.seq)
             if seg.dst[1] in self.ports:
-                conn = self._open(seg.src, seg.dst, seg.ts, syn=True)
                 flow.verdict = "kafka"
-            if conn is not None:
-                conn.up.syn(seg.seq)
+                self._open(seg.src, seg.dst, seg.ts, syn=True).up.syn(seg.seq)
             return
         if conn is None:
-            conn = self._classify(seg)
-            if conn is None:
-                return
+            self._classify(seg)
+            return
+        self._feed_conn(conn, seg)
+
+    def _feed_conn(self, conn: Connection, seg: Segment) -> None:
         c2b = seg.src == conn.client
+        if c2b and seg.data and not conn.saw_data:
+            conn.saw_data = True
+            if looks_like_tls(seg.data):       # TLS on a broker port: counted, never decoded
+                self.stats.tls.append(f"{conn.peer} -> {conn.listener}")
+                self.stats.connections -= 1
+                self.flows[frozenset((conn.client, conn.server))] = Flow(client=conn.client, verdict="tls")
+                self.conns.pop((conn.client, conn.server), None)
+                conn.closed = True
+                self.emit(conn.record("conn_close", seg.ts))
+                return
         half = conn.up if c2b else conn.down
         if seg.flags & SYN:                              # SYN+ACK from the broker
             half.syn(seg.seq)
@@ -97,44 +109,54 @@ class Importer:
             if len(conn.fins) == 2:
                 self._close(conn, seg.ts)
 
-    def _classify(self, seg: Segment) -> Connection | None:
+    def _classify(self, seg: Segment) -> None:
+        """A segment of a connection not known to be Kafka: decided on here (held until the client's
+        first request header is whole), then given to the connection with what was held."""
         ends = frozenset((seg.src, seg.dst))
         flow = self.flows.get(ends)
         if flow is None:
             flow = self.flows[ends] = Flow()
         if flow.verdict in ("tls", "other"):
-            return None
+            return
         if flow.client is None:
             if seg.dst[1] in self.ports and seg.src[1] not in self.ports:
                 flow.client = seg.src
             elif seg.src[1] in self.ports and seg.dst[1] not in self.ports:
                 flow.client = seg.dst
-        if not seg.data:
-            return None
         on_port = flow.client is not None and (seg.dst if flow.client == seg.src else seg.src)[1] in self.ports
         from_client = flow.client == seg.src
-        if looks_like_tls(seg.data) and (from_client or flow.client is None):
+        if seg.data and looks_like_tls(seg.data) and (from_client or flow.client is None) and not flow.first:
             flow.verdict = "tls"
             c = flow.client or seg.src
             s = seg.dst if c == seg.src else seg.src
             self.stats.tls.append(f"{c[0]}:{c[1]} -> {s[0]}:{s[1]}")
-            return None
+            return
+        flow.held.append(seg)
         if on_port:
-            flow.verdict = "kafka"
-        elif self.detect and (flow.client is None or from_client):
-            if request_header_ok(seg.data, 0) and int.from_bytes(seg.data[4:6], "big") in FIRST_REQUESTS:
-                flow.client, flow.verdict = seg.src, "kafka"
-            elif flow.client is not None or len(seg.data) >= 14:
-                flow.verdict = "other"
-                self.stats.not_kafka += 1
-                return None
-        else:
-            return None
-        if flow.verdict != "kafka":
-            return None
+            return self._decided(flow, seg)
+        if not self.detect or not seg.data:
+            return
+        if flow.client is None or from_client:
+            flow.first += seg.data
+            if len(flow.first) < 14:
+                return
+            if request_header_ok(flow.first, 0) and int.from_bytes(flow.first[4:6], "big") in FIRST_REQUESTS:
+                flow.client = flow.client or seg.src
+                return self._decided(flow, seg)
+        if flow.first or len(flow.held) > 64:
+            flow.verdict, flow.held = "other", []
+            self.stats.not_kafka += 1
+
+    def _decided(self, flow: Flow, seg: Segment) -> None:
+        flow.verdict = "kafka"
         client = flow.client
         server = seg.dst if client == seg.src else seg.src
-        return self._open(client, server, seg.ts, syn=False)
+        conn = self._open(client, server, flow.held[0].ts, syn=flow.syn_seq is not None)
+        if flow.syn_seq is not None:
+            conn.up.syn(flow.syn_seq)
+        held, flow.held = flow.held, []
+        for s in held:
+            self._feed_conn(conn, s)
 
     def _open(self, client: tuple, server: tuple, ts: float, syn: bool) -> Connection:
         self.next_id += 1

@@ -152,7 +152,7 @@ def _packets(path: Path, stats: ReadStats, info: dict):
     with _open(path) as f:
         try:
             reader = dpkt.pcap.UniversalReader(f)
-        except ValueError as e:
+        except (ValueError, dpkt.NeedData, dpkt.UnpackError, struct.error, EOFError) as e:
             info["error"] = f"not a pcap or pcapng file: {e}"[:300]
             return
         link = reader.datalink()
