@@ -18,8 +18,9 @@ Classic groups
   "did not rejoin".
 KIP-848 consumer groups
 - a group epoch bump: the first ConsumerGroupHeartbeat answer with a member epoch above every epoch
-  seen (members reach the group epoch once reconciled); its cause, the last join (epoch 0), leave
-  (epoch -1/-2) or subscription change before it, else a member silent past the session timeout.
+  seen (members reach the group epoch once reconciled; the last member's leave bumps it with nobody
+  left to see it); its cause, the last join (epoch 0), leave (epoch -1/-2) or subscription change
+  before it, else the member silent longest (more than three heartbeat intervals: its session expired).
 
 Every inferred event carries `inferred: true` and `source: "inferred"` in its body, and its reason
 starts with "inferred: ", so tables and the report say so.
@@ -307,7 +308,7 @@ class GroupInference:
                 self.cg_trigger = None
             return
         if not errors and epoch and epoch > 0 and mid:
-            self.cg_members[mid] = None
+            self.cg_members[mid] = body.get("heartbeatIntervalMs") or self.cg_members.get(mid)
         if errors or epoch is None or epoch <= self.epoch:
             return
         t = self.cg_trigger
@@ -315,10 +316,28 @@ class GroupInference:
             t["reason"] = t["reason"].replace("member new", f"member {mid}")
             t["member"] = mid
         if t is None:
-            t = {"ts_ns": rec["ts_ns"], "reason": "inferred: group epoch bumped (cause not in the capture)"}
+            t = self._silent_member(rec["ts_ns"]) or \
+                {"ts_ns": rec["ts_ns"], "reason": "inferred: group epoch bumped (cause not in the capture)"}
         self.epoch = epoch
         self._event(t["ts_ns"], "group_epoch", epoch=epoch, reason=t["reason"], member=t.get("member"))
         self.cg_trigger = None
+
+    def _silent_member(self, now_ns: int) -> dict | None:
+        """A bump with no join, leave or subscription change before it: the member silent longest, if
+        silent for more than three of its heartbeat intervals, was removed when its session expired
+        (the session timeout is a broker setting, not on the wire: seen at this answer)."""
+        silent = []
+        for mid, interval in self.cg_members.items():
+            seen = self.last_seen.get(mid)
+            if seen is not None and interval and now_ns - seen[0] > 3 * interval * 1_000_000:
+                silent.append((seen[0], mid, seen[1]))
+        if not silent:
+            return None
+        _, mid, wall = min(silent)
+        del self.cg_members[mid]
+        self._event(now_ns, "session_timeout", member=mid)
+        return {"ts_ns": now_ns, "member": mid,
+                "reason": f"inferred: member {mid} removed: the member session expired (silent since {wall})"}
 
     def finish(self) -> list[dict]:
         return self.out

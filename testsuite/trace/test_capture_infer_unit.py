@@ -1,0 +1,52 @@
+"""KIP-848 group epochs inferred from ConsumerGroupHeartbeat frames alone (shim/trace/capture/infer.py):
+joins, a member that goes silent (its session expires: the bump has no join or leave before it), and
+the last member's leave, which bumps the epoch with nobody left to see it. The classic rules are
+checked against real clients and kshim's own coordinator in test_trace_import_kshim.py."""
+
+from __future__ import annotations
+
+from shim.trace.capture.infer import infer_events
+
+CGH = 68
+S = 1_000_000_000
+
+
+class Frames:
+    def __init__(self):
+        self.recs, self.corr = [], 0
+
+    def beat(self, t: float, member: str, epoch: int, answer_epoch: int, conn: int, interval: int = 1000):
+        self.corr += 1
+        ts = int(t * S)
+        base = {"type": "frame", "api_key": CGH, "group": "g", "conn": conn, "corr": self.corr}
+        self.recs.append({**base, "dir": "client->broker", "ts_ns": ts, "wall_ms": ts // 10**6,
+                          "body": {"groupId": "g", "memberId": member, "memberEpoch": epoch}})
+        self.recs.append({**base, "dir": "broker->client", "ts_ns": ts + 2_000_000, "wall_ms": (ts + 2_000_000) // 10**6,
+                          "body": {"errorCode": 0, "memberId": member, "memberEpoch": answer_epoch,
+                                   "heartbeatIntervalMs": interval}})
+
+
+def test_joins_a_silent_member_and_the_last_leave():
+    f = Frames()
+    f.beat(0.0, "a", 0, 1, conn=1)              # a joins: epoch 1
+    f.beat(1.0, "b", 0, 2, conn=2)              # b joins: epoch 2
+    for t in range(2, 6):
+        f.beat(float(t), "a", 2, 2, conn=1)
+        f.beat(t + 0.5, "b", 2, 2, conn=2)
+    for t in range(6, 50):                      # a is killed at 5 s: only b heartbeats
+        f.beat(t + 0.5, "b", 2, 2, conn=2)
+    f.beat(50.5, "b", 2, 3, conn=2)             # the broker removed a (session expired): epoch 3
+    f.beat(52.0, "b", -1, -1, conn=2)           # b leaves: epoch 4, seen by nobody
+    events = infer_events(f.recs)
+    epochs = [(e["body"]["epoch"], e["body"]["reason"]) for e in events if e["event"] == "group_epoch"]
+    assert [e for e, _ in epochs] == [1, 2, 3, 4]
+    assert epochs[0][1] == "inferred: member a subscription changed"
+    assert epochs[1][1] == "inferred: member b subscription changed"
+    assert epochs[2][1].startswith("inferred: member a removed: the member session expired (silent since 5000")
+    assert epochs[3][1] == "inferred: member b removed: left the group"
+    assert [(e["event"], e["member"]) for e in events if e["event"] in ("session_timeout", "member_left")] == \
+        [("session_timeout", "a"), ("member_left", "b")]
+    assert all(e["inferred"] and e["body"]["source"] == "inferred" for e in events)
+    # each event sits just after the request it follows from, or just before the answer that showed it
+    first = next(e for e in events if e["event"] == "group_epoch")
+    assert first["ts_ns"] == 1000
