@@ -104,6 +104,7 @@ def test_broker_log_gives_the_coordinators_own_reasons(broker_capture, kafka):
     log = kafka.node(1).log_file
     s = run_import([c["pcap"]], c["dir"] / "with-log", {c["port"]}, broker_logs=[log])
     b = s["broker_log"]
+    print("broker log:", {k: b[k] for k in ("offset_ms", "pairs", "spread_ms", "events_in_capture", "replaced_inferred")})
     assert b["pairs"] >= 3 and 0 <= b["offset_ms"] <= 50 and b["spread_ms"] <= 50, b
     tables = analysis(list(read_trace(c["dir"] / "with-log")), c["group"])
     rounds = [r for r in tables["rebalances"] if r["generation"] is not None]
