@@ -50,3 +50,24 @@ def test_joins_a_silent_member_and_the_last_leave():
     # each event sits just after the request it follows from, or just before the answer that showed it
     first = next(e for e in events if e["event"] == "group_epoch")
     assert first["ts_ns"] == 1000
+
+
+def test_a_broker_log_leave_folded_before_its_leavegroup_frame_gets_its_reason():
+    """A broker's "explicit `LeaveGroup` request for (M)" line is stamped to the millisecond, so it may
+    sort just before the LeaveGroup frame it names: the cause row still takes the request's reason
+    (here the Java consumer's poll timeout) and its link."""
+    from shim.trace.analyze.causes import fold_causes
+    t = 10 * S
+    recs = [
+        {"type": "event", "event": "generation", "group": "g", "ts_ns": t - S, "wall_ms": (t - S) // 10**6,
+         "body": {"event": "generation", "generation": 4, "source": "broker_log"}},
+        {"type": "event", "event": "rebalance", "group": "g", "ts_ns": t, "wall_ms": t // 10**6,
+         "body": {"event": "rebalance", "source": "broker_log", "generation": 4,
+                  "reason": "explicit `LeaveGroup` request for (m1-x) members."}},
+        {"type": "frame", "api_key": 13, "dir": "client->kshim", "group": "g", "conn": 3, "corr": 77,
+         "ts_ns": t + 400_000, "wall_ms": t // 10**6, "client_id": "m1",
+         "body": {"groupId": "g", "members": [{"memberId": "m1-x", "reason": "consumer poll timeout has expired."}]}},
+    ]
+    rows = [r for r in fold_causes("g", recs) if r["seq"] == 0]
+    assert [(r["kind"], r["member"], r["reason"], r["corr"], r["source"]) for r in rows] == [
+        ("poll_interval_exceeded", "m1-x", "consumer poll timeout has expired.", 77, "broker_log")]

@@ -38,6 +38,7 @@ _UPDATE = re.compile(r"(?:(?:leader )?updating metadata for member (\S+?)(?: dur
                      r"group during \w+|member (\S+) is joining group during \w+); client reason: (.*)$", re.I)
 _STATIC = re.compile(r"updating metadata for static member (\S+) with instance id (\S+)", re.I)
 _REMOVING = re.compile(r"removing member (\S+) on (.*)$", re.I)
+LATE_FRAME_NS = 2_000_000     # a broker log's stamps are whole milliseconds
 _LEAVE_REQUEST = re.compile(r"explicit `LeaveGroup` request for \((.*?)\)", re.I)
 _SUBSCRIPTION = re.compile(r"(?:\w+ )?member (\S+) subscription changed")
 _REMOVED = re.compile(r"member (\S+) removed: (.*)$")
@@ -86,6 +87,8 @@ class CauseFold:
         self.client: dict[str, str] = {}
         self.generation = None              # the classic generation in force
         self.epoch = None                   # the KIP-848 group epoch in force
+        self.awaiting_leave: dict[str, tuple] = {}   # member -> (cause row, ts_ns): a broker log's leave
+                                            # reason folded before the LeaveGroup frame it names
         self.source = "coordinator"         # the source of the event being folded (an imported capture's
                                             # events are "inferred" or "broker_log")
 
@@ -131,7 +134,8 @@ class CauseFold:
         elif api == LEAVE_GROUP:
             for m in body.get("members") or [{"memberId": body.get("memberId")}]:
                 if m.get("memberId"):
-                    self.leaves[m["memberId"]] = {**self._frame(rec), "reason": m.get("reason")}
+                    lv = self.leaves[m["memberId"]] = {**self._frame(rec), "reason": m.get("reason")}
+                    self._late_leave(m["memberId"], lv)
         if mid:     # its last request: a heartbeat, or any group request (a member may die before its first)
             self.beats[mid] = self._frame(rec)
         if api == CONSUMER_GROUP_HEARTBEAT and mid:
@@ -191,10 +195,13 @@ class CauseFold:
         m = _LEAVE_REQUEST.search(reason)      # a broker's "explicit `LeaveGroup` request for (M1, M2)"
         if m:
             for mid in (x.strip() for x in m.group(1).split(",")):
-                lv = self.leaves.get(mid) or {}
-                lv["_used"] = True
-                kind = "poll_interval_exceeded" if POLL_TIMEOUT_REASON in (lv.get("reason") or "") else "left"
-                self._row(chain, rec, kind, mid, reason=lv.get("reason"), detail=reason, frame=lv or None)
+                lv = self.leaves.get(mid)
+                if lv is not None:
+                    lv["_used"] = True
+                kind = "poll_interval_exceeded" if POLL_TIMEOUT_REASON in ((lv or {}).get("reason") or "") else "left"
+                self._row(chain, rec, kind, mid, reason=(lv or {}).get("reason"), detail=reason, frame=lv)
+                if lv is None:  # a log line stamped to the millisecond may sort before its request's frame
+                    self.awaiting_leave[mid] = (chain["rows"][-1], rec.get("ts_ns") or 0)
             return
         if "left the group" in reason:
             t = rec.get("ts_ns") or 0
@@ -207,6 +214,17 @@ class CauseFold:
             if recent:
                 return
         self._row(chain, rec, "sync_timeout" if "failed to sync" in reason else "coordinator", reason=reason)
+
+    def _late_leave(self, mid: str, lv: dict) -> None:
+        """A LeaveGroup frame just after the broker's log line about it (the line's millisecond stamp
+        put it first): the row gets the request's reason, kind and link."""
+        waiting = self.awaiting_leave.pop(mid, None)
+        if waiting is None or not 0 <= (lv["ts_ns"] or 0) - waiting[1] <= LATE_FRAME_NS:
+            return
+        r = waiting[0]
+        lv["_used"] = True
+        r["kind"] = "poll_interval_exceeded" if POLL_TIMEOUT_REASON in (lv.get("reason") or "") else "left"
+        r.update(reason=lv.get("reason"), conn=lv.get("conn"), corr=lv.get("corr"), ts_ns=lv.get("ts_ns"))
 
     def _timeout_row(self, chain, rec, kind, mid, why, detail) -> None:
         beat = self.beats.get(mid) or {}
