@@ -72,8 +72,9 @@ def test_consumer_group_from_broker_log(kafka, names, new_topic, tmp_path):
     join_then_leave(kafka.bootstrap, topic, group, consumer_protocol=True)
     recs = _events(kafka, group, since, tmp_path, until=lambda rs: sum(r["event"] == "group_epoch" for r in rs) >= 4)
     epochs = [r for r in recs if r["event"] == "group_epoch"]
-    # a joins (epoch 1 -> 2), b joins (3), a leaves (4), b leaves (5)
-    assert [r["body"]["epoch"] for r in epochs] == [2, 3, 4, 5], [r["broker_log"]["text"] for r in epochs]
+    # a joins (epoch 1 -> 2), b joins (3), a leaves (4), b leaves (5); the broker may bump the empty
+    # group once more later (its subscription metadata hash recomputed to 0), so only the first four count
+    assert [r["body"]["epoch"] for r in epochs][:4] == [2, 3, 4, 5], [r["broker_log"]["text"] for r in epochs]
     reasons = [r["body"].get("reason") or "" for r in epochs]
     assert reasons[0].endswith("subscription changed") and reasons[1].endswith("subscription changed")
     assert reasons[2].endswith("removed: left the consumer group"), reasons
