@@ -77,6 +77,21 @@ def drive(group: ScenarioMembers, members: int, partitions: int, say=print) -> l
     return marks
 
 
+def run_scenario(kafka_install, bootstrap: str, topic: str, group_id: str, workdir: Path, members: int = 3,
+                 partitions: int = 6) -> tuple[list[dict], list[dict]]:
+    """The scenario's Java consumers against `bootstrap` (kshim or the broker): (marks, consumer logs);
+    every consumer stopped whatever happens."""
+    create_topic(bootstrap, topic, partitions=partitions)
+    tools = JavaTools(kafka_install, bootstrap, workdir / "consumers")
+    group = ScenarioMembers(tools, topic, group_id, workdir / "work")
+    try:
+        marks = drive(group, members, partitions)
+        return marks, group.write_logs()
+    finally:
+        group.stop_all()
+        tools.stop_all()
+
+
 def analyze_cli(trace: Path, out: Path, log: Path) -> dict:
     """`kshim trace analyze TRACE --out OUT` as a user runs it: its exit code and wall seconds."""
     t0 = time.monotonic()

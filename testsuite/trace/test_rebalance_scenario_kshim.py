@@ -14,13 +14,10 @@ import pytest
 from shim.trace.analyze.partitions import fold_partitions, tables_from
 from shim.trace.show import read_trace
 from testsuite.conftest import RUN_DIR, _SPREAD
-from testsuite.harness.clients import create_topic
-from testsuite.harness.javatools import JavaTools
 from testsuite.harness.kshimproc import KshimProcess
 from testsuite.harness.ports import free_port_block
 from testsuite.trace.gap_compare import compare_tables, print_comparison
-from testsuite.trace.rebalance_scenario import drive
-from testsuite.trace.scenario_members import ScenarioMembers
+from testsuite.trace.rebalance_scenario import run_scenario
 
 pytestmark = pytest.mark.kafka
 
@@ -30,15 +27,9 @@ def test_partition_gaps_agree_with_consumer_logs(kafka, kafka_install, names, tm
     port = free_port_block(5, start=33300 + _SPREAD)
     shim = KshimProcess(kafka.bootstrap, port, RUN_DIR / "kshim" / f"scenario-{group_id}.log",
                         ["--trace", str(tmp_path / "trace")]).start()
-    create_topic(shim.bootstrap, topic, partitions=6)
-    tools = JavaTools(kafka_install, shim.bootstrap, tmp_path / "consumers")
-    group = ScenarioMembers(tools, topic, group_id, tmp_path / "work")
     try:
-        marks = drive(group, 3, 6)
-        logs = group.write_logs()
+        marks, logs = run_scenario(kafka_install, shim.bootstrap, topic, group_id, tmp_path)
     finally:
-        group.stop_all()
-        tools.stop_all()
         assert shim.stop() == 0
 
     recs = list(read_trace(tmp_path / "trace"))

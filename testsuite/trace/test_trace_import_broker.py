@@ -20,13 +20,10 @@ from shim.trace.analyze.report import CHROMIUM_FLAGS, find_chromium
 from shim.trace.capture.command import run_import
 from shim.trace.show import read_trace
 from testsuite.harness import tcpdump
-from testsuite.harness.javatools import JavaTools
-from testsuite.harness.clients import create_topic
 from testsuite.trace.capture_compare import analysis
 from testsuite.trace.capture_faults import FAULTS, damaged
 from testsuite.trace.gap_compare import compare_tables, print_comparison
-from testsuite.trace.rebalance_scenario import drive
-from testsuite.trace.scenario_members import ScenarioMembers
+from testsuite.trace.rebalance_scenario import run_scenario
 
 pytestmark = [pytest.mark.kafka,
               pytest.mark.skipif(not tcpdump.available(), reason="tcpdump not installed (scripts/setup --test)")]
@@ -43,15 +40,9 @@ def broker_capture(kafka, kafka_install, tmp_path_factory):
     topic, group_id = "capture-topic", "capture-group"
     port = int(kafka.bootstrap.rsplit(":", 1)[1])
     cap = tcpdump.Capture(d / "broker.pcap", [port]).start()
-    create_topic(kafka.bootstrap, topic, partitions=6)
-    tools = JavaTools(kafka_install, kafka.bootstrap, d / "consumers")
-    group = ScenarioMembers(tools, topic, group_id, d / "work")
     try:
-        marks = drive(group, 3, 6)
-        logs = group.write_logs()
+        marks, logs = run_scenario(kafka_install, kafka.bootstrap, topic, group_id, d)
     finally:
-        group.stop_all()
-        tools.stop_all()
         cap.stop()
     return {"dir": d, "pcap": d / "broker.pcap", "port": port, "group": group_id, "logs": logs, "marks": marks}
 
