@@ -54,11 +54,13 @@ def describe_groups(c: CoordinatorState, ctx: Ctx, req) -> None:
                 authorized_operations=ops if v < 6 else AUTHORIZED_OPERATIONS_OMITTED))
             continue
         stable = g.state == STABLE
+        # Kafka 3.9's GroupMetadata.summary: outside Stable, members without metadata or assignment
+        assigned = stable or not c.cfg.scala_coordinator()
         members = [DescribedGroupMember(
             member_id=m.member_id, group_instance_id=m.instance_id if v >= 4 else None,
             client_id=m.client_id, client_host=m.client_host,
             member_metadata=m.metadata(g.protocol_name) if stable else b"",
-            member_assignment=m.assignment) for m in g.member_order()]
+            member_assignment=m.assignment if assigned else b"") for m in g.member_order()]
         out.append(DescribedGroup(
             error_code=E.NONE, group_id=gid, group_state=g.state, protocol_type=g.protocol_type or "",
             protocol_data=(g.protocol_name or "") if stable else "", members=members,

@@ -40,6 +40,12 @@ class CoordinatorConfig:
     # "classic" - the broker answers ConsumerGroupHeartbeat / ConsumerGroupDescribe UNSUPPORTED_VERSION
     consumer_protocol: bool = True
 
+    def scala_coordinator(self) -> bool:
+        """Does the upstream run Kafka 3.9's Scala GroupCoordinator? A 3.9 broker does unless
+        group.coordinator.new.enable is set or the consumer protocol is on (KafkaConfig
+        .isNewGroupCoordinatorEnabled); kshim sees the second only, so it takes the first as unset."""
+        return self.release == "3.9" and not self.consumer_protocol
+
     def upgrade_enabled(self) -> bool:
         return self.consumer_migration_policy in ("bidirectional", "upgrade")
 

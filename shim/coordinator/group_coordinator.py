@@ -71,6 +71,15 @@ class GroupCoordinator(CoordinatorState):
         end_transaction(self, producer_id, committed, producer_epoch)
         return self._finish(start)
 
+    def txn_commit_unverified(self, group_id: str, now_ms: int | None = None) -> CoordinatorResult:
+        """A TxnOffsetCommit that the transaction's verification refused (shim/proxy/transactions.py).
+        Kafka 3.9's Scala GroupCoordinator.handleTxnCommitOffsets adds a missing group (Empty, in memory)
+        before it verifies; later coordinators never see the request."""
+        start = self._begin(now_ms)
+        if self.cfg.scala_coordinator() and group_id not in self.groups and group_id not in self.consumer_groups:
+            self.groups[group_id] = ClassicGroup(group_id, state_timestamp_ms=self.now)
+        return self._finish(start)
+
     def producer_initialized(self, producer_id: int, producer_epoch: int, transaction_timeout_ms: int,
                              now_ms: int | None = None) -> CoordinatorResult:
         """InitProducerId answered for a transactional producer (its timeout; older epochs abort)."""

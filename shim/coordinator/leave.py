@@ -10,7 +10,6 @@ from kcodec.generated.leave_group import LeaveGroupResponse, MemberResponse
 
 from . import classic_rebalance, errors as E
 from .result import Ctx
-from .responses import join_error
 from .classic_group import COMPLETING, DEAD, PREPARING, STABLE
 from .join import validate_member
 
@@ -40,6 +39,8 @@ def handle_leave(c: CoordinatorState, ctx: Ctx, req) -> None:
     if g.state == DEAD:
         return reply(E.COORDINATOR_NOT_AVAILABLE, [])
     results, removed = [], 0
+    scala = c.cfg.scala_coordinator()    # Kafka 3.9: a pending member's leave starts no rebalance
+    pending_left = False
     for member_id, instance_id, reason in identities:
         member_id = member_id or ""
         if member_id == "":
@@ -52,7 +53,10 @@ def handle_leave(c: CoordinatorState, ctx: Ctx, req) -> None:
             classic_rebalance.cancel_heartbeat(c, g, member_id)
             c.event("member_left", g.group_id, member=member_id, pending=True, reason=reason or "not provided")
             results.append((member_id, instance_id, E.NONE))
-            removed += 1
+            if scala:        # GroupCoordinator.removePendingMemberAndUpdateGroup: only a join may complete
+                pending_left = True
+            else:
+                removed += 1
             continue
         else:
             err = validate_member(g, member_id, instance_id)
@@ -71,4 +75,6 @@ def handle_leave(c: CoordinatorState, ctx: Ctx, req) -> None:
             classic_rebalance.prepare_rebalance(c, g, f"{removed} member(s) left the group")
         elif g.state == PREPARING:
             classic_rebalance.maybe_complete_join(c, g)   # via maybePrepareRebalanceOrCompleteJoin: respects the initial delay
+    elif pending_left and g.state == PREPARING:
+        classic_rebalance.maybe_complete_join(c, g)
     reply(E.NONE, results)

@@ -20,8 +20,10 @@ from kcodec.generated.offset_fetch import (OffsetFetchResponse, OffsetFetchRespo
 from . import classic_rebalance, errors as E
 from .commit_answer import CommitAnswer
 from .result import Ctx
+from .scala_order import immutable_map_order, scala_commit_topics, topic_partition_hash
 from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup
 from .join import validate_member
+from .admin import remove_empty_classic_group
 from .metadata_size import metadata_too_large
 from .state_records import OffsetRecord, OffsetTombstone
 from .txn_offsets import drop_partition
@@ -111,13 +113,16 @@ def offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable
         if recs:
             c.offsets.put_all(c, group_id, recs)
     accepted = []
-    refused = False
-    for t, info, parts in checked:       # (a partition without error has its topic's info)
+    refused = any(e is not None for _, _, parts in checked for _, e in parts)
+    if c.cfg.scala_coordinator():
+        accepted = _scala_commit_answer(checked, err, too_large)
+        checked_answers = ()
+    else:
+        checked_answers = checked
+    for t, info, parts in checked_answers:       # (a partition without error has its topic's info)
         ok = []
         for p, e in parts:
-            if e is not None:
-                refused = True
-            else:
+            if e is None:
                 ok.append(OffsetCommitResponsePartition(
                     partition_index=p.partition_index,
                     error_code=err or (too_large.get((info.name, p.partition_index), E.NONE) if too_large else E.NONE)))
@@ -135,6 +140,15 @@ def offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable
     c.respond(ctx.token, OffsetCommitResponse(topics=accepted))
 
 
+def _scala_commit_answer(checked, err: int, too_large: dict) -> list:
+    """Kafka 3.9's Scala coordinator answers each partition once, in its maps' order (scala_order.py)."""
+    names = [(info.name, p.partition_index) for _, info, parts in checked for p, e in parts if e is None]
+    return [OffsetCommitResponseTopic(name=name, partitions=[
+                OffsetCommitResponsePartition(partition_index=i, error_code=err or too_large.get((name, i), E.NONE))
+                for i in indexes])
+            for name, indexes in scala_commit_topics(names)]
+
+
 def validate_classic_commit(c: "CoordinatorState", ctx: Ctx, req, checked) -> int:
     """ClassicGroup.validateOffsetCommit (a group that does not exist is created by a commit without
     generation, as OffsetMetadataManager.commitOffset does)."""
@@ -143,6 +157,7 @@ def validate_classic_commit(c: "CoordinatorState", ctx: Ctx, req, checked) -> in
     member_id = req.member_id or ""
     instance_id = req.group_instance_id if v >= 7 else None
     g = c.groups.get(req.group_id)
+    scala = c.cfg.scala_coordinator()
     if g is None:
         if gen < 0:
             max_md = c.cfg.offset_metadata_max_bytes
@@ -151,10 +166,11 @@ def validate_classic_commit(c: "CoordinatorState", ctx: Ctx, req, checked) -> in
             if any(e is None and not metadata_too_large(p.committed_metadata, max_md)
                    for _, _, parts in checked for p, e in parts):
                 classic_rebalance.write_group(c, g)
-            else:              # nothing to store: no record, the group exists for writes only (uncommitted.py)
+            elif not scala:    # nothing to store: no record, the group exists for writes only (uncommitted.py)
                 c.uncommitted.add(c, g)
             return E.NONE
-        return E.GROUP_ID_NOT_FOUND if v >= 9 else E.ILLEGAL_GENERATION
+        # Kafka 3.9's GroupCoordinator.handleCommitOffsets: ILLEGAL_GENERATION at every version
+        return E.GROUP_ID_NOT_FOUND if v >= 9 and not scala else E.ILLEGAL_GENERATION
     if g.state == DEAD:
         return E.COORDINATOR_NOT_AVAILABLE
     if gen < 0 and g.state == EMPTY:
@@ -319,6 +335,8 @@ def delete_offsets(c: "CoordinatorState", group_id: str, topics: list[tuple[str,
     err, subscribed = validate_group(c, group_id)
     if err:
         return OffsetDeleteResponse(error_code=err, topics=[])
+    if c.cfg.scala_coordinator():
+        return _scala_delete_offsets(c, group_id, topics, subscribed)
     out = []
     for name, partitions in topics:
         parts = []
@@ -330,6 +348,29 @@ def delete_offsets(c: "CoordinatorState", group_id: str, topics: list[tuple[str,
                 drop_partition(c, group_id, name, i)
                 parts.append(OffsetDeleteResponsePartition(partition_index=i, error_code=E.NONE))
         out.append(OffsetDeleteResponseTopic(name=name, partitions=parts))
+    return OffsetDeleteResponse(error_code=E.NONE, topics=out)
+
+
+def _scala_delete_offsets(c: "CoordinatorState", group_id: str, topics, subscribed) -> OffsetDeleteResponse:
+    """Kafka 3.9's GroupCoordinator.handleDeleteOffsets: the answer is a Scala map (the subscribed
+    partitions' errors, then the deleted ones: scala_order.py), grouped by topic by the adapter; the
+    deletion runs GroupMetadataManager.cleanupGroupMetadata, which ends an Empty group left without
+    offsets (Dead, removed)."""
+    pairs = [(name, i) for name, partitions in topics for i in partitions]
+    consumed = [k for k in pairs if subscribed(k[0])]
+    eligible = [k for k in pairs if not subscribed(k[0])]
+    for name, i in eligible:
+        c.offsets.delete(c, group_id, name, i)
+        drop_partition(c, group_id, name, i)
+    g = c.groups.get(group_id)
+    if eligible and g is not None and g.state == EMPTY and not c.offsets.get(group_id) \
+            and not c.txns.partitions(group_id):
+        remove_empty_classic_group(c, group_id)
+        c.event("group_deleted", group_id, reason="offsets deleted from an empty group (Kafka 3.9)")
+    errors = {**{k: E.GROUP_SUBSCRIBED_TO_TOPIC for k in consumed}, **{k: E.NONE for k in eligible}}
+    out: list = []
+    for name, i in immutable_map_order([(k, topic_partition_hash(*k)) for k in consumed + eligible]):
+        _add_topic(out, name, [i], errors[(name, i)])
     return OffsetDeleteResponse(error_code=E.NONE, topics=out)
 
 

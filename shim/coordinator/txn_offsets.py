@@ -24,6 +24,7 @@ from kcodec.generated.txn_offset_commit import (TxnOffsetCommitResponse, TxnOffs
 from . import classic_rebalance, errors as E
 from .commit_answer import CommitAnswer
 from .result import Ctx
+from .scala_order import scala_commit_topics
 from .classic_group import DEAD, EMPTY, ClassicGroup
 from .join import validate_member
 from .metadata_size import metadata_too_large
@@ -110,7 +111,8 @@ def txn_offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Call
             c.event("txn_offsets_pending", req.group_id, producer_id=pid, producer_epoch=epoch,
                     partitions=sum(1 for e in stored.values() if e == E.NONE))
     c.respond(ctx.token, txn_commit_answer(results, ctx.version,
-                                           lambda name, idx: err or stored.get((name, idx), E.NONE)))
+                                           lambda name, idx: err or stored.get((name, idx), E.NONE),
+                                           c.cfg.scala_coordinator()))
 
 
 def _checked(topics, req, version: int):
@@ -140,15 +142,15 @@ def _checked(topics, req, version: int):
     return results, valid
 
 
-def txn_commit_refused(topics, req, version: int, code: int) -> TxnOffsetCommitResponse:
+def txn_commit_refused(topics, req, version: int, code: int, scala: bool = False) -> TxnOffsetCommitResponse:
     """The answer when GroupCoordinatorService.commitTransactionalOffsets failed before the coordinator
     saw the offsets (the transaction's verification or enlisting, shim/proxy/txn_verify.py and
     txn_enlist.py): `code` for every partition KafkaApis handed over, after those it refused."""
     results, _ = _checked(topics, req, version)
-    return txn_commit_answer(results, version, lambda name, idx: code)
+    return txn_commit_answer(results, version, lambda name, idx: code, scala)
 
 
-def txn_commit_answer(results, version: int, code_of) -> TxnOffsetCommitResponse:
+def txn_commit_answer(results, version: int, code_of, scala: bool = False) -> TxnOffsetCommitResponse:
     """KafkaApis.handleTxnOffsetCommitRequest: the partitions it refused (error in `results`) first,
     then the coordinator's answer (`code_of(topic, partition)`) merged (commit_answer.py), one topic
     per id from v6 (TxnOffsetCommitResponse.TopicIdBuilder), per name before (TopicNameBuilder)."""
@@ -162,8 +164,13 @@ def txn_commit_answer(results, version: int, code_of) -> TxnOffsetCommitResponse
                 answer.refuse(topic_id if by_id else name, (name, topic_id), idx, e)
         ok = [TxnOffsetCommitResponsePartition(partition_index=idx, error_code=code_of(name, idx))
               for idx, e in parts if e is None]
-        if ok:
+        if ok and not scala:
             accepted.append(TxnOffsetCommitResponseTopic(name=name, topic_id=topic_id, partitions=ok))
+    if scala:    # Kafka 3.9: each partition once, in the order of its Scala maps (scala_order.py)
+        handed = [(name, idx) for name, _, parts in results for idx, e in parts if e is None]
+        accepted = [TxnOffsetCommitResponseTopic(name=name, partitions=[
+            TxnOffsetCommitResponsePartition(partition_index=idx, error_code=code_of(name, idx)) for idx in indexes])
+            for name, indexes in scala_commit_topics(handed)]
     key_of = (lambda t: t.topic_id) if by_id else (lambda t: t.name)
     return TxnOffsetCommitResponse(topics=answer.merge(accepted, key_of))
 
@@ -189,7 +196,11 @@ def validate_classic_commit(c: "CoordinatorState", ctx: Ctx, req, valid) -> int:
     member_id = (req.member_id or "") if v >= 3 else ""
     instance_id = req.group_instance_id if v >= 3 else None
     g = c.groups.get(req.group_id)
-    if g is None:
+    if g is None and c.cfg.scala_coordinator():
+        # Kafka 3.9's GroupCoordinator.handleTxnCommitOffsets adds the group (Empty, in memory) whatever
+        # the generation, then validates against it: a member id or generation is UNKNOWN_MEMBER_ID
+        g = c.groups[req.group_id] = ClassicGroup(req.group_id, state_timestamp_ms=c.now)
+    elif g is None:
         if gen < 0:
             g = ClassicGroup(req.group_id, state_timestamp_ms=c.now)
             c.groups[req.group_id] = g

@@ -66,7 +66,9 @@ class Transactions:
         if session.closed:
             return
         if code:
-            body = txn_commit_refused(self.runtime.topics, req, slot.version, code)
+            self.runtime.deliver(self.runtime.coordinator.txn_commit_unverified(req.group_id, self.runtime.now()))
+            body = txn_commit_refused(self.runtime.topics, req, slot.version, code,
+                                      self.runtime.coordinator.cfg.scala_coordinator())
             if patch is not None:
                 patch(body)
             self.runtime.answer(session, slot, body)
