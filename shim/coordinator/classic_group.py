@@ -101,6 +101,9 @@ class ClassicGroup:
     # capacity of the broker's `members` HashMap (ClassicGroup): it doubles when more than 3/4 full
     # and never shrinks; with it, member_order() gives that map's iteration order
     member_table: int = 16
+    # the config of the coordinator holding the group (ClassicGroups): under Kafka 3.9's Scala
+    # coordinator the members sit in a scala.collection.mutable.HashMap instead (member_order)
+    cfg: object = field(default=None, repr=False, compare=False)
 
     # ------------------------------------------------------------------ state
     def transition(self, to: str, now_ms: int) -> None:
@@ -117,7 +120,9 @@ class ClassicGroup:
         if not self.members:
             self.protocol_type = m.protocol_type
         self.members[m.member_id] = m
-        while len(self.members) > self.member_table * 0.75:
+        # java.util.HashMap grows past 3/4 full; Scala's mutable.HashMap when an insert reaches 3/4
+        scala = self._scala_maps()
+        while len(self.members) > self.member_table * 0.75 or (scala and len(self.members) >= self.member_table * 0.75):
             self.member_table *= 2
         self._count_protocols(m, 1)
         if m.instance_id is not None:
@@ -148,11 +153,22 @@ class ClassicGroup:
         replaced static member is re-inserted). Leader elections, the leader's JoinGroup member list
         and DescribeGroups follow it. Not reproduced: tree bins (8+ ids in one bucket)."""
         mask = self.member_table - 1
+        if self._scala_maps():
+            # GroupMetadata.members, a Scala mutable.HashMap: a bucket's entries sorted by their (signed)
+            # spread hash, then insertion
+            def scala_bucket(m: ClassicMember) -> tuple[int, int]:
+                h = java_string_hash(m.member_id)
+                h ^= h >> 16
+                return h & mask, h - (1 << 32) if h & 0x80000000 else h
+            return sorted(self.members.values(), key=scala_bucket)
 
         def bucket(m: ClassicMember) -> int:
             h = java_string_hash(m.member_id)
             return (h ^ (h >> 16)) & mask
         return sorted(self.members.values(), key=bucket)
+
+    def _scala_maps(self) -> bool:
+        return self.cfg is not None and self.cfg.scala_coordinator()
 
     def set_protocols(self, m: ClassicMember, protocols: list[tuple[str, bytes]]) -> None:
         if m.member_id in self.members:
@@ -261,3 +277,16 @@ class ClassicGroup:
         if self.subscribed is None:
             return self.protocol_type == "consumer"
         return topic in self.subscribed
+
+
+class ClassicGroups(dict):
+    """The coordinator's classic groups by id. A group put here reads the coordinator's config (its
+    member order follows the release the coordinator answers as: ClassicGroup.member_order)."""
+
+    def __init__(self, cfg) -> None:
+        super().__init__()
+        self.cfg = cfg
+
+    def __setitem__(self, group_id: str, g: ClassicGroup) -> None:
+        g.cfg = self.cfg
+        super().__setitem__(group_id, g)

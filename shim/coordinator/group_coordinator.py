@@ -20,7 +20,7 @@ from .consumer.fencing import cancel_member_timers
 from .consumer.target import refresh_group_metadata
 from .dispatch import HANDLERS
 from .group_config import GroupConfigs
-from .classic_group import ClassicGroup
+from .classic_group import ClassicGroup, ClassicGroups
 from .metadata import TopicCatalog
 from .offsets import OffsetStore, drop_deleted_topics
 from .replay import replay as replay_record
@@ -41,7 +41,7 @@ class GroupCoordinator(CoordinatorState):
                  on_event: Callable[[dict], None] | None = None):
         super().__init__(now_ms, new_uuid, on_event)
         self.cfg = config or CoordinatorConfig()
-        self.groups: dict[str, ClassicGroup] = {}
+        self.groups: dict[str, ClassicGroup] = ClassicGroups(self.cfg)
         self.consumer_groups: dict[str, ConsumerGroup] = {}     # KIP-848 groups: consumer/
         self.join_polling: set[str] = set()      # see classic_rebalance.complete_join
         self.offsets = OffsetStore()

@@ -43,3 +43,35 @@ def test_topics_at_their_first_partition():
     assert [t for t, _ in topics] == list(dict.fromkeys(t for t, _ in order))
     assert sorted((t, p) for t, ps in topics for p in ps) == sorted(order)
     assert scala_commit_order([("a", 0), ("a", 0)]) == [("a", 0)]
+
+
+def test_member_order_is_the_scala_maps_order():
+    """A classic group's members under Kafka 3.9 (GroupMetadata.members, a Scala mutable.HashMap):
+    ClassicGroup.member_order against that map filled and emptied the same way."""
+    from shim.coordinator.classic_group import ClassicGroup, ClassicGroups, ClassicMember
+    from shim.coordinator.config import CoordinatorConfig
+    libs = kafka_home("3.9.1") / "libs"
+    out = subprocess.run(["java", "-cp", f"{libs}/*", str(JAVA_SOURCES / "ScalaCommitOrder.java"), "3", "300",
+                          "members"], check=True, capture_output=True, text=True).stdout.splitlines()
+    groups = ClassicGroups(CoordinatorConfig(release="3.9", consumer_protocol=False))
+    shared_bucket = 0
+    for n, line in enumerate(out):
+        added, order = (part.strip(",").split(",") if part.strip(",") else [] for part in line.split(" "))
+        groups[f"g{n}"] = g = ClassicGroup(f"g{n}")
+        last = None
+        for mid in added:
+            if mid == "-":
+                g.remove(last)
+            else:
+                g.add(ClassicMember(member_id=mid, instance_id=None, client_id="c", client_host="h", session_timeout_ms=1,
+                                    rebalance_timeout_ms=1, protocol_type="consumer", protocols=[]))
+                last = mid
+        assert [m.member_id for m in g.member_order()] == order, line
+        shared_bucket += len({hash_bucket(m) for m in order}) < len(order)
+    assert shared_bucket > 20          # the cases where a bucket's own order shows
+
+
+def hash_bucket(member_id: str) -> int:
+    from shim.coordinator.assignors.javaorder import java_string_hash
+    h = java_string_hash(member_id)
+    return (h ^ (h >> 16)) & 15

@@ -167,10 +167,6 @@ def test_release_through_kshim_as_directly(version):
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.xfail(strict=False, reason="open (issue 36): Kafka 3.9 runs its old Scala GroupCoordinator by default; "
-                   "kshim follows the 4.x coordinator within 3.9's ranges and KIP-848 switch (20 classes left in "
-                   "150 seeds: OffsetCommit answers in Scala hash-map order, a TxnOffsetCommit creating an empty "
-                   "group, some error codes)")
 def test_wire_seeds_on_the_oldest_release():
     """The differential tester's seeds against the oldest supported release (3.9.x): kshim answers as
     that release's coordinator (CI's share; scripts/wire-diff --kafka-version for thousands)."""

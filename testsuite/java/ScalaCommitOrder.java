@@ -8,12 +8,18 @@ import java.util.Random;
  * answer them in: the partitions put into a Scala mutable.HashMap, then `toMap`, then iterated (the
  * real scala-library and kafka-clients classes of the Kafka release on the classpath). One line per
  * case: "topic:partition,... topic:partition,..." (request, then answer order).
- * Usage: java -cp 'kafka-3.9.x/libs/*' ScalaCommitOrder.java SEED CASES
+ * With a third argument "members": seeded member ids put into a Scala mutable.HashMap[String, _] (as
+ * GroupMetadata.members), some removed, and the map's iteration order ("id,... id,...").
+ * Usage: java -cp 'kafka-3.9.x/libs/*' ScalaCommitOrder.java SEED CASES [members]
  */
 public class ScalaCommitOrder {
     public static void main(String[] args) {
         Random random = new Random(Long.parseLong(args[0]));
         int cases = Integer.parseInt(args[1]);
+        if (args.length > 2) {
+            members(random, cases);
+            return;
+        }
         for (int c = 0; c < cases; c++) {
             scala.collection.mutable.HashMap<TopicIdPartition, Integer> partitions = new scala.collection.mutable.HashMap<>();
             StringBuilder request = new StringBuilder();
@@ -33,6 +39,27 @@ public class ScalaCommitOrder {
                 order.append(tp.topic()).append(':').append(tp.partition()).append(',');
             }
             System.out.println(request + " " + order);
+        }
+    }
+
+    static void members(Random random, int cases) {
+        for (int c = 0; c < cases; c++) {
+            scala.collection.mutable.HashMap<String, Integer> members = new scala.collection.mutable.HashMap<>();
+            StringBuilder added = new StringBuilder();
+            int n = 1 + random.nextInt(c % 2 == 0 ? 6 : 30);
+            for (int i = 0; i < n; i++) {
+                String id = "c" + random.nextInt(3) + "-" + Integer.toHexString(random.nextInt());
+                members.put(id, i);
+                added.append(id).append(',');
+                if (random.nextInt(5) == 0) {           // a member leaves: "-" marks it
+                    members.remove(id);
+                    added.append('-').append(',');
+                }
+            }
+            StringBuilder order = new StringBuilder();
+            scala.collection.Iterator<String> it = members.keysIterator();
+            while (it.hasNext()) order.append(it.next()).append(',');
+            System.out.println(added + " " + order);
         }
     }
 }
