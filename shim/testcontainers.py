@@ -16,6 +16,8 @@ without a Docker engine; `KshimContainers.start` applies them with testcontainer
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,7 +98,7 @@ class KshimContainers:
         self.kshim_image, self.kafka_version, self.kshim_args = kshim_image, kafka_version, tuple(kshim_args)
         self.listen_port, self.timeout = listen_port, timeout
         self.host = ""
-        self._image = self._network = self.kafka = self.kshim = None
+        self._image = self._tag = self._network = self.kafka = self.kshim = None
 
     def start(self) -> "KshimContainers":
         try:
@@ -117,8 +119,11 @@ class KshimContainers:
         image = self.kshim_image
         if image is None:
             context, path = dockerfile()
-            self._image = DockerImage(path=context, dockerfile_path=path, tag="kshim:testcontainers").build()
-            image = str(self._image)
+            # a tag of this stack's own: stop() removes that tag and nothing else (a build that reused
+            # cached layers can give an image id that also carries tags the user made)
+            self._image = DockerImage(path=context, dockerfile_path=path,
+                                      tag=f"kshim:testcontainers-{os.urandom(4).hex()}").build()
+            image = self._tag = str(self._image)
         self._network = Network().__enter__()
         spec = kafka_spec(self.kafka_version)
         self.kafka = apply(spec, DockerContainer(spec.image), self._network).start()
@@ -142,11 +147,18 @@ class KshimContainers:
         if self._network is not None:
             self._network.__exit__(None, None, None)
         if self._image is not None:
-            self._image.remove()
-        self._image = self._network = self.kafka = self.kshim = None
+            remove_tag(self._tag)
+        self._image = self._tag = self._network = self.kafka = self.kshim = None
 
     def __enter__(self) -> "KshimContainers":
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def remove_tag(tag: str) -> None:
+    """`docker rmi TAG` without force: the tag goes; the image goes only when no other tag or
+    container holds it (never an image by id, which may carry the user's tags)."""
+    import docker
+    docker.from_env().images.remove(image=tag, force=False, noprune=False)

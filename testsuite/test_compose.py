@@ -75,3 +75,10 @@ def test_docker_compose_config_where_available():
         pytest.skip("docker compose plugin not installed here (no Docker engine on this machine)")
     out = subprocess.run([docker, "compose", "-f", str(COMPOSE), "config", "-q"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
+
+
+def test_compose_v1_accepts_the_top_level(compose):
+    """Debian's docker-compose 1.29 (Compose v1) refuses a top-level key it does not know, such as
+    `name:`; Compose v2 accepts what v1 does. The project is named on the command line (-p)."""
+    assert set(compose) <= {"version", "services", "networks", "volumes", "secrets", "configs"}
+    assert "-p kshim-demo" in COMPOSE.read_text()

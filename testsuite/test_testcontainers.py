@@ -94,3 +94,31 @@ def test_without_testcontainers_the_error_names_the_fix(monkeypatch):
     monkeypatch.setitem(sys.modules, "testcontainers.core.container", None)
     with pytest.raises(RuntimeError, match=r"pip install 'kshim\[testcontainers\]'"):
         tc.KshimContainers().start()
+
+
+def test_stop_removes_only_the_tag_it_made(monkeypatch):
+    """The image is built under a tag of the stack's own, and stop() removes that tag (never an image
+    by id: a build from cached layers can share its id with the user's own tags)."""
+    Fake.log = []
+    removed = []
+    monkeypatch.setattr(tc, "remove_tag", removed.append)
+    stack = tc.KshimContainers(listen_port=29700)
+    stack._start(Fake, Fake, Fake, lambda *a, **k: None)
+    image = stack._image
+    assert image.kw["tag"].startswith("kshim:testcontainers-")
+    stack.stop()
+    assert removed == [str(image)] and ("remove", ()) not in image.calls
+    assert stack._image is None
+
+
+def test_the_build_context_leaves_out_the_set_up():
+    """.dockerignore: only what compose/Dockerfile copies goes into the build context."""
+    from shim.localkafka.home import project_root
+    lines = [x.strip() for x in (project_root() / ".dockerignore").read_text().splitlines()]
+    rules = [x for x in lines if x and not x.startswith("#")]
+    assert rules[0] == "**"                   # everything out, then what the image needs back in
+    copied = {"pyproject.toml", "README.md", "shim", "codecs"}
+    assert {x[1:] for x in rules if x.startswith("!")} == copied
+    dockerfile = (project_root() / "compose" / "Dockerfile").read_text()
+    assert {w.rstrip("/") for line in dockerfile.splitlines() if line.startswith("COPY")
+            for w in line.split()[1:-1]} == copied
