@@ -3,7 +3,6 @@ is checked structurally (and with `docker compose config` where that plugin exis
 
 from __future__ import annotations
 
-import shlex
 import shutil
 import subprocess
 
