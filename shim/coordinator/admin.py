@@ -14,6 +14,7 @@ from .result import Ctx
 from .classic_group import DEAD, EMPTY, STABLE
 from .state_records import GroupTombstone
 from .releases import group_operations
+from .scala_order import scala_string_order
 from .txn_offsets import drop_group
 
 if TYPE_CHECKING:
@@ -107,6 +108,11 @@ def delete_groups(c: CoordinatorState, ctx: Ctx, req) -> DeleteGroupsResponse:
             c.event("group_deleted", gid)
             err = E.NONE
         results.append(DeletableGroupResult(group_id=gid, error_code=err))
+    if c.cfg.scala_coordinator() and len(results) > 1:
+        # Kafka 3.9's GroupCoordinator.handleDeleteGroups answers from a Scala mutable.Map of group ids
+        # (the errors first, the deleted groups added after: one map, one order)
+        by_id = {r.group_id: r for r in results if r.group_id is not None}
+        results = [r for r in results if r.group_id is None] + [by_id[g] for g in scala_string_order(by_id)]
     return DeleteGroupsResponse(results=results)
 
 

@@ -102,3 +102,9 @@ def scala_commit_topics(partitions: Iterable[tuple[str, int]]) -> list[tuple[str
     for topic, partition in scala_commit_order(partitions):
         topics.setdefault(topic, []).append(partition)
     return list(topics.items())
+
+
+def scala_string_order(keys: Iterable[str]) -> list[str]:
+    """Iteration order of a scala.collection.mutable.HashMap[String, _] filled with these keys in order
+    (GroupCoordinator.handleDeleteGroups' `groupErrors`)."""
+    return _mutable_order([(k, _i32(java_string_hash(k))) for k in keys])

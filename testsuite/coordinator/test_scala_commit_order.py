@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from shim.coordinator.scala_order import scala_commit_order, scala_commit_topics
+from shim.coordinator.scala_order import scala_commit_order, scala_commit_topics, scala_string_order
 from shim.localkafka.home import kafka_home
 from testsuite.harness.jsonjvm import JAVA_SOURCES
 
@@ -67,6 +67,8 @@ def test_member_order_is_the_scala_maps_order():
                                     rebalance_timeout_ms=1, protocol_type="consumer", protocols=[]))
                 last = mid
         assert [m.member_id for m in g.member_order()] == order, line
+        if "-" not in added:
+            assert scala_string_order(added) == order, line
         shared_bucket += len({hash_bucket(m) for m in order}) < len(order)
     assert shared_bucket > 20          # the cases where a bucket's own order shows
 

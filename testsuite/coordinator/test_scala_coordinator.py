@@ -117,3 +117,16 @@ def test_txn_commit_answer_in_the_scala_maps_order():
         by_topic.setdefault(t, []).append(p)
     assert list(answer) == [(t, p) for t, ps in by_topic.items() for p in ps]
     assert set(answer.values()) == {E.NONE}
+
+
+def test_delete_groups_answer_in_the_scala_maps_order():
+    """handleDeleteGroups answers from a Scala mutable.Map of the group ids."""
+    from shim.coordinator.scala_order import scala_string_order
+    names = ["grp-b", "grp-a", "grp-c", "grp-e", "grp-d"]
+    for scala in (True, False):
+        h = harness(scala)
+        for gid in names[:3]:
+            h.commit(gid, {("t1", 0): 1}, v=8)
+        answer = [r.group_id for r in h.delete(*names).results]
+        assert answer == (scala_string_order(names) if scala else names)
+    assert scala_string_order(names) != names
