@@ -189,6 +189,10 @@ def _heartbeat(c: "CoordinatorState", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
         member_id = kafka_uuid(c)
     reported = _reported(req)
     m, new, replaced = _member_for(c, g, req, member_id)
+    # an instance id no member holds yet: without a new target computed by this heartbeat the broker reads
+    # this member's target by that instance id, and finds none (UpdateTargetAssignmentResult
+    # .fromLastTargetAssignment -> ConsumerGroup.targetAssignment(memberId, instanceId))
+    unheld_instance = req.instance_id is not None and req.instance_id not in g.static_members
     if not new and epoch != 0 and epoch != m.member_epoch:
         if epoch > m.member_epoch or not (epoch == m.previous_member_epoch and reported is not None
                                           and _subset(reported, m.assigned)):
@@ -241,14 +245,16 @@ def _heartbeat(c: "CoordinatorState", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
         # when they differ, also on a tie the two orders break differently with nothing changed
         bump = preferred_changed(g.assignor_counts, None if new else m.recorded_assignor, m.server_assignor,
                                  c.cfg.consumer_assignors[0])
+    assignment_epoch = g.assignment_epoch
     member_updated(c, g, m, changed=changed, new=new, replaced=replaced is not None, sub_changed=bump)
     maybe_refresh(c, g, brought_new, resolved_before)
+    no_target = unheld_instance and g.assignment_epoch == assignment_epoch
 
     # -- reconciliation of this member (CurrentAssignmentBuilder)
     old_assigned = m.assigned
     old_state = m.state
     try:
-        reconcile_member(c, g, m, reported, sub_changed, keep=new or replaced is not None)
+        reconcile_member(c, g, m, reported, sub_changed, keep=new or replaced is not None, no_target=no_target)
     except FencedEpoch:
         raise HeartbeatError(K.FENCED_MEMBER_EPOCH, "The consumer group member is in a unknown state. The member "
                              "must abandon all its partitions and rejoin.") from None

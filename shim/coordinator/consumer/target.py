@@ -143,13 +143,14 @@ def compute_target(c: "CoordinatorState", g: ConsumerGroup, trigger: tuple = (No
 
 
 def reconcile_member(c: "CoordinatorState", g: ConsumerGroup, m: ConsumerMember, reported, sub_changed: bool,
-                     *, keep: bool, fenced_ok: bool = False) -> None:
+                     *, keep: bool, fenced_ok: bool = False, no_target: bool = False) -> None:
     """CurrentAssignmentBuilder for one member: its next assignment state toward its target (topics it no longer
     subscribes to count as empty), written when it changed; `keep` writes the current state even when
     nothing changed (a new or replacing member). A member in UNKNOWN state raises FencedEpoch unless
-    `fenced_ok` (classic members: nothing changes)."""
+    `fenced_ok` (classic members: nothing changes). `no_target`: reconcile toward an empty target (the
+    broker found none for the member's instance id)."""
     ids = subscribed_ids(c, g, m)
-    target = {t: ps for t, ps in m.target.items() if t in ids}
+    target = {} if no_target else {t: ps for t, ps in m.target.items() if t in ids}
     try:
         nxt = next_state(m, g.assignment_epoch, target, reported, g.owners, ids, sub_changed)
     except FencedEpoch:

@@ -345,3 +345,29 @@ def test_consumer_protocol_off_upstream_answers_unsupported_version():
     d = h.describe_cg("g", "g", v=0).groups
     assert [(x.group_id, x.error_code, x.error_message, x.authorized_operations) for x in d] == \
         [("g", E.UNSUPPORTED_VERSION, None, -2**31)] * 2
+
+
+@pytest.mark.parametrize("wait_ms", [100, 1500])
+def test_a_member_taking_an_instance_id_nobody_holds_has_no_target_until_one_is_computed(wait_ms):
+    """A dynamic member behind the group's target epoch rejoins (epoch 0, its member id) with an instance
+    id no member holds and a new subscription. Within group.consumer.assignment.interval.ms of the last
+    target computation the broker keeps the last target and reads this member's part by that instance
+    id: none (UpdateTargetAssignmentResult.fromLastTargetAssignment, ConsumerGroup.targetAssignment(
+    memberId, instanceId)), so the member reconciles to nothing; a target computed by the heartbeat
+    itself includes it. Found by the differential tester against Kafka 4.4.0, seed 381 (only in batch
+    runs: its timing)."""
+    h = ConsumerHarness({"foo": 6, "bar": 3})
+    r = h.cgh(member_id="m")
+    assert h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5]}
+    h.advance(1500)
+    assert h.cgh(member_id="x", topics=("bar",)).error_code == 0      # a new target epoch; m is behind it
+    h.advance(wait_ms)
+    r = h.cgh(member_id="m", instance="i1", topics=("foo", "bar"))
+    assert r.error_code == 0
+    if wait_ms < 1000:
+        assert h.names(r.assignment) == {} and r.member_epoch == h.cg().assignment_epoch
+    else:
+        assert "foo" in h.names(r.assignment)
+    h.advance(1500)
+    r = h.cgh(member_id="m", epoch=r.member_epoch, instance="i1", topics=None, owned=h.names(r.assignment))
+    assert r.error_code == 0 and h.cg().members["m"].target       # computed with it: a target of its own
