@@ -141,14 +141,22 @@ class KshimContainers:
         return f"{self.host}:{self.listen_port}"
 
     def stop(self) -> None:
-        for container in (self.kshim, self.kafka):
-            if container is not None:
-                container.stop()
+        """Remove the containers, the network and the image tag this stack made; each step is tried
+        even when an earlier one fails (a container someone removed already), the first error raised."""
+        steps = [c.stop for c in (self.kshim, self.kafka) if c is not None]
         if self._network is not None:
-            self._network.__exit__(None, None, None)
+            steps.append(lambda: self._network.__exit__(None, None, None))
         if self._image is not None:
-            remove_tag(self._tag)
+            steps.append(lambda: remove_tag(self._tag))
+        errors = []
+        for step in steps:
+            try:
+                step()
+            except Exception as e:  # noqa: BLE001 - the rest still runs
+                errors.append(e)
         self._image = self._tag = self._network = self.kafka = self.kshim = None
+        if errors:
+            raise errors[0]
 
     def __enter__(self) -> "KshimContainers":
         return self.start()
