@@ -130,6 +130,23 @@ def test_compose_demo_consumes_and_commits_then_down_leaves_nothing(docker_env):
     assert not [n for n in networks if n.startswith("kshim-demo")], networks
 
 
+def test_java_module_static_bounce(docker_env):
+    """java/kshim-testcontainers: KshimContainer in front of Testcontainers' KafkaContainer, its JUnit 5
+    example (a kafka-clients static member bounce: same generation, same partitions, offsets kept)
+    built and run by Maven. The engine's API version is passed on: Testcontainers 2.0 asks for 1.44,
+    Debian's engine answers up to 1.41."""
+    module = project_root() / "java" / "kshim-testcontainers"
+    api = engine.docker("version", "--format", "{{.Server.APIVersion}}").stdout.decode().strip()
+    out = subprocess.run(["mvn", "-q", "-B", "-f", str(module / "pom.xml"), "test", f"-Dkshim.image={images.KSHIM}",
+                          f"-Dkafka.image={images.KAFKA}", f"-DargLine=-Dapi.version={api}"],
+                         env=engine.env(), capture_output=True, text=True, timeout=900)
+    reports = list((module / "target" / "surefire-reports").glob("TEST-*.xml"))
+    assert out.returncode == 0, (out.stdout + out.stderr)[-4000:]
+    import xml.etree.ElementTree as ET
+    suite = ET.parse(reports[0]).getroot()
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("1", "0", "0")
+
+
 def test_engine_stopped_leaves_nothing_on_the_network(docker_env):
     engine.stop()
     assert not engine.running()

@@ -27,10 +27,11 @@ def env() -> dict[str, str]:
 
 # DOCKER_HOST: this engine; Ryuk (testcontainers' reaper) off: its image cannot be pulled, and the tests
 # remove what they start; TC_HOST: containers' published ports are on this host (testcontainers would
-# otherwise take the default gateway when it believes it runs inside a container); the legacy builder
+# otherwise take the default gateway when it believes it runs inside a container; TC_HOST for
+# Python, TESTCONTAINERS_HOST_OVERRIDE for Java); the legacy builder
 # (Debian's engine has no buildx)
 CLIENT_ENV = {"DOCKER_HOST": HOST, "TESTCONTAINERS_RYUK_DISABLED": "true", "TC_HOST": "127.0.0.1",
-              "DOCKER_BUILDKIT": "0"}
+              "TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1", "DOCKER_BUILDKIT": "0"}
 
 
 def dockerd() -> str | None:
