@@ -18,6 +18,7 @@ from shim.localkafka.home import build_dir
 HOME = build_dir() / "docker"
 SOCKET = HOME / "docker.sock"
 HOST = f"unix://{SOCKET}"
+_PROC: subprocess.Popen | None = None     # the dockerd this process started (reaped by stop)
 
 
 def env() -> dict[str, str]:
@@ -76,7 +77,8 @@ def start(timeout: float = 30.0) -> float:
         (HOME / sub).mkdir(parents=True, exist_ok=True)
     SOCKET.unlink(missing_ok=True)
     log = open(HOME / "dockerd.log", "ab")
-    subprocess.Popen([dockerd(), "--host", HOST, "--data-root", str(HOME / "data"),
+    global _PROC
+    _PROC = subprocess.Popen([dockerd(), "--host", HOST, "--data-root", str(HOME / "data"),
                       "--exec-root", str(HOME / "exec"), "--pidfile", str(HOME / "dockerd.pid"),
                       "--bridge", "none", "--iptables=false", "--ip-masq=false", "--ip", "127.0.0.1",
                       "--storage-driver", "overlay2"],
@@ -104,14 +106,27 @@ def stop(timeout: float = 30.0) -> None:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    if _PROC is not None and _PROC.pid == pid:
         try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return
+            _PROC.wait(timeout)
+        except subprocess.TimeoutExpired:
+            _PROC.kill()
+            _PROC.wait()
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and _alive(pid):
         time.sleep(0.2)
-    os.kill(pid, signal.SIGKILL)
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """A process that has not exited (a zombie has: its parent just did not reap it yet)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
 
 
 def network_leftovers() -> list[str]:
