@@ -70,19 +70,21 @@ def test_consumer_group_from_broker_log(kafka, names, new_topic, tmp_path):
     topic, group = new_topic(PARTITIONS), names.group()
     since = _log_size(kafka)
     join_then_leave(kafka.bootstrap, topic, group, consumer_protocol=True)
-    recs = _events(kafka, group, since, tmp_path, until=lambda rs: sum(r["event"] == "group_epoch" for r in rs) >= 4)
+    recs = _events(kafka, group, since, tmp_path, until=lambda rs: sum(
+        r["event"] == "group_epoch" and "removed" in (r["body"].get("reason") or "") for r in rs) >= 2)
     epochs = [r for r in recs if r["event"] == "group_epoch"]
-    # a joins (epoch 1 -> 2), b joins (3), a leaves (4), b leaves (5); the broker may bump the empty
-    # group once more later (its subscription metadata hash recomputed to 0), so only the first four count
-    assert [r["body"]["epoch"] for r in epochs][:4] == [2, 3, 4, 5], [r["broker_log"]["text"] for r in epochs]
-    reasons = [r["body"].get("reason") or "" for r in epochs]
-    assert reasons[0].endswith("subscription changed") and reasons[1].endswith("subscription changed")
-    assert reasons[2].endswith("removed: left the consumer group"), reasons
+    numbers = [r["body"]["epoch"] for r in epochs]
+    assert numbers == list(range(2, 2 + len(numbers))), [r["broker_log"]["text"] for r in epochs]
+    # a joins, b joins, a leaves, b leaves: four bumps a member line explains. The broker may bump the
+    # epoch more, with no member line: a topic created just before the join reaching its metadata image
+    # a moment later (seen in CI: 2 a joins, 3 metadata, 4 b joins, ...), the emptied group's hash
     a, b = (r["body"]["member"] for r in recs if r["event"] == "member_joined")
-    assert reasons[0] == f"member {a} subscription changed" and reasons[1] == f"member {b} subscription changed"
-    assert reasons[2] == f"member {a} removed: left the consumer group"
+    reasons = [r["body"]["reason"] for r in epochs if r["body"].get("reason")]
+    assert reasons[:4] == [f"member {a} subscription changed", f"member {b} subscription changed",
+                           f"member {a} removed: left the consumer group",
+                           f"member {b} removed: left the consumer group"], reasons
     assert [r["member"] for r in recs if r["event"] == "member_removed"] == [a, b]
     targets = [r["body"]["epoch"] for r in recs if r["event"] == "target_assignment"]
-    assert targets[:3] == [2, 3, 4], targets
+    assert targets[0] == 2 and targets == sorted(targets) and set(targets) <= set(numbers), targets
     order = [(r["event"], r["body"].get("epoch")) for r in recs if r["event"] in ("group_epoch", "target_assignment")]
-    assert order.index(("group_epoch", 3)) < order.index(("target_assignment", 3))
+    assert all(order.index(("group_epoch", e)) < order.index(("target_assignment", e)) for e in targets)
