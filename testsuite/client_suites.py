@@ -89,8 +89,8 @@ def run_kgo(binary: Path, seeds: str, run: str, records: int, log: Path, timeout
 
 def _local_targets(stack) -> list[tuple[str, str]]:
     from shim.localkafka import LocalKafka
-    from testsuite.harness.kshimproc import KshimProcess
-    from testsuite.harness.ports import free_port_block
+    from shim.testing.kshimproc import KshimProcess
+    from shim.testing.ports import free_port_block
     run_dir = _root() / "build" / "client-suites" / "run"
     base = free_port_block(2, start=35100)
     kafka = LocalKafka(nodes=1, base_port=base, workdir=run_dir / "kafka")

@@ -11,9 +11,9 @@ import pytest
 from shim.localkafka import LocalKafka, install
 from shim.localkafka.home import build_dir
 from testsuite.harness.clients import create_topic
-from testsuite.harness.javatools import JavaTools
-from testsuite.harness.names import unique_name
-from testsuite.harness.ports import free_port_block
+from shim.compat.javaclient import JavaTools
+from shim.testing.names import unique_name
+from shim.testing.ports import free_port_block
 
 def _run_dir() -> Path:
     """One directory per test session (concurrent runs must not share Kafka data or logs);
@@ -66,7 +66,7 @@ def kafka3(kafka_install):
 
 
 def _kshim(cluster, name: str, extra: list[str] | None = None):
-    from testsuite.harness.kshimproc import KshimProcess
+    from shim.testing.kshimproc import KshimProcess
     port = free_port_block(5, start=32000 + _SPREAD)  # bootstrap + broker ports (base + 1 + node id, nodes 1-3)
     return KshimProcess(cluster.bootstrap, port, RUN_DIR / "kshim" / f"{name}.log", extra).start()
 

@@ -84,7 +84,7 @@ def test_kafka_cli_tools(java, new_topic, names):
 
     perf = java.run("kafka-producer-perf-test", [], check=False)  # usage check of the wrapper itself
     assert "bootstrap" in (perf.stdout + perf.stderr).lower()
-    from testsuite.harness.javatools import run_tool
+    from shim.compat.javaclient import run_tool
     out = run_tool(java.kafka, "kafka-producer-perf-test",
                    ["--bootstrap-server", java.bootstrap, "--topic", topic, "--num-records", "2000",
                     "--record-size", "1024", "--throughput", "-1"], timeout=60).stdout

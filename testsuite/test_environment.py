@@ -12,7 +12,7 @@ import pytest
 
 from shim.localkafka import BrokerNotReady, EnvironmentProblem, LocalKafka, check_java
 from shim.localkafka.home import project_root
-from testsuite.harness.ports import free_port_block
+from shim.testing.ports import free_port_block
 
 ROOT = project_root()
 

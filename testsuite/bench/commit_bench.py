@@ -48,8 +48,8 @@ from shim.localkafka import LocalKafka
 from shim.kafkaclient.client import UpstreamClient
 from testsuite.bench.commit_floor_proc import FloorProcess, create_state_topic
 from testsuite.harness.clients import create_topic
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 COMMIT, FIND_COORDINATOR, PRODUCE = 8, 10, 0
 FLOOR_TOPIC = "bench-commits-floor"

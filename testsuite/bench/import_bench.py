@@ -23,7 +23,7 @@ from shim.compat.javaclient import run_tool
 from shim.localkafka import LocalKafka
 from shim.localkafka.home import build_dir
 from testsuite.harness import tcpdump
-from testsuite.harness.ports import free_port_block
+from shim.testing.ports import free_port_block
 
 
 def timed(cmd: list[str], log: Path) -> dict:

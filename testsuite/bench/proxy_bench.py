@@ -38,8 +38,8 @@ from testsuite.bench.proxy_figures import BenchError, loop_in_use
 from testsuite.bench.proxy_relay import MODES, Relay, listener_overrides
 from testsuite.bench.proxy_report import machine, table
 from testsuite.bench.proxy_runner import ProxyBench, Target
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from shim.localkafka import LocalKafka
 from testsuite.harness.clients import create_topic
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 
 async def time_to_stable(bootstrap: str, topic: str, group: str, members: int, partitions: int,

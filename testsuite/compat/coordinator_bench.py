@@ -213,8 +213,8 @@ def kshim_has_kip848() -> bool:
 def main() -> int:
     from shim.localkafka import LocalKafka
     from testsuite.harness.clients import create_topic
-    from testsuite.harness.kshimproc import KshimProcess
-    from testsuite.harness.ports import free_port_block
+    from shim.testing.kshimproc import KshimProcess
+    from shim.testing.ports import free_port_block
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--members", default="100,1000")
     ap.add_argument("--kinds", default="static,dynamic,consumer")

@@ -18,8 +18,8 @@ from shim.compat.runner import Target, run_all
 from shim.compat.scenarios import ALL_CLIENTS, SCENARIOS, plan
 from shim.localkafka import LocalKafka, install
 from shim.localkafka.home import build_dir
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 
 def _md(v: object) -> str:

@@ -12,8 +12,8 @@ from shim.compat.runner import Target, run_all
 from shim.compat.scenarios import plan
 from shim.localkafka import LocalKafka
 from testsuite.conftest import _SPREAD, RUN_DIR
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 RETENTION = {"offsets.retention.minutes": "1", "offsets.retention.check.interval.ms": "1000"}
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from shim.localkafka import LocalKafka, install
 from shim.localkafka.home import build_dir
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 
 def _wire(a: str, b: str | None, seeds: str, concurrency: int, out: Path, extra: list[str]) -> int:

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from shim.localkafka.home import project_root
-from testsuite.groups.pymembers import Member, wait_until
+from shim.compat.pymembers import Member, wait_until
 from testsuite.harness import docker_engine as engine
 from testsuite.harness import docker_images as images
 from testsuite.harness.clients import ck_produce, create_topic

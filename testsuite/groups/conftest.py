@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from testsuite.harness.javatools import JavaTools
+from shim.compat.javaclient import JavaTools
 
 
 @pytest.fixture

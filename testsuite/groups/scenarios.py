@@ -7,7 +7,7 @@ import time
 
 from shim.compat.pymembers import wait_until as _wait
 from testsuite.harness.clients import create_topic
-from testsuite.harness.javatools import JavaClient, JavaTools
+from shim.compat.javaclient import JavaClient, JavaTools
 
 SESSION_MS = 10000
 

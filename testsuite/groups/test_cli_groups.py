@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from testsuite.harness.clients import create_topic
-from testsuite.harness.javatools import JavaTools
+from shim.compat.javaclient import JavaTools
 
 
 def _normalise(text: str, group: str, topic: str) -> list[list[str]]:

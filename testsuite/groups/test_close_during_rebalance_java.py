@@ -18,7 +18,7 @@ from kcodec.generated.join_group import JoinGroupRequest, JoinGroupRequestProtoc
 from kcodec.generated.sync_group import SyncGroupRequest
 
 from testsuite.harness.clients import create_topic
-from testsuite.harness.wire import Wire
+from shim.compat.wire import Wire
 
 JOIN, HEARTBEAT, SYNC, DESCRIBE, FIND = 11, 12, 14, 15, 10
 SILENT_SESSION_MS = 6000

@@ -17,7 +17,7 @@ from kcodec.generated.join_group import JoinGroupRequest, JoinGroupRequestProtoc
 from kcodec.generated.sync_group import SyncGroupRequest
 
 from testsuite.groups.test_offsets_wire import find_coordinator
-from testsuite.harness.wire import Wire
+from shim.compat.wire import Wire
 
 JOIN, SYNC, DESCRIBE, CGH, CGD = 11, 14, 15, 68, 69
 

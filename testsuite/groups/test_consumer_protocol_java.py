@@ -16,7 +16,7 @@ import pytest
 from shim.compat.pymembers import wait_until as _wait
 from testsuite.harness.clients import ck_produce, create_topic
 from testsuite.harness.javaapps import compile_app, start_app
-from testsuite.harness.javatools import JavaClient, JavaTools
+from shim.compat.javaclient import JavaClient, JavaTools
 from testsuite.harness.sides import both_sides
 
 

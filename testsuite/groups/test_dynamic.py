@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from testsuite.groups.scenarios import COOPERATIVE, dynamic_membership
-from testsuite.harness.javatools import JavaTools
+from shim.compat.javaclient import JavaTools
 from testsuite.harness.sides import both_sides
 
 

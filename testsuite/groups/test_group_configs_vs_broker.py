@@ -16,8 +16,8 @@ from kcodec.generated.consumer_group_heartbeat import ConsumerGroupHeartbeatRequ
 from kcodec.generated.find_coordinator import FindCoordinatorRequest
 from shim.compat.javaclient import run_tool
 from shim.compat.wire import Wire
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 LOADING = (14, 15, 16)
 GROUP_SESSION_MS = 4000          # the broker's bounds (FAST_SETTINGS): 3000..60000; its default 10000

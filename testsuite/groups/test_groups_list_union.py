@@ -14,9 +14,9 @@ from shim.localkafka import LocalKafka
 from testsuite.conftest import _SPREAD, RUN_DIR
 from testsuite.harness.clients import ck_consume, ck_produce, create_topic
 from testsuite.harness.javaapps import compile_app, start_app
-from testsuite.harness.javatools import JavaTools
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.compat.javaclient import JavaTools
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from kcodec.generated.offset_fetch import (OffsetFetchRequest, OffsetFetchReques
 from kcodec.generated.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from kcodec.generated.txn_offset_commit import (TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition,
                                                 TxnOffsetCommitRequestTopic)
-from testsuite.harness.wire import Wire
+from shim.compat.wire import Wire
 
 from .test_offsets_wire import call, find_coordinator, topic_id
 

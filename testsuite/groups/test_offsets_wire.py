@@ -13,7 +13,7 @@ from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitReq
 from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
 
 from testsuite.harness.clients import create_topic
-from testsuite.harness.wire import Wire
+from shim.compat.wire import Wire
 
 METADATA, COMMIT, FETCH = 3, 8, 9
 GHOST = uuid.UUID("00000000-0000-4000-8000-00000000dead")

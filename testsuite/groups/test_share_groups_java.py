@@ -20,7 +20,7 @@ import pytest
 
 from testsuite.harness.clients import create_topic
 from testsuite.harness.javaapps import compile_app, start_app
-from testsuite.harness.javatools import JavaTools
+from shim.compat.javaclient import JavaTools
 
 RECORDS = 50
 RELEASE = ["0:3", "1:5", "0:20"]        # partition:offset, released the first time they are delivered

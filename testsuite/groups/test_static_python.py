@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from testsuite.groups.pymembers import Member, wait_until
+from shim.compat.pymembers import Member, wait_until
 from testsuite.harness.clients import create_topic
 
 LIBS = ["confluent-kafka", "aiokafka", "kafka-python"]

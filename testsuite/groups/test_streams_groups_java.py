@@ -22,7 +22,7 @@ import pytest
 from shim.compat.pymembers import wait_until as _wait
 from testsuite.harness.clients import create_topic
 from testsuite.harness.javaapps import compile_app, require_streams_libs, start_app
-from testsuite.harness.javatools import JavaClient, JavaTools
+from shim.compat.javaclient import JavaClient, JavaTools
 
 PARTITIONS = 6
 INSTANCES = 3

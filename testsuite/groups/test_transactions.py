@@ -11,7 +11,7 @@ import pytest
 from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
 from kcodec.generated.txn_offset_commit import TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic
 from testsuite.harness.clients import ck_produce, create_topic
-from testsuite.harness.wire import Wire
+from shim.compat.wire import Wire
 
 FETCH = 9
 UNSTABLE_OFFSET_COMMIT = 88
@@ -181,8 +181,8 @@ def test_pending_offsets_survive_a_kshim_restart(kafka, names, committed, tmp_pa
 
     from confluent_kafka import Consumer, Producer, TopicPartition
     from testsuite.conftest import RUN_DIR
-    from testsuite.harness.kshimproc import KshimProcess
-    from testsuite.harness.ports import free_port_block
+    from shim.testing.kshimproc import KshimProcess
+    from shim.testing.ports import free_port_block
     state = f"__kshim_state_{uuid.uuid4().hex[:8]}"
     port = free_port_block(5, start=35000 + (os.getpid() % 97) * 40)
     log = RUN_DIR / "kshim" / f"txn-restart-{committed}-{uuid.uuid4().hex[:6]}.log"

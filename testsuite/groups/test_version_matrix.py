@@ -29,8 +29,8 @@ from shim.coordinator.dispatch import VERSIONS as COORDINATOR_VERSIONS
 from shim.coordinator.releases import GROUP_RANGES, at_least, identify
 from shim.localkafka import LocalKafka, install
 from shim.localkafka.home import EnvironmentProblem, build_dir, project_root
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 from .test_commit_checks_vs_broker import _coordinator_ready, _init
 from .test_offsets_wire import call, fetch, find_coordinator

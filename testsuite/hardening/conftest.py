@@ -11,8 +11,8 @@ import urllib.request
 import pytest
 
 from testsuite.conftest import RUN_DIR
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 
 class Admin:

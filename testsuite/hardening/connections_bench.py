@@ -22,8 +22,8 @@ from kcodec.generated.heartbeat import HeartbeatRequest
 from kcodec.generated.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from kcodec.generated.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 from shim.localkafka import LocalKafka
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 
 def rss_kb(pid: int) -> int:

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from shim.localkafka import LocalKafka
 from testsuite.harness.clients import create_topic
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 from testsuite.hardening.connections_bench import rss_kb
 
 EXPECTED = ("REBALANCE_IN_PROGRESS", "_ASSIGNMENT_LOST", "_REVOKE", "_ASSIGN", "_PARTITION_EOF")

@@ -13,7 +13,7 @@ from kcodec.generated.api_versions import ApiVersionsRequest
 from kcodec.generated.heartbeat import HeartbeatRequest
 from kcodec.generated.metadata import MetadataRequest
 from testsuite.harness.clients import ck_consume, ck_produce
-from testsuite.harness.wire import Wire
+from shim.compat.wire import Wire
 
 
 def _sum(m: dict[str, float], prefix: str, *labels: str) -> float:

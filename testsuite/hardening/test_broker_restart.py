@@ -14,9 +14,9 @@ import pytest
 from shim.localkafka import LocalKafka
 from testsuite.conftest import RUN_DIR
 from testsuite.harness.clients import create_topic
-from testsuite.harness.javatools import JavaTools
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.compat.javaclient import JavaTools
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 pytestmark = pytest.mark.kafka       # a real Kafka (its own), in the integration phase
 N = 3000

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from testsuite.harness.javatools import JavaTools
+from shim.compat.javaclient import JavaTools
 
 N = 600
 

@@ -12,7 +12,7 @@ from shim.error_answers import error_body, error_frame, supports
 from shim.faultrules import FaultError, Rule, parse_rules
 from shim.proxy.faults import FaultInjector
 from testsuite.codec.schema_samples import load_schemas, random_json
-from testsuite.harness.wire import Wire
+from shim.compat.wire import Wire
 
 
 def _fires(rule: Rule, n: int) -> list[bool]:

@@ -25,10 +25,10 @@ from shim.state import format as fmt
 from testsuite.conftest import RUN_DIR
 from testsuite.groups.test_consumer_protocol_java import _consumed_ranges, _duplicates_and_gaps
 from testsuite.harness.clients import create_topic
-from testsuite.harness.javatools import JavaTools
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
-from testsuite.harness.wire import Wire
+from shim.compat.javaclient import JavaTools
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
+from shim.compat.wire import Wire
 from testsuite.hardening.test_broker_restart import committed_through
 
 PARTITIONS = 3                 # committed_through reads partitions 0-2

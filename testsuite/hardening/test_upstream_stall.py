@@ -8,7 +8,7 @@ import os
 import signal
 import time
 
-from testsuite.harness.javatools import JavaTools
+from shim.compat.javaclient import JavaTools
 
 N = 3000
 

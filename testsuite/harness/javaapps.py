@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from shim.localkafka.home import KAFKA_VERSION, build_dir, kafka_home
-from testsuite.harness.javatools import JavaClient, JavaTools
+from shim.compat.javaclient import JavaClient, JavaTools
 
 SOURCES = Path(__file__).resolve().parents[1] / "java"
 

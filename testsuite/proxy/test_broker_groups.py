@@ -21,7 +21,7 @@ from kcodec.generated.share_group_heartbeat import ShareGroupHeartbeatRequest
 from kcodec.generated.streams_group_heartbeat import StreamsGroupHeartbeatRequest, Subtopology, Topology
 from kcodec.protocol import ApiKey, Error
 from testsuite.harness.clients import ck_consume, ck_produce, create_topic
-from testsuite.harness.wire import Wire
+from shim.compat.wire import Wire
 
 SGH, SGD, STREAMS_HB = ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_GROUP_DESCRIBE, ApiKey.STREAMS_GROUP_HEARTBEAT
 LIST, DESCRIBE, DELETE, FIND = ApiKey.LIST_GROUPS, ApiKey.DESCRIBE_GROUPS, ApiKey.DELETE_GROUPS, ApiKey.FIND_COORDINATOR

@@ -82,7 +82,7 @@ def test_admin_operations(kshim, names):
 
 
 def test_java_clients_and_cli_tools_through_kshim(kshim, kafka_install, names, tmp_path):
-    from testsuite.harness.javatools import JavaTools
+    from shim.compat.javaclient import JavaTools
     java = JavaTools(kafka_install, kshim.bootstrap, tmp_path)
     try:
         topic = names.topic()
@@ -115,7 +115,7 @@ def test_java_transactions_v2_through_kshim(kshim, kafka_install, names):
     AddOffsetsToTxn. kshim used to cap Produce at v9, which made every such transaction fail with
     "Partition was not added to the transaction". A transactional perf-test producer, then Kafka's
     TransactionalMessageCopier (consume-transform-produce, offsets sent to kshim's coordinator)."""
-    from testsuite.harness.javatools import run_tool
+    from shim.compat.javaclient import run_tool
     perf, src, dst, group = names.topic("tx-perf"), names.topic("tx-src"), names.topic("tx-dst"), names.group("tx")
     for topic in (perf, src, dst):
         create_topic(kshim.bootstrap, topic, partitions=1)

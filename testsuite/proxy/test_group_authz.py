@@ -18,9 +18,9 @@ import pytest
 
 from kcodec import api
 from shim.localkafka import LocalKafka
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
-from testsuite.harness.wire import Wire
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
+from shim.compat.wire import Wire
 
 pytestmark = pytest.mark.kafka
 

@@ -13,7 +13,7 @@ import pytest
 
 from shim.localkafka import probe_brokers
 from testsuite.harness.clients import ck_consume, ck_produce, create_topic
-from testsuite.harness.ports import free_port_block
+from shim.testing.ports import free_port_block
 
 
 @pytest.mark.kafka

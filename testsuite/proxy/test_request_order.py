@@ -16,7 +16,7 @@ from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitReq
                                             OffsetCommitRequestTopic)
 from kcodec.generated.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 
-from testsuite.harness.wire import Wire
+from shim.compat.wire import Wire
 
 COMMIT, METADATA, JOIN, HEARTBEAT, LEAVE, SYNC, DESCRIBE, FIND, CREATE = 8, 3, 11, 12, 13, 14, 15, 10, 19
 REBALANCE_MS = 2000

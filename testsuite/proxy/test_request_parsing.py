@@ -16,7 +16,7 @@ import pytest
 
 from kcodec import api
 
-from testsuite.harness.wire import Wire
+from shim.compat.wire import Wire
 
 FIND = 10
 TRAILING = b"\x00\x01\x02"

@@ -18,8 +18,8 @@ import pytest
 
 from shim.localkafka import LocalKafka
 from testsuite.harness.clients import ck_consume, ck_produce
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 from testsuite.harness.tlscerts import make_pki
 
 pytestmark = pytest.mark.kafka
@@ -230,7 +230,7 @@ def test_kshim_upstream_wrong_password_is_reported(sasl_kafka):
 # ---------------------------------------------------------------------- Java client
 @pytest.mark.java
 def test_java_clients_sasl_ssl_scram(tls_kshim, pki, kafka_install, names, tmp_path):
-    from testsuite.harness.javatools import JavaTools
+    from shim.compat.javaclient import JavaTools
     props = tmp_path / "client.properties"
     props.write_text(
         "security.protocol=SASL_SSL\n"

@@ -9,7 +9,7 @@ import time
 
 from kcodec import api
 from testsuite.harness.clients import ck_consume, create_topic
-from testsuite.harness.wire import Wire
+from shim.compat.wire import Wire
 
 METADATA = 3
 

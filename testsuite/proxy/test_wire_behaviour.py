@@ -9,7 +9,7 @@ import pytest
 
 from kcodec import api
 from testsuite.harness.clients import create_topic
-from testsuite.harness.wire import Wire
+from shim.compat.wire import Wire
 
 API_VERSIONS, METADATA, PRODUCE, FETCH, FIND_COORDINATOR, DESCRIBE_CLUSTER = 18, 3, 0, 1, 10, 60
 

@@ -18,10 +18,10 @@ from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequest
 from testsuite.conftest import RUN_DIR
 from testsuite.groups.test_cli_groups import _normalise
 from testsuite.harness.clients import ck_consume, ck_produce
-from testsuite.harness.javatools import JavaTools
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
-from testsuite.harness.wire import Wire
+from shim.compat.javaclient import JavaTools
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
+from shim.compat.wire import Wire
 
 COMMIT, FETCH = 8, 9
 

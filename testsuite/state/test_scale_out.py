@@ -17,9 +17,9 @@ from kcodec.generated.list_groups import ListGroupsRequest
 from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
 from testsuite.conftest import RUN_DIR
 from testsuite.harness.clients import ck_produce
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
-from testsuite.harness.wire import Wire
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
+from shim.compat.wire import Wire
 from testsuite.state.test_durable import fetch_offsets
 
 FIND, FETCH, LIST = 10, 9, 16

@@ -12,7 +12,7 @@ import time
 
 from testsuite.conftest import RUN_DIR
 from testsuite.harness.clients import ck_produce
-from testsuite.harness.javatools import JavaTools
+from shim.compat.javaclient import JavaTools
 from testsuite.state.test_scale_out import SESSION_MS, find, instances, owners, wait_for  # noqa: F401 (fixture)
 
 COORDINATOR_NOT_AVAILABLE = 15

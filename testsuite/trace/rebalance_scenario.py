@@ -27,9 +27,9 @@ from pathlib import Path
 
 from shim.localkafka import LocalKafka
 from testsuite.harness.clients import create_topic
-from testsuite.harness.javatools import JavaTools
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.compat.javaclient import JavaTools
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 from testsuite.trace.scenario_members import ScenarioMembers, Timing, now_ms
 
 

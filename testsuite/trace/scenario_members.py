@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from testsuite.harness.javaapps import compile_app, start_app
-from testsuite.harness.javatools import JavaClient, JavaTools
+from shim.compat.javaclient import JavaClient, JavaTools
 
 COOPERATIVE = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"
 

@@ -18,10 +18,10 @@ from shim.trace.analyze.pipeline import analyze
 from testsuite.conftest import RUN_DIR, _SPREAD
 from testsuite.groups.scenarios import SESSION_MS, _balanced, _wait
 from testsuite.harness.clients import create_topic
-from testsuite.harness.javatools import JavaTools
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
-from testsuite.harness.wire import Wire
+from shim.compat.javaclient import JavaTools
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
+from shim.compat.wire import Wire
 
 
 def describe(bootstrap: str, group: str) -> dict:

@@ -10,10 +10,10 @@ import time
 from shim.trace.analyze.pipeline import analyze
 from shim.trace.show import follow
 from testsuite.conftest import RUN_DIR, _SPREAD
-from testsuite.groups.pymembers import Member, wait_until
+from shim.compat.pymembers import Member, wait_until
 from testsuite.harness.clients import create_topic
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 
 def test_analyze_and_follow_a_running_kshim(kafka, names, tmp_path, spark):

@@ -17,9 +17,9 @@ from shim.trace.show import read_trace
 from testsuite.conftest import RUN_DIR, _SPREAD
 from testsuite.groups.scenarios import _balanced, _wait
 from testsuite.harness.clients import create_topic
-from testsuite.harness.javatools import JavaTools
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.compat.javaclient import JavaTools
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 COOPERATIVE = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"
 TOLERANCE_MS = 100

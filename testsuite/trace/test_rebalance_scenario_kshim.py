@@ -14,8 +14,8 @@ import pytest
 from shim.trace.analyze.partitions import fold_partitions, tables_from
 from shim.trace.show import read_trace
 from testsuite.conftest import RUN_DIR, _SPREAD
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 from testsuite.trace.gap_compare import compare_tables, print_comparison
 from testsuite.trace.rebalance_scenario import run_scenario
 

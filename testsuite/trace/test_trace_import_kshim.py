@@ -16,9 +16,9 @@ from shim.trace.show import read_trace
 from testsuite.conftest import RUN_DIR, _SPREAD
 from testsuite.harness import tcpdump
 from testsuite.harness.clients import create_topic
-from testsuite.harness.javatools import JavaTools
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.compat.javaclient import JavaTools
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 from testsuite.trace.capture_compare import analysis, compare, first_causes
 from testsuite.trace.rebalance_scenario import drive
 from testsuite.trace.python_members import join_then_leave

@@ -8,10 +8,10 @@ import subprocess
 import sys
 
 from testsuite.conftest import RUN_DIR, _SPREAD
-from testsuite.groups.pymembers import Member, wait_until
+from shim.compat.pymembers import Member, wait_until
 from testsuite.harness.clients import ck_produce, create_topic
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
 
 
 def kshim_trace(*args: str) -> str:

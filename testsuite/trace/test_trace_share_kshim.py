@@ -20,10 +20,10 @@ from shim.trace.analyze.member_timeline import fold_heartbeats
 from shim.trace.show import read_trace
 from testsuite.conftest import RUN_DIR, _SPREAD
 from testsuite.harness.clients import ck_produce, create_topic
-from testsuite.harness.javatools import run_tool
-from testsuite.harness.kshimproc import KshimProcess
-from testsuite.harness.ports import free_port_block
-from testsuite.harness.wire import Wire
+from shim.compat.javaclient import run_tool
+from shim.testing.kshimproc import KshimProcess
+from shim.testing.ports import free_port_block
+from shim.compat.wire import Wire
 
 SHARE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleShareConsumer"
 
