@@ -1,6 +1,6 @@
 """Messages built with kcodec.protocol's IntEnum members (Error.UNKNOWN_MEMBER_ID, ApiKey.JOIN_GROUP)
 where a field takes an integer encode, and convert to JSON, exactly as with the bare integers, and
-decode back to plain ints: the coordinator answers with Error members (issue 18). Long arrays take
+decode back to plain ints: the coordinator answers with Error members. Long arrays take
 the precompiled array packers, short ones the generic path."""
 
 from __future__ import annotations

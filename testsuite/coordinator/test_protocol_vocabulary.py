@@ -1,6 +1,6 @@
 """The coordinator (and the rest of shim: proxy, state, authz, kafkaclient, trace, compat, ...) takes
 error codes and API keys from kcodec.protocol (generated from Kafka's Errors and ApiKeys), never from
-numbers written by hand (issue 18).
+numbers written by hand.
 
 Every module is parsed with `ast` (nothing is imported): an assignment at module or class level to a
 name Kafka gives an error code or an API key must take the generated member of that name

@@ -1,4 +1,4 @@
-"""Moving an application between the broker and kshim keeps its position (issue: living beside the
+"""Moving an application between the broker and kshim keeps its position (living beside the
 broker). A consumer reads part of a topic directly from the broker and commits; pointed at kshim it
 resumes at the committed offsets (kshim adopts the group: shim/proxy/adoption.py); after `kshim
 groups export`, pointed back at the broker, it resumes where it stopped through kshim: 0 records

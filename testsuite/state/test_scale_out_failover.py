@@ -1,5 +1,5 @@
 """Consumers whose group lives on a scale-out kshim instance that is SIGKILLed fail over to the
-survivor on their own (issue 7): the survivor stops naming the dead instance in FindCoordinator at
+survivor on their own: the survivor stops naming the dead instance in FindCoordinator at
 once (shim/state/peerwatch.py: COORDINATOR_NOT_AVAILABLE until it takes the partition over), so a
 client's node address is never pointed back at the dead instance, and the same consumer commits
 again through the survivor, with default client settings and no restart: librdkafka

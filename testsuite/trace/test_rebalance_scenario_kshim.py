@@ -1,4 +1,4 @@
-"""Issue 21's scenario, lean: 3 Java cooperative-sticky consumers (testsuite/java/RebalanceConsumer.java)
+"""The rebalance scenario of scripts/rebalance-scenario, lean: 3 Java cooperative-sticky consumers (testsuite/java/RebalanceConsumer.java)
 through a traced kshim; one blocks its poll loop past max.poll.interval.ms, one is SIGKILLed. The
 analysis's per-partition gaps must agree with the consumers' own callback logs within 100 ms on every
 edge both sides know (gap_compare.py), and its causes must name the rebalances' triggers and their

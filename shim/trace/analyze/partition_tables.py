@@ -1,5 +1,5 @@
 """The contract of the per-partition analysis: the five tables `kshim trace analyze` writes for "which
-partitions stopped being consumed, for how long, and why" (issue 21), their columns and the values of
+partitions stopped being consumed, for how long, and why", their columns and the values of
 their kind columns. The folds (ownership.py for classic groups, reconcile.py for KIP-848 consumer
 groups, gaps.py, causes.py) build rows with exactly these keys (`row()` fills the missing ones with
 None), so the report, the HTML and other readers can rely on them.
