@@ -112,12 +112,30 @@ def stop(timeout: float = 30.0) -> None:
         except subprocess.TimeoutExpired:
             _PROC.kill()
             _PROC.wait()
-        return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and _alive(pid):
-        time.sleep(0.2)
-    if _alive(pid):
-        os.kill(pid, signal.SIGKILL)
+    else:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.2)
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    unmount_leftovers()
+
+
+def mounts() -> list[str]:
+    """The mount points under the engine's folder (dockerd leaves its default network namespace
+    mounted at exec/netns/default when it stops)."""
+    home = str(HOME.resolve())
+    out = []
+    for line in Path("/proc/mounts").read_text().splitlines():
+        point = line.split()[1].replace("\\040", " ")
+        if point == home or point.startswith(home + "/"):
+            out.append(point)
+    return out
+
+
+def unmount_leftovers() -> None:
+    for point in sorted(mounts(), key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True)
 
 
 def _alive(pid: int) -> bool:
@@ -130,9 +148,9 @@ def _alive(pid: int) -> bool:
 
 
 def network_leftovers() -> list[str]:
-    """What an engine leaves on the host's network: a docker0 or br-* interface, DOCKER iptables
-    chains. Empty when clean."""
-    out = []
+    """What an engine leaves on the host: a docker0, br-* or veth* interface, DOCKER iptables rules, a
+    mount under its folder. Empty when clean."""
+    out = [f"mount {m}" for m in mounts()]
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout \
         if shutil.which("ip") else "".join(f"{n}\n" for n in os.listdir("/sys/class/net"))
     for line in links.splitlines():
