@@ -1,5 +1,6 @@
-"""The order in which Kafka 3.9's Scala group coordinator lists the partitions of an OffsetCommit or
-TxnOffsetCommit answer.
+"""The order of the Scala maps Kafka 3.9's group coordinator answers from: the partitions of an
+OffsetCommit or TxnOffsetCommit answer (below), OffsetDelete's (an immutable Map of TopicPartition) and
+DeleteGroups' groups (a mutable.Map of group ids).
 
 GroupCoordinatorAdapter.commitOffsets (and commitTransactionalOffsets) collects the request's partitions
 into a Scala 2.13 `mutable.HashMap[TopicIdPartition, OffsetAndMetadata]`, hands `partitions.toMap` to
