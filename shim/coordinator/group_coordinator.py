@@ -71,6 +71,19 @@ class GroupCoordinator(CoordinatorState):
         end_transaction(self, producer_id, committed, producer_epoch)
         return self._finish(start)
 
+    def transaction_marker(self, producer_id: int, committed: bool, group_ids, now_ms: int | None = None
+                           ) -> CoordinatorResult:
+        """A COMMIT or ABORT marker of the producer in the `__consumer_offsets` partition of `group_ids`
+        (OffsetMetadataManager.replayEndTransactionMarker): their pending offsets of the producer are
+        committed or dropped, whatever the epoch; other groups' stay pending."""
+        start = self._begin(now_ms)
+        end_transaction(self, producer_id, committed, None, set(group_ids))
+        return self._finish(start)
+
+    def pending_transactions(self) -> set[tuple[int, str]]:
+        """(producer id, group id) of every transaction holding pending offsets here."""
+        return {(pid, gid) for gid, pids in self.txns.by_group.items() for pid in pids}
+
     def txn_commit_unverified(self, group_id: str, now_ms: int | None = None) -> CoordinatorResult:
         """A TxnOffsetCommit that the transaction's verification refused (shim/proxy/transactions.py).
         Kafka 3.9's Scala GroupCoordinator.handleTxnCommitOffsets adds a missing group (Empty, in memory)

@@ -4,11 +4,13 @@
 The transaction coordinator stays the real broker's. An accepted TxnOffsetCommit is held *pending*
 per (group, producer id): invisible to OffsetFetch, a RequireStable fetch of its partition answers
 UNSTABLE_OFFSET_COMMIT. kshim learns how the transaction ended from the client's EndTxn, which it
-forwards to the broker and watches (shim/proxy/groups.py): a successful commit turns the producer's
-pending offsets of every group into committed offsets (OffsetRecord), an abort drops them. Pending
-offsets are also dropped when the producer shows up with a newer epoch (InitProducerId or a
-TxnOffsetCommit of a later epoch: the broker aborted the older transaction) or when the transaction
-has been open longer than its timeout (plus a grace period) without kshim seeing its end.
+forwards to the broker and watches (shim/proxy/transactions.py), and from the transaction markers the
+transaction coordinator writes into the group's `__consumer_offsets` partition, whoever ended the
+transaction (shim/proxy/txn_markers.py): a commit turns the producer's pending offsets into committed
+offsets (OffsetRecord), an abort drops them. Pending offsets are also dropped when the producer shows
+up with a newer epoch (InitProducerId or a TxnOffsetCommit of a later epoch: the broker aborted the
+older transaction) or, where kshim cannot read the markers, when the transaction has been open longer
+than its timeout (plus a grace period) without kshim seeing its end.
 
 Every change is a record (TxnOffsetRecord / TxnOffsetTombstone), so pending offsets survive a kshim
 restart like committed ones (replay_record).
@@ -221,24 +223,30 @@ def validate_classic_commit(c: "CoordinatorState", ctx: Ctx, req, valid) -> int:
 
 
 # ---------------------------------------------------------------------- transaction ends
-def end_transaction(c: "CoordinatorState", producer_id: int, committed: bool, producer_epoch: int | None) -> None:
-    """The broker accepted the producer's EndTxn: apply (commit) or drop (abort) its pending offsets.
-    Offsets of an older epoch than the EndTxn's belong to a transaction the broker already aborted."""
+def end_transaction(c: "CoordinatorState", producer_id: int, committed: bool, producer_epoch: int | None,
+                    groups: set[str] | None = None) -> None:
+    """The transaction ended: apply (commit) or drop (abort) the producer's pending offsets, of every
+    group or only of `groups` (a marker in their `__consumer_offsets` partition). Given the epoch of
+    the client's EndTxn, offsets of an older epoch belong to a transaction the broker already
+    aborted; a marker applies all of them, as OffsetMetadataManager.replayEndTransactionMarker does."""
     offsets = c.txns.by_producer.get(producer_id)
-    c.timers.cancel(("txn", producer_id))
+    if groups is None:
+        c.timers.cancel(("txn", producer_id))
     if not offsets:
         return
     applied: dict[str, int] = {}
-    for key, rec in list(offsets.items()):
+    ended = [(key, rec) for key, rec in offsets.items() if groups is None or key[0] in groups]
+    for key, rec in ended:
         if committed and (producer_epoch is None or rec.producer_epoch == producer_epoch) \
                 and _group_alive(c, rec.group_id):
             c.offsets.put(c, OffsetRecord(rec.group_id, rec.topic, rec.partition, rec.offset, rec.leader_epoch,
                                           rec.metadata, rec.commit_timestamp_ms, None))
             applied[rec.group_id] = applied.get(rec.group_id, 0) + 1
         _tombstone(c, producer_id, key)
-    for gid in sorted({k[0] for k in offsets} | set(applied)):
+    for gid in sorted({key[0] for key, _ in ended}):
         c.event("txn_offsets_committed" if committed else "txn_offsets_aborted", gid, producer_id=producer_id,
-                producer_epoch=producer_epoch, applied=applied.get(gid, 0))
+                producer_epoch=producer_epoch, applied=applied.get(gid, 0),
+                learned_from="EndTxn" if groups is None else "marker")
 
 
 def _group_alive(c: "CoordinatorState", group_id: str) -> bool:

@@ -27,6 +27,7 @@ TOOLS: dict[str, str] = {
     "kafka-broker-api-versions": "org.apache.kafka.tools.BrokerApiVersionsCommand",
     "kafka-metadata-quorum": "org.apache.kafka.tools.MetadataQuorumCommand",
     "kafka-features": "org.apache.kafka.tools.FeatureCommand",
+    "kafka-transactions": "org.apache.kafka.tools.TransactionsCommand",
     # KIP-932 share groups, KIP-1071 streams groups (kafka-tools 4.3.1 and later)
     "kafka-share-groups": "org.apache.kafka.tools.consumer.group.ShareGroupCommand",
     "kafka-streams-groups": "org.apache.kafka.tools.streams.StreamsGroupCommand",

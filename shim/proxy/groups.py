@@ -7,7 +7,7 @@ Its jobs, one module each:
   encode);
 - find_coordinator.py: FindCoordinator for group keys (transaction keys are the broker's);
 - transactions.py: TxnOffsetCommit enlisted in the transaction first; the client's EndTxn and
-  InitProducerId watched;
+  InitProducerId watched; txn_markers.py: every transaction's end read from its markers;
 - topic_refresh.py: the topic metadata the coordinator checks commits against and re-resolves
   subscriptions from (kshim's own Metadata requests, periodic and on demand);
 - authz.py: SASL principals and the broker's ACLs (with SASL upstream or `authorizer`);
@@ -107,6 +107,7 @@ class GroupService:
         if self.authz is not None:
             await self.authz.start()           # the broker's ACLs, before any client is served
         await self.broker_groups.learn_all()   # the group ids that are the broker's
+        self.transactions.start()              # (reads transaction markers while offsets are pending)
         if cfg.group_metadata_refresh_ms > 0:
             self._tasks.append(loop.create_task(every(
                 cfg.group_metadata_refresh_ms / 1000.0, self.metadata.refresh_all,

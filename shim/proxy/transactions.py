@@ -9,6 +9,9 @@
   successful EndTxn commits or aborts the producer's pending offsets, a transactional
   InitProducerId (a new epoch: the broker aborted the previous one) drops them; the broker's answer
   goes out through the runtime, so it waits for those records to be durable (group_runtime.py).
+- Transactions ended elsewhere (timed out, fenced, aborted by an admin, ended through another
+  instance) are learned from their markers in `__consumer_offsets` (txn_markers.py); each accepted
+  TxnOffsetCommit is watched from the partition's high watermark read after its enlisting.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from ..coordinator.txn_offsets import txn_commit_refused
 from . import txn_verify
 from .bodies import read_request, read_response
 from .txn_enlist import COORDINATOR_NOT_AVAILABLE, ENLIST_MIN_VERSION, TxnEnlister
+from .txn_markers import TxnMarkerWatch
 
 if TYPE_CHECKING:
     from .group_runtime import GroupRuntime
@@ -39,8 +43,13 @@ class Transactions:
     def __init__(self, proxy: "Proxy", runtime: "GroupRuntime", metadata: "TopicRefresher"):
         self.runtime, self.metadata = runtime, metadata
         self.enlister = TxnEnlister(proxy)     # kshim's own connections to the transaction coordinators
+        self.markers = TxnMarkerWatch(proxy, runtime, self.enlister, metadata)
+
+    def start(self) -> None:
+        self.markers.start()
 
     def close(self) -> None:
+        self.markers.close()
         self.enlister.close()
 
     # ------------------------------------------------------------------ TxnOffsetCommit
@@ -73,7 +82,11 @@ class Transactions:
                 patch(body)
             self.runtime.answer(session, slot, body)
             return
+        where = await self.markers.floor(req.group_id)    # (after enlisting: see txn_markers.py)
+        if session.closed:
+            return
         self.runtime.handle(session, slot, req, patch)
+        self.markers.expect(req.producer_id, req.group_id, where)
 
     async def _offsets_partitions(self) -> int | None:
         """The partition count of the upstream's __consumer_offsets (GroupCoordinatorService.partitionFor)."""

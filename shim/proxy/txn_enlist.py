@@ -56,7 +56,7 @@ class TxnEnlister:
                     body = api.REQUESTS[ADD_OFFSETS_TO_TXN](
                         transactional_id=transactional_id, producer_id=producer_id,
                         producer_epoch=producer_epoch, group_id=group_id)
-                    resp = await self._call(node, ADD_OFFSETS_TO_TXN,
+                    resp = await self.call(node, ADD_OFFSETS_TO_TXN,
                                             lambda conn: (conn.version_for(ADD_OFFSETS_TO_TXN, 4), body))
                     code = resp.error_code
                     if code not in MOVED and code != CONCURRENT_TRANSACTIONS:
@@ -88,7 +88,7 @@ class TxnEnlister:
             else:
                 req.key = transactional_id
             return v, req
-        resp = await self._call(via, FIND_COORDINATOR, find)
+        resp = await self.call(via, FIND_COORDINATOR, find)
         err, node = ((resp.coordinators[0].error_code, resp.coordinators[0].node_id) if used[0] >= 4
                      else (resp.error_code, resp.node_id))
         if err or node < 0:
@@ -107,7 +107,7 @@ class TxnEnlister:
             conn = self._conns[node] = await UpstreamClient.connect(self.proxy.cfg, broker.host, broker.port)
         return conn
 
-    async def _call(self, node: int, api_key: int, build):
+    async def call(self, node: int, api_key: int, build):
         """build(connection) -> (version, request body); one request in flight per connection."""
         lock = self._locks.setdefault(node, asyncio.Lock())
         async with lock:

@@ -143,7 +143,7 @@ async def verify(enlister: "TxnEnlister", version: int, transactional_id: str, p
             node = await enlister._coordinator_of(transactional_id)
             if node is None:                 # AddPartitionsToTxnManager: no transaction coordinator
                 return client_error(version, COORDINATOR_NOT_AVAILABLE)
-            resp = await enlister._call(node, ADD_PARTITIONS_TO_TXN, build)
+            resp = await enlister.call(node, ADD_PARTITIONS_TO_TXN, build)
         except _NoVerifyVersion as e:        # AddPartitionsToTxnManager skips on a version mismatch
             _warn_once("version", "TxnOffsetCommit v0-4 not verified: %s", e)
             return SKIP

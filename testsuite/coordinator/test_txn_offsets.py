@@ -144,6 +144,28 @@ def test_commit_applies_the_producers_offsets_of_every_group_and_abort_drops_the
     assert {(r.group_id, r.offset) for r in recs if isinstance(r, OffsetRecord)} == {("g", 11), ("g2", 21)}
 
 
+def test_a_marker_ends_the_producers_offsets_of_the_groups_in_its_partition_only():
+    """replayEndTransactionMarker: a marker in one __consumer_offsets partition ends the producer's
+    pending offsets of that partition's groups, whatever their epoch; the other groups' wait for
+    their own partition's marker."""
+    h = Harness(TOPICS)
+    txn_commit(h, "g", {("t1", 0): 10}, epoch=3)
+    txn_commit(h, "g2", {("t1", 1): 20}, epoch=3)
+    h.c.records.clear()
+    out = h.c.transaction_marker(PID, True, ["g"], h.now)
+    assert out == []
+    assert offsets(h)[("t1", 0)] == (10, 0)
+    assert offsets(h, "g2", stable=True)[("t1", 1)] == (-1, E.UNSTABLE_OFFSET_COMMIT)
+    assert h.c.pending_transactions() == {(PID, "g2")}
+    assert [type(r).__name__ for r in h.c.records] == ["OffsetRecord", "TxnOffsetTombstone"]
+    assert h.c.timers.deadline(("txn", PID)) is not None      # g2's transaction still times out
+    h.c.transaction_marker(PID, False, ["g2"], h.now)
+    assert offsets(h, "g2", stable=True)[("t1", 1)] == (-1, 0)
+    assert h.c.pending_transactions() == set() and h.c.timers.deadline(("txn", PID)) is None
+    h.c.transaction_marker(PID, True, ["g", "g2"], h.now)      # a repeated marker: nothing left
+    assert offsets(h)[("t1", 0)] == (10, 0)
+
+
 def test_end_of_an_unknown_producer_changes_nothing():
     h = Harness(TOPICS)
     end(h, committed=True, pid=77)

@@ -65,7 +65,7 @@ class FakeEnlister:
         self._coordinator.setdefault(transactional_id, 1)
         return 1
 
-    async def _call(self, node, api_key, build):
+    async def call(self, node, api_key, build):
         self.sent.append(build(self.conn))
         return self.answers.pop(0)
 

@@ -1,0 +1,154 @@
+"""Transactions that end without the client's EndTxn passing through kshim: timed out by the
+transaction coordinator, fenced by a new InitProducerId sent straight to the broker, aborted with
+`kafka-transactions.sh abort`. Each holds offsets for a group that a read_committed consumer then
+joins (OffsetFetch RequireStable: UNSTABLE_OFFSET_COMMIT while pending). The broker's group
+coordinator learns the end from the transaction's markers; so must kshim (proxy/txn_markers.py), so
+the consumer gets its first record at the same time on both sides.
+
+Both sides run at once against the same broker, so the transaction coordinator's periodic abort of
+timed-out transactions (every 10 s) ends both transactions in the same pass."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+
+from testsuite.groups.test_transactions import UNSTABLE_OFFSET_COMMIT, _fetch_stable
+from testsuite.harness.clients import ck_produce, create_topic
+
+TXN_TIMEOUT_MS = 10_000
+
+
+def _open_transaction(bootstrap: str, tid: str, group: str, topic: str, offset: int = 3):
+    """A transactional producer that sends offsets for `group` and is then left alone (its
+    transaction stays open); returns it (kept referenced: librdkafka must not end it)."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    meta = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": tid,
+                         "transaction.timeout.ms": TXN_TIMEOUT_MS})
+    try:
+        producer.init_transactions(60)
+        producer.begin_transaction()
+        producer.send_offsets_to_transaction([TopicPartition(topic, 0, offset)], meta.consumer_group_metadata(), 60)
+    finally:
+        meta.close()
+    return producer
+
+
+def _first_record(bootstrap: str, group: str, topic: str, out: dict, key: str, limit: float = 120.0) -> None:
+    """A read_committed member of `group`: when it got its first record, and its offset (None: none)."""
+    from confluent_kafka import Consumer
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                  "isolation.level": "read_committed", "enable.auto.commit": False})
+    c.subscribe([topic])
+    try:
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is not None and not m.error():
+                out[key] = (time.monotonic(), m.offset())
+                return
+        out[key] = None
+    finally:
+        c.close()
+
+
+def _both_sides(kafka, kshim, names, tag: str, prepare=None, end_it=None) -> dict:
+    """Open a transaction on each side; start each side's read_committed member (blocked); then
+    `end_it(prepare(tid, group))` on each side in turn: seconds from the offsets sent (or from the
+    start of the side's `end_it`) to that side's first record, and its offset."""
+    sides = {"broker": kafka.bootstrap, "kshim": kshim.bootstrap}
+    topic = names.topic(tag)
+    create_topic(kafka.bootstrap, topic, 1)
+    ck_produce(kafka.bootstrap, topic, [b"r%d" % i for i in range(6)])
+    opened, since = {}, {}
+    for side, boot in sides.items():
+        tid, group = names.instance(f"{tag}-{side}"), names.group(f"{tag}-{side}")
+        opened[side] = (_open_transaction(boot, tid, group, topic), tid, group)
+        since[side] = time.monotonic()
+    for side, boot in sides.items():
+        assert _fetch_stable(boot, opened[side][2], topic) == (UNSTABLE_OFFSET_COMMIT, -1), side
+    prepared = {side: prepare(*opened[side][1:]) if prepare else None for side in sides}
+    first: dict = {}
+    threads = [threading.Thread(target=_first_record, args=(boot, opened[side][2], topic, first, side))
+               for side, boot in sides.items()]
+    for t in threads:
+        t.start()
+    time.sleep(3)                                 # (both members joined and blocked)
+    if end_it is not None:
+        for side in sides:
+            assert side not in first, first       # still blocked
+            since[side] = time.monotonic()
+            end_it(prepared[side])
+    for t in threads:
+        t.join()
+    got = {side: None if first.get(side) is None else (first[side][0] - since[side], first[side][1])
+           for side in sides}
+    print(tag, got)
+    del opened                                    # (the producers were kept alive until here)
+    return got
+
+
+def test_a_timed_out_transaction_unblocks_the_group_as_on_the_broker(kafka, kshim, names):
+    """The transaction coordinator aborts an abandoned transaction after its timeout; the group's
+    read_committed member then starts from the beginning (the offsets were never committed). Through
+    kshim it used to wait for kshim's own fallback (90 s)."""
+    got = _both_sides(kafka, kshim, names, "abandoned")
+    assert got["broker"] is not None and got["kshim"] is not None, got
+    (broker_s, broker_offset), (kshim_s, kshim_offset) = got["broker"], got["kshim"]
+    assert broker_offset == kshim_offset == 0
+    assert TXN_TIMEOUT_MS / 1000 <= broker_s < 45, got
+    assert abs(kshim_s - broker_s) <= 2.0, got
+
+
+def test_a_producer_fenced_behind_kshims_back_unblocks_the_group(kafka, kshim, names):
+    """A new instance of the transactional id initialises straight at the broker (not through kshim):
+    the coordinator aborts the open transaction and writes its markers."""
+    from confluent_kafka import Producer
+    successors = []
+
+    def fence(tid):
+        successor = Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": tid})
+        successor.init_transactions(60)
+        successors.append(successor)
+    got = _both_sides(kafka, kshim, names, "fenced", lambda tid, group: tid, fence)
+    assert got["broker"] is not None and got["kshim"] is not None, got
+    assert got["broker"][0] < 5, got        # not the timeout: the fencing
+    assert abs(got["kshim"][0] - got["broker"][0]) <= 2.0, got
+    assert got["kshim"][1] == got["broker"][1] == 0
+
+
+def _describe(kafka, tid: str) -> dict[str, str]:
+    out = subprocess.run([str(kafka.kafka.home / "bin" / "kafka-transactions.sh"), "--bootstrap-server", kafka.bootstrap,
+                          "describe", "--transactional-id", tid], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    header, row = [line.split("\t") for line in out.stdout.strip().splitlines()[:2]]
+    return {h.strip(): v.strip() for h, v in zip(header, row)}
+
+
+def test_kafka_transactions_abort_unblocks_both_sides_at_once(kafka, kshim, names):
+    """`kafka-transactions.sh abort` writes an ABORT marker into the group's __consumer_offsets
+    partition (WriteTxnMarkers from the admin client): the pending offsets go on both sides."""
+    from shim.proxy.txn_verify import offsets_partition
+
+    def prepare(tid, group):
+        d = _describe(kafka, tid)
+        p = offsets_partition(group, _offsets_partitions(kafka))
+        return [str(kafka.kafka.home / "bin" / "kafka-transactions.sh"), "--bootstrap-server", kafka.bootstrap,
+                "abort", "--topic", "__consumer_offsets", "--partition", str(p), "--producer-id", d["ProducerId"],
+                "--producer-epoch", d["ProducerEpoch"], "--coordinator-epoch", "0"]
+
+    def abort(cmd):
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+    got = _both_sides(kafka, kshim, names, "adminabort", prepare, abort)
+    assert got["broker"] is not None and got["kshim"] is not None, got
+    assert got["broker"][0] < 5, got
+    assert abs(got["kshim"][0] - got["broker"][0]) <= 1.0, got
+
+
+def _offsets_partitions(kafka) -> int:
+    from confluent_kafka.admin import AdminClient
+    md = AdminClient({"bootstrap.servers": kafka.bootstrap}).list_topics("__consumer_offsets", timeout=30)
+    return len(md.topics["__consumer_offsets"].partitions)
