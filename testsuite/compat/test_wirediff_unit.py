@@ -28,7 +28,7 @@ def test_scenarios_cover_every_api_and_both_protocols_over_many_seeds():
             if "api" in s:
                 apis.add(s["api"])
                 versions.add((s["api"], s["v"]))
-    assert apis == {8, 9, 10, 11, 12, 13, 14, 15, 16, 28, 42, 47, 68, 69, 76, 77, 88, 89}
+    assert apis == {8, 9, 10, 11, 12, 13, 14, 15, 16, 22, 25, 26, 28, 42, 47, 68, 69, 76, 77, 88, 89}
     assert kinds == {"classic", "consumer", "share", "streams"}
     assert {v for a, v in versions if a == JOIN} == set(range(0, 10))
     assert {v for a, v in versions if a == OFFSET_COMMIT} == set(range(2, 11))

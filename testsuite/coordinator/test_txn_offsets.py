@@ -148,9 +148,11 @@ def test_a_marker_ends_the_producers_offsets_of_the_groups_in_its_partition_only
     """replayEndTransactionMarker: a marker in one __consumer_offsets partition ends the producer's
     pending offsets of that partition's groups, whatever their epoch; the other groups' wait for
     their own partition's marker."""
+    from .replay_check import assert_replay_agrees
     h = Harness(TOPICS)
     txn_commit(h, "g", {("t1", 0): 10}, epoch=3)
     txn_commit(h, "g2", {("t1", 1): 20}, epoch=3)
+    log = list(h.c.records)
     h.c.records.clear()
     out = h.c.transaction_marker(PID, True, ["g"], h.now)
     assert out == []
@@ -158,6 +160,7 @@ def test_a_marker_ends_the_producers_offsets_of_the_groups_in_its_partition_only
     assert offsets(h, "g2", stable=True)[("t1", 1)] == (-1, E.UNSTABLE_OFFSET_COMMIT)
     assert h.c.pending_transactions() == {(PID, "g2")}
     assert [type(r).__name__ for r in h.c.records] == ["OffsetRecord", "TxnOffsetTombstone"]
+    assert_replay_agrees(h.c, log + h.c.records)          # a restart now: g2's offsets still pending
     assert h.c.timers.deadline(("txn", PID)) is not None      # g2's transaction still times out
     h.c.transaction_marker(PID, False, ["g2"], h.now)
     assert offsets(h, "g2", stable=True)[("t1", 1)] == (-1, 0)

@@ -1,6 +1,6 @@
 """Normalising answers and comparing them. Only what must differ between two targets is rewritten:
 member ids (generated) become the member's symbol, group ids and topic names their symbols, topic
-ids the topic's symbol; throttle times and the coordinator's address are dropped; lists whose order
+ids the topic's symbol; throttle times, producer ids and the coordinator's address are dropped; lists whose order
 Kafka does not fix (members of a group, listed groups, assigned partitions, the partitions of an
 OffsetFetch of all topics: Java hash-table orders of generated ids) are sorted. Error
 messages are compared apart (`messages`). Everything else must be equal."""
@@ -15,7 +15,7 @@ from kcodec.protocol import error_name
 
 from .generate import FIND_COORDINATOR, LIST_GROUPS, OFFSET_FETCH
 
-DROP = {"throttleTimeMs"}
+DROP = {"throttleTimeMs", "producerId"}       # (each target's transactional ids get their own)
 COORDINATOR_FIELDS = {"nodeId", "host", "port"}
 MEMBER_FIELDS = {"memberId", "leader"}
 GROUP_FIELDS = {"groupId", "groupsNames"}

@@ -17,6 +17,7 @@ from kcodec.protocol import ApiKey, Error
 from .build import b64, build, resolve
 from .generate import CG_HEARTBEAT, JOIN, TOPICS, Scenario, member_id_for
 from .groups_gen import SG_HEARTBEAT, ST_HEARTBEAT, client_uuid
+from .txn_gen import END_TXN, INIT_PRODUCER_ID
 
 PARK_S = 0.3          # no answer within this: parked (on both sides)
 STRAGGLER_S = 3.0     # one side answered: how long the other may take
@@ -103,6 +104,7 @@ class Side:
             elif spec["kind"] in ("share", "streams"):
                 self.ids[client_uuid(scenario.seed, m)] = m
         self.sent: dict[int, str] = {}    # step index -> member
+        self.producers: dict[str, tuple[int, int]] = {}     # connection -> (producer id, epoch)
         # a scenario run again on the same target (shrinking) gets fresh group ids
         self.tag = f"{scenario.seed}" + (f"r{target.runs[scenario.seed]}" if target.runs.get(scenario.seed) else "")
         target.runs[scenario.seed] = target.runs.get(scenario.seed, 0) + 1
@@ -121,6 +123,8 @@ class Side:
             return self.group(arg)
         if kind == "txn":
             return self.group(f"txn{arg}")
+        if kind in ("pid", "pepoch"):        # a transactional producer's id and epoch (txn_gen.py)
+            return self.producers.get(arg, (-1, -1))[kind == "pepoch"]
         if kind == "topic":
             return self.t.topic(arg)
         if kind == "topicid":
@@ -200,6 +204,10 @@ class Side:
         step = self.sc.steps[idx]
         if answer[0] == "ok" and step["conn"] in self.state:
             self.learn(self.state[step["conn"]], step, answer[1])
+        elif answer[0] == "ok" and step["api"] in (INIT_PRODUCER_ID, END_TXN):
+            r = answer[1]       # (EndTxn v5+ answers the epoch transactions v2 bumped)
+            if r.get("errorCode", 0) == Error.NONE and r.get("producerId", -1) >= 0:
+                self.producers[step["conn"]] = (r["producerId"], r["producerEpoch"])
         ev = self.events.get(idx)
         if ev is not None:
             ev.set()

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from kcodec.protocol import ApiKey
 
 from .groups_gen import RANGES as GROUPS_RANGES, GroupsGen
+from .txn_gen import RANGES as TXN_RANGES, TxnGen
 
 OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR = ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.FIND_COORDINATOR
 JOIN, HEARTBEAT, LEAVE, SYNC = ApiKey.JOIN_GROUP, ApiKey.HEARTBEAT, ApiKey.LEAVE_GROUP, ApiKey.SYNC_GROUP
@@ -31,7 +32,7 @@ DEFAULT_RANGES = {
     JOIN: (0, 9), SYNC: (0, 5), HEARTBEAT: (0, 4), LEAVE: (0, 5), OFFSET_COMMIT: (2, 10),
     OFFSET_FETCH: (1, 10), FIND_COORDINATOR: (0, 6), DESCRIBE_GROUPS: (0, 6), LIST_GROUPS: (0, 5),
     DELETE_GROUPS: (0, 2), TXN_OFFSET_COMMIT: (0, 3), OFFSET_DELETE: (0, 0), CG_HEARTBEAT: (0, 1),
-    CG_DESCRIBE: (0, 1), **GROUPS_RANGES,
+    CG_DESCRIBE: (0, 1), **GROUPS_RANGES, **TXN_RANGES,
 }
 TOPICS = {"t1": 1, "t2": 3}          # created by the driver; "tx" is never created
 LONG_SLEEP_MS, SHORT_SLEEP_MS, REGEX_SLEEP_MS = 7000, 60, 200
@@ -129,6 +130,7 @@ class _Gen:
                 m = self.sc.members[name]
                 (self.classic if m["kind"] == "classic" else self.consumer)(name, m)
         GroupsGen(self).add()                     # share/streams members: their own random stream
+        TxnGen(self).add()                        # real transactions: theirs
         return self.sc
 
     # ------------------------------------------------------------------ classic members

@@ -78,17 +78,7 @@ class GroupsGen:
         self.merge()
 
     def merge(self) -> None:
-        """Slot the new steps in between the scenario's own, keeping both orders."""
-        steps = self.g.sc.steps
-        slots = sorted(self.r.randint(0, len(steps)) for _ in self.steps)
-        out, j = [], 0
-        for i, s in enumerate(steps):
-            while j < len(slots) and slots[j] == i:
-                out.append(self.steps[j])
-                j += 1
-            out.append(s)
-        out += self.steps[j:]
-        self.g.sc.steps[:] = out
+        slot_in(self.g.sc.steps, self.steps, self.r)
 
     def _what(self, name: str, weights: dict) -> str:
         what = self.r.choices(list(weights), list(weights.values()))[0]
@@ -177,3 +167,16 @@ class GroupsGen:
             self.step("adm", ApiKey.DELETE_GROUPS, {"groupsNames": [f"$group:{g}" for g in some]})
         elif what == "cg_describe" and ApiKey.CONSUMER_GROUP_DESCRIBE in self.g.ranges:
             self.describe("adm", ApiKey.CONSUMER_GROUP_DESCRIBE, some)
+
+
+def slot_in(steps: list, new: list, r: random.Random) -> None:
+    """Slot `new` in between the scenario's `steps` at random places, keeping both orders."""
+    slots = sorted(r.randint(0, len(steps)) for _ in new)
+    out, j = [], 0
+    for i, s in enumerate(steps):
+        while j < len(slots) and slots[j] == i:
+            out.append(new[j])
+            j += 1
+        out.append(s)
+    out += new[j:]
+    steps[:] = out
