@@ -132,7 +132,7 @@ class GroupRequests:
                 return runtime.answer(session, slot, early)
         if extra is not None:
             patch = both(patch, extra)
-        if slot.api_key == TXN_OFFSET_COMMIT and self.transactions.enlists(req):
+        if slot.api_key == TXN_OFFSET_COMMIT and self.transactions.enlists(req, slot.version):
             asyncio.get_running_loop().create_task(
                 self.transactions.enlist_then_handle(session, slot, req, patch))
             return

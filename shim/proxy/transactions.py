@@ -53,12 +53,18 @@ class Transactions:
         self.enlister.close()
 
     # ------------------------------------------------------------------ TxnOffsetCommit
-    def enlists(self, req) -> bool:
-        """KafkaApis hands the coordinator a TxnOffsetCommit only with a partition the metadata knows, and
-        GroupCoordinatorService.commitTransactionalOffsets refuses an empty group id before enlisting."""
+    def enlists(self, req, version: int) -> bool:
+        """KafkaApis hands the coordinator a TxnOffsetCommit only with a partition the metadata knows (by
+        topic id from v6, KIP-1319), and GroupCoordinatorService.commitTransactionalOffsets refuses an
+        empty group id before enlisting."""
         topics = self.runtime.topics
-        return bool(req.group_id) and any(0 <= p.partition_index < (topics.partitions(t.name) or 0)
-                                          for t in req.topics for p in t.partitions)
+
+        def count(t) -> int:
+            if version >= 6:
+                info = topics.topic(t.topic_id)
+                return info.partitions if info is not None else 0
+            return topics.partitions(t.name) or 0
+        return bool(req.group_id) and any(0 <= p.partition_index < count(t) for t in req.topics for p in t.partitions)
 
     async def enlist_then_handle(self, session: "Session", slot: "Slot", req, patch: Callable | None) -> None:
         try:
