@@ -36,7 +36,7 @@ VERSIONS: dict[int, tuple[int, int]] = {
     OFFSET_COMMIT: (2, 10),              # v10: topics by id
     OFFSET_FETCH: (1, 10),
     OFFSET_DELETE: (0, 0),
-    TXN_OFFSET_COMMIT: (0, 6),           # v6: topics by id (KIP-1319); completed by the client's EndTxn: txn_offsets.py
+    TXN_OFFSET_COMMIT: (0, 6),           # v6: topics by id (KIP-1319); completed by EndTxn or markers: txn_offsets.py
     CONSUMER_GROUP_HEARTBEAT: (0, 1),    # KIP-848: consumer/heartbeat.py
     CONSUMER_GROUP_DESCRIBE: (0, 1),     # consumer/describe.py
 }

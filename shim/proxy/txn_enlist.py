@@ -8,8 +8,8 @@ kshim answers TxnOffsetCommit itself, so it does that step too: AddOffsetsToTxn(
 producer id and epoch, group) to the real transaction coordinator, which enlists the group's
 `__consumer_offsets` partition as for a v1 client. Without it a transaction holding only offsets
 has nothing enlisted and its EndTxn(commit) fails with INVALID_TXN_STATE (franz-go's TestTxnEtl
-through kshim). The commit/abort itself is still learned from the client's EndTxn
-(coordinator/txn_offsets.py).
+through kshim). The commit/abort itself is learned from the client's EndTxn or the markers
+(coordinator/txn_offsets.py, txn_markers.py).
 """
 
 from __future__ import annotations
