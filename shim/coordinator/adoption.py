@@ -9,8 +9,9 @@ A group kshim already holds is never overwritten.
 
 The other way (`hand_over`): a streams member joining an Empty classic group makes it a streams group
 on the broker (GroupMetadataManager.getOrCreateStreamsGroup: maybeDeleteEmptyClassicGroup, the
-offsets kept); the proxy writes the group's offsets to the broker, then kshim forgets the group with
-the records of a deletion, then the join goes to the broker."""
+offsets kept, pending transactional ones too); the proxy writes the group's offsets to the broker
+(its pending ones as the producer's TxnOffsetCommit), then kshim forgets the group with the records
+of a deletion, then the join goes to the broker."""
 
 from __future__ import annotations
 
@@ -49,10 +50,20 @@ def adopt_offsets(c: "CoordinatorState", group_id: str, offsets: list[AdoptedOff
 
 
 def can_hand_over(c: "CoordinatorState", group_id: str) -> bool:
-    """An Empty classic group (not a consumer group), no transactional offsets pending."""
+    """An Empty classic group (not a consumer group) whose pending transactional offsets, if any, can be
+    handed over too (their transactional id is known: records written before kshim kept it lack it)."""
     g = c.groups.get(group_id)
     return (g is not None and g.state == EMPTY and group_id not in c.consumer_groups
-            and not c.txns.by_group.get(group_id))
+            and all(r.transactional_id for r in pending_offsets(c, group_id)))
+
+
+def pending_offsets(c: "CoordinatorState", group_id: str) -> list:
+    """The group's pending transactional offsets (TxnOffsetRecord), by producer id then partition."""
+    out = []
+    for pid in sorted(c.txns.by_group.get(group_id, ())):
+        out += sorted((r for k, r in c.txns.by_producer.get(pid, {}).items() if k[0] == group_id),
+                      key=lambda r: (r.topic, r.partition))
+    return out
 
 
 def hand_over(c: "CoordinatorState", group_id: str) -> bool:

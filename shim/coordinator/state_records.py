@@ -69,6 +69,7 @@ class TxnOffsetRecord:
     metadata: str
     commit_timestamp_ms: int
     timeout_ms: int          # how long kshim keeps it without seeing the transaction end
+    transactional_id: str | None = None     # (None: written before kshim kept it)
 
 
 @dataclass(frozen=True)

@@ -104,7 +104,8 @@ def txn_offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Call
                 stored[(topic, p.partition_index)] = E.OFFSET_METADATA_TOO_LARGE
                 continue
             rec = TxnOffsetRecord(req.group_id, pid, epoch, topic, p.partition_index, p.committed_offset,
-                                  p.committed_leader_epoch if ctx.version >= 2 else -1, metadata, c.now, timeout)
+                                  p.committed_leader_epoch if ctx.version >= 2 else -1, metadata, c.now, timeout,
+                                  req.transactional_id)
             c.records.append(rec)
             if txns.add(rec):
                 _arm(c, pid, timeout)

@@ -51,6 +51,7 @@ OFFSET_COMMIT, STREAMS_GROUP_HEARTBEAT = ApiKey.OFFSET_COMMIT, ApiKey.STREAMS_GR
 NOT_ADOPTING = frozenset({ApiKey.LIST_GROUPS, DESCRIBE_GROUPS, ApiKey.DELETE_GROUPS, ApiKey.CONSUMER_GROUP_DESCRIBE})
 OFFSET_FETCH_VERSION = 9       # the newest that names topics (v10 names them by id)
 NOT_LIVE = ("Empty", "Dead", "")
+TXN_OFFSET_COMMIT, TXN_COMMIT_VERSION = ApiKey.TXN_OFFSET_COMMIT, 3
 LIVE = "live"                  # BrokerGroups.kinds value of a group with live members on the broker
 OTHER_TYPE = "other"           # ... of a share or streams group the broker holds
 
@@ -157,9 +158,11 @@ class HandOver:
     """A streams member joining an Empty classic group kshim holds: Kafka turns the group into a
     streams group, keeping its offsets (GroupMetadataManager.getOrCreateStreamsGroup ->
     maybeDeleteEmptyClassicGroup). kshim writes the group's offsets to the broker's coordinator
-    (OffsetCommit without generation, state/handback.py), forgets the group (the records of a
-    deletion, durable first), and forwards the join; the group is the broker's from then on. If the
-    broker refuses the offsets, the group stays kshim's and the join gets the wrong-type answer."""
+    (OffsetCommit without generation, state/handback.py) and its pending transactional offsets (each
+    producer's TxnOffsetCommit again: the broker then applies the transaction's markers), forgets the
+    group (the records of a deletion, durable first), and forwards the join; the group is the
+    broker's from then on. If the broker refuses the offsets, the group stays kshim's and the join
+    gets the wrong-type answer."""
 
     def __init__(self, runtime: "GroupRuntime", broker: "BrokerGroups"):
         self.runtime, self.broker = runtime, broker
@@ -174,12 +177,20 @@ class HandOver:
     async def _then_forward(self, session, slot, frame, req) -> None:
         gid, broker = req.group_id, self.broker
         offsets = sorted(self.runtime.coordinator.offsets.get(gid).values(), key=lambda r: (r.topic, r.partition))
+        pending = self.runtime.coordinator.pending_offsets(gid)
         why = ""
         try:
-            if offsets:
+            if offsets or pending:
                 conn = await broker.links.conn(await broker.links.node_for(gid))
+            if offsets:
                 v = min(OFFSET_COMMIT_VERSION, conn.versions.get(OFFSET_COMMIT, (0, OFFSET_COMMIT_VERSION))[1])
                 written, why = handback.outcome(await request(conn, OFFSET_COMMIT, v, handback.commit_request(gid, offsets)))
+            for txn in handback.txn_commit_requests(gid, pending) if not why else ():
+                # v3: the broker verifies the partition is in the transaction (the client or kshim enlisted it)
+                v = min(TXN_COMMIT_VERSION, conn.versions.get(TXN_OFFSET_COMMIT, (0, TXN_COMMIT_VERSION))[1])
+                _, why = handback.outcome(await request(conn, TXN_OFFSET_COMMIT, v, txn))
+                if why:
+                    break
             if not why and can_hand_over(self.runtime.coordinator, gid):
                 error = await self.runtime.hand_over(gid)
                 why = f"state append failed ({error})" if error else ""
@@ -190,6 +201,7 @@ class HandOver:
             if not session.closed:
                 broker.complete(session, slot, broker.refusal(slot.api_key, STREAMS, gid, req))
             return
-        log.info("group %s handed over to the broker for a streams member (%d offsets)", gid, len(offsets))
+        log.info("group %s handed over to the broker for a streams member (%d offsets, %d pending in transactions)",
+                 gid, len(offsets), len(pending))
         broker.kinds[gid] = STREAMS
         await broker.forward(session, slot, frame, req, [gid], None)   # one group: one coordinator

@@ -21,6 +21,8 @@ from typing import Callable
 from kcodec.generated.find_coordinator import FindCoordinatorRequest
 from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitRequestPartition,
                                             OffsetCommitRequestTopic)
+from kcodec.generated.txn_offset_commit import (TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition,
+                                                TxnOffsetCommitRequestTopic)
 from kcodec.protocol import ApiKey, Error, error_name
 
 from ..config import Config
@@ -137,8 +139,29 @@ def commit_request(gid: str, offsets: list) -> OffsetCommitRequest:
                                topics=[OffsetCommitRequestTopic(name=t, partitions=ps) for t, ps in by_topic.items()])
 
 
+def txn_commit_requests(gid: str, pending: list) -> list[TxnOffsetCommitRequest]:
+    """One TxnOffsetCommit (v3 fields: no generation or member) per producer of `pending`
+    (TxnOffsetRecord, each with its transactional id): the producer's own commit, sent again."""
+    out: dict[int, TxnOffsetCommitRequest] = {}
+    for r in pending:
+        req = out.get(r.producer_id)
+        if req is None:
+            req = out[r.producer_id] = TxnOffsetCommitRequest(
+                transactional_id=r.transactional_id, group_id=gid, producer_id=r.producer_id,
+                producer_epoch=r.producer_epoch, generation_id_or_member_epoch=-1, member_id="",
+                group_instance_id=None, topics=[])
+        topic = next((t for t in req.topics if t.name == r.topic), None)
+        if topic is None:
+            topic = TxnOffsetCommitRequestTopic(name=r.topic, partitions=[])
+            req.topics.append(topic)
+        topic.partitions.append(TxnOffsetCommitRequestPartition(
+            partition_index=r.partition, committed_offset=r.offset, committed_leader_epoch=r.leader_epoch,
+            committed_metadata=r.metadata))
+    return list(out.values())
+
+
 def outcome(resp) -> tuple[int, str]:
-    """(offsets written, the errors of the others as "NAME xN, ...") of an OffsetCommit answer."""
+    """(offsets written, the errors of the others as "NAME xN, ...") of an (Txn)OffsetCommit answer."""
     errors: dict[str, int] = {}
     written = 0
     for t in resp.topics:

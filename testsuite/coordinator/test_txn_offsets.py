@@ -244,10 +244,14 @@ def test_delete_groups_and_offset_delete_drop_pending_offsets():
 # ---------------------------------------------------------------- records: format and replay
 
 def test_txn_records_round_trip_through_the_state_format():
-    rec = TxnOffsetRecord("g", 2**40, 7, "topic-é", 3, 42, 5, "meta", 99, 60_000)
+    rec = TxnOffsetRecord("g", 2**40, 7, "topic-é", 3, 42, 5, "meta", 99, 60_000, "tx-é")
     key, value = fmt.encode(rec)
-    assert key[:2] == b"\x00\x03" and value[:2] == b"\x00\x01"
+    assert key[:2] == b"\x00\x03" and value[:2] == b"\x00\x02"
     assert fmt.decode(key, value) == rec
+    without = TxnOffsetRecord("g", 2**40, 7, "topic-é", 3, 42, 5, "meta", 99, 60_000)
+    assert fmt.decode(*fmt.encode(without)) == without
+    v1 = b"\x00\x01" + value[2:value.rindex(b"\x00\x05tx-")]          # a value kshim wrote before v2
+    assert fmt.decode(key, v1) == without
     tomb = TxnOffsetTombstone("g", 2**40, "topic-é", 3)
     k2, v2 = fmt.encode(tomb)
     assert k2 == key and v2 is None and fmt.decode(k2, v2) == tomb

@@ -13,7 +13,7 @@ from .generate import DEFAULT_RANGES, TOPICS
 
 API_VERSIONS, METADATA, CREATE_TOPICS = ApiKey.API_VERSIONS, ApiKey.METADATA, ApiKey.CREATE_TOPICS
 FIND_COORDINATOR, DESCRIBE_GROUPS = ApiKey.FIND_COORDINATOR, ApiKey.DESCRIBE_GROUPS
-CONSUMER_GROUP_HEARTBEAT = ApiKey.CONSUMER_GROUP_HEARTBEAT
+CONSUMER_GROUP_HEARTBEAT, INIT_PRODUCER_ID = ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.INIT_PRODUCER_ID
 
 
 async def call(host: str, port: int, api_key: int, version: int, req, timeout: float = 15.0):
@@ -112,12 +112,18 @@ class Target:
 
     async def warm_transactions(self) -> None:
         """The broker creates its transaction-state partitions on the first FindCoordinator for a
-        transactional id and answers COORDINATOR_NOT_AVAILABLE until they are loaded: ask until
-        every one of a few ids has a coordinator, so no scenario sees the first-use delay."""
+        transactional id and answers COORDINATOR_NOT_AVAILABLE until they are loaded, then
+        InitProducerId answers COORDINATOR_LOAD_IN_PROGRESS while they load: ask until every one of a
+        few ids has a coordinator and a producer id, so no scenario sees the first-use delay."""
+        init = INIT_PRODUCER_ID in self.ranges
         for i in range(16):
+            tid = f"{self.run_id}-warm-{i}"
             for _ in range(100):
                 resp = await call(self.host, self.port, FIND_COORDINATOR, 1,
-                                  api.REQUESTS[FIND_COORDINATOR](key=f"{self.run_id}-warm-{i}", key_type=1))
+                                  api.REQUESTS[FIND_COORDINATOR](key=tid, key_type=1))
+                if resp.error_code == Error.NONE and init:
+                    resp = await call(self.host, self.port, INIT_PRODUCER_ID, self.ranges[INIT_PRODUCER_ID][0],
+                                      api.REQUESTS[INIT_PRODUCER_ID](transactional_id=tid, transaction_timeout_ms=60000))
                 if resp.error_code == Error.NONE:
                     break
                 await asyncio.sleep(0.1)

@@ -51,10 +51,7 @@ class TxnGen:
             return
         if ranges[OFFSET_FETCH][1] < REQUIRE_STABLE_MIN:
             return
-        # (not a share or streams member's group id: a streams join on a group holding pending
-        # transactional offsets is not handed over to the broker yet, proxy/adoption.py HandOver)
-        groups = sorted({m["group"] for m in self.g.sc.members.values() if m["kind"] in ("classic", "consumer")}
-                        | {"g3"})
+        groups = sorted({m["group"] for m in self.g.sc.members.values()} | {"g3"})
         for n in range(1, self.r.randint(1, 2) + 1):
             self.transaction(f"p{n}", self.pick(*groups))
         slot_in(self.g.sc.steps, self.steps, self.r)
