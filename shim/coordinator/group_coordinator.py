@@ -54,11 +54,12 @@ class GroupCoordinator(CoordinatorState):
     # ------------------------------------------------------------------ inputs
     def handle(self, api_key: int, version: int, request, token, client_id: str = "",
                client_host: str = "", now_ms: int | None = None,
-               topic_filter: Callable[[str], bool] | None = None) -> CoordinatorResult:
+               topic_filter: Callable[[str], bool] | None = None, marker_floor: int = -1) -> CoordinatorResult:
         start = len(self.records)            # (_begin inline: every request passes here)
         if now_ms is not None:
             self._advance(now_ms)
-        HANDLERS[api_key](self, Ctx(token, version, client_id or "", client_host or "", topic_filter), request)
+        HANDLERS[api_key](self, Ctx(token, version, client_id or "", client_host or "", topic_filter, marker_floor),
+                          request)
         if self.join_polling:                # (poll_joins has nothing to do otherwise)
             classic_rebalance.poll_joins(self)
         return self._finish(start)
@@ -84,9 +85,15 @@ class GroupCoordinator(CoordinatorState):
         """The group's pending transactional offsets (TxnOffsetRecord), by producer id then partition."""
         return pending_offsets(self, group_id)
 
-    def pending_transactions(self) -> set[tuple[int, str]]:
-        """(producer id, group id) of every transaction holding pending offsets here."""
-        return {(pid, gid) for gid, pids in self.txns.by_group.items() for pid in pids}
+    def pending_transactions(self) -> dict[tuple[int, str], int]:
+        """(producer id, group id) of every transaction holding pending offsets here -> the marker floor
+        its offsets were taken with (-1: none known)."""
+        out: dict[tuple[int, str], int] = {}
+        for pid, offsets in self.txns.by_producer.items():
+            for (gid, _, _), rec in offsets.items():
+                key = (pid, gid)
+                out[key] = max(out.get(key, -1), rec.marker_floor)
+        return out
 
     def txn_commit_unverified(self, group_id: str, now_ms: int | None = None) -> CoordinatorResult:
         """A TxnOffsetCommit that the transaction's verification refused (shim/proxy/transactions.py).

@@ -18,6 +18,9 @@ class Ctx:
     # the caller's TOPIC DESCRIBE right, when kshim authorizes (None: every topic); regex
     # subscriptions resolve through it, as the broker filters a regex's topics by the member's rights
     topic_filter: Callable[[str], bool] | None = None
+    # TxnOffsetCommit: the high watermark of the group's __consumer_offsets partition read after the
+    # offsets were enlisted (the transaction's markers come after it: shim/proxy/txn_markers.py); -1
+    marker_floor: int = -1
 
 
 @dataclass

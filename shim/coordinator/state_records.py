@@ -70,6 +70,7 @@ class TxnOffsetRecord:
     commit_timestamp_ms: int
     timeout_ms: int          # how long kshim keeps it without seeing the transaction end
     transactional_id: str | None = None     # (None: written before kshim kept it)
+    marker_floor: int = -1   # the transaction's markers come after this offset of the group's __consumer_offsets partition
 
 
 @dataclass(frozen=True)

@@ -105,7 +105,7 @@ def txn_offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Call
                 continue
             rec = TxnOffsetRecord(req.group_id, pid, epoch, topic, p.partition_index, p.committed_offset,
                                   p.committed_leader_epoch if ctx.version >= 2 else -1, metadata, c.now, timeout,
-                                  req.transactional_id)
+                                  req.transactional_id, ctx.marker_floor)
             c.records.append(rec)
             if txns.add(rec):
                 _arm(c, pid, timeout)

@@ -65,11 +65,11 @@ class GroupRuntime:
 
     # ------------------------------------------------------------------ coordinator steps
     def handle(self, session: "Session", slot: "Slot", req, patch: Callable | None = None,
-               topic_filter: Callable[[str], bool] | None = None) -> None:
+               topic_filter: Callable[[str], bool] | None = None, marker_floor: int = -1) -> None:
         """One request into the coordinator; `patch(body)` amends this request's answer (scale-out)."""
         out = self.coordinator.handle(slot.api_key, slot.version, req, (session, slot),
                                       client_id=session.client_id or "", client_host=session.peer_host,
-                                      now_ms=now_ms(), topic_filter=topic_filter)
+                                      now_ms=now_ms(), topic_filter=topic_filter, marker_floor=marker_floor)
         if patch is not None:
             for r in out:
                 if r.token[1] is slot:

@@ -91,7 +91,7 @@ class Transactions:
         where = await self.markers.floor(req.group_id)    # (after enlisting: see txn_markers.py)
         if session.closed:
             return
-        self.runtime.handle(session, slot, req, patch)
+        self.runtime.handle(session, slot, req, patch, marker_floor=where[1] if where else -1)
         self.markers.expect(req.producer_id, req.group_id, where)
 
     async def _offsets_partitions(self) -> int | None:

@@ -16,8 +16,9 @@ rest: while a producer has pending offsets in a group, kshim fetches the group's
 producer to the coordinator (GroupCoordinator.transaction_marker). A marker counts for a group from
 the partition's high watermark read after the offsets were enlisted (`floor`): the markers of the
 producer's earlier transactions were written before its new transaction could enlist the partition.
-Pending offsets kshim did not enlist itself (replayed from the state topic, taken over by a scale-out
-instance) are watched from the high watermark when the periodic sweep finds them.
+The floor is kept in the pending offsets' state records, so offsets replayed from the state topic or
+taken over by a scale-out instance are watched from it when the periodic sweep finds them (a marker
+written meanwhile is found); without one (written by an older kshim), from the high watermark then.
 
 kshim's upstream principal needs READ on Topic `__consumer_offsets` (Fetch, ListOffsets). Without it,
 or where the partition cannot be read, the coordinator's fallback drops the offsets after the
@@ -101,9 +102,10 @@ class TxnMarkerWatch:
         self.tailers.clear()
 
     # ------------------------------------------------------------------ what to watch
-    async def floor(self, group_id: str) -> Where | None:
-        """The group's `__consumer_offsets` partition and its high watermark now; None where kshim
-        cannot read it (the fallback then applies)."""
+    async def floor(self, group_id: str, recorded: int = -1) -> Where | None:
+        """The group's `__consumer_offsets` partition and its high watermark now (or `recorded`, a
+        floor the pending offsets were taken with); None where kshim cannot read it (the fallback
+        then applies)."""
         if time.monotonic() < self._unreadable_until:
             return None
         try:
@@ -114,7 +116,7 @@ class TxnMarkerWatch:
             if not count:
                 raise MarkerReadError(f"the cluster has no {OFFSETS_TOPIC} topic")
             p = offsets_partition(group_id, count)
-            return p, await self._list_offset(p, -1)
+            return p, recorded if recorded >= 0 else await self._list_offset(p, -1)
         except (MarkerReadError, *IO_ERRORS) as e:
             self._unreadable(e)
             return None
@@ -143,8 +145,8 @@ class TxnMarkerWatch:
                 if not groups:
                     del by_producer[pid]
                 watched.update((pid, g) for g in groups)
-        for pid, gid in sorted(pending - watched):
-            where = await self.floor(gid)
+        for pid, gid in sorted(pending.keys() - watched):
+            where = await self.floor(gid, pending[(pid, gid)])
             if where is None:
                 return
             if (pid, gid) in self.runtime.coordinator.pending_transactions():

@@ -37,7 +37,7 @@ from ..coordinator.state_records import (GroupMetadataRecord, GroupTombstone, Me
 OFFSET_KEY_VERSION = 1
 GROUP_KEY_VERSION = 2
 TXN_OFFSET_KEY_VERSION = 3
-TXN_OFFSET_VALUE_VERSION = 2          # v2 adds the transactional id (v1 still read)
+TXN_OFFSET_VALUE_VERSION = 2          # v2 adds the transactional id and the marker floor (v1 still read)
 OFFSET_VALUE_VERSION = 2              # v2 adds the topic id (v1 still read)
 GROUP_VALUE_VERSION = 1
 
@@ -158,7 +158,7 @@ def encode(record) -> tuple[bytes, bytes | None]:
     if isinstance(record, TxnOffsetRecord):
         w = _Writer().i16(TXN_OFFSET_VALUE_VERSION).i16(record.producer_epoch).i64(record.offset)
         w.i32(record.leader_epoch).string(record.metadata).i64(record.commit_timestamp_ms).i32(record.timeout_ms)
-        w.string(record.transactional_id)
+        w.string(record.transactional_id).i64(record.marker_floor)
         return txn_offset_key(record.group_id, record.producer_id, record.topic, record.partition), w.done()
     if isinstance(record, TxnOffsetTombstone):
         return txn_offset_key(record.group_id, record.producer_id, record.topic, record.partition), None
@@ -239,8 +239,9 @@ def decode(key: bytes, value: bytes | None):
                                    f"(kshim reads 1-{TXN_OFFSET_VALUE_VERSION})")
         epoch, offset, leader_epoch = v.i16(), v.i64(), v.i32()
         metadata, ts, timeout = v.string() or "", v.i64(), v.i32()
-        tid = v.string() if vv >= 2 else None
-        return TxnOffsetRecord(group, pid, epoch, topic, partition, offset, leader_epoch, metadata, ts, timeout, tid)
+        tid, floor = (v.string(), v.i64()) if vv >= 2 else (None, -1)
+        return TxnOffsetRecord(group, pid, epoch, topic, partition, offset, leader_epoch, metadata, ts, timeout, tid,
+                               floor)
     if CONSUMER_GROUP_KEY_VERSION <= kv <= CONSUMER_CURRENT_KEY_VERSION:
         return _decode_consumer(kv, r, value)
     raise StateFormatError(f"state key version {kv} is unknown")

@@ -226,3 +226,41 @@ def _other_pass(got: dict) -> bool:
     """The two transactions timed out on either side of one of the coordinator's periodic checks
     (every 10 s), so one was aborted a pass later: compared from the aborts instead."""
     return got["aborts_apart"] is not None and got["aborts_apart"] > 5
+
+
+def test_a_transaction_fenced_while_kshim_was_down_is_seen_after_its_restart(kafka, names):
+    """Offsets pending in one kshim (state topic), which is then SIGKILLed; the producer is fenced
+    straight at the broker meanwhile (its ABORT marker is written while no kshim holds the offsets).
+    The restarted kshim replays them with the floor their records keep and reads that marker."""
+    import os
+    import uuid
+
+    from confluent_kafka import Producer
+    from testsuite.conftest import RUN_DIR
+    from shim.testing.kshimproc import KshimProcess
+    from shim.testing.ports import free_port_block
+    state = f"__kshim_state_{uuid.uuid4().hex[:8]}"
+    port = free_port_block(5, start=35500 + (os.getpid() % 97) * 40)
+    log = RUN_DIR / "kshim" / f"txn-fenced-while-down-{uuid.uuid4().hex[:6]}.log"
+    first = KshimProcess(kafka.bootstrap, port, log, ["--state-topic", state]).start()
+    topic, group, tid = names.topic("down"), names.group("down"), names.instance("down")
+    create_topic(kafka.bootstrap, topic, 1)
+    second = None
+    try:
+        producer = _open_transaction(first.bootstrap, tid, group, topic)
+        assert _fetch_stable(first.bootstrap, group, topic) == (UNSTABLE_OFFSET_COMMIT, -1)
+        first.kill()
+        Producer({"bootstrap.servers": kafka.bootstrap, "transactional.id": tid}).init_transactions(60)
+        second = KshimProcess(kafka.bootstrap, port, log, ["--state-topic", state]).start()
+        t0 = time.monotonic()
+        while _fetch_stable(second.bootstrap, group, topic) != (0, -1) and time.monotonic() - t0 < 30:
+            time.sleep(0.1)
+        took = time.monotonic() - t0
+        print(f"the restarted kshim dropped the fenced transaction's offsets {took:.2f} s after it started")
+        assert _fetch_stable(second.bootstrap, group, topic) == (0, -1)
+        assert took < 5.0
+        del producer
+    finally:
+        if second is not None:
+            second.stop()
+        first.stop()

@@ -39,6 +39,7 @@ class _Runtime:
     def __init__(self):
         self.coordinator = GroupCoordinator()
         self.coordinator.topics.put(TopicInfo("t", None, 3))
+        self.topics = self.coordinator.topics
         self.delivered = []
 
     def deliver(self, out):
@@ -69,11 +70,11 @@ def test_a_marker_at_or_after_the_floor_ends_only_the_groups_it_was_expected_for
     data = _batch(95, [(b"k", b"v")]) + marker(99, False) + marker(120, True) + _batch(121, [(b"k", b"v")])
     assert w._scan(5, data, 96) == 122
     # offset 99: before both floors (an earlier transaction's); offset 120: ga's commit, not gb's
-    assert runtime.coordinator.pending_transactions() == {(PID, "gb")}
+    assert runtime.coordinator.pending_transactions().keys() == {(PID, "gb")}
     assert w.expected == {5: {PID: {"gb": 130}}}
     assert len(runtime.delivered) == 1
     w._scan(5, marker(130, False), 122)
-    assert runtime.coordinator.pending_transactions() == set() and w.expected == {5: {}}
+    assert runtime.coordinator.pending_transactions().keys() == set() and w.expected == {5: {}}
 
 
 def test_markers_of_other_producers_batches_before_the_position_and_a_cut_tail_are_skipped():
@@ -83,9 +84,9 @@ def test_markers_of_other_producers_batches_before_the_position_and_a_cut_tail_a
     own = marker(10, True)
     data = marker(5, True, producer_id=77) + marker(9, False) + own[:30]     # 9 < position; a cut batch
     assert w._scan(5, data, 10) == 10
-    assert runtime.coordinator.pending_transactions() == {(PID, "ga")}
+    assert runtime.coordinator.pending_transactions().keys() == {(PID, "ga")}
     assert w._scan(5, own, 10) == 11
-    assert runtime.coordinator.pending_transactions() == set()
+    assert runtime.coordinator.pending_transactions().keys() == set()
 
 
 def test_a_transactional_data_batch_of_the_producer_is_no_marker():
@@ -93,4 +94,32 @@ def test_a_transactional_data_batch_of_the_producer_is_no_marker():
     _pending(runtime, "ga", 7)
     w.expected = {5: {PID: {"ga": 0}}}
     assert w._scan(5, _batch(3, [(b"k", b"v")], producer_id=PID), 0) == 4
-    assert runtime.coordinator.pending_transactions() == {(PID, "ga")}
+    assert runtime.coordinator.pending_transactions().keys() == {(PID, "ga")}
+
+
+def test_the_sweep_watches_replayed_offsets_from_the_floor_their_records_keep():
+    """A restart (or a scale-out takeover) replays pending offsets: they are watched from the offset
+    recorded when they were enlisted, so a marker written while no kshim held them is still read."""
+    import asyncio
+
+    from shim.coordinator.state_records import TxnOffsetRecord
+    from shim.proxy.txn_verify import offsets_partition
+    w, runtime = _watch()
+    runtime.coordinator.topics.put(TopicInfo("__consumer_offsets", None, 4))
+    runtime.coordinator.replay(TxnOffsetRecord("ga", PID, 0, "t", 0, 7, -1, "", 0, 60_000, "tx", 40), now_ms=0)
+    started = []
+
+    async def tail(p, position):
+        started.append((p, position))
+    w._tail = tail
+
+    async def go():
+        await w.sweep()
+        await asyncio.sleep(0)
+    asyncio.run(go())
+    p = offsets_partition("ga", 4)
+    assert w.expected == {p: {PID: {"ga": 40}}} and started == [(p, 40)]
+    w._scan(p, marker(39, True), 39)                       # before the floor: an earlier transaction's
+    assert runtime.coordinator.pending_transactions().keys() == {(PID, "ga")}
+    w._scan(p, marker(45, True), 40)
+    assert runtime.coordinator.offsets.get("ga")[("t", 0)].offset == 7
