@@ -46,6 +46,8 @@ class OffsetStore:
         offsets = self.by_group.setdefault(group_id, {})
         for rec in recs:
             offsets[(rec.topic, rec.partition)] = rec
+        if group_id in c.txns.by_group:     # (the order a transaction's commit compares with)
+            c.txns.committed(group_id, recs)
 
     def get(self, group_id: str) -> dict[tuple[str, int], OffsetRecord]:
         return self.by_group.get(group_id, {})

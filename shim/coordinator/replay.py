@@ -29,6 +29,8 @@ def replay(c: "CoordinatorState", record) -> None:
             # offsets without group metadata: a simple group
             c.groups[record.group_id] = ClassicGroup(record.group_id, state_timestamp_ms=c.now)
         c.offsets.by_group.setdefault(record.group_id, {})[(record.topic, record.partition)] = record
+        if record.group_id in c.txns.by_group:
+            c.txns.committed(record.group_id, [record])
     elif isinstance(record, OffsetTombstone):
         offsets = c.offsets.by_group.get(record.group_id)
         if offsets is not None:

@@ -51,6 +51,25 @@ class PendingTxns:
         self.epochs: dict[int, int] = {}       # epoch of each producer's pending offsets
         self.timeouts: dict[int, int] = {}     # transaction timeout per producer id (InitProducerId)
         self.by_group: dict[str, set[int]] = {}
+        # the order offsets were written in, which the broker reads from their record offsets when a
+        # transaction commits (OffsetMetadataManager.replayEndTransactionMarker keeps the most recent):
+        # each pending offset's, and the committed offsets' of groups holding pending ones
+        self.written = 0
+        self.pending_at: dict[tuple[int, str, str, int], int] = {}       # (producer, group, topic, partition)
+        self.committed_at: dict[str, dict[tuple[str, int], int]] = {}    # group -> (topic, partition)
+
+    def committed(self, group_id: str, recs) -> None:
+        """Committed offsets written to a group holding pending ones (OffsetStore.put_all)."""
+        at = self.committed_at.setdefault(group_id, {})
+        for rec in recs:
+            self.written += 1
+            at[(rec.topic, rec.partition)] = self.written
+
+    def newer_than_committed(self, rec: TxnOffsetRecord) -> bool:
+        """The pending offset was written after the partition's committed offset (or there is none
+        written since the group first held pending offsets)."""
+        at = self.committed_at.get(rec.group_id, {}).get((rec.topic, rec.partition))
+        return at is None or self.pending_at.get((rec.producer_id, rec.group_id, rec.topic, rec.partition), 0) > at
 
     def partitions(self, group_id: str) -> set[tuple[str, int]]:
         out: set[tuple[str, int]] = set()
@@ -67,6 +86,8 @@ class PendingTxns:
         offsets[(rec.group_id, rec.topic, rec.partition)] = rec
         self.epochs[rec.producer_id] = rec.producer_epoch
         self.by_group.setdefault(rec.group_id, set()).add(rec.producer_id)
+        self.written += 1
+        self.pending_at[(rec.producer_id, rec.group_id, rec.topic, rec.partition)] = self.written
         return first
 
     def remove(self, pid: int, key: Key) -> TxnOffsetRecord | None:
@@ -74,12 +95,14 @@ class PendingTxns:
         rec = offsets.pop(key, None) if offsets else None
         if rec is None:
             return None
+        self.pending_at.pop((pid, *key), None)
         if not any(k[0] == key[0] for k in offsets):
             pids = self.by_group.get(key[0])
             if pids is not None:
                 pids.discard(pid)
                 if not pids:
                     del self.by_group[key[0]]
+                    self.committed_at.pop(key[0], None)
         if not offsets:
             del self.by_producer[pid]
             self.epochs.pop(pid, None)
@@ -237,11 +260,14 @@ def end_transaction(c: "CoordinatorState", producer_id: int, committed: bool, pr
         return
     applied: dict[str, int] = {}
     ended = [(key, rec) for key, rec in offsets.items() if groups is None or key[0] in groups]
+    txns = c.txns
     for key, rec in ended:
         if committed and (producer_epoch is None or rec.producer_epoch == producer_epoch) \
-                and _group_alive(c, rec.group_id):
+                and _group_alive(c, rec.group_id) and txns.newer_than_committed(rec):
             c.offsets.put(c, OffsetRecord(rec.group_id, rec.topic, rec.partition, rec.offset, rec.leader_epoch,
                                           rec.metadata, rec.commit_timestamp_ms, None))
+            # (written when the pending offset was: another producer's written before it may still apply)
+            txns.committed_at[rec.group_id][(rec.topic, rec.partition)] = txns.pending_at[(producer_id, *key)]
             applied[rec.group_id] = applied.get(rec.group_id, 0) + 1
         _tombstone(c, producer_id, key)
     for gid in sorted({key[0] for key, _ in ended}):

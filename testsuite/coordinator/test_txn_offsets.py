@@ -169,6 +169,30 @@ def test_a_marker_ends_the_producers_offsets_of_the_groups_in_its_partition_only
     assert offsets(h)[("t1", 0)] == (10, 0)
 
 
+def test_a_transaction_commit_keeps_the_most_recently_written_offset():
+    """OffsetMetadataManager.replayEndTransactionMarker applies a pending offset only when it was written
+    after the partition's committed one (record offsets): a regular commit made while the
+    transaction was open wins; of two producers' offsets the later written one stays, whichever
+    transaction commits first. Found by the differential tester (seed 529)."""
+    from .replay_check import assert_replay_agrees
+    h = Harness(TOPICS)
+    h.commit("g", {("t1", 0): 1, ("t1", 1): 1})
+    txn_commit(h, "g", {("t1", 0): 10, ("t1", 1): 10})          # after the first commits
+    h.commit("g", {("t1", 1): 44})                                # while the transaction is open
+    txn_commit(h, "g", {("t1", 2): 30}, pid=2000, epoch=0)
+    txn_commit(h, "g", {("t1", 2): 20})                          # written after producer 2000's 30
+    h.c.end_transaction(2000, True, h.now, producer_epoch=0)
+    end(h, committed=True)
+    assert {k: o for k, (o, _) in offsets(h).items()} == {("t1", 0): 10, ("t1", 1): 44, ("t1", 2): 20}
+    txn_commit(h, "g", {("t1", 2): 25}, pid=3000, epoch=0)       # written before producer 4000's 27
+    txn_commit(h, "g", {("t1", 2): 27}, pid=4000, epoch=0)
+    h.c.end_transaction(4000, True, h.now, producer_epoch=0)
+    h.c.end_transaction(3000, True, h.now, producer_epoch=0)     # committed last, written first: loses
+    assert offsets(h)[("t1", 2)] == (27, 0)
+    assert not h.c.txns.committed_at and not h.c.txns.pending_at
+    assert_replay_agrees(h.c, h.c.records)
+
+
 def test_end_of_an_unknown_producer_changes_nothing():
     h = Harness(TOPICS)
     end(h, committed=True, pid=77)
