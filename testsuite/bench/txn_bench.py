@@ -21,8 +21,12 @@ from testsuite.bench.commit_bench import start_kshim
 from testsuite.harness.clients import create_topic
 
 
+STEPS: dict[str, list[float]] = {}
+
+
 def _round(bootstrap: str, tag: str, topic: str, seconds: float) -> list[float]:
-    """One producer's transactions for `seconds`: the latency of each (seconds)."""
+    """One producer's transactions for `seconds`: the latency of each (seconds); the time of its
+    offsets (send_offsets_to_transaction) and of its commit go to STEPS[tag's side]."""
     from confluent_kafka import Consumer, Producer, TopicPartition
     group = f"txnbench-{tag}"
     meta = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
@@ -36,9 +40,14 @@ def _round(bootstrap: str, tag: str, topic: str, seconds: float) -> list[float]:
             p.begin_transaction()
             p.produce(topic, b"x" * 100)
             n += 1
+            t1 = time.monotonic()
             p.send_offsets_to_transaction([TopicPartition(topic, 0, n)], meta.consumer_group_metadata(), 30)
+            t2 = time.monotonic()
             p.commit_transaction(30)
-            out.append(time.monotonic() - t0)
+            t3 = time.monotonic()
+            out.append(t3 - t0)
+            STEPS.setdefault(tag.rsplit("-", 1)[0] + ":offsets", []).append(t2 - t1)
+            STEPS.setdefault(tag.rsplit("-", 1)[0] + ":commit", []).append(t3 - t2)
     finally:
         meta.close()
     return out
@@ -76,7 +85,9 @@ def main() -> int:
             for name, lat in got.items():
                 lat.sort()
                 p99 = lat[min(len(lat) - 1, int(len(lat) * 0.99))]
-                print(f"{name:<22} {len(lat) / total:8.1f} {statistics.median(lat) * 1000:8.2f} {p99 * 1000:8.2f}")
+                print(f"{name:<22} {len(lat) / total:8.1f} {statistics.median(lat) * 1000:8.2f} {p99 * 1000:8.2f}"
+                      f"   (p50 ms: offsets {statistics.median(STEPS[name + ':offsets']) * 1000:.1f}, "
+                      f"commit {statistics.median(STEPS[name + ':commit']) * 1000:.1f})")
         finally:
             for p in procs:
                 p.stop()
