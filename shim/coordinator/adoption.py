@@ -54,16 +54,7 @@ def can_hand_over(c: "CoordinatorState", group_id: str) -> bool:
     handed over too (their transactional id is known: records written before kshim kept it lack it)."""
     g = c.groups.get(group_id)
     return (g is not None and g.state == EMPTY and group_id not in c.consumer_groups
-            and all(r.transactional_id for r in pending_offsets(c, group_id)))
-
-
-def pending_offsets(c: "CoordinatorState", group_id: str) -> list:
-    """The group's pending transactional offsets (TxnOffsetRecord), by producer id then partition."""
-    out = []
-    for pid in sorted(c.txns.by_group.get(group_id, ())):
-        out += sorted((r for k, r in c.txns.by_producer.get(pid, {}).items() if k[0] == group_id),
-                      key=lambda r: (r.topic, r.partition))
-    return out
+            and all(r.transactional_id for r in c.txns.of_group(group_id)))
 
 
 def hand_over(c: "CoordinatorState", group_id: str) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Callable
 
 from . import classic_rebalance, errors as E
-from .adoption import adopt_offsets, hand_over, pending_offsets
+from .adoption import adopt_offsets, hand_over
 from .config import CoordinatorConfig
 from .consumer.consumer_group import ConsumerGroup
 from .consumer.fencing import cancel_member_timers
@@ -83,7 +83,7 @@ class GroupCoordinator(CoordinatorState):
 
     def pending_offsets(self, group_id: str) -> list:
         """The group's pending transactional offsets (TxnOffsetRecord), by producer id then partition."""
-        return pending_offsets(self, group_id)
+        return self.txns.of_group(group_id)
 
     def pending_transactions(self) -> dict[tuple[int, str], int]:
         """(producer id, group id) of every transaction holding pending offsets here -> the marker floor

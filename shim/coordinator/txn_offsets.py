@@ -71,6 +71,14 @@ class PendingTxns:
         at = self.committed_at.get(rec.group_id, {}).get((rec.topic, rec.partition))
         return at is None or self.pending_at.get((rec.producer_id, rec.group_id, rec.topic, rec.partition), 0) > at
 
+    def of_group(self, group_id: str) -> list[TxnOffsetRecord]:
+        """The group's pending offsets, by producer id then partition."""
+        out: list[TxnOffsetRecord] = []
+        for pid in sorted(self.by_group.get(group_id, ())):
+            out += sorted((r for k, r in self.by_producer.get(pid, {}).items() if k[0] == group_id),
+                          key=lambda r: (r.topic, r.partition))
+        return out
+
     def partitions(self, group_id: str) -> set[tuple[str, int]]:
         out: set[tuple[str, int]] = set()
         for pid in self.by_group.get(group_id, ()):
@@ -112,7 +120,7 @@ class PendingTxns:
 def txn_offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable[..., int]) -> None:
     """`validate_group(c, ctx, req, valid)`: the group's validateOffsetCommit by its type (dispatch.py:
     validate_classic_commit here, or consumer/offsets_check.validate_txn_commit)."""
-    results, valid = _checked(c.topics, req, ctx.version)
+    results, valid = check_topics(c.topics, req, ctx.version)
     err = _validate(c, ctx, req, valid, validate_group) if valid else E.NONE
     stored: dict[tuple[str, int], int] = {}
     if err == E.NONE:
@@ -141,7 +149,7 @@ def txn_offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Call
                                            c.cfg.scala_coordinator()))
 
 
-def _checked(topics, req, version: int):
+def check_topics(topics, req, version: int):
     """KafkaApis.handleTxnOffsetCommitRequest's metadata check: per request topic (name, topic id, its
     partitions with an error or None when handed to the coordinator), and those handed over as (name,
     partition). v6 names topics by id (KIP-1319): an id the metadata does not know is UNKNOWN_TOPIC_ID
@@ -172,7 +180,7 @@ def txn_commit_refused(topics, req, version: int, code: int, scala: bool = False
     """The answer when GroupCoordinatorService.commitTransactionalOffsets failed before the coordinator
     saw the offsets (the transaction's verification or enlisting, shim/proxy/txn_verify.py and
     txn_enlist.py): `code` for every partition KafkaApis handed over, after those it refused."""
-    results, _ = _checked(topics, req, version)
+    results, _ = check_topics(topics, req, version)
     return txn_commit_answer(results, version, lambda name, idx: code, scala)
 
 

@@ -24,7 +24,7 @@ from kcodec.errors import DecodeError
 from kcodec.protocol import Error
 
 from ..coordinator import Respond
-from ..coordinator.txn_offsets import txn_commit_refused
+from ..coordinator.txn_offsets import check_topics, txn_commit_refused
 from . import txn_verify
 from .bodies import read_request, read_response
 from .txn_enlist import COORDINATOR_NOT_AVAILABLE, ENLIST_MIN_VERSION, TxnEnlister
@@ -57,14 +57,7 @@ class Transactions:
         """KafkaApis hands the coordinator a TxnOffsetCommit only with a partition the metadata knows (by
         topic id from v6, KIP-1319), and GroupCoordinatorService.commitTransactionalOffsets refuses an
         empty group id before enlisting."""
-        topics = self.runtime.topics
-
-        def count(t) -> int:
-            if version >= 6:
-                info = topics.topic(t.topic_id)
-                return info.partitions if info is not None else 0
-            return topics.partitions(t.name) or 0
-        return bool(req.group_id) and any(0 <= p.partition_index < count(t) for t in req.topics for p in t.partitions)
+        return bool(req.group_id) and bool(check_topics(self.runtime.topics, req, version)[1])
 
     async def enlist_then_handle(self, session: "Session", slot: "Slot", req, patch: Callable | None) -> None:
         try:
@@ -73,7 +66,7 @@ class Transactions:
                                                   req.group_id)
             else:
                 code = await txn_verify.verify(self.enlister, slot.version, req.transactional_id, req.producer_id,
-                                               req.producer_epoch, req.group_id, await self._offsets_partitions())
+                                               req.producer_epoch, req.group_id, await self.markers.offsets_partitions())
         except Exception as e:  # noqa: BLE001 - answered as the broker does when it cannot tell
             log.warning("enlisting the offsets of %s in transaction %s failed: %s", req.group_id,
                         req.transactional_id, e)
@@ -93,13 +86,6 @@ class Transactions:
             return
         self.runtime.handle(session, slot, req, patch, marker_floor=where[1] if where else -1)
         self.markers.expect(req.producer_id, req.group_id, where)
-
-    async def _offsets_partitions(self) -> int | None:
-        """The partition count of the upstream's __consumer_offsets (GroupCoordinatorService.partitionFor)."""
-        topics = self.runtime.topics
-        if topics.partitions(txn_verify.OFFSETS_TOPIC) is None:
-            await self.metadata.refresh_topics([txn_verify.OFFSETS_TOPIC])
-        return topics.partitions(txn_verify.OFFSETS_TOPIC)
 
     # ------------------------------------------------------------------ watched, forwarded
     def watch_end_txn(self, session: "Session", slot: "Slot", frame) -> bool:

@@ -42,7 +42,7 @@ from kcodec.protocol import ApiKey, Error
 from kcodec.record_types import ControlType
 from kcodec.records import decode_batch
 
-from ..kafkaclient.client import UpstreamClient
+from ..kafkaclient.client import IO_ERRORS, UpstreamClient
 from .periodic import every
 from .txn_verify import OFFSETS_TOPIC, offsets_partition
 
@@ -63,7 +63,6 @@ PARTITION_BYTES = 1 << 20
 SWEEP_S = 1.0
 RETRY_S = 1.0
 UNREADABLE_S = 30.0                 # after a refusal, how long before asking again
-IO_ERRORS = (OSError, ConnectionError, asyncio.TimeoutError)
 
 # record batch v2 header (DefaultRecordBatch): baseOffset, batchLength; attributes at 21, lastOffsetDelta
 # at 23, producerId at 43
@@ -109,10 +108,7 @@ class TxnMarkerWatch:
         if time.monotonic() < self._unreadable_until:
             return None
         try:
-            topics = self.runtime.topics
-            if topics.partitions(OFFSETS_TOPIC) is None:
-                await self.metadata.refresh_topics([OFFSETS_TOPIC])
-            count = topics.partitions(OFFSETS_TOPIC)
+            count = await self.offsets_partitions()
             if not count:
                 raise MarkerReadError(f"the cluster has no {OFFSETS_TOPIC} topic")
             p = offsets_partition(group_id, count)
@@ -120,6 +116,13 @@ class TxnMarkerWatch:
         except (MarkerReadError, *IO_ERRORS) as e:
             self._unreadable(e)
             return None
+
+    async def offsets_partitions(self) -> int | None:
+        """The partition count of the upstream's __consumer_offsets (GroupCoordinatorService.partitionFor)."""
+        topics = self.runtime.topics
+        if topics.partitions(OFFSETS_TOPIC) is None:
+            await self.metadata.refresh_topics([OFFSETS_TOPIC])
+        return topics.partitions(OFFSETS_TOPIC)
 
     def expect(self, producer_id: int, group_id: str, where: Where | None) -> None:
         """Watch the group's partition for the producer's marker, counting from `where`'s offset."""
@@ -145,11 +148,15 @@ class TxnMarkerWatch:
                 if not groups:
                     del by_producer[pid]
                 watched.update((pid, g) for g in groups)
+        found = {}
         for pid, gid in sorted(pending.keys() - watched):
             where = await self.floor(gid, pending[(pid, gid)])
             if where is None:
-                return
-            if (pid, gid) in self.runtime.coordinator.pending_transactions():
+                break
+            found[(pid, gid)] = where
+        still = self.runtime.coordinator.pending_transactions() if found else {}
+        for (pid, gid), where in found.items():
+            if (pid, gid) in still:           # (not ended while kshim asked)
                 self.expect(pid, gid, where)
 
     # ------------------------------------------------------------------ reading the partition
