@@ -3,7 +3,6 @@ and the broker it fronts (shim/state/handback.py; adoption: shim/proxy/adoption.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
 

@@ -7,7 +7,6 @@ import re
 import time
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from kcodec.generated.find_coordinator import FindCoordinatorRequest
 from kcodec.protocol import ApiKey, Error, error_name

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import errors as E
 from .assignors.javaorder import java_hashmap_order, java_string_hash  # noqa: F401 (state/format.py)
 from .consumer.embedded import Malformed, subscription
 
@@ -197,6 +198,19 @@ class ClassicGroup:
     def static_member_id(self, instance_id: str | None) -> str | None:
         return None if instance_id is None else self.static_members.get(instance_id)
 
+    def validate_member(self, member_id: str, instance_id: str | None) -> int:
+        """ClassicGroup.validateMember: the instance id (when given) held by `member_id`, and a member
+        with that id; the error code, E.NONE when valid."""
+        if instance_id is not None:
+            existing = self.static_members.get(instance_id)
+            if existing is None:
+                return E.UNKNOWN_MEMBER_ID
+            if existing != member_id:
+                return E.FENCED_INSTANCE_ID
+        if member_id not in self.members:
+            return E.UNKNOWN_MEMBER_ID
+        return E.NONE
+
     def replace_static_member(self, instance_id: str, old_id: str, new_id: str) -> ClassicMember:
         m = self.members.pop(old_id)
         was_leader = self.leader_id == old_id
@@ -277,6 +291,47 @@ class ClassicGroup:
         if self.subscribed is None:
             return self.protocol_type == "consumer"
         return topic in self.subscribed
+
+
+def validate_offset_commit(g: ClassicGroup | None, member_id: str, group_instance_id: str | None,
+                           generation_id: int, is_transactional: bool, api_version: int,
+                           scala: bool = False) -> int:
+    """The error code of an OffsetCommit (`is_transactional` False) or TxnOffsetCommit of version
+    `api_version` to the classic group `g`, E.NONE when the commit is accepted: ClassicGroup
+    .validateOffsetCommit. Fields the version lacks are ignored: the group instance id before
+    OffsetCommit v7; member id, generation and instance id before TxnOffsetCommit v3.
+
+    `g` None (no such group): E.NONE when the commit has no generation (the caller creates the group),
+    else GROUP_ID_NOT_FOUND from OffsetCommit v9 / TxnOffsetCommit v6, ILLEGAL_GENERATION before
+    (OffsetMetadataManager.validateOffsetCommit / validateTransactionalOffsetCommit, TxnOffsetCommitRequest
+    .supportsGroupIdNotFoundError); an OffsetCommit to Kafka 3.9's Scala coordinator (`scala`) is
+    ILLEGAL_GENERATION at every version (GroupCoordinator.handleCommitOffsets)."""
+    if is_transactional:
+        if api_version < 3:
+            member_id, group_instance_id, generation_id = "", None, -1
+    elif api_version < 7:
+        group_instance_id = None
+    if g is None:
+        if generation_id < 0:
+            return E.NONE
+        if is_transactional:
+            return E.GROUP_ID_NOT_FOUND if api_version >= 6 else E.ILLEGAL_GENERATION
+        return E.GROUP_ID_NOT_FOUND if api_version >= 9 and not scala else E.ILLEGAL_GENERATION
+    if g.state == DEAD:
+        return E.COORDINATOR_NOT_AVAILABLE
+    if generation_id < 0 and g.state == EMPTY:
+        return E.NONE       # the admin client, or a consumer without group management
+    if generation_id >= 0 or member_id or group_instance_id is not None:
+        err = g.validate_member(member_id, group_instance_id)
+        if err:
+            return err
+        if generation_id != g.generation_id:
+            return E.ILLEGAL_GENERATION
+    elif not is_transactional and g.state != EMPTY:
+        return E.UNKNOWN_MEMBER_ID
+    if not is_transactional and g.state == COMPLETING:
+        return E.REBALANCE_IN_PROGRESS
+    return E.NONE
 
 
 class ClassicGroups(dict):

@@ -13,6 +13,7 @@ from . import errors as E
 from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, ClassicMember
 from .state_records import GroupMetadataRecord, MemberRecord
 from .responses import _for_version, join_error, join_response, sync_response
+from .timers import cancel_classic_group_timers, classic_heartbeat_key, classic_join_key, classic_sync_key
 
 if TYPE_CHECKING:
     from .coordinator_state import CoordinatorState
@@ -52,12 +53,12 @@ def transition(c: "CoordinatorState", g: ClassicGroup, to: str) -> None:
 
 def schedule_heartbeat(c: "CoordinatorState", g: ClassicGroup, member_id: str, timeout_ms: int) -> None:
     gid = g.group_id
-    c.timers.schedule(("hb", gid, member_id), c.now + timeout_ms,
+    c.timers.schedule(classic_heartbeat_key(gid, member_id), c.now + timeout_ms,
                       lambda: _heartbeat_expired(c, gid, member_id))
 
 
 def cancel_heartbeat(c: "CoordinatorState", g: ClassicGroup, member_id: str) -> None:
-    c.timers.cancel(("hb", g.group_id, member_id))
+    c.timers.cancel(classic_heartbeat_key(g.group_id, member_id))
 
 
 def _heartbeat_expired(c: "CoordinatorState", gid: str, member_id: str) -> None:
@@ -101,7 +102,7 @@ def remove_member_and_update(c: "CoordinatorState", g: ClassicGroup, m: ClassicM
 def prepare_rebalance(c: "CoordinatorState", g: ClassicGroup, reason: str) -> None:
     if g.state == COMPLETING:
         reset_and_propagate_error(c, g, E.REBALANCE_IN_PROGRESS)
-    c.timers.cancel(("sync", g.group_id))
+    c.timers.cancel(classic_sync_key(g.group_id))
     initial = g.state == EMPTY
     transition(c, g, PREPARING)
     c.event("rebalance", g.group_id, reason=reason, generation=g.generation_id)
@@ -125,7 +126,7 @@ def _schedule_initial(c: "CoordinatorState", g: ClassicGroup, delay: int, remain
             _schedule_initial(c, grp, min(delay, remaining), max(remaining - delay, 0))
         else:
             complete_join(c, grp)
-    c.timers.schedule(("join", gid), c.now + delay, fire)
+    c.timers.schedule(classic_join_key(gid), c.now + delay, fire)
 
 
 def maybe_complete_join_else_schedule(c: "CoordinatorState", g: ClassicGroup) -> None:
@@ -142,13 +143,13 @@ def _schedule_join(c: "CoordinatorState", g: ClassicGroup) -> None:
         grp = c.groups.get(gid)
         if grp is not None and grp.state == PREPARING:
             complete_join(c, grp)
-    c.timers.schedule(("join", gid), c.now + g.rebalance_timeout_ms(), fire)
+    c.timers.schedule(classic_join_key(gid), c.now + g.rebalance_timeout_ms(), fire)
 
 
 def maybe_complete_join(c: "CoordinatorState", g: ClassicGroup) -> None:
     """Complete the join early when everyone has joined, except during the initial delay."""
     if g.state == PREPARING and g.has_all_members_joined() and g.previous_state != EMPTY:
-        c.timers.cancel(("join", g.group_id))
+        c.timers.cancel(classic_join_key(g.group_id))
         complete_join(c, g)
 
 
@@ -163,7 +164,7 @@ def complete_join(c: "CoordinatorState", g: ClassicGroup) -> None:
     c.join_polling.discard(g.group_id)
     if g.state == DEAD:
         return
-    c.timers.cancel(("join", g.group_id))
+    c.timers.cancel(classic_join_key(g.group_id))
     for m in list(g.members.values()):
         if m.awaiting_join is None and not m.is_static:
             cancel_heartbeat(c, g, m.member_id)
@@ -227,7 +228,7 @@ def _schedule_sync(c: "CoordinatorState", g: ClassicGroup) -> None:
         grp.pending_sync.clear()
         if laggards:
             prepare_rebalance(c, grp, "members failed to sync within the rebalance timeout")
-    c.timers.schedule(("sync", gid), c.now + g.rebalance_timeout_ms(), fire)
+    c.timers.schedule(classic_sync_key(gid), c.now + g.rebalance_timeout_ms(), fire)
 
 
 def reset_and_propagate_error(c: "CoordinatorState", g: ClassicGroup, error: int) -> None:
@@ -259,8 +260,5 @@ def unload_group(c: "CoordinatorState", g: ClassicGroup, error: int) -> None:
             c.respond(m.awaiting_join.token, join_error(m.awaiting_join.version, error, m.member_id))
         if m.awaiting_sync is not None:
             c.respond(m.awaiting_sync.token, sync_response(m.awaiting_sync.version, error))
-    for mid in [*g.members, *g.pending_members]:
-        c.timers.cancel(("hb", gid, mid))
-    c.timers.cancel(("join", gid))
-    c.timers.cancel(("sync", gid))
+    cancel_classic_group_timers(c.timers, gid, [*g.members, *g.pending_members])
     c.join_polling.discard(gid)

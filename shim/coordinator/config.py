@@ -46,6 +46,11 @@ class CoordinatorConfig:
         .isNewGroupCoordinatorEnabled); kshim sees the second only, so it takes the first as unset."""
         return self.release == "3.9" and not self.consumer_protocol
 
+    def session_timeout_valid(self, session_timeout_ms: int) -> bool:
+        """A JoinGroup's session timeout within group.min/max.session.timeout.ms, else INVALID_SESSION_TIMEOUT
+        (GroupCoordinatorService.joinGroup, classicGroupMin/MaxSessionTimeoutMs)."""
+        return self.min_session_timeout_ms <= session_timeout_ms <= self.max_session_timeout_ms
+
     def upgrade_enabled(self) -> bool:
         return self.consumer_migration_policy in ("bidirectional", "upgrade")
 

@@ -17,8 +17,7 @@ from .api_keys import (CONSUMER_GROUP_DESCRIBE, CONSUMER_GROUP_HEARTBEAT, DELETE
                        JOIN_GROUP, LEAVE_GROUP, LIST_GROUPS, OFFSET_COMMIT, OFFSET_DELETE, OFFSET_FETCH,
                        SYNC_GROUP, TXN_OFFSET_COMMIT)
 from .consumer import classic_members, consumer_admin, describe, heartbeat, offsets_check
-from .consumer.fencing import delete_group as delete_consumer_group
-from .responses import join_error, sync_response
+from .responses import sync_response
 from .result import Ctx
 
 if TYPE_CHECKING:
@@ -50,22 +49,7 @@ def join_group(c: "CoordinatorState", ctx: Ctx, req) -> None:
         return join.handle_join(c, ctx, req)                  # classicGroupJoinToClassicGroup
     if cg.members:
         return classic_members.join(c, ctx, req, cg)          # classicGroupJoinToConsumerGroup
-    # an empty consumer group becomes a classic group (classicGroupJoinToClassicGroup converts it)
-    if not c.cfg.min_session_timeout_ms <= req.session_timeout_ms <= c.cfg.max_session_timeout_ms:
-        return join.handle_join(c, ctx, req)   # refused by GroupCoordinatorService.joinGroup: the group stays
-    if req.member_id:
-        # maybeDeleteEmptyConsumerGroup removes the group from the latest state, the member id then finds
-        # no classic group (GroupIdNotFoundException -> UNKNOWN_MEMBER_ID): gone for writes, still seen
-        # by reads until a record reaches its partition (uncommitted.py). Kafka drops the tombstones
-        # with the empty result (a reload brings the group back); kshim writes them, so its state is
-        # what its records say, and they do not end the read view
-        g = c.consumer_groups[req.group_id]
-        delete_consumer_group(c, req.group_id)
-        c.uncommitted.remove_consumer_group(c, g)
-        return c.respond(ctx.token, join_error(ctx.version, E.UNKNOWN_MEMBER_ID, req.member_id))
-    delete_consumer_group(c, req.group_id)
-    c.event("group_converted", req.group_id, to="classic")
-    return join.handle_join(c, ctx, req)
+    return join.join_empty_consumer_group(c, ctx, req, cg)    # classicGroupJoinToClassicGroup converts it
 
 
 def sync_group(c: "CoordinatorState", ctx: Ctx, req) -> None:

@@ -17,8 +17,10 @@ from . import classic_rebalance, errors as E
 from .result import Ctx
 from .responses import _for_version, join_error, join_response, sync_response
 from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, ClassicMember, Parked
+from .consumer.fencing import delete_group as delete_consumer_group
 
 if TYPE_CHECKING:
+    from .consumer.consumer_group import ConsumerGroup
     from .coordinator_state import CoordinatorState
 
 
@@ -28,7 +30,7 @@ def handle_join(c: CoordinatorState, ctx: Ctx, req) -> None:
     instance_id = req.group_instance_id if v >= 5 else None
     if not req.group_id:
         return c.respond(ctx.token, join_error(v, E.INVALID_GROUP_ID, member_id))
-    if not c.cfg.min_session_timeout_ms <= req.session_timeout_ms <= c.cfg.max_session_timeout_ms:
+    if not c.cfg.session_timeout_valid(req.session_timeout_ms):
         return c.respond(ctx.token, join_error(v, E.INVALID_SESSION_TIMEOUT, member_id))
     g = c.groups.get(req.group_id)
     created = False
@@ -53,6 +55,25 @@ def handle_join(c: CoordinatorState, ctx: Ctx, req) -> None:
         classic_rebalance.write_empty_group(c, g)
 
 
+def join_empty_consumer_group(c: CoordinatorState, ctx: Ctx, req, cg: "ConsumerGroup") -> None:
+    """A JoinGroup to the empty consumer group `cg`: GroupMetadataManager.classicGroupJoinToClassicGroup
+    converts it into a classic group first (maybeDeleteEmptyConsumerGroup), then joins as handle_join."""
+    if not c.cfg.session_timeout_valid(req.session_timeout_ms):
+        return handle_join(c, ctx, req)   # refused by GroupCoordinatorService.joinGroup: the group stays
+    if req.member_id:
+        # maybeDeleteEmptyConsumerGroup removes the group from the latest state, the member id then finds
+        # no classic group (GroupIdNotFoundException -> UNKNOWN_MEMBER_ID): gone for writes, still seen
+        # by reads until a record reaches its partition (uncommitted.py). Kafka drops the tombstones
+        # with the empty result (a reload brings the group back); kshim writes them, so its state is
+        # what its records say, and they do not end the read view
+        delete_consumer_group(c, req.group_id)
+        c.uncommitted.remove_consumer_group(c, cg)
+        return c.respond(ctx.token, join_error(ctx.version, E.UNKNOWN_MEMBER_ID, req.member_id))
+    delete_consumer_group(c, req.group_id)
+    c.event("group_converted", req.group_id, to="classic")
+    return handle_join(c, ctx, req)
+
+
 def _rebalance_timeout(req, v: int) -> int:
     return req.rebalance_timeout_ms if v >= 1 else req.session_timeout_ms
 
@@ -68,18 +89,6 @@ def _accept_joining_member(g: ClassicGroup, member_id: str, max_size: int) -> bo
         m = g.members.get(member_id)
         return (m is not None and m.awaiting_join is not None) or g.awaiting_join_count < max_size
     return member_id in g.members or len(g.members) < max_size
-
-
-def validate_member(g: ClassicGroup, member_id: str, instance_id: str | None) -> int:
-    if instance_id is not None:
-        existing = g.static_members.get(instance_id)
-        if existing is None:
-            return E.UNKNOWN_MEMBER_ID
-        if existing != member_id:
-            return E.FENCED_INSTANCE_ID
-    if member_id not in g.members:
-        return E.UNKNOWN_MEMBER_ID
-    return E.NONE
 
 
 def _join_new_member(c: CoordinatorState, ctx: Ctx, req, g: ClassicGroup, instance_id: str | None) -> None:
@@ -205,7 +214,7 @@ def _join_existing_member(c: CoordinatorState, ctx: Ctx, req, g: ClassicGroup, m
         g.pending_members.discard(member_id)
         classic_rebalance.cancel_heartbeat(c, g, member_id)
         return _add_member(c, ctx, req, g, member_id, instance_id)
-    err = validate_member(g, member_id, instance_id)
+    err = g.validate_member(member_id, instance_id)
     if err:
         return c.respond(ctx.token, join_error(v, err, member_id))
     m = g.members[member_id]

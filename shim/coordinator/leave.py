@@ -11,7 +11,6 @@ from kcodec.generated.leave_group import LeaveGroupResponse, MemberResponse
 from . import classic_rebalance, errors as E
 from .result import Ctx
 from .classic_group import COMPLETING, DEAD, PREPARING, STABLE
-from .join import validate_member
 
 if TYPE_CHECKING:
     from .coordinator_state import CoordinatorState
@@ -59,7 +58,7 @@ def handle_leave(c: CoordinatorState, ctx: Ctx, req) -> None:
                 removed += 1
             continue
         else:
-            err = validate_member(g, member_id, instance_id)
+            err = g.validate_member(member_id, instance_id)
             if err:
                 results.append((member_id, instance_id, err))
                 continue

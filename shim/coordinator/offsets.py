@@ -21,8 +21,7 @@ from . import classic_rebalance, errors as E
 from .commit_answer import CommitAnswer
 from .result import Ctx
 from .scala_order import immutable_map_order, scala_commit_topics, topic_partition_hash
-from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, ClassicGroup
-from .join import validate_member
+from .classic_group import DEAD, EMPTY, PREPARING, STABLE, ClassicGroup, validate_offset_commit
 from .admin import remove_empty_classic_group
 from .metadata_size import metadata_too_large
 from .state_records import OffsetRecord, OffsetTombstone
@@ -152,41 +151,26 @@ def _scala_commit_answer(checked, err: int, too_large: dict) -> list:
 
 
 def validate_classic_commit(c: "CoordinatorState", ctx: Ctx, req, checked) -> int:
-    """ClassicGroup.validateOffsetCommit (a group that does not exist is created by a commit without
-    generation, as OffsetMetadataManager.commitOffset does)."""
-    v = ctx.version
-    gen = req.generation_id_or_member_epoch
+    """classic_group.validate_offset_commit (ClassicGroup.validateOffsetCommit); a group that does not
+    exist is created by a commit without generation, and a member's commit reschedules its heartbeat,
+    as OffsetMetadataManager.commitOffset does."""
     member_id = req.member_id or ""
-    instance_id = req.group_instance_id if v >= 7 else None
     g = c.groups.get(req.group_id)
     scala = c.cfg.scala_coordinator()
+    err = validate_offset_commit(g, member_id, req.group_instance_id, req.generation_id_or_member_epoch,
+                                 False, ctx.version, scala)
+    if err:
+        return err
     if g is None:
-        if gen < 0:
-            max_md = c.cfg.offset_metadata_max_bytes
-            g = ClassicGroup(req.group_id, state_timestamp_ms=c.now)
-            c.groups[req.group_id] = g
-            if any(e is None and not metadata_too_large(p.committed_metadata, max_md)
-                   for _, _, parts in checked for p, e in parts):
-                classic_rebalance.write_group(c, g)
-            elif not scala:    # nothing to store: no record, the group exists for writes only (uncommitted.py)
-                c.uncommitted.add(c, g)
-            return E.NONE
-        # Kafka 3.9's GroupCoordinator.handleCommitOffsets: ILLEGAL_GENERATION at every version
-        return E.GROUP_ID_NOT_FOUND if v >= 9 and not scala else E.ILLEGAL_GENERATION
-    if g.state == DEAD:
-        return E.COORDINATOR_NOT_AVAILABLE
-    if gen < 0 and g.state == EMPTY:
+        max_md = c.cfg.offset_metadata_max_bytes
+        g = ClassicGroup(req.group_id, state_timestamp_ms=c.now)
+        c.groups[req.group_id] = g
+        if any(e is None and not metadata_too_large(p.committed_metadata, max_md)
+               for _, _, parts in checked for p, e in parts):
+            classic_rebalance.write_group(c, g)
+        elif not scala:    # nothing to store: no record, the group exists for writes only (uncommitted.py)
+            c.uncommitted.add(c, g)
         return E.NONE
-    if gen >= 0 or member_id or instance_id is not None:
-        err = validate_member(g, member_id, instance_id)
-        if err:
-            return err
-        if gen != g.generation_id:
-            return E.ILLEGAL_GENERATION
-    elif g.state != EMPTY:
-        return E.UNKNOWN_MEMBER_ID
-    if g.state == COMPLETING:
-        return E.REBALANCE_IN_PROGRESS
     m = g.members.get(member_id)
     if m is not None and g.state in (STABLE, PREPARING):
         classic_rebalance.schedule_heartbeat(c, g, member_id, m.session_timeout_ms)

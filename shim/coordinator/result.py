@@ -4,7 +4,6 @@ and the records the call wrote)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -31,35 +30,9 @@ class Respond:
 
 @dataclass
 class CoordinatorResult:
-    """The responses ready after one call (possibly for requests parked earlier) and the state
-    records that call appended to `GroupCoordinator.records`, in order.
-
-    It also reads as the list of responses, the shape `handle()` and `tick()` returned before it
-    existed: iterating, indexing, `len()`, truthiness and `== [...]` see `responses`."""
+    """The one output of a coordinator call (Kafka's CoordinatorResult): the responses ready after it
+    (possibly for requests parked earlier) and the state records it wrote, in order. Nothing else
+    carries a call's records out of the coordinator: the runtime appends `records`, then sends
+    `responses`."""
     responses: list[Respond] = field(default_factory=list)
     records: list = field(default_factory=list)
-
-    def __iter__(self) -> Iterator[Respond]:
-        return iter(self.responses)
-
-    def __len__(self) -> int:
-        return len(self.responses)
-
-    def __getitem__(self, i):
-        return self.responses[i]
-
-    def __bool__(self) -> bool:
-        return bool(self.responses)
-
-    def __eq__(self, other) -> bool:
-        if isinstance(other, CoordinatorResult):
-            return self.responses == other.responses and self.records == other.records
-        if isinstance(other, list):
-            return self.responses == other
-        return NotImplemented
-
-    def __add__(self, other) -> list[Respond]:
-        return self.responses + list(other)
-
-    def __radd__(self, other) -> list[Respond]:
-        return list(other) + self.responses

@@ -20,7 +20,7 @@ class CoordinatorRuntime:
                  on_event: Callable[[dict], None] | None = None):
         self.now = now_ms
         self.timers = Timers()
-        self.records: list = []                  # append-only; the adapter takes them after each call
+        self.records: list = []                  # the current call's records; its result takes them
         self.out: list[Respond] = []
         self._uuid = new_uuid or (lambda: str(uuid.uuid4()))
         self.on_event = on_event
@@ -52,8 +52,8 @@ class CoordinatorRuntime:
     def new_member_id(self, prefix: str) -> str:
         return f"{prefix}-{self._uuid()}"
 
-    def result(self, records_from: int) -> CoordinatorResult:
-        """Take the responses ready so far; the records are those appended since `records_from`
-        (`len(records)` when the call began)."""
+    def result(self) -> CoordinatorResult:
+        """The call's result: the responses ready so far and the records written since the last one."""
         out, self.out = self.out, []
-        return CoordinatorResult(out, self.records[records_from:])
+        records, self.records = self.records, []
+        return CoordinatorResult(out, records)

@@ -17,7 +17,7 @@ from . import classic_rebalance, errors as E
 from .result import Ctx
 from .responses import sync_response
 from .classic_group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Parked
-from .join import validate_member
+from .timers import classic_sync_key
 
 if TYPE_CHECKING:
     from .coordinator_state import CoordinatorState
@@ -39,7 +39,7 @@ def handle_sync(c: CoordinatorState, ctx: Ctx, req) -> None:
         return fail(E.UNKNOWN_MEMBER_ID)
     if g.state == DEAD:
         return fail(E.COORDINATOR_NOT_AVAILABLE)
-    err = validate_member(g, req.member_id, instance_id)
+    err = g.validate_member(req.member_id, instance_id)
     if err:
         return fail(err)
     if req.generation_id != g.generation_id:
@@ -71,7 +71,7 @@ def handle_sync(c: CoordinatorState, ctx: Ctx, req) -> None:
 def _sync_done(c: CoordinatorState, g, member_id: str) -> None:
     g.pending_sync.discard(member_id)
     if not g.pending_sync:
-        c.timers.cancel(("sync", g.group_id))
+        c.timers.cancel(classic_sync_key(g.group_id))
 
 
 def handle_heartbeat(c: CoordinatorState, ctx: Ctx, req) -> None:
@@ -88,7 +88,7 @@ def handle_heartbeat(c: CoordinatorState, ctx: Ctx, req) -> None:
         return answer(E.UNKNOWN_MEMBER_ID)
     if g.state == DEAD:
         return answer(E.COORDINATOR_NOT_AVAILABLE)
-    err = validate_member(g, req.member_id, instance_id)
+    err = g.validate_member(req.member_id, instance_id)
     if err:
         return answer(err)
     if req.generation_id != g.generation_id:

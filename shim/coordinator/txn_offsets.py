@@ -27,10 +27,10 @@ from . import classic_rebalance, errors as E
 from .commit_answer import CommitAnswer
 from .result import Ctx
 from .scala_order import scala_commit_topics
-from .classic_group import DEAD, EMPTY, ClassicGroup
-from .join import validate_member
+from .classic_group import DEAD, ClassicGroup, validate_offset_commit
 from .metadata_size import metadata_too_large
 from .state_records import OffsetRecord, TxnOffsetRecord, TxnOffsetTombstone
+from .timers import txn_timeout_key
 
 if TYPE_CHECKING:
     from .coordinator_state import CoordinatorState
@@ -221,37 +221,22 @@ def _validate(c: "CoordinatorState", ctx: Ctx, req, valid, validate_group) -> in
 
 
 def validate_classic_commit(c: "CoordinatorState", ctx: Ctx, req, valid) -> int:
-    """ClassicGroup.validateOffsetCommit for a transactional commit (a commit with no identity at all
-    is accepted whatever the state, CompletingRebalance too); no group: created by a commit without
-    generation, else ILLEGAL_GENERATION, GROUP_ID_NOT_FOUND from v6 (OffsetMetadataManager
-    .validateTransactionalOffsetCommit, TxnOffsetCommitRequest.supportsGroupIdNotFoundError)."""
-    v = ctx.version
-    gen = req.generation_id_or_member_epoch if v >= 3 else -1
-    member_id = (req.member_id or "") if v >= 3 else ""
-    instance_id = req.group_instance_id if v >= 3 else None
+    """classic_group.validate_offset_commit for a transactional commit (ClassicGroup.validateOffsetCommit:
+    a commit with no identity at all is accepted whatever the state, CompletingRebalance too); a group
+    that does not exist is created by a commit without generation (OffsetMetadataManager
+    .validateTransactionalOffsetCommit)."""
     g = c.groups.get(req.group_id)
     if g is None and c.cfg.scala_coordinator():
         # Kafka 3.9's GroupCoordinator.handleTxnCommitOffsets adds the group (Empty, in memory) whatever
         # the generation, then validates against it: a member id or generation is UNKNOWN_MEMBER_ID
         g = c.groups[req.group_id] = ClassicGroup(req.group_id, state_timestamp_ms=c.now)
-    elif g is None:
-        if gen < 0:
-            g = ClassicGroup(req.group_id, state_timestamp_ms=c.now)
-            c.groups[req.group_id] = g
-            classic_rebalance.write_group(c, g)
-            return E.NONE
-        return E.GROUP_ID_NOT_FOUND if v >= 6 else E.ILLEGAL_GENERATION
-    if g.state == DEAD:
-        return E.COORDINATOR_NOT_AVAILABLE
-    if gen < 0 and g.state == EMPTY:
-        return E.NONE
-    if gen >= 0 or member_id or instance_id is not None:
-        err = validate_member(g, member_id, instance_id)
-        if err:
-            return err
-        if gen != g.generation_id:
-            return E.ILLEGAL_GENERATION
-    return E.NONE
+    err = validate_offset_commit(g, req.member_id or "", req.group_instance_id, req.generation_id_or_member_epoch,
+                                 True, ctx.version)
+    if g is None and err == E.NONE:
+        g = ClassicGroup(req.group_id, state_timestamp_ms=c.now)
+        c.groups[req.group_id] = g
+        classic_rebalance.write_group(c, g)
+    return err
 
 
 # ---------------------------------------------------------------------- transaction ends
@@ -263,7 +248,7 @@ def end_transaction(c: "CoordinatorState", producer_id: int, committed: bool, pr
     aborted; a marker applies all of them, as OffsetMetadataManager.replayEndTransactionMarker does."""
     offsets = c.txns.by_producer.get(producer_id)
     if groups is None:
-        c.timers.cancel(("txn", producer_id))
+        c.timers.cancel(txn_timeout_key(producer_id))
     if not offsets:
         return
     applied: dict[str, int] = {}
@@ -305,7 +290,7 @@ def producer_initialized(c: "CoordinatorState", producer_id: int, producer_epoch
 
 def drop_producer(c: "CoordinatorState", producer_id: int, reason: str) -> None:
     offsets = c.txns.by_producer.get(producer_id)
-    c.timers.cancel(("txn", producer_id))
+    c.timers.cancel(txn_timeout_key(producer_id))
     if not offsets:
         return
     for gid in sorted({k[0] for k in offsets}):
@@ -331,13 +316,13 @@ def _tombstone(c: "CoordinatorState", pid: int, key: Key) -> None:
     if c.txns.remove(pid, key) is not None:
         c.records.append(TxnOffsetTombstone(key[0], pid, key[1], key[2]))
         if pid not in c.txns.by_producer:
-            c.timers.cancel(("txn", pid))
+            c.timers.cancel(txn_timeout_key(pid))
 
 
 def _arm(c: "CoordinatorState", pid: int, timeout_ms: int) -> None:
     def fire():
         drop_producer(c, pid, "transaction timed out without kshim seeing its end")
-    c.timers.schedule(("txn", pid), c.now + timeout_ms + GRACE_MS, fire)
+    c.timers.schedule(txn_timeout_key(pid), c.now + timeout_ms + GRACE_MS, fire)
 
 
 # ---------------------------------------------------------------------- replay
@@ -350,4 +335,4 @@ def replay_record(c: "CoordinatorState", rec) -> None:
     else:
         c.txns.remove(rec.producer_id, (rec.group_id, rec.topic, rec.partition))
         if rec.producer_id not in c.txns.by_producer:
-            c.timers.cancel(("txn", rec.producer_id))
+            c.timers.cancel(txn_timeout_key(rec.producer_id))

@@ -306,7 +306,7 @@ class LocalKafka:
         for port in n.ports:
             if port_in_use(port):
                 raise EnvironmentProblem(f"port {HOST}:{port} of Kafka node {node_id} is already in use")
-        jvm = [f"-Xms256m", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+        jvm = ["-Xms256m", f"-Xmx{self.heap}", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
                f"-Dkafka.logs.dir={n.log_file.parent}"]
         cmd = self.kafka.java_cmd("kafka.Kafka", [str(n.config_file)], heap=self.heap,
                                   log4j="broker", extra_jvm=jvm)

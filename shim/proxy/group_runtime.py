@@ -2,9 +2,8 @@
 actor, no locks), its clock, and the way out for everything it answers.
 
 **Append before answer.** A coordinator step (`handle`, `tick`, `end_transaction`, `unload`, ...)
-returns its responses and leaves the state changes behind them in `GroupCoordinator.records`. With a
-state topic (shim/state/log.py), `deliver` hands those records to `StateLog.append` and holds the
-step's responses in `_held` until that append completed; `_release` lets steps leave strictly in
+returns a `CoordinatorResult`: its responses and the state records behind them. With a state topic
+(shim/state/log.py), `deliver` hands those records to `StateLog.append` and holds the step's responses in `_held` until that append completed; `_release` lets steps leave strictly in
 order (a step with no records still waits behind an earlier one), and a failed append answers the
 step's responses with the mapped coordinator error (`append_failed`, shim/error_answers.py) instead
 of success. So a client never hears of a state change that is not durable - as the broker's
@@ -28,7 +27,7 @@ from typing import TYPE_CHECKING, Callable
 
 from kcodec import api
 
-from ..coordinator import CoordinatorConfig, GroupCoordinator
+from ..coordinator import CoordinatorConfig, CoordinatorResult, GroupCoordinator
 from ..coordinator.metadata import TopicCatalog
 from ..error_answers import append_failed, coordinator_error
 
@@ -71,7 +70,7 @@ class GroupRuntime:
                                       client_id=session.client_id or "", client_host=session.peer_host,
                                       now_ms=now_ms(), topic_filter=topic_filter, marker_floor=marker_floor)
         if patch is not None:
-            for r in out:
+            for r in out.responses:
                 if r.token[1] is slot:
                     patch(r.body)
         self.deliver(out)
@@ -81,7 +80,6 @@ class GroupRuntime:
         now = now_ms()
         for rec in records:
             self.coordinator.replay(rec, now_ms=now)
-        self.coordinator.records = []
         self._rearm()
 
     def unload(self, group_ids: list[str]) -> None:
@@ -109,9 +107,7 @@ class GroupRuntime:
     async def hand_over(self, group_id: str) -> int:
         """Forget an Empty classic group the broker takes over; waits until its records are durable
         (0, or the append's error code)."""
-        self.coordinator.hand_over(group_id, now_ms())
-        records = self.coordinator.records
-        self.coordinator.records = []
+        records = self.coordinator.hand_over(group_id, now_ms()).records
         self._rearm()
         if self.state is None or not records:
             return 0
@@ -121,45 +117,43 @@ class GroupRuntime:
         self.deliver(self.coordinator.expire_offsets(now_ms()))
 
     # ------------------------------------------------------------------ append before answer
-    def deliver(self, out) -> None:
-        """The responses of one coordinator step, sent once the step's records are durable."""
-        records = self.coordinator.records
-        if records:
-            self.coordinator.records = []
+    def deliver(self, out: CoordinatorResult, relayed: tuple = ()) -> None:
+        """One coordinator step's result: its records appended, then its responses sent; `relayed`,
+        (session, slot, frame) answers of the broker that this step follows (EndTxn, InitProducerId),
+        are sent with them."""
+        records = out.records
         if self.state is None:               # memory only: nothing to wait for
-            self._send(out, 0)
+            self._send(out.responses, relayed, 0)
         elif records or self._held:          # append before answer, and after every earlier step
-            self._held.append((self.state.append(records) if records else None, out))
+            self._held.append((self.state.append(records) if records else None, out.responses, relayed))
             self._release()
         else:
-            self._send(out, 0)
+            self._send(out.responses, relayed, 0)
         self._rearm()
 
     def _release(self, _=None) -> None:
         """Send held responses in step order, each once its own append is done."""
         held = self._held
         while held:
-            fut, out = held[0]
+            fut, responses, relayed = held[0]
             if fut is not None and not fut.done():
                 if self._waiting_on is not fut:
                     self._waiting_on = fut
                     fut.add_done_callback(self._release)
                 return
             held.popleft()
-            self._send(out, fut.result() if fut is not None else 0)
+            self._send(responses, relayed, fut.result() if fut is not None else 0)
 
-    def _send(self, out, append_error: int) -> None:
-        for r in out:
+    def _send(self, responses: list, relayed: tuple, append_error: int) -> None:
+        for r in responses:
             session, slot = r.token
-            if type(r.body) is bytes:   # a broker's answer held for this step's append (EndTxn)
-                if append_error:
-                    log.warning("transaction end not durable (append error %d); served from memory",
-                                append_error)
-                session.complete(slot, r.body)
-                continue
             body = r.body if not append_error else append_failed(slot.api_key, r.body,
                                                                   coordinator_error(append_error))
             self.answer(session, slot, body)
+        if relayed and append_error:
+            log.warning("transaction end not durable (append error %d); served from memory", append_error)
+        for session, slot, frame in relayed:
+            session.complete(slot, frame)
 
     def answer(self, session: "Session", slot: "Slot", body) -> None:
         """Encode one answer (after `finish`) and complete its slot. Answers of coordinator steps come

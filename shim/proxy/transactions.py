@@ -23,7 +23,6 @@ from kcodec import api
 from kcodec.errors import DecodeError
 from kcodec.protocol import Error
 
-from ..coordinator import Respond
 from ..coordinator.txn_offsets import check_topics, txn_commit_refused
 from . import txn_verify
 from .bodies import read_request, read_response
@@ -103,7 +102,7 @@ class Transactions:
             if resp is None or resp.error_code != Error.NONE:
                 return session.complete(slot, bytes(frame))
             out = runtime.coordinator.end_transaction(pid, committed, runtime.now(), producer_epoch=epoch)
-            runtime.deliver(out + [Respond((session, slot), bytes(frame))])
+            runtime.deliver(out, ((session, slot, bytes(frame)),))
         slot.watch = answered
         return False
 
@@ -125,7 +124,7 @@ class Transactions:
                 return session.complete(slot, bytes(frame))
             out = runtime.coordinator.producer_initialized(resp.producer_id, resp.producer_epoch, timeout,
                                                            now_ms=runtime.now())
-            runtime.deliver(out + [Respond((session, slot), bytes(frame))])
+            runtime.deliver(out, ((session, slot, bytes(frame)),))
         slot.watch = answered
         return False
 

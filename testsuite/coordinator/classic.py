@@ -52,12 +52,26 @@ def java_member_order(member_ids: list[str], table: int = 16) -> list[str]:
     return sorted(member_ids, key=bucket)
 
 
+class RecordingCoordinator(GroupCoordinator):
+    """The coordinator keeping a copy of every result's records in `written`, in order: what the
+    state topic holds after those calls (the runtime appends each result's records)."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.written: list = []
+
+    def result(self):
+        out = super().result()
+        self.written += out.records
+        return out
+
+
 class Harness:
     def __init__(self, topics: dict[str, int] | None = None, **config):
         self._uuids = itertools.count(1)
         self._tokens = itertools.count(1)
         self.topics = TopicCatalog(topics)
-        self.c = GroupCoordinator(CoordinatorConfig(**config), now_ms=0, new_uuid=lambda: f"u{next(self._uuids)}",
+        self.c = RecordingCoordinator(CoordinatorConfig(**config), now_ms=0, new_uuid=lambda: f"u{next(self._uuids)}",
                                   topics=self.topics)
         self.now = 0
         self.pending: dict[int, tuple[int, int]] = {}
@@ -74,7 +88,7 @@ class Harness:
         return token
 
     def _collect(self, out) -> None:
-        for r in out:
+        for r in out.responses:
             assert r.token in self.pending, f"token {r.token} answered twice"
             api, version = self.pending.pop(r.token)
             r.body.encode(version)

@@ -1,6 +1,6 @@
 """Replay check for the coordinator fuzzers and simulations: the two routes that change
 a GroupCoordinator's state must agree. Route 1: the handlers change the live state and append records
-to `c.records`. Route 2: a fresh GroupCoordinator fed those records through `replay()` (what a kshim
+to `c.written`. Route 2: a fresh GroupCoordinator fed those records through `replay()` (what a kshim
 restart does with the state topic). `check_replay(c, log)` compares a normalized snapshot of the
 durable state of both and returns the differences.
 

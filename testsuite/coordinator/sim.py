@@ -35,10 +35,11 @@ import random
 from collections import Counter
 
 from kcodec.generated.join_group import JoinGroupRequestProtocol
-from shim.coordinator import CoordinatorConfig, GroupCoordinator
+from shim.coordinator import CoordinatorConfig
 from shim.coordinator import errors as E
 from shim.coordinator.classic_group import STABLE
 
+from .classic import RecordingCoordinator
 from .replay_check import assert_replay_agrees
 from .sim_members import (HB_V, HEARTBEAT, JOIN, KINDS, LEAVE, LEAVE_V, SYNC, SYNC_V, GroupSim, InvariantViolation,
                           Member, MemberBehaviour, Mix)
@@ -54,7 +55,7 @@ class Sim(MemberBehaviour):
         self.rng = random.Random(seed)
         self._uuid_n = 0
         self.cfg = config or CoordinatorConfig()
-        self.coord = GroupCoordinator(self.cfg, now_ms=0, new_uuid=self._uuid)
+        self.coord = RecordingCoordinator(self.cfg, now_ms=0, new_uuid=self._uuid)
         self.now = 0
         self.q: list = []
         self._seq = 0
@@ -114,7 +115,7 @@ class Sim(MemberBehaviour):
 
     def _outputs(self, out) -> dict:
         answered = {}
-        for r in out:
+        for r in out.responses:
             entry = self.pending.pop(r.token, None)
             if entry is None:
                 self.fail(f"token {r.token} answered twice or never sent")
@@ -157,7 +158,7 @@ class Sim(MemberBehaviour):
             self.steps += 1
             self.check_step()
             if self.replay_every and self.steps % self.replay_every == 0:
-                assert_replay_agrees(self.coord, self.coord.records,
+                assert_replay_agrees(self.coord, self.coord.written,
                                      f"seed {self.seed} t={self.now}ms step {self.steps}")
             if stop is not None and stop():
                 return True
@@ -265,7 +266,7 @@ class Sim(MemberBehaviour):
         if not self.all_converged():
             self.fail("group left Stable during the quiet period")
         self.check_counters()
-        assert_replay_agrees(self.coord, self.coord.records, f"seed {self.seed} t={self.now}ms at the end")
+        assert_replay_agrees(self.coord, self.coord.written, f"seed {self.seed} t={self.now}ms at the end")
         return {"first_stable_ms": t_first, "churn_end_ms": t_churn, "stable_again_ms": t_end,
                 "generations_first": gens_first,
                 "generations": {gs.gid: self.coord.groups[gs.gid].generation_id for gs in self.groups},

@@ -29,10 +29,11 @@ from dataclasses import dataclass, field
 
 from kcodec.generated.consumer_group_heartbeat import (ConsumerGroupHeartbeatRequest,
                                                        ConsumerGroupHeartbeatRequestTopicPartitions)
-from shim.coordinator import CoordinatorConfig, GroupCoordinator
+from shim.coordinator import CoordinatorConfig
 from shim.coordinator import errors as E
 from shim.coordinator.consumer import codes as K
 from shim.coordinator.metadata import TopicCatalog
+from testsuite.coordinator.classic import RecordingCoordinator
 from testsuite.coordinator.replay_check import assert_replay_agrees
 
 GID = "sim"
@@ -61,7 +62,7 @@ class ConsumerSim:
         self.catalog = TopicCatalog({f"t{i}": per_topic for i in range(topics)})
         self.names = [f"t{i}" for i in range(topics)]
         ids = itertools.count(1)
-        self.c = GroupCoordinator(CoordinatorConfig(), now_ms=0, new_uuid=lambda: f"x{next(ids)}", topics=self.catalog)
+        self.c = RecordingCoordinator(CoordinatorConfig(), now_ms=0, new_uuid=lambda: f"x{next(ids)}", topics=self.catalog)
         self.now = 0
         self.queue: list = []
         self.seq = itertools.count()
@@ -106,9 +107,9 @@ class ConsumerSim:
         out = self.c.handle(68, 1, req, next(self.tokens), client_id="sim", client_host="/127.0.0.1",
                             now_ms=self.now)
         self.coordinator_cpu += time.process_time() - t0
-        if len(out) != 1:
-            raise InvariantViolation(f"{len(out)} responses to one heartbeat")
-        return out[0].body
+        if len(out.responses) != 1:
+            raise InvariantViolation(f"{len(out.responses)} responses to one heartbeat")
+        return out.responses[0].body
 
     def _drop(self, cons: Consumer) -> None:
         for t, ps in cons.owned.items():
@@ -207,7 +208,7 @@ class ConsumerSim:
             if cons.alive and cons.gen == gen:
                 self.heartbeat(cons)
         self.now = max(self.now, t_end)
-        assert_replay_agrees(c, c.records, f"seed {self.seed} t={self.now}ms")
+        assert_replay_agrees(c, c.written, f"seed {self.seed} t={self.now}ms")
 
     def converged(self) -> bool:
         g = self.c.consumer_groups.get(GID)

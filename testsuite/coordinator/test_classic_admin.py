@@ -126,7 +126,7 @@ def test_delete_groups(v):
         ("stable", E.NON_EMPTY_GROUP), ("preparing", E.NON_EMPTY_GROUP), ("nope", E.GROUP_ID_NOT_FOUND),
         ("simple", E.NONE)]
     assert h.group("simple") is None
-    assert h.c.records[-2:] == [OffsetTombstone("simple", "t", 0), GroupTombstone("simple")]
+    assert h.c.written[-2:] == [OffsetTombstone("simple", "t", 0), GroupTombstone("simple")]
     assert h.fetch("simple", {"t": [0]}) == (E.NONE, {("t", 0): (-1, -1, "", E.NONE)})
     assert h.describe("simple").groups[0].group_state == "Dead"
     assert h.delete("simple", v=v).results[0].error_code == E.GROUP_ID_NOT_FOUND

@@ -53,7 +53,7 @@ def test_member_id_required_from_v4(v):
     assert g.state == "Empty" and g.generation_id == 0
     assert g.members == {} and g.pending_members == {"app-u1"}
     # the creation of the group is persisted by one empty GroupMetadata record
-    assert h.c.records == [GroupMetadataRecord("g", None, 0, None, None, 0, ())]
+    assert h.c.written == [GroupMetadataRecord("g", None, 0, None, None, 0, ())]
 
 
 @pytest.mark.parametrize("v", range(0, 4))
@@ -66,7 +66,7 @@ def test_dynamic_member_added_at_once_before_v4(v):
     assert list(g.members) == ["app-u1"] and g.pending_members == set()
     assert g.leader_id == "app-u1"
     # the join itself produced no record, so the creation is persisted by an empty one
-    assert h.c.records == [GroupMetadataRecord("g", "consumer", 0, None, None, 0, ())]
+    assert h.c.written == [GroupMetadataRecord("g", "consumer", 0, None, None, 0, ())]
     h.advance(DELAY)
     body = h.answered(token)
     assert (body.error_code, body.member_id, body.generation_id, body.leader) == (E.NONE, "app-u1", 1, "app-u1")

@@ -45,14 +45,14 @@ def test_absent_group_every_member_unknown(v):
 def test_group_empties_generation_bumps_and_state_is_empty():
     h = Harness()
     (a, b), gen = h.stable_group(n=2)
-    records = len(h.c.records)
+    records = len(h.c.written)
     body = h.leave("g", (a, None), (b, None))
     assert [m.error_code for m in body.members] == [E.NONE, E.NONE]
     g = h.group("g")
     assert (g.state, g.generation_id, g.members, g.protocol_name) == ("Empty", gen + 1, {}, None)
     assert g.protocol_type == "consumer"
-    rec = h.c.records[-1]
-    assert len(h.c.records) == records + 1 and isinstance(rec, GroupMetadataRecord)
+    rec = h.c.written[-1]
+    assert len(h.c.written) == records + 1 and isinstance(rec, GroupMetadataRecord)
     assert (rec.generation_id, rec.members) == (gen + 1, ())
     assert h.describe("g").groups[0].group_state == "Empty"
 

@@ -57,7 +57,7 @@ def test_commit_retention_before_v5_sets_an_expiry():
     h.advance(1_000)
     h.commit("g", {("t1", 0): 1}, v=2, retention=60_000)
     h.commit("g", {("t1", 1): 1}, v=4, retention=-1)
-    recs = [r for r in h.c.records if isinstance(r, OffsetRecord)]
+    recs = [r for r in h.c.written if isinstance(r, OffsetRecord)]
     assert [(r.partition, r.commit_timestamp_ms, r.expire_timestamp_ms) for r in recs] == \
         [(0, 1_000, 61_000), (1, 1_000, None)]
 
@@ -158,7 +158,7 @@ def test_offset_delete_subscribed_topic_in_a_consumer_group():
     assert err == E.NONE
     assert got == {("t1", 0): E.GROUP_SUBSCRIBED_TO_TOPIC, ("t1", 1): E.GROUP_SUBSCRIBED_TO_TOPIC,
                    ("t2", 0): E.NONE, ("t2", 5): E.UNKNOWN_TOPIC_OR_PARTITION}   # KafkaApis checks the partition
-    assert [r for r in h.c.records if isinstance(r, OffsetTombstone)] == [OffsetTombstone("g", "t2", 0)]
+    assert [r for r in h.c.written if isinstance(r, OffsetTombstone)] == [OffsetTombstone("g", "t2", 0)]
     _, fetched = h.fetch("g", {"t1": [0], "t2": [0, 1]})
     assert fetched == {("t1", 0): (1, 7, "", E.NONE), ("t2", 0): (-1, -1, "", E.NONE), ("t2", 1): (3, 7, "", E.NONE)}
 

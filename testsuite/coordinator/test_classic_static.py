@@ -36,7 +36,7 @@ def test_known_instance_gets_new_member_id_and_old_one_is_fenced(v):
 def test_follower_restart_in_stable_keeps_the_generation(v):
     h = Harness()
     (a, b), gen = _static_group(h)
-    records = len(h.c.records)
+    records = len(h.c.written)
     body = h.answered(h.join("g", instance="i2", v=v))
     assert (body.error_code, body.generation_id, body.leader) == (E.NONE, gen, a)
     assert body.members == [] and body.skip_assignment is False
@@ -45,7 +45,7 @@ def test_follower_restart_in_stable_keeps_the_generation(v):
     g = h.group("g")
     assert g.state == "Stable" and g.generation_id == gen
     # the replacement is persisted by one GroupMetadata record naming the new member id
-    (rec,) = h.c.records[records:]
+    (rec,) = h.c.written[records:]
     assert isinstance(rec, GroupMetadataRecord) and rec.generation_id == gen
     assert sorted(m.member_id for m in rec.members) == sorted([a, body.member_id])
     # the new incarnation syncs and gets the old assignment at once

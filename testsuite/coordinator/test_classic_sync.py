@@ -26,7 +26,7 @@ def test_followers_wait_for_the_leader_and_get_its_assignment(v):
     (a, b, c), gen = _completing(h)
     tb, tc = h.sync("g", b, gen, v=v), h.sync("g", c, gen, v=v)
     assert h.answer(tb) is None and h.answer(tc) is None
-    records = len(h.c.records)
+    records = len(h.c.written)
     ta = h.sync("g", a, gen, v=v, assignments={a: b"for-a", b: b"for-b", "ghost": b"x"})
     got = {mid: h.answered(t) for mid, t in ((a, ta), (b, tb), (c, tc))}
     assert {mid: (r.error_code, r.assignment) for mid, r in got.items()} == \
@@ -35,7 +35,7 @@ def test_followers_wait_for_the_leader_and_get_its_assignment(v):
         assert (r.protocol_type, r.protocol_name) == (("consumer", "range") if v >= 5 else (None, None))
     g = h.group("g")
     assert g.state == "Stable" and "ghost" not in g.members
-    (rec,) = h.c.records[records:]
+    (rec,) = h.c.written[records:]
     assert isinstance(rec, GroupMetadataRecord)
     assert {m.member_id: m.assignment for m in rec.members} == {a: b"for-a", b: b"for-b", c: b""}
 

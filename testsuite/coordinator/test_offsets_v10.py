@@ -17,7 +17,7 @@ TOPICS = {"t1": 3, "t2": 2}
 def test_commit_v10_resolves_topic_ids_and_stores_them():
     h = Harness(TOPICS)
     assert h.commit("g", {("t1", 0): 10, ("t2", 1): 5}, v=10) == {("t1", 0): E.NONE, ("t2", 1): E.NONE}
-    recs = [r for r in h.c.records if isinstance(r, OffsetRecord)]
+    recs = [r for r in h.c.written if isinstance(r, OffsetRecord)]
     assert {(r.topic, r.partition, r.topic_id) for r in recs} == {
         ("t1", 0, h.topic_id("t1")), ("t2", 1, h.topic_id("t2"))}
     # readable by name through an older version and by id through v10
@@ -63,15 +63,15 @@ def test_deleted_topic_offsets_are_tombstoned_when_the_deletion_is_seen():
     h.commit("g", {("t1", 0): 10, ("t2", 0): 3})
     h.commit("g2", {("t1", 1): 4})
     del h.topics["t1"]
-    start = len(h.c.records)
+    start = len(h.c.written)
     h.c.metadata_updated(now_ms=h.now)
-    assert sorted((r.group_id, r.topic, r.partition) for r in h.c.records[start:]
+    assert sorted((r.group_id, r.topic, r.partition) for r in h.c.written[start:]
                   if isinstance(r, OffsetTombstone)) == [("g", "t1", 0), ("g2", "t1", 1)]
     assert h.fetch("g", None)[1] == {("t2", 0): (3, 7, "", E.NONE)}
     # nothing else changed: a second look writes nothing
-    start = len(h.c.records)
+    start = len(h.c.written)
     h.c.metadata_updated(now_ms=h.now)
-    assert h.c.records[start:] == []
+    assert h.c.written[start:] == []
 
 
 def test_topic_recreated_between_two_looks_drops_the_old_offsets():

@@ -13,11 +13,11 @@ def test_pending_member_joining_as_static_fails_inside_and_changes_nothing():
     h = Harness(initial_rebalance_delay_ms=0)
     first = h.answered(h.join("g", v=5))
     assert first.error_code == E.MEMBER_ID_REQUIRED
-    records = len(h.c.records)
+    records = len(h.c.written)
     r = h.answered(h.join("g", first.member_id, v=5, instance="i1"))
     assert (r.error_code, r.member_id, r.generation_id) == (E.UNKNOWN_SERVER_ERROR, "", -1)
     g = h.c.groups["g"]
-    assert not g.members and first.member_id in g.pending_members and len(h.c.records) == records
+    assert not g.members and first.member_id in g.pending_members and len(h.c.written) == records
     token = h.join("g", v=1)                                # v1: no MEMBER_ID_REQUIRED step
     h.advance(0)                                            # the delay 0 rebalance completes on the timer
     other = h.answered(token)

@@ -34,25 +34,25 @@ def test_a_stable_group_is_compared_in_full_and_agrees():
     assert g["state"] == "Stable" and len(g["members"]) == 2 and set(g["static_members"]) == {"ib"}
     assert {m["assignment"] for m in g["members"].values()} == {b"A", b"B"}
     assert len(snap["offsets"]["g"]) == 2
-    assert check_replay(h.c, h.c.records) == []
+    assert check_replay(h.c, h.c.written) == []
 
 
 def test_a_change_no_record_carries_is_caught():
     h = _stable_classic()
     mid = next(iter(h.group("g").members))
     h.group("g").members[mid].assignment = b"changed behind the records"
-    diffs = check_replay(h.c, h.c.records)
+    diffs = check_replay(h.c, h.c.written)
     assert diffs and diffs[0].startswith(f"/classic/g/members/{mid}/assignment: live ")
     with pytest.raises(ReplayMismatch, match="assignment"):
-        assert_replay_agrees(h.c, h.c.records, "here")
+        assert_replay_agrees(h.c, h.c.written, "here")
 
 
 def test_a_lost_record_is_caught():
     h = _stable_classic()
-    offsets = [r for r in h.c.records if type(r).__name__ == "OffsetRecord"]
-    log = [r for r in h.c.records if r is not offsets[-1]]
+    offsets = [r for r in h.c.written if type(r).__name__ == "OffsetRecord"]
+    log = [r for r in h.c.written if r is not offsets[-1]]
     assert check_replay(h.c, log) == [f"/offsets/g/('foo', 1): only live: {offsets[-1]!r}"]
-    changed = [dataclasses.replace(r, offset=99) if r is offsets[0] else r for r in h.c.records]
+    changed = [dataclasses.replace(r, offset=99) if r is offsets[0] else r for r in h.c.written]
     assert "/offsets/g/('foo', 0)" in check_replay(h.c, changed)[0]
 
 
@@ -62,13 +62,13 @@ def test_what_is_not_durable_is_left_out():
     h = _stable_classic()
     newcomer = h.answered(h.join("g", protocols=[("range", subscription("foo"))]))   # pending member
     assert h.group("g").pending_members == {newcomer.member_id}
-    assert check_replay(h.c, h.c.records) == []
+    assert check_replay(h.c, h.c.written) == []
     h.join("g", newcomer.member_id)                   # parked: the group prepares a rebalance
     assert h.group("g").state == "PreparingRebalance"
     snap = durable_snapshot(h.c)["classic"]["g"]
     assert set(snap) == {"compared", "generation"}
-    assert check_replay(h.c, h.c.records) == []
-    fresh = replayed(h.c, h.c.records)
+    assert check_replay(h.c, h.c.written) == []
+    fresh = replayed(h.c, h.c.written)
     assert fresh.groups["g"].state == "Stable" and not fresh.groups["g"].pending_members
 
 
@@ -80,7 +80,7 @@ def test_consumer_group_fields_are_compared():
     assert len(snap["members"]) == 6 and snap["owners"]
     m = next(iter(g.members.values()))
     m.previous_member_epoch += 5
-    assert check_replay(sim.c, sim.c.records) == [
+    assert check_replay(sim.c, sim.c.written) == [
         f"/consumer/{sim_consumer.GID}/members/{m.member_id}/previous_member_epoch: "
         f"live {m.previous_member_epoch} != replayed {m.previous_member_epoch - 5}"]
 

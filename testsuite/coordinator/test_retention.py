@@ -11,7 +11,7 @@ RETENTION = 7 * DAY
 
 
 def tombstones(h, start):
-    return sorted((r.group_id, r.topic, r.partition) for r in h.c.records[start:] if isinstance(r, OffsetTombstone))
+    return sorted((r.group_id, r.topic, r.partition) for r in h.c.written[start:] if isinstance(r, OffsetTombstone))
 
 
 def test_simple_group_offsets_expire_by_commit_time_then_the_group_goes():
@@ -23,14 +23,14 @@ def test_simple_group_offsets_expire_by_commit_time_then_the_group_goes():
     h.c.expire_offsets(now_ms=h.now)
     assert h.fetch("g", None)[1] == {("t1", 0): (1, 7, "", E.NONE), ("t1", 1): (2, 7, "", E.NONE)}
     h.advance(1)                                   # t1-0 is exactly 7 days old now
-    start = len(h.c.records)
+    start = len(h.c.written)
     h.c.expire_offsets(now_ms=h.now)
     assert tombstones(h, start) == [("g", "t1", 0)] and h.group("g") is not None
     h.advance(DAY)
-    start = len(h.c.records)
+    start = len(h.c.written)
     h.c.expire_offsets(now_ms=h.now)
     assert tombstones(h, start) == [("g", "t1", 1)]
-    assert h.group("g") is None and GroupTombstone("g") in h.c.records[start:]
+    assert h.group("g") is None and GroupTombstone("g") in h.c.written[start:]
 
 
 def test_explicit_retention_time_of_v2_to_v4_wins():
@@ -41,7 +41,7 @@ def test_explicit_retention_time_of_v2_to_v4_wins():
     h.c.expire_offsets(now_ms=h.now)
     assert len(h.fetch("g", None)[1]) == 2
     h.advance(1)
-    start = len(h.c.records)
+    start = len(h.c.written)
     h.c.expire_offsets(now_ms=h.now)
     assert tombstones(h, start) == [("g", "t1", 0)]
 
@@ -61,7 +61,7 @@ def test_consumer_group_offsets_expire_from_when_it_became_empty():
     (a,), gen = h.stable_group(n=1, protocols=(("range", subscription("t1")),))
     h.commit("g", {("t1", 0): 5, ("t2", 0): 6}, generation=gen, member_id=a)
     keep_alive(h, "g", [a], gen, h.now + SHORT + 5_000)
-    start = len(h.c.records)
+    start = len(h.c.written)
     h.c.expire_offsets(now_ms=h.now)
     # Stable consumer group: the unsubscribed topic expires by commit time, the subscribed one never
     assert tombstones(h, start) == [("g", "t2", 0)]
@@ -72,7 +72,7 @@ def test_consumer_group_offsets_expire_from_when_it_became_empty():
     h.c.expire_offsets(now_ms=h.now)
     assert h.fetch("g", None)[1] == {("t1", 0): (5, 7, "", E.NONE)}   # old commit, but the base is emptied
     h.advance_to(emptied + SHORT)
-    start = len(h.c.records)
+    start = len(h.c.written)
     h.c.expire_offsets(now_ms=h.now)
     assert tombstones(h, start) == [("g", "t1", 0)] and h.group("g") is None
 
@@ -111,7 +111,7 @@ def test_pending_transactional_offsets_keep_their_partition_and_group():
         topics=[TxnOffsetCommitRequestTopic(name="t1", partitions=[
             TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=9, committed_metadata="")])]))
     assert body.topics[0].partitions[0].error_code == E.NONE
-    start = len(h.c.records)
+    start = len(h.c.written)
     h.c.expire_offsets(now_ms=h.now + 1000)          # within the transaction timeout
     assert tombstones(h, start) == [("g", "t1", 1)]      # t1-0 has a pending transactional offset
     assert h.group("g") is not None

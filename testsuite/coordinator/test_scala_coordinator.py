@@ -71,7 +71,7 @@ def test_txn_commit_adds_the_missing_group_then_validates_against_it():
 def test_a_txn_commit_refused_by_verification_still_adds_the_group(scala, state):
     """Seeds 8, 17, 50: the group is added before the transaction is verified (an answer 49)."""
     h = harness(scala)
-    assert h.c.txn_commit_unverified("g", h.now) == []
+    assert h.c.txn_commit_unverified("g", h.now).responses == []
     assert h.describe("g", v=5).groups[0].group_state == state
 
 

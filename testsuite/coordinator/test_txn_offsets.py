@@ -36,7 +36,7 @@ def txn_commit(h: Harness, gid: str, offsets: dict, *, pid: int = PID, epoch: in
 
 def end(h: Harness, committed: bool, pid: int = PID, epoch: int | None = EPOCH):
     out = h.c.end_transaction(pid, committed, h.now, producer_epoch=epoch)
-    assert out == []
+    assert out.responses == []
 
 
 def offsets(h: Harness, gid: str = "g", stable: bool = False, v: int = 8) -> dict:
@@ -135,11 +135,11 @@ def test_commit_applies_the_producers_offsets_of_every_group_and_abort_drops_the
     assert h.c.txns.partitions("g") == {("t1", 2)}
     txn_commit(h, "g", {("t1", 0): 11})
     txn_commit(h, "g2", {("t1", 1): 21})
-    h.c.records.clear()
+    h.c.written.clear()
     end(h, committed=True)
     assert offsets(h)[("t1", 0)] == (11, 0) and offsets(h, "g2")[("t1", 1)] == (21, 0)
     assert offsets(h)[("t1", 2)] == (-1, 0)           # producer 2000 still open
-    recs = h.c.records
+    recs = h.c.written
     assert [type(r).__name__ for r in recs] == ["OffsetRecord", "TxnOffsetTombstone"] * 2
     assert {(r.group_id, r.offset) for r in recs if isinstance(r, OffsetRecord)} == {("g", 11), ("g2", 21)}
 
@@ -152,15 +152,15 @@ def test_a_marker_ends_the_producers_offsets_of_the_groups_in_its_partition_only
     h = Harness(TOPICS)
     txn_commit(h, "g", {("t1", 0): 10}, epoch=3)
     txn_commit(h, "g2", {("t1", 1): 20}, epoch=3)
-    log = list(h.c.records)
-    h.c.records.clear()
+    log = list(h.c.written)
+    h.c.written.clear()
     out = h.c.transaction_marker(PID, True, ["g"], h.now)
-    assert out == []
+    assert out.responses == []
     assert offsets(h)[("t1", 0)] == (10, 0)
     assert offsets(h, "g2", stable=True)[("t1", 1)] == (-1, E.UNSTABLE_OFFSET_COMMIT)
     assert h.c.pending_transactions().keys() == {(PID, "g2")}
-    assert [type(r).__name__ for r in h.c.records] == ["OffsetRecord", "TxnOffsetTombstone"]
-    assert_replay_agrees(h.c, log + h.c.records)          # a restart now: g2's offsets still pending
+    assert [type(r).__name__ for r in h.c.written] == ["OffsetRecord", "TxnOffsetTombstone"]
+    assert_replay_agrees(h.c, log + h.c.written)          # a restart now: g2's offsets still pending
     assert h.c.timers.deadline(("txn", PID)) is not None      # g2's transaction still times out
     h.c.transaction_marker(PID, False, ["g2"], h.now)
     assert offsets(h, "g2", stable=True)[("t1", 1)] == (-1, 0)
@@ -190,13 +190,13 @@ def test_a_transaction_commit_keeps_the_most_recently_written_offset():
     h.c.end_transaction(3000, True, h.now, producer_epoch=0)     # committed last, written first: loses
     assert offsets(h)[("t1", 2)] == (27, 0)
     assert not h.c.txns.committed_at and not h.c.txns.pending_at
-    assert_replay_agrees(h.c, h.c.records)
+    assert_replay_agrees(h.c, h.c.written)
 
 
 def test_end_of_an_unknown_producer_changes_nothing():
     h = Harness(TOPICS)
     end(h, committed=True, pid=77)
-    assert h.c.records == []
+    assert h.c.written == []
 
 
 def test_newer_epoch_drops_the_older_transactions_offsets():
@@ -231,7 +231,7 @@ def test_pending_offsets_expire_after_the_transaction_timeout(seen, expected):
     assert h.c.txns.partitions("g") == {("t1", 0), ("t1", 1)}
     h.advance(1)
     assert h.c.txns.partitions("g") == set() and h.c.next_deadline() is None
-    assert isinstance(h.c.records[-1], TxnOffsetTombstone)
+    assert isinstance(h.c.written[-1], TxnOffsetTombstone)
     end(h, committed=True)
     assert offsets(h)[("t1", 0)] == (-1, 0)
 
@@ -287,7 +287,7 @@ def test_replay_restores_pending_offsets_which_a_later_end_commits():
     txn_commit(h, "g", {("t1", 0): 10, ("t1", 1): 11})
     txn_commit(h, "g2", {("t1", 0): 5}, pid=9, epoch=0)
     end(h, committed=False, pid=9, epoch=0)
-    records = [fmt.decode(*fmt.encode(r)) for r in h.c.records]
+    records = [fmt.decode(*fmt.encode(r)) for r in h.c.written]
     again = Harness(TOPICS)
     again.advance(1_000)
     for r in records:

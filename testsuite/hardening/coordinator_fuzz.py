@@ -181,9 +181,8 @@ class Program:
 
     # ------------------------------------------------------------------ answers
     def collect(self, out) -> None:
-        self.log.extend(self.c.records)
-        self.c.records = []               # the adapter takes them after every step
-        for resp in out:
+        self.log.extend(out.records)
+        for resp in out.responses:
             if resp.token not in self.parked:
                 raise Finding(f"answer for token {resp.token}, which is not waiting (answered twice?)")
             key, version = self.parked.pop(resp.token)

@@ -42,11 +42,11 @@ def test_a_finding_is_reported():
     """The invariants can fail: an answer to a token nobody is waiting for is a finding."""
     import pytest
 
-    from shim.coordinator import Respond
+    from shim.coordinator import CoordinatorResult, Respond
     from kcodec.generated.heartbeat import HeartbeatResponse
     prog = cf.Program(b"")
     with pytest.raises(cf.Finding, match="not waiting"):
-        prog.collect([Respond(token=99, body=HeartbeatResponse())])
+        prog.collect(CoordinatorResult([Respond(token=99, body=HeartbeatResponse())]))
 
 
 def test_fuzz_regressions():

@@ -101,7 +101,7 @@ def _replayed(h: Harness, now: int) -> Harness:
     r = Harness()
     r.now = now
     r.topics = r.c.topics = h.topics
-    for rec in h.c.records:
+    for rec in h.c.written:
         r.c.replay(fmt.decode(*fmt.encode(rec)), now_ms=now)
     return r
 
@@ -137,7 +137,7 @@ def test_replay_is_last_value_wins_with_tombstones():
     assert r.group("gone") is None and r.fetch("gone", None)[1] == {}
     # compaction keeps only the last record per key: the same state comes back
     last = {}
-    for rec in h.c.records:
+    for rec in h.c.written:
         key, value = fmt.encode(rec)
         last.pop(key, None)
         last[key] = value
@@ -152,4 +152,4 @@ def test_replay_of_offsets_without_group_record_makes_a_simple_group():
     r.c.replay(OffsetRecord("orphan", "t", 0, 11, -1, "", 1, None), now_ms=0)
     assert r.group("orphan").state == EMPTY
     assert r.fetch("orphan", {"t": [0]})[1][("t", 0)][0] == 11
-    assert r.c.records == []
+    assert r.c.written == []

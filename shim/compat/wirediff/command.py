@@ -91,7 +91,7 @@ async def _main(args, bootstrap_a: str, bootstrap_b: str) -> int:
                 if title.startswith("known"):
                     print(f"        reason: {reason(k)}")
     if report.unconfirmed:
-        print(f"\nnot shown again by a rerun of the seed, or shown by the broker against itself (not counted): "
+        print("\nnot shown again by a rerun of the seed, or shown by the broker against itself (not counted): "
               + "; ".join(f"{k} (seeds {','.join(map(str, v[:4]))})" for k, v in report.unconfirmed.items()))
     for r in report.errors():
         print(f"  seed {r.seed}: {r.error}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import struct
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kcodec import api
 from kcodec.generated.consumer_protocol_assignment import ConsumerProtocolAssignment, TopicPartition
@@ -18,6 +19,9 @@ from .build import b64, build, resolve
 from .generate import CG_HEARTBEAT, JOIN, TOPICS, Scenario, member_id_for
 from .groups_gen import SG_HEARTBEAT, ST_HEARTBEAT, client_uuid
 from .txn_gen import END_TXN, INIT_PRODUCER_ID
+
+if TYPE_CHECKING:
+    from .target import Target
 
 PARK_S = 0.3          # no answer within this: parked (on both sides)
 STRAGGLER_S = 3.0     # one side answered: how long the other may take

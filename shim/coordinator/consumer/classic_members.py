@@ -34,8 +34,8 @@ from ..responses import join_error, join_response, sync_response
 from . import embedded
 from .downgrade import downgrade, downgrade_allowed_replacing
 from .consumer_group import UNRELEASED, UNREVOKED, ClassicMeta, ConsumerGroup, ConsumerMember
-from .fencing import (arm_classic_timer, arm_session, fence_members, join_key, rebalance_key, replace_static,
-                         sync_key)
+from .fencing import arm_classic_timer, arm_session, fence_members, replace_static
+from .timer_keys import join_key, rebalance_key, sync_key
 from .target import member_updated, reconcile_member, refresh_group_metadata
 from .heartbeat import kafka_uuid
 
@@ -58,7 +58,7 @@ def join(c: "CoordinatorState", ctx: "Ctx", req, g: ConsumerGroup) -> None:
         # bare JoinGroupResponseData (member id ""); only its own checks before it echo the request's id
         c.respond(ctx.token, join_error(v, err, member_id))
 
-    if not c.cfg.min_session_timeout_ms <= req.session_timeout_ms <= c.cfg.max_session_timeout_ms:
+    if not c.cfg.session_timeout_valid(req.session_timeout_ms):
         return fail(E.INVALID_SESSION_TIMEOUT, given)
     if c.cfg.consumer_migration_policy == "disabled":
         return fail(E.INCONSISTENT_GROUP_PROTOCOL)

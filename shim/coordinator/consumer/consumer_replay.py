@@ -14,7 +14,8 @@ from ..state_records import (ConsumerCurrentRecord, ConsumerCurrentTombstone, Co
                        ConsumerMemberRecord, ConsumerMemberTombstone, ConsumerTargetRecord, ConsumerTargetTombstone)
 from ..releases import at_least
 from .consumer_group import UNREVOKED, ClassicMeta, ConsumerGroup, ConsumerMember
-from .fencing import arm_rebalance, arm_session, cancel_member_timers, rebalance_key
+from .fencing import arm_rebalance, arm_session
+from .timer_keys import cancel_member_timers, rebalance_key
 from .regex_resolution import InvalidRegex, resolve
 
 if TYPE_CHECKING:

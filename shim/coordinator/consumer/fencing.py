@@ -19,7 +19,7 @@ from .consumer_group import UNREVOKED, ConsumerGroup, ConsumerMember
 from ..releases import at_least
 from .persist import write_group, write_group_removed, write_member_removed
 from .target import bump_epoch
-from .timer_keys import cancel_member_timers, join_key, rebalance_key, session_key, sync_key  # noqa: F401 (re-exported)
+from .timer_keys import cancel_member_timers, rebalance_key, session_key
 
 if TYPE_CHECKING:
     from ..coordinator_state import CoordinatorState

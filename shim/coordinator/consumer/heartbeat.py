@@ -23,7 +23,8 @@ from ..classic_group import DEAD, EMPTY
 from . import codes as K
 from .assignor_choice import preferred_changed
 from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerGroup, ConsumerMember
-from .fencing import arm_rebalance, arm_session, fence, rebalance_key, retire_static, static_successor
+from .fencing import arm_rebalance, arm_session, fence, retire_static, static_successor
+from .timer_keys import rebalance_key
 from .persist import write_current, write_group
 from .reconcile import FencedEpoch
 from .regex_resolution import InvalidRegex, maybe_refresh

@@ -19,11 +19,12 @@ re-resolves the group's regexes whenever its topic catalog changes (target.refre
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from ..assignors.topic_regex import InvalidRegularExpression as InvalidRegex
 from ..assignors.topic_regex import validate
 from .target import bump_epoch, metadata_snapshot, resolve
+from .timer_keys import regex_key
 
 if TYPE_CHECKING:
     from ..coordinator_state import CoordinatorState
@@ -41,7 +42,7 @@ def maybe_refresh(c: "CoordinatorState", g: "ConsumerGroup", brought_new: bool, 
     sees the resolved regexes as they were before this heartbeat (`resolved_before`): the tombstone of
     a regex its last member just left is only replayed after the handler returns, so it still counts
     as the last resolution (ConsumerGroup.lastResolvedRegularExpressionRefreshTimeMs)."""
-    if not g.regex_counts or c.timers.active(("regex", g.group_id)):
+    if not g.regex_counts or c.timers.active(regex_key(g.group_id)):
         return
     if resolved_before and g.regex_refreshed_ms is not None \
             and c.now <= g.regex_refreshed_ms + REFRESH_MIN_INTERVAL_MS:
@@ -54,7 +55,7 @@ def maybe_refresh(c: "CoordinatorState", g: "ConsumerGroup", brought_new: bool, 
 def schedule_resolution(c: "CoordinatorState", g: "ConsumerGroup") -> None:
     """Resolve the group's unresolved regexes right after the current event (one timer per group)."""
     gid = g.group_id
-    key = ("regex", gid)
+    key = regex_key(gid)
     if c.timers.active(key):
         return
 

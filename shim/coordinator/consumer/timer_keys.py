@@ -1,5 +1,6 @@
 """The keys of a consumer-group member's timers (session, rebalance, and a classic member's join and
-sync deadlines) and their cancellation; fencing.py arms them."""
+sync deadlines) and their cancellation; fencing.py arms them. Also the group's regex resolution
+(regex_resolution.py). Classic groups' and transactions' timer keys: ../timers.py."""
 
 from __future__ import annotations
 
@@ -23,6 +24,12 @@ def join_key(gid: str, mid: str) -> tuple:
 
 def sync_key(gid: str, mid: str) -> tuple:
     return ("cg-sync", gid, mid)
+
+
+def regex_key(gid: str) -> tuple:
+    """The group's pending regex resolution (GroupMetadataManager.maybeUpdateRegularExpressions'
+    executor key)."""
+    return ("regex", gid)
 
 
 def cancel_member_timers(c: "CoordinatorState", gid: str, mid: str) -> None:

@@ -23,6 +23,7 @@ from .. import errors as E
 from ..classic_group import ClassicGroup
 from ..state_records import GroupTombstone
 from ..responses import join_error, sync_response
+from ..timers import cancel_classic_group_timers
 from . import embedded
 from .consumer_group import STABLE, ClassicMeta, ConsumerGroup, ConsumerMember
 from .fencing import arm_session
@@ -94,10 +95,7 @@ def install_upgrade(c: "CoordinatorState", classic: ClassicGroup, g: ConsumerGro
     """Replace the classic group by `g`: parked requests answered, classic timers gone, records written."""
     gid = classic.group_id
     answer_parked(c, classic)
-    for mid in [*classic.members, *classic.pending_members]:
-        c.timers.cancel(("hb", gid, mid))
-    c.timers.cancel(("join", gid))
-    c.timers.cancel(("sync", gid))
+    cancel_classic_group_timers(c.timers, gid, [*classic.members, *classic.pending_members])
     del c.groups[gid]
     c.records.append(GroupTombstone(gid))
     c.consumer_groups[gid] = g

@@ -165,7 +165,7 @@ def simulate(seed: int, steps: int = 400, replay_every: int = 10) -> dict:
             rnd.choice(actors).step(rnd, stats)
         _check(h)
         if step % replay_every == 0:
-            assert_replay_agrees(h.c, h.c.records, f"seed {seed} step {step}")
+            assert_replay_agrees(h.c, h.c.written, f"seed {seed} step {step}")
         is_consumer = h.cg() is not None
         if was_consumer and not is_consumer and h.group("g") is not None and h.group("g").members:
             stats["downgrades"] += 1
@@ -177,7 +177,7 @@ def simulate(seed: int, steps: int = 400, replay_every: int = 10) -> dict:
         h.advance(500)
         _check(h)
         if step % replay_every == 0:
-            assert_replay_agrees(h.c, h.c.records, f"seed {seed} calm step {step}")
+            assert_replay_agrees(h.c, h.c.written, f"seed {seed} calm step {step}")
     cg, g = h.cg(), h.group("g")
     if cg is not None:
         assert cg.state == "Stable", cg.state
@@ -195,5 +195,5 @@ def simulate(seed: int, steps: int = 400, replay_every: int = 10) -> dict:
         assert owned == list(range(PARTITIONS)), owned
     h.advance(12 * 3600 * 1000)
     assert not h.pending, f"unanswered requests: {h.pending}"
-    assert_replay_agrees(h.c, h.c.records, f"seed {seed} at the end")
+    assert_replay_agrees(h.c, h.c.written, f"seed {seed} at the end")
     return stats

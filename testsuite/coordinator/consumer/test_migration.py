@@ -104,7 +104,7 @@ class Classic:
 def test_49_upgrade_keeps_classic_members_and_their_assignments(policy):
     h = harness(consumer_migration_policy=policy)
     ids, gen = classic_group(h)
-    records_before = len(h.c.records)
+    records_before = len(h.c.written)
     r = h.cgh("g", "new", topics=["foo"])
     assert r.error_code == 0
     assert h.group("g") is None
@@ -117,7 +117,7 @@ def test_49_upgrade_keeps_classic_members_and_their_assignments(policy):
         assert {h.topics.topic(t).name: sorted(ps) for t, ps in m.assigned.items()} == {"foo": [3 * i, 3 * i + 1,
                                                                                                 3 * i + 2]}
     assert r.member_epoch == gen + 1 and h.names(r.assignment) == {}        # everything still owned by others
-    kinds = [type(rec).__name__ for rec in h.c.records[records_before:]]
+    kinds = [type(rec).__name__ for rec in h.c.written[records_before:]]
     assert kinds[0] == "GroupTombstone" and "ConsumerGroupRecord" in kinds
     (d,) = h.describe_cg("g").groups
     assert {m.member_id: m.member_type for m in d.members} == {ids[0]: 0, ids[1]: 0, "new": 1}
@@ -330,7 +330,7 @@ def test_50_last_consumer_member_leaving_downgrades():
     for mid, m in g.members.items():
         assert decoded(m.assignment) == targets[mid]
     assert h.heartbeat("g", a.member_id, epoch).error_code == E.REBALANCE_IN_PROGRESS
-    kinds = [type(rec).__name__ for rec in h.c.records[-12:]]
+    kinds = [type(rec).__name__ for rec in h.c.written[-12:]]
     assert kinds.index("ConsumerGroupTombstone") < kinds.index("GroupMetadataRecord")
 
 
@@ -360,7 +360,7 @@ def test_classic_members_survive_a_restart():
     a.join()
     a.sync()
     c2 = GroupCoordinator(CoordinatorConfig(), now_ms=h.now, topics=h.topics)
-    for rec in h.c.records:
+    for rec in h.c.written:
         key, value = F.encode(rec)
         assert F.decode(key, value) == rec
         c2.replay(rec, now_ms=h.now)

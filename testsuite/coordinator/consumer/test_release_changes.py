@@ -80,6 +80,6 @@ def test_a_changed_instance_id_drops_the_old_one_from_44(release):
     assert h.cg().static_members == ({"i2": "m"} if release == "4.4" else {"i1": "m", "i2": "m"})
     # and the same after a restart: the state replayed from the records
     c2 = GroupCoordinator(CoordinatorConfig(release=release), now_ms=h.now, topics=h.topics)
-    for rec in h.c.records:
+    for rec in h.c.written:
         c2.replay(rec, now_ms=h.now)
     assert c2.consumer_groups["g"].static_members == h.cg().static_members

@@ -19,9 +19,9 @@ SHORT = 60_000          # short enough for members to heartbeat through it
 
 def cleanup(h) -> list:
     """One periodic cleanup now; the records it wrote."""
-    start = len(h.c.records)
+    start = len(h.c.written)
     h.c.expire_offsets(now_ms=h.now)
-    return h.c.records[start:]
+    return h.c.written[start:]
 
 
 def expired(records) -> list:
@@ -80,7 +80,7 @@ def test_empty_consumer_group_offsets_expire_by_commit_time_then_the_group_is_de
     assert h.cg() is None and h.group("g") is None
     assert h.describe_cg("g").groups[0].error_code == E.GROUP_ID_NOT_FOUND
     assert "g" not in {g.group_id for g in h.list_groups().groups}
-    assert_replay_agrees(h.c, h.c.records)
+    assert_replay_agrees(h.c, h.c.written)
     assert h.cgh("g", "b").member_epoch == h.cgh("fresh", "b").member_epoch    # the id starts a new group
 
 
@@ -96,8 +96,8 @@ def test_stable_group_keeps_subscribed_topics_and_expires_the_others_by_commit_t
     assert expired(out) == [("g", "bar", 0)]          # bar: nobody subscribes; foo: subscribed, never expires
     keep_alive(h, [a], t0 + 5 * SHORT)
     assert expired(cleanup(h)) == [] and committed(h) == {("foo", 0)}
-    assert h.cg().state == "Stable" and not any(isinstance(r, ConsumerGroupTombstone) for r in h.c.records)
-    assert_replay_agrees(h.c, h.c.records)
+    assert h.cg().state == "Stable" and not any(isinstance(r, ConsumerGroupTombstone) for r in h.c.written)
+    assert_replay_agrees(h.c, h.c.written)
 
 
 def test_a_topic_the_group_no_longer_subscribes_to_expires_from_its_commit():
@@ -112,7 +112,7 @@ def test_a_topic_the_group_no_longer_subscribes_to_expires_from_its_commit():
     assert r.error_code == E.NONE
     assert expired(cleanup(h)) == [("g", "foo", 0)]   # at once: committed two retentions ago
     assert h.cg() is not None
-    assert_replay_agrees(h.c, h.c.records)
+    assert_replay_agrees(h.c, h.c.written)
 
 
 def test_topics_of_a_resolved_regex_count_as_subscribed():
@@ -123,7 +123,7 @@ def test_topics_of_a_resolved_regex_count_as_subscribed():
     keep_alive(h, [a], h.now + SHORT)
     assert expired(cleanup(h)) == [("g", "bar", 1)]
     assert committed(h) == {("foo", 0)}
-    assert_replay_agrees(h.c, h.c.records)
+    assert_replay_agrees(h.c, h.c.written)
 
 
 def test_groups_without_offsets_are_deleted_when_empty_only():
@@ -140,7 +140,7 @@ def test_groups_without_offsets_are_deleted_when_empty_only():
     assert h.cg("gone") is None and h.group("classic") is None
     assert h.cg("g") is not None and ConsumerGroupTombstone("g") not in out     # has a member
     assert a.beat().error_code == E.NONE
-    assert_replay_agrees(h.c, h.c.records)
+    assert_replay_agrees(h.c, h.c.written)
 
 
 def test_pending_transactional_offsets_keep_their_partition_and_the_group():
@@ -158,7 +158,7 @@ def test_pending_transactional_offsets_keep_their_partition_and_the_group():
     out = cleanup(h)
     assert expired(out) == [("g", "foo", 0)] and ConsumerGroupTombstone("g") in out
     assert h.cg() is None
-    assert_replay_agrees(h.c, h.c.records)
+    assert_replay_agrees(h.c, h.c.written)
 
 
 def test_an_explicit_expire_timestamp_wins_for_consumer_groups_too():
@@ -171,4 +171,4 @@ def test_an_explicit_expire_timestamp_wins_for_consumer_groups_too():
     assert expired(cleanup(h)) == []
     h.advance(1)
     assert expired(cleanup(h)) == [("g", "foo", 0)] and h.cg() is None
-    assert_replay_agrees(h.c, h.c.records)
+    assert_replay_agrees(h.c, h.c.written)

@@ -14,7 +14,7 @@ from testsuite.coordinator.consumer.harness import Client, ConsumerHarness
 
 def restart(h: ConsumerHarness) -> GroupCoordinator:
     c2 = GroupCoordinator(CoordinatorConfig(), now_ms=h.now, topics=h.topics)
-    for rec in h.c.records:
+    for rec in h.c.written:
         key, value = F.encode(rec)
         assert F.decode(key, value) == rec
         c2.replay(rec, now_ms=h.now)
