@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     from .consumer.consumer_group import ConsumerGroup
     from .group_config import GroupConfigs
     from .metadata import TopicCatalog
-    from .offsets import OffsetStore
-    from .txn_offsets import PendingTxns
     from .uncommitted import Uncommitted
 
 
