@@ -1,5 +1,5 @@
 """`kshim groups export` and `kshim groups import`: moving groups' committed offsets between kshim
-and the broker it fronts (shim/state/handback.py; adoption: shim/proxy/adoption.py)."""
+and the broker it fronts (shim/state/handback.py; adoption: shim/groupservice/adoption.py)."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def cmd_import(args) -> int:
 
 async def _import(cfg: Config, kshim: tuple[str, int], match) -> int:
     """The broker's classic and consumer groups (ListGroups on every broker) matching; an OffsetFetch
-    of each through kshim makes kshim adopt it (shim/proxy/adoption.py) and says what it holds."""
+    of each through kshim makes kshim adopt it (shim/groupservice/adoption.py) and says what it holds."""
     client = await UpstreamClient.connect(cfg, *cfg.upstream_addresses()[0])
     try:
         brokers, _ = await client.metadata()

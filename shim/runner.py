@@ -46,7 +46,7 @@ def build(cfg: Config):
     metrics = Metrics() if cfg.admin_port else None      # counted only when it can be scraped
     proxy = Proxy(cfg, tracer=open_tracer(cfg), metrics=metrics, faults=FaultInjector(cfg.faults, metrics))
     if cfg.group_coordinator == "kshim":
-        from .proxy.groups import GroupService
+        from .groupservice.service import GroupService
         proxy.groups = GroupService(proxy, cfg.coordinator_config())
         proxy.groups.install()
     if cfg.admin_port:
@@ -57,7 +57,7 @@ def build(cfg: Config):
 
 async def serve(cfg: Config, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None) -> None:
     if cfg.group_coordinator == "kshim":   # the broker's group settings for those not given
-        from .proxy.group_configs import adopt_broker_settings
+        from .groupservice.configs import adopt_broker_settings
         await adopt_broker_settings(cfg)
     proxy = build(cfg)
     await proxy.start()

@@ -26,6 +26,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
               "shim.trace", "shim.localkafka")),
     ("kafkaclient", ("shim.kafkaclient",)),
     ("authz+state", ("shim.authz", "shim.state")),
+    # the group service: the coordinator on the event loop, its request path and collaborators; it
+    # knows the proxy only by the types of groupservice/host.py
+    ("groupservice", ("shim.groupservice",)),
     ("proxy", ("shim.proxy",)),
     ("program", ("shim.runner", "shim.admin_http", "shim.cli", "shim.groups_command", "shim.compat", "shim.testing",
                  "shim.testcontainers")),
@@ -161,10 +164,11 @@ def test_no_import_cycle_between_packages():
     assert cycles(_graph(lambda m: None if m == "kcodec" else _unit(m)[0])) == []
 
 
-@pytest.mark.parametrize("module", ["shim.kafkaclient", "shim.authz", "shim.state"])
+@pytest.mark.parametrize("module", ["shim.kafkaclient", "shim.authz", "shim.state", "shim.groupservice"])
 def test_lower_layers_do_not_name_the_proxy(module):
-    """kshim's own client, the authorization and the durable state never import shim.proxy, not even
-    for a type."""
+    """kshim's own client, the authorization, the durable state and the group service never import
+    shim.proxy, not even for a type (the group service names the proxy's parts by groupservice/host.py's
+    types)."""
     named = [f"{MODULES[m].relative_to(ROOT)}:{line}" for m, edges in EDGES.items() if _within(m, module)
              for target, line in edges if _within(target, "shim.proxy")]
     assert named == []
@@ -177,5 +181,5 @@ def test_the_checks_see_what_they_look_for():
     assert imports("shim.state.x", src) == [("typing", 1), ("shim.kafkaclient.client", 2),
                                              ("shim.proxy.session", 4), ("shim.state.format", 6)]
     assert _layer("shim.state.log") > _layer("shim.kafkaclient.client") > _layer("shim.config")
-    assert _layer("shim.proxy.groups") > _layer("shim.state.log")
+    assert _layer("shim.groupservice.service") > _layer("shim.state.log")
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

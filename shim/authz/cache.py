@@ -1,6 +1,6 @@
 """The broker's ACLs as kshim reads them: one DescribeAcls (v1+, match-everything filter) per
 refresh, turned into `Acl`s for the Authorizer. Sans-IO: the request body and the reading of the
-answer; shim/proxy/authz.py sends it on kshim's own upstream connection every
+answer; shim/groupservice/authz.py sends it on kshim's own upstream connection every
 `authorizer_refresh_ms`. kshim's upstream principal needs DESCRIBE on the CLUSTER (or to be a super
 user) for the broker to answer."""
 

@@ -1,7 +1,7 @@
 """kshim's group coordinator: a deterministic, sans-IO state machine (no sockets, threads or wall
 clock). Requests and clock ticks go in; responses, state records and timer deadlines come out.
 A newcomer's map: dispatch.py (which code answers each API, by group type), group_coordinator.py
-(the inputs), runtime.py (clock, timers), classic_rebalance.py (classic state transitions).
+(the inputs), shard_clock.py (clock, timers, outbox), classic_rebalance.py (classic state transitions).
 
 The names below load on first use: `kshim trace analyze` reads consumer/embedded.py on Spark workers,
 whose Python has no re2 (the assignors' regexes) and needs none of the coordinator."""

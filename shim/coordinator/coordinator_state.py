@@ -1,4 +1,4 @@
-"""What the handlers see of the coordinator: the runtime (clock, timers, outbox, records, events) and
+"""What the handlers see of the coordinator: its clock (timers, outbox, records, events: shard_clock.py) and
 the group state it holds. GroupCoordinator (group_coordinator.py) is this plus its inputs (handle,
 tick, replay, ...) and the dispatch table; the handlers below it name this class in their type hints,
 so no module refers back up to the module that imports it, not even for a type."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
-from .runtime import CoordinatorRuntime
+from .shard_clock import ShardClock
 
 if TYPE_CHECKING:
     from .classic_group import ClassicGroup
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .uncommitted import Uncommitted
 
 
-class CoordinatorState(CoordinatorRuntime):
+class CoordinatorState(ShardClock):
     cfg: "CoordinatorConfig"
     groups: "dict[str, ClassicGroup]"                 # classic groups
     consumer_groups: "dict[str, ConsumerGroup]"       # KIP-848 consumer groups

@@ -1,7 +1,7 @@
 """Per-group configs: the broker's dynamic configs of GROUP resources (ConfigResource type 32), as
 Kafka 4.3's GroupConfigManager keeps them for its group coordinator.
 
-The adapter reads them from the broker (DescribeConfigs; proxy/group_configs.py) and feeds each
+The adapter reads them from the broker (DescribeConfigs; groupservice/configs.py) and feeds each
 group's overrides in (`GroupCoordinator.group_configs_updated`); `GroupConfigs.update` follows
 GroupConfigManager.updateGroupConfig: no overrides removes the group's entry, otherwise the values
 are evaluated within the broker-level bounds (GroupConfig.evaluate: a value out of

@@ -4,7 +4,7 @@ that are ready (`Respond(token, body)`, possibly for requests parked earlier) an
 call wrote, its only output; `next_deadline()` says when to call `tick` again.
 
 Which code answers a request, by the type of its group: dispatch.py. The clock and timers:
-runtime.py. Classic rebalances: classic_rebalance.py. Time only moves when the caller passes
+shard_clock.py. Classic rebalances: classic_rebalance.py. Time only moves when the caller passes
 `now_ms`. Nothing here touches a socket, a thread or the wall clock.
 """
 
@@ -34,7 +34,7 @@ from .uncommitted import Uncommitted
 
 class GroupCoordinator(CoordinatorState):
     """Group state (classic groups, consumer groups, offsets, pending transactional offsets) over the
-    runtime (clock, timers, outbox: runtime.py)."""
+    clock (timers, outbox: shard_clock.py)."""
 
     def __init__(self, config: CoordinatorConfig | None = None, now_ms: int = 0,
                  new_uuid: Callable[[], str] | None = None,
@@ -96,7 +96,7 @@ class GroupCoordinator(CoordinatorState):
         return out
 
     def txn_commit_unverified(self, group_id: str, now_ms: int | None = None) -> CoordinatorResult:
-        """A TxnOffsetCommit that the transaction's verification refused (shim/proxy/transactions.py).
+        """A TxnOffsetCommit that the transaction's verification refused (shim/groupservice/transactions.py).
         Kafka 3.9's Scala GroupCoordinator.handleTxnCommitOffsets adds a missing group (Empty, in memory)
         before it verifies; later coordinators never see the request."""
         self._begin(now_ms)

@@ -1,7 +1,7 @@
 """Live topic metadata of the upstream cluster, as the coordinator sees it (GroupCoordinatorShard
 .onMetadataUpdate).
 
-The broker's coordinator reads the metadata image; kshim's adapter (shim/proxy/groups.py) refreshes
+The broker's coordinator reads the metadata image; kshim's adapter (shim/groupservice/service.py) refreshes
 this catalog from Metadata requests and tells the coordinator when it changed
 (`GroupCoordinator.metadata_updated`). Topics are known by name and by topic id; a topic deleted and
 created again under the same name gets a new id.

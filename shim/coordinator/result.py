@@ -18,7 +18,7 @@ class Ctx:
     # subscriptions resolve through it, as the broker filters a regex's topics by the member's rights
     topic_filter: Callable[[str], bool] | None = None
     # TxnOffsetCommit: the high watermark of the group's __consumer_offsets partition read after the
-    # offsets were enlisted (the transaction's markers come after it: shim/proxy/txn_markers.py); -1
+    # offsets were enlisted (the transaction's markers come after it: shim/groupservice/txn_markers.py); -1
     marker_floor: int = -1
 
 

@@ -4,9 +4,9 @@
 The transaction coordinator stays the real broker's. An accepted TxnOffsetCommit is held *pending*
 per (group, producer id): invisible to OffsetFetch, a RequireStable fetch of its partition answers
 UNSTABLE_OFFSET_COMMIT. kshim learns how the transaction ended from the client's EndTxn, which it
-forwards to the broker and watches (shim/proxy/transactions.py), and from the transaction markers the
+forwards to the broker and watches (shim/groupservice/transactions.py), and from the transaction markers the
 transaction coordinator writes into the group's `__consumer_offsets` partition, whoever ended the
-transaction (shim/proxy/txn_markers.py): a commit turns the producer's pending offsets into committed
+transaction (shim/groupservice/txn_markers.py): a commit turns the producer's pending offsets into committed
 offsets (OffsetRecord), an abort drops them. Pending offsets are also dropped when the producer shows
 up with a newer epoch (InitProducerId or a TxnOffsetCommit of a later epoch: the broker aborted the
 older transaction) or, where kshim cannot read the markers, when the transaction has been open longer
@@ -178,7 +178,7 @@ def check_topics(topics, req, version: int):
 
 def txn_commit_refused(topics, req, version: int, code: int, scala: bool = False) -> TxnOffsetCommitResponse:
     """The answer when GroupCoordinatorService.commitTransactionalOffsets failed before the coordinator
-    saw the offsets (the transaction's verification or enlisting, shim/proxy/txn_verify.py and
+    saw the offsets (the transaction's verification or enlisting, shim/groupservice/txn_verify.py and
     txn_enlist.py): `code` for every partition KafkaApis handed over, after those it refused."""
     results, _ = check_topics(topics, req, version)
     return txn_commit_answer(results, version, lambda name, idx: code, scala)

@@ -1,7 +1,7 @@
 """kshim's own pipelined connection to one broker: many requests in flight, answered in order.
 
 `UpstreamClient` (client.py) sends one request and waits for its answer; a connection that carries
-other clients' requests (shim/proxy/broker_groups.py: share- and streams-group requests forwarded to
+other clients' requests (shim/groupservice/broker_groups.py: share- and streams-group requests forwarded to
 the group's coordinator) must not make one client wait for another's round trip. A broker answers a
 connection's requests in the order it received them (`SocketServer.Processor` reads the next request
 of a connection only after answering the current one, and keeps them in order either way), so

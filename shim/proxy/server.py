@@ -1,9 +1,11 @@
 """The proxy: a bootstrap listener plus one listener per upstream broker, kept in step with the
 upstream topology, and the routing table where locally answered APIs plug in.
 
-Routing table: `Proxy.routes[api_key] = handler(session, slot, frame)`. A handler answers by calling
-`session.complete(slot, response_frame)` (now or later); every api key not in the table is forwarded
-to the broker the client's port stands for. The group coordinator registers its APIs here.
+Routing table: `Proxy.routes[api_key] = handler(session, slot, frame) -> bool`: True, the handler took
+the request and completes the slot (`session.complete(slot, response_frame)`, now or later); False,
+declined, forwarded to the broker the client's port stands for (`slot.watch` may take the broker's
+answer). The contract in full: shim/groupservice/host.py, `Route`. Every api key not in the table
+is forwarded. The group service registers its APIs here.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ CONSUMER_GROUP_HEARTBEAT = api.ApiKey.CONSUMER_GROUP_HEARTBEAT
 
 log = logging.getLogger("kshim.proxy")
 
-Handler = Callable[[Session, Slot, memoryview], None]
+Handler = Callable[[Session, Slot, memoryview], bool]   # True: taken; False: declined
 
 
 def client_listener_tls(cfg: Config) -> ssl.SSLContext | None:
@@ -97,7 +99,7 @@ class Proxy:
         self.metrics = metrics          # shim.metrics.Metrics with --admin-port
         self.faults = faults if faults is not None else FaultInjector()   # rules: config / admin endpoint
         self.admin = None               # shim.admin_http.AdminServer with --admin-port
-        self.groups = None              # groups.py's GroupService with group_coordinator = kshim
+        self.groups = None              # shim/groupservice/service.py's GroupService with group_coordinator = kshim
         self.consumer_protocol = None   # KIP-848 on upstream? (_probe_consumer_protocol)
 
     # ------------------------------------------------------------------ routing

@@ -26,7 +26,7 @@ Nothing is decoded on this path except the request header peek, and the four res
 leave in one write; a large answer next in line goes to the client as it arrives (upstream_side.py),
 a large request to the broker (request_stream.py); both sides read alike (frame_reader.py). Route
 handlers may decline a request but watch its answer (`Slot.watch`: EndTxn and InitProducerId, for
-kshim's transactional offsets, shim/proxy/transactions.py). With `--trace`, each frame in each
+kshim's transactional offsets, shim/groupservice/transactions.py). With `--trace`, each frame in each
 direction is also handed to the tracer (a queue append; shim/trace/tracer.py).
 """
 
@@ -62,13 +62,13 @@ STREAMED = memoryview(b"")
 
 
 class Slot:
-    # `watch` is set only on watched slots (never on the hot path): a declining route handler's
-    # callback(session, slot, frame) that takes the broker's answer and completes the slot itself
+    # `watch`: a declining route's callback(session, slot, frame) that takes the broker's answer and
+    # completes the slot itself (the route contract: shim/groupservice/host.py)
     __slots__ = ("api_key", "version", "correlation_id", "data", "rewrite", "watch", "sent")
 
     def __init__(self, api_key: int, version: int, correlation_id: int, rewrite: bool):
         self.api_key, self.version, self.correlation_id, self.rewrite = api_key, version, correlation_id, rewrite
-        self.data = None
+        self.data = self.watch = None
         self.sent = 0.0                 # monotonic time forwarded, with metrics on (shim/metrics.py)
 
 
@@ -106,7 +106,7 @@ class Session(FrameReader):
         self.peer = "?"
         self.peer_host = ""
         self.client_id: str | None = None
-        self.auth = None                # shim.proxy.authz.ConnAuth once SASL or the authorizer sees it
+        self.auth = None                # shim.groupservice.authz.ConnAuth once SASL or the authorizer sees it
         self.closed = False
         self.connecting = False
         self.tracer = proxy.tracer
@@ -256,7 +256,7 @@ class Session(FrameReader):
                     self.local = slot        # later requests wait until it is answered
                 return
             self.pending.pop()               # declined (e.g. a transaction-key FindCoordinator)
-            if getattr(slot, "watch", None) is not None:   # forwarded, answer watched (EndTxn)
+            if slot.watch is not None:       # forwarded, answer watched (EndTxn)
                 slot.rewrite = True
                 self.pending.append(slot)
                 self.awaiting.append(slot)
@@ -400,7 +400,7 @@ class Session(FrameReader):
         if not slot.rewrite:
             self.complete(slot, frame)
             return
-        watch = getattr(slot, "watch", None)
+        watch = slot.watch
         if watch is not None:
             watch(self, slot, frame)
             return

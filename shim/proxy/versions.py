@@ -14,7 +14,7 @@ Rules, per api key the broker advertises:
   v12+, which clients then use without AddPartitionsToTxn (franz-go, the Java client); a Produce
   answer is small, so from v10 it is decoded and its NodeEndpoints, when present, rewritten;
 - share-group and streams-group APIs (KIP-932, KIP-1071) are the broker's groups' and pass through
-  (shim/proxy/broker_groups.py routes them to the group's coordinator; ShareFetch/ShareAcknowledge
+  (shim/groupservice/broker_groups.py routes them to the group's coordinator; ShareFetch/ShareAcknowledge
   answers are rewritten when they name brokers): the intersection of the broker's and the codec's
   range, as kshim decodes them.
 """

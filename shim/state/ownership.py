@@ -2,7 +2,7 @@
 state topic, as brokers split __consumer_offsets (docs/state-topic.md, "Several kshim instances").
 
 `ScaleOut` sits beside the group service when `scale_out` is on, and drives its runtime through
-`Runtime` (below; shim/proxy/group_runtime.py implements it):
+`Runtime` (below; shim/groupservice/runtime.py implements it):
 - membership.py/member_client.py decide which partitions this instance owns (an internal classic
   group on the real broker);
 - a gained partition is taken (`StateLog.take`: marker, read to the end) and replayed into the

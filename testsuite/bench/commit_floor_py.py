@@ -28,7 +28,7 @@ from kcodec.generated.offset_commit import (OffsetCommitResponse, OffsetCommitRe
 from kcodec.generated.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from shim.config import Config
 from shim.kafkaclient.client import UpstreamClient
-from shim.proxy.bodies import read_request
+from shim.groupservice.bodies import read_request
 from shim.state.batch import encode_batch
 
 API_VERSIONS, OFFSET_COMMIT, PRODUCE = 18, 8, 0

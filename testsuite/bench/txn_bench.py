@@ -3,7 +3,7 @@ transaction: begin, one record produced, the group's offsets sent (TxnOffsetComm
 kshim versus the real broker, in the same run, alternating rounds (each after an unmeasured warm-up).
 With `--ab DIR` a second kshim runs the code of DIR (another checkout's shim/ and codecs/), as
 `kshim@DIR`: two versions side by side (e.g. before and after the marker watch of
-shim/proxy/txn_markers.py, which reads the offsets partition's high watermark per TxnOffsetCommit).
+shim/groupservice/txn_markers.py, which reads the offsets partition's high watermark per TxnOffsetCommit).
 Usage: scripts/bench-txn [--seconds 5] [--rounds 3] [--ab DIR]
 """
 

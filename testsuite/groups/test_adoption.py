@@ -1,6 +1,6 @@
 """Moving an application between the broker and kshim keeps its position (living beside the
 broker). A consumer reads part of a topic directly from the broker and commits; pointed at kshim it
-resumes at the committed offsets (kshim adopts the group: shim/proxy/adoption.py); after `kshim
+resumes at the committed offsets (kshim adopts the group: shim/groupservice/adoption.py); after `kshim
 groups export`, pointed back at the broker, it resumes where it stopped through kshim: 0 records
 read twice, 0 skipped, with librdkafka (manual commits) and the Java console consumer (auto commit,
 one record per poll so the committed position is the last record printed)."""

@@ -2,7 +2,7 @@
 transaction coordinator, fenced by a new InitProducerId sent straight to the broker, aborted with
 `kafka-transactions.sh abort`. Each holds offsets for a group that a read_committed consumer then
 joins (OffsetFetch RequireStable: UNSTABLE_OFFSET_COMMIT while pending). The broker's group
-coordinator learns the end from the transaction's markers; so must kshim (proxy/txn_markers.py), so
+coordinator learns the end from the transaction's markers; so must kshim (groupservice/txn_markers.py), so
 the consumer gets its first record at the same time on both sides.
 
 Both sides run at once against the same broker, so the transaction coordinator's periodic abort of
@@ -147,7 +147,7 @@ def test_a_java_producer_killed_mid_transaction_unblocks_the_group_as_on_the_bro
     partition kshim enlists itself) killed with SIGKILL right after sendOffsetsToTransaction."""
     from shim.compat.javaclient import JavaTools
     from testsuite.harness.javaapps import compile_app, start_app
-    from shim.proxy.txn_verify import offsets_partition
+    from shim.groupservice.txn_verify import offsets_partition
     classes = compile_app("TxnAbandon.java", tmp_path / "classes")
     enlisted = {}
 
@@ -198,7 +198,7 @@ def _describe(kafka, tid: str) -> dict[str, str]:
 def test_kafka_transactions_abort_unblocks_both_sides_at_once(kafka, kshim, names):
     """`kafka-transactions.sh abort` writes an ABORT marker into the group's __consumer_offsets
     partition (WriteTxnMarkers from the admin client): the pending offsets go on both sides."""
-    from shim.proxy.txn_verify import offsets_partition
+    from shim.groupservice.txn_verify import offsets_partition
 
     def prepare(tid, group):
         d = _describe(kafka, tid)

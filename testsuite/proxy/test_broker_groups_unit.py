@@ -20,8 +20,8 @@ from kcodec.generated.share_group_describe import ShareGroupDescribeResponse
 from kcodec.protocol import ApiKey, Error
 from shim.kafkaclient.client import UpstreamClient
 from shim.kafkaclient.pipelined import PipelinedConnection
-from shim.proxy.broker_groups import wrong_type_answer, wrong_type_entry
-from shim.proxy.group_batches import group_ids, merge_entries, needs_retry, subset
+from shim.groupservice.broker_groups import wrong_type_answer, wrong_type_entry
+from shim.groupservice.batches import group_ids, merge_entries, needs_retry, subset
 from shim.proxy.rewrite import Rewriter, split_response
 from shim.proxy.topology import Broker, Topology
 from shim.proxy.versions import advertised_range
@@ -118,7 +118,7 @@ def test_pipelined_connection_matches_answers_in_order_and_restores_correlation_
 
 def _broker_groups(release: str):
     """BrokerGroups with only what `refusal` reads: the release the coordinator answers as."""
-    from shim.proxy.broker_groups import BrokerGroups
+    from shim.groupservice.broker_groups import BrokerGroups
     groups = BrokerGroups.__new__(BrokerGroups)
     groups.runtime = SimpleNamespace(coordinator=SimpleNamespace(cfg=SimpleNamespace(release=release)))
     return groups
@@ -160,7 +160,7 @@ def test_a_heartbeat_for_kshims_group_gets_the_brokers_validation_first():
 def test_streams_topology_description_update_goes_to_the_groups_coordinator():
     """Kafka 4.4's StreamsGroupTopologyDescriptionUpdate (API key 93, KIP-1331) names a streams group: it
     is routed to the broker coordinating that group, as the other streams APIs are."""
-    from shim.proxy.broker_groups import KIND_OF_API, STREAMS
+    from shim.groupservice.broker_groups import KIND_OF_API, STREAMS
     from shim.proxy.versions import SHARE_AND_STREAMS
     key = ApiKey.STREAMS_GROUP_TOPOLOGY_DESCRIPTION_UPDATE
     assert int(key) == 93 and KIND_OF_API[key] == STREAMS and key in SHARE_AND_STREAMS

@@ -281,7 +281,7 @@ def test_group_apis_authorized_as_the_broker_does(authz_kafka, authz_kshim):
     time.sleep(1.0)                     # kshim's topic catalog and ACLs are fresh
     results = {}
     # kshim first: the broker side's groups (same ids, one broker) would otherwise be the broker's
-    # groups to kshim (shim/proxy/adoption.py: a live group there stays the broker's)
+    # groups to kshim (shim/groupservice/adoption.py: a live group there stays the broker's)
     for side, bootstrap in (("kshim", authz_kshim.bootstrap), ("broker", authz_kafka.bootstrap)):
         admin_setup(bootstrap, ids)
         for user in ("alice", "mallory"):

@@ -1,4 +1,4 @@
-"""shim/proxy/group_configs.py without a broker: which DescribeConfigs answers become the coordinator's
+"""shim/groupservice/configs.py without a broker: which DescribeConfigs answers become the coordinator's
 per-group configs (the GROUP_CONFIG source only), which alterations are watched."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from kcodec.generated.describe_configs import (DescribeConfigsResourceResult, De
 from kcodec.generated.incremental_alter_configs import (AlterableConfig, AlterConfigsResource,
                                                         IncrementalAlterConfigsRequest)
 from shim.config import Config
-from shim.proxy.group_configs import GroupConfigWatcher
-from shim.proxy.group_runtime import GroupRuntime
+from shim.groupservice.configs import GroupConfigWatcher
+from shim.groupservice.runtime import GroupRuntime
 
 GROUP, TOPIC, SET = 32, 2, 0
 

@@ -1,5 +1,5 @@
 """Which TxnOffsetCommit kshim enlists in the transaction before its coordinator sees it
-(shim/proxy/transactions.py `enlists`): one naming a partition the metadata knows, by name up to v5
+(shim/groupservice/transactions.py `enlists`): one naming a partition the metadata knows, by name up to v5
 and by topic id from v6 (KIP-1319; the Java client 4.4 sends v6: kshim did not enlist its offsets, so
 the transaction held nothing and its abort wrote no marker). The same against the broker:
 testsuite/groups/test_transaction_outcomes.py (the Java client)."""
@@ -11,7 +11,7 @@ import uuid
 from kcodec.generated.txn_offset_commit import (TxnOffsetCommitRequest, TxnOffsetCommitRequestPartition,
                                                 TxnOffsetCommitRequestTopic)
 from shim.coordinator.metadata import TopicCatalog, TopicInfo
-from shim.proxy.transactions import Transactions
+from shim.groupservice.transactions import Transactions
 
 TOPIC_ID = uuid.UUID(int=7)
 

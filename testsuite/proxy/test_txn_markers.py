@@ -1,4 +1,4 @@
-"""Transaction markers read from __consumer_offsets (shim/proxy/txn_markers.py) without sockets: which
+"""Transaction markers read from __consumer_offsets (shim/groupservice/txn_markers.py) without sockets: which
 batches are markers, which producer and groups they end, and the floor that keeps a producer's
 earlier markers from ending its newer transaction. The same against the real broker:
 testsuite/groups/test_transaction_outcomes.py."""
@@ -12,7 +12,7 @@ from kcodec.generated.txn_offset_commit import (TxnOffsetCommitRequest, TxnOffse
 from kcodec.records import crc32c
 from shim.coordinator import GroupCoordinator
 from shim.coordinator.metadata import TopicInfo
-from shim.proxy.txn_markers import TxnMarkerWatch
+from shim.groupservice.txn_markers import TxnMarkerWatch
 from shim.state.batch import encode_batch
 
 PID = 4242
@@ -103,7 +103,7 @@ def test_the_sweep_watches_replayed_offsets_from_the_floor_their_records_keep():
     import asyncio
 
     from shim.coordinator.state_records import TxnOffsetRecord
-    from shim.proxy.txn_verify import offsets_partition
+    from shim.groupservice.txn_verify import offsets_partition
     w, runtime = _watch()
     runtime.coordinator.topics.put(TopicInfo("__consumer_offsets", None, 4))
     runtime.coordinator.replay(TxnOffsetRecord("ga", PID, 0, "t", 0, 7, -1, "", 0, 60_000, "tx", 40), now_ms=0)

@@ -1,4 +1,4 @@
-"""TxnOffsetCommit v0-4 verification (shim/proxy/txn_verify.py) without sockets: the offsets partition
+"""TxnOffsetCommit v0-4 verification (shim/groupservice/txn_verify.py) without sockets: the offsets partition
 the broker picks, the error mapping its client sees, and when kshim goes on unverified. The same
 requests against the real broker: testsuite/groups/test_commit_checks_vs_broker.py."""
 
@@ -14,7 +14,7 @@ from kcodec.generated.txn_offset_commit import (TxnOffsetCommitRequest, TxnOffse
                                                 TxnOffsetCommitRequestTopic)
 from shim.coordinator.metadata import TopicCatalog
 from shim.coordinator.txn_offsets import txn_commit_refused
-from shim.proxy import txn_verify as V
+from shim.groupservice import txn_verify as V
 
 
 def test_offsets_partition_is_javas_string_hashcode():

@@ -1,4 +1,4 @@
-"""The group runtime's append-before-answer rule (shim/proxy/group_runtime.py), no broker: an answer
+"""The group runtime's append-before-answer rule (shim/groupservice/runtime.py), no broker: an answer
 leaves only once its step's state append succeeded, steps leave in order, a failed append answers
 with the mapped coordinator error."""
 
@@ -10,7 +10,7 @@ from kcodec import api
 from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitRequestPartition,
                                             OffsetCommitRequestTopic, OffsetCommitResponse)
 from shim.coordinator import CoordinatorConfig
-from shim.proxy.group_runtime import GroupRuntime
+from shim.groupservice.runtime import GroupRuntime
 from shim.proxy.session import Slot
 
 COMMIT, V = 8, 8

@@ -1,7 +1,7 @@
 """Transactions across scale-out instances: the producer's transaction coordinator is reached through
 one kshim instance, the group's offsets are held by the other. The owner never sees the client's
 EndTxn; it learns the outcome from the transaction's marker in the group's __consumer_offsets
-partition (proxy/txn_markers.py), at once, and both instances then agree on the offsets."""
+partition (groupservice/txn_markers.py), at once, and both instances then agree on the offsets."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Traces of share groups (KIP-932) and streams groups (KIP-1071) made of real encoded frames: each
 request and answer is encoded by kcodec and fed to a real Tracer (shim/trace/tracer.py) whose clock
 is set by the test, with the hops kshim traces: the share/streams group APIs go to the broker's
-coordinator on kshim's own connection (shim/proxy/broker_groups.py), so only `client->kshim` and
+coordinator on kshim's own connection (shim/groupservice/broker_groups.py), so only `client->kshim` and
 `kshim->client` are traced; ShareFetch, ShareAcknowledge and Metadata are forwarded on the client's
 upstream connection, four hops. The writer thread decodes them as it does in kshim.
 

@@ -1,5 +1,5 @@
 """Share-group (KIP-932) and streams-group (KIP-1071) members of a wire scenario, with admin steps
-naming their groups. kshim passes these groups through to the broker (shim/proxy/broker_groups.py), so
+naming their groups. kshim passes these groups through to the broker (shim/groupservice/broker_groups.py), so
 what is compared is the pass-through: routing to the group's coordinator, the wrong-type answers when a
 share or streams member uses a group id a classic/consumer member of the same seed uses (Kafka's
 GroupMetadataManager: "Group g is not a share group."), and DescribeGroups, ListGroups, DeleteGroups,

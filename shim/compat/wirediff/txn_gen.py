@@ -4,7 +4,7 @@ commits, aborts, is fenced by a new InitProducerId of its transactional id, or i
 transaction still open when the scenario ends). RequireStable OffsetFetches of the group follow, so
 the pending offsets (UNSTABLE_OFFSET_COMMIT) and each outcome are compared; kshim learns the outcome
 from the client's EndTxn or InitProducerId, or from the transaction's markers
-(shim/proxy/txn_markers.py).
+(shim/groupservice/txn_markers.py).
 
 Transactions v2 (KIP-890: TxnOffsetCommit v5 and EndTxn v5, no AddOffsetsToTxn) when both targets
 have EndTxn v5, else or by chance v1. Everything here draws from its own random stream

@@ -26,10 +26,9 @@ from kcodec.protocol import Error
 from .bodies import read_or_close
 
 if TYPE_CHECKING:
-    from .group_runtime import GroupRuntime
-    from .server import Proxy
-    from .session import Session, Slot
-
+    from .host import Connection, Host, Slot
+    from .runtime import GroupRuntime
+    
 COORDINATOR_NOT_AVAILABLE = Error.COORDINATOR_NOT_AVAILABLE
 GROUP_KEY = 0
 NOT_AVAILABLE_MESSAGE = "The coordinator is not available."
@@ -58,7 +57,7 @@ def answer(req, version: int, node: int, locate: Callable[[str], tuple[str, int]
                                    node_id=node, host=where[0], port=where[1])
 
 
-def coordinator_node(proxy: "Proxy") -> int:
+def coordinator_node(proxy: "Host") -> int:
     """The node id kshim names as every group's coordinator: the lowest broker id."""
     nodes = sorted(proxy.topology.brokers)
     return nodes[0] if nodes else 0
@@ -69,11 +68,11 @@ class FindCoordinator:
     which instance owns a group; `authz` (authz.py) closes unauthenticated connections and refuses
     groups the caller may not DESCRIBE."""
 
-    def __init__(self, proxy: "Proxy", runtime: "GroupRuntime", authz=None):
+    def __init__(self, proxy: "Host", runtime: "GroupRuntime", authz=None):
         self.proxy, self.runtime, self.authz = proxy, runtime, authz
         self.scale = None
 
-    def handle(self, session: "Session", slot: "Slot", frame) -> bool:
+    def handle(self, session: "Connection", slot: "Slot", frame) -> bool:
         req = read_or_close(session, slot, frame, "FindCoordinator")
         if req is None:
             return True

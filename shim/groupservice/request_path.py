@@ -17,7 +17,7 @@ authorize -> route (scale-out) -> (enlist in the transaction) -> coordinator -> 
 - route: with scale-out, requests for groups served elsewhere or still loading are answered here
   (shim/error_answers.py), batched ones patched.
 - TxnOffsetCommit is enlisted in the transaction first (transactions.py).
-- The coordinator step and the answers: group_runtime.py (which holds them until their state
+- The coordinator step and the answers: runtime.py (which holds them until their state
   records are durable).
 """
 
@@ -36,11 +36,10 @@ from .bodies import read_or_close
 from .find_coordinator import coordinator_node
 
 if TYPE_CHECKING:
+    from .host import Connection, Host, Slot
     from .authz import AuthzService
     from .broker_groups import BrokerGroups
-    from .group_runtime import GroupRuntime
-    from .server import Proxy
-    from .session import Session, Slot
+    from .runtime import GroupRuntime
     from .topic_refresh import TopicRefresher
     from .transactions import Transactions
 
@@ -51,15 +50,15 @@ TXN_OFFSET_COMMIT, CONSUMER_GROUP_HEARTBEAT = ApiKey.TXN_OFFSET_COMMIT, ApiKey.C
 
 
 class GroupRequests:
-    def __init__(self, proxy: "Proxy", runtime: "GroupRuntime", metadata: "TopicRefresher",
+    def __init__(self, proxy: "Host", runtime: "GroupRuntime", metadata: "TopicRefresher",
                  transactions: "Transactions", authz: "AuthzService | None", broker_groups: "BrokerGroups"):
         self.proxy, self.runtime, self.metadata = proxy, runtime, metadata
         self.transactions, self.authz, self.broker_groups = transactions, authz, broker_groups
         self.scale = None                      # shim.state.ownership.ScaleOut when scale_out is on
         self.adoption = None                   # adoption.py's Adoption (adopt_broker_groups, no scale_out)
-        self.configs = None                    # group_configs.py's GroupConfigWatcher (set by GroupService)
+        self.configs = None                    # configs.py's GroupConfigWatcher (set by GroupService)
 
-    def handle(self, session: "Session", slot: "Slot", frame) -> bool:
+    def handle(self, session: "Connection", slot: "Slot", frame) -> bool:
         """The routing table's handler for every group API the coordinator answers."""
         req = read_or_close(session, slot, frame)
         if req is None:
@@ -80,7 +79,7 @@ class GroupRequests:
             return self._list(session, slot, req)
         return self.route_group(session, slot, req, frame)
 
-    def route_group(self, session: "Session", slot: "Slot", req, frame) -> bool:
+    def route_group(self, session: "Connection", slot: "Slot", req, frame) -> bool:
         """Adoption first (a group the broker held: adoption.py), then the broker's groups, then kshim's."""
         if self.adoption is not None and self.adoption.holds_back(session, slot, req, frame, self.route_group):
             return True                        # taken up again once the broker was asked
@@ -91,30 +90,30 @@ class GroupRequests:
             return True                        # a group's first heartbeat: its broker configs first
         return self._after_routing(session, slot, req)
 
-    async def _after_group_configs(self, session: "Session", slot: "Slot", req) -> None:
+    async def _after_group_configs(self, session: "Connection", slot: "Slot", req) -> None:
         await self.configs.load_quietly([req.group_id])
         if not session.closed:
             self._after_routing(session, slot, req)
 
-    def _after_routing(self, session: "Session", slot: "Slot", req) -> bool:
+    def _after_routing(self, session: "Connection", slot: "Slot", req) -> bool:
         if self.metadata.needs(self.runtime.coordinator, slot.api_key, slot.version, req):
             asyncio.get_running_loop().create_task(self._feed_after_metadata(session, slot, req))
             return True
         self.feed(session, slot, req)
         return True
 
-    def _list(self, session: "Session", slot: "Slot", req) -> bool:
+    def _list(self, session: "Connection", slot: "Slot", req) -> bool:
         if self.scale is not None and self.scale.list_groups(session, slot, req):
             return True                        # answered once the other instances answered
         self.feed(session, slot, req)
         return True
 
-    async def _list_with_brokers(self, session: "Session", slot: "Slot", req) -> None:
+    async def _list_with_brokers(self, session: "Connection", slot: "Slot", req) -> None:
         await self.broker_groups.list_brokers(slot, req)
         if not session.closed:
             self._list(session, slot, req)
 
-    def feed(self, session: "Session", slot: "Slot", req, extra: Callable | None = None) -> None:
+    def feed(self, session: "Connection", slot: "Slot", req, extra: Callable | None = None) -> None:
         """The decoded request from authorization on (also the way back in after a wait: metadata,
         the other instances' ListGroups, the broker's part of a split request: `extra` patches the
         answer)."""
@@ -141,7 +140,7 @@ class GroupRequests:
             regex_filter = self.authz.topic_filter(session)
         runtime.handle(session, slot, req, patch, topic_filter=regex_filter)
 
-    def _lists_groups(self, session: "Session") -> bool:
+    def _lists_groups(self, session: "Connection") -> bool:
         """Admin clients ask every broker and concatenate: only one port lists the groups."""
         node = session.listener.node_id
         return node is None or node == coordinator_node(self.proxy)
@@ -150,7 +149,7 @@ class GroupRequests:
         info = self.runtime.topics.topic(topic_id)
         return None if info is None else info.name
 
-    async def _feed_after_metadata(self, session: "Session", slot: "Slot", req) -> None:
+    async def _feed_after_metadata(self, session: "Connection", slot: "Slot", req) -> None:
         try:
             await self.metadata.refresh_for(self.runtime.coordinator, slot.api_key, slot.version, req)
         except Exception as e:  # upstream unreachable: answer as the broker would when it cannot tell

@@ -1,5 +1,7 @@
-"""The coordinator's runtime, apart from any group state: the injected clock, the keyed timers and
-their firing, the outbox of responses, the records written, events and member ids.
+"""The coordinator's clock and outputs, apart from any group state: the injected clock, the keyed
+timers and their firing, the outbox of responses, the current call's records, events and member ids.
+(Kafka's CoordinatorRuntime, which appends a call's records before answering, is
+shim/groupservice/runtime.py; this is what the shard owns: its Time and CoordinatorTimer.)
 
 Time only moves when the caller passes `now_ms` (`advance`); timers due by then fire one deadline
 at a time, each with the clock at its own deadline, as the broker's timer wheel runs each expired
@@ -15,7 +17,7 @@ from .result import CoordinatorResult, Respond
 from .timers import Timers
 
 
-class CoordinatorRuntime:
+class ShardClock:
     def __init__(self, now_ms: int = 0, new_uuid: Callable[[], str] | None = None,
                  on_event: Callable[[dict], None] | None = None):
         self.now = now_ms

@@ -24,7 +24,7 @@ from kcodec.protocol import ApiKey, Error
 from ..kafkaclient.client import UpstreamClient
 
 if TYPE_CHECKING:
-    from .server import Proxy
+    from .host import Host
 
 log = logging.getLogger("kshim.proxy")
 
@@ -40,7 +40,7 @@ MAX_REMEMBERED = 10_000
 
 
 class TxnEnlister:
-    def __init__(self, proxy: "Proxy"):
+    def __init__(self, proxy: "Host"):
         self.proxy = proxy
         self._coordinator: dict[str, int] = {}           # transactional id -> node id
         self._conns: dict[int, UpstreamClient] = {}

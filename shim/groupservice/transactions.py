@@ -8,7 +8,7 @@
 - The client's EndTxn and InitProducerId are forwarded as usual but watched (`Slot.watch`): a
   successful EndTxn commits or aborts the producer's pending offsets, a transactional
   InitProducerId (a new epoch: the broker aborted the previous one) drops them; the broker's answer
-  goes out through the runtime, so it waits for those records to be durable (group_runtime.py).
+  goes out through the runtime, so it waits for those records to be durable (runtime.py).
 - Transactions ended elsewhere (timed out, fenced, aborted by an admin, ended through another
   instance) are learned from their markers in `__consumer_offsets` (txn_markers.py); each accepted
   TxnOffsetCommit is watched from the partition's high watermark read after its enlisting.
@@ -30,16 +30,15 @@ from .txn_enlist import COORDINATOR_NOT_AVAILABLE, ENLIST_MIN_VERSION, TxnEnlist
 from .txn_markers import TxnMarkerWatch
 
 if TYPE_CHECKING:
-    from .group_runtime import GroupRuntime
-    from .server import Proxy
-    from .session import Session, Slot
+    from .host import Connection, Host, Slot
+    from .runtime import GroupRuntime
     from .topic_refresh import TopicRefresher
 
 log = logging.getLogger("kshim.coordinator")
 
 
 class Transactions:
-    def __init__(self, proxy: "Proxy", runtime: "GroupRuntime", metadata: "TopicRefresher"):
+    def __init__(self, proxy: "Host", runtime: "GroupRuntime", metadata: "TopicRefresher"):
         self.runtime, self.metadata = runtime, metadata
         self.enlister = TxnEnlister(proxy)     # kshim's own connections to the transaction coordinators
         self.markers = TxnMarkerWatch(proxy, runtime, self.enlister, metadata)
@@ -58,7 +57,7 @@ class Transactions:
         empty group id before enlisting."""
         return bool(req.group_id) and bool(check_topics(self.runtime.topics, req, version)[1])
 
-    async def enlist_then_handle(self, session: "Session", slot: "Slot", req, patch: Callable | None) -> None:
+    async def enlist_then_handle(self, session: "Connection", slot: "Slot", req, patch: Callable | None) -> None:
         try:
             if slot.version >= ENLIST_MIN_VERSION:
                 code = await self.enlister.enlist(req.transactional_id, req.producer_id, req.producer_epoch,
@@ -87,7 +86,7 @@ class Transactions:
         self.markers.expect(req.producer_id, req.group_id, where)
 
     # ------------------------------------------------------------------ watched, forwarded
-    def watch_end_txn(self, session: "Session", slot: "Slot", frame) -> bool:
+    def watch_end_txn(self, session: "Connection", slot: "Slot", frame) -> bool:
         """EndTxn goes to the broker; when it succeeds, the producer's pending transactional offsets
         are committed or aborted here before the client sees the answer."""
         try:
@@ -97,7 +96,7 @@ class Transactions:
         pid, epoch, committed = req.producer_id, req.producer_epoch, bool(req.committed)
         runtime = self.runtime
 
-        def answered(session: "Session", slot: "Slot", frame) -> None:
+        def answered(session: "Connection", slot: "Slot", frame) -> None:
             resp = _response(slot, frame)
             if resp is None or resp.error_code != Error.NONE:
                 return session.complete(slot, bytes(frame))
@@ -106,7 +105,7 @@ class Transactions:
         slot.watch = answered
         return False
 
-    def watch_init_producer_id(self, session: "Session", slot: "Slot", frame) -> bool:
+    def watch_init_producer_id(self, session: "Connection", slot: "Slot", frame) -> bool:
         """InitProducerId of a transactional producer: its transaction timeout, and a new epoch (the
         broker aborts the previous epoch's transaction, so its pending offsets go)."""
         try:
@@ -118,7 +117,7 @@ class Transactions:
         timeout = req.transaction_timeout_ms
         runtime = self.runtime
 
-        def answered(session: "Session", slot: "Slot", frame) -> None:
+        def answered(session: "Connection", slot: "Slot", frame) -> None:
             resp = _response(slot, frame)
             if resp is None or resp.error_code != Error.NONE:
                 return session.complete(slot, bytes(frame))

@@ -37,10 +37,9 @@ from ..kafkaclient.client import IO_ERRORS, KeptConnection, UpstreamClient
 from .bodies import read_request, read_response
 
 if TYPE_CHECKING:
-    from .group_runtime import GroupRuntime
-    from .server import Proxy
-    from .session import Session, Slot
-
+    from .host import Connection, Host, Slot
+    from .runtime import GroupRuntime
+    
 log = logging.getLogger("kshim.coordinator")
 
 DESCRIBE_CONFIGS, ALTER_CONFIGS = ApiKey.DESCRIBE_CONFIGS, ApiKey.ALTER_CONFIGS
@@ -113,7 +112,7 @@ GROUP_CONFIGS_SINCE = "4.0"
 
 
 class GroupConfigWatcher:
-    def __init__(self, proxy: "Proxy", runtime: "GroupRuntime"):
+    def __init__(self, proxy: "Host", runtime: "GroupRuntime"):
         self.proxy, self.runtime = proxy, runtime
         self._conn = KeptConnection(proxy.cfg, lambda: [(b.host, b.port) for b in proxy.topology.brokers.values()]
                                     + proxy.cfg.upstream_addresses())
@@ -173,7 +172,7 @@ class GroupConfigWatcher:
         await self.load(sorted({*c.consumer_groups, *c.group_configs.by_group}))
 
     # ------------------------------------------------------------------ watched, forwarded
-    def watch_alter(self, session: "Session", slot: "Slot", frame) -> bool:
+    def watch_alter(self, session: "Connection", slot: "Slot", frame) -> bool:
         """IncrementalAlterConfigs / AlterConfigs go to the broker; when one naming groups succeeds,
         those groups' configs are read again."""
         try:
@@ -184,7 +183,7 @@ class GroupConfigWatcher:
         if not groups or req.validate_only:
             return False
 
-        def answered(session: "Session", slot: "Slot", frame) -> None:
+        def answered(session: "Connection", slot: "Slot", frame) -> None:
             session.complete(slot, bytes(frame))
             try:
                 resp = read_response(frame, slot.api_key, slot.version)

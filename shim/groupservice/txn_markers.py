@@ -47,8 +47,8 @@ from .periodic import every
 from .txn_verify import OFFSETS_TOPIC, offsets_partition
 
 if TYPE_CHECKING:
-    from .group_runtime import GroupRuntime
-    from .server import Proxy
+    from .host import Host
+    from .runtime import GroupRuntime
     from .topic_refresh import TopicRefresher
     from .txn_enlist import TxnEnlister
 
@@ -79,7 +79,7 @@ class MarkerReadError(Exception):
 
 
 class TxnMarkerWatch:
-    def __init__(self, proxy: "Proxy", runtime: "GroupRuntime", enlister: "TxnEnlister",
+    def __init__(self, proxy: "Host", runtime: "GroupRuntime", enlister: "TxnEnlister",
                  metadata: "TopicRefresher"):
         self.proxy, self.runtime, self.enlister, self.metadata = proxy, runtime, enlister, metadata
         self.expected: dict[int, dict[int, dict[str, int]]] = {}    # partition -> producer -> group -> floor

@@ -1,9 +1,9 @@
 """The group service: kshim's own group coordinator plugged into the proxy (the only place they meet).
 
 Its jobs, one module each:
-- group_runtime.py: the coordinator stepped on the event loop, its clock, and every answer held
+- runtime.py: the coordinator stepped on the event loop, its clock, and every answer held
   until the state records of its step are durable (append before answer, documented there);
-- group_requests.py: the request path of the group APIs (decode, authorize, route, coordinator,
+- request_path.py: the request path of the group APIs (decode, authorize, route, coordinator,
   encode);
 - find_coordinator.py: FindCoordinator for group keys (transaction keys are the broker's);
 - transactions.py: TxnOffsetCommit enlisted in the transaction first; the client's EndTxn and
@@ -12,7 +12,7 @@ Its jobs, one module each:
   subscriptions from (kshim's own Metadata requests, periodic and on demand);
 - authz.py: SASL principals and the broker's ACLs (with SASL upstream or `authorizer`);
 - adoption.py: a group the broker held becomes kshim's with its committed offsets;
-- group_configs.py: the broker's per-group configs (GROUP resources) read into the coordinator
+- configs.py: the broker's per-group configs (GROUP resources) read into the coordinator
   (periodic, a group's first heartbeat, after an alteration passing through kshim);
 - broker_groups.py: the broker's share and streams groups (their APIs pass through to the group's
   broker coordinator; kshim's group APIs naming them too; ListGroups lists both);
@@ -37,15 +37,15 @@ from .adoption import Adoption, HandOver
 from ..coordinator.state_records import CONSUMER_RECORDS
 from .broker_groups import BrokerGroups
 from .find_coordinator import FindCoordinator
-from .group_configs import GroupConfigWatcher
-from .group_requests import GroupRequests
-from .group_runtime import GroupRuntime
+from .configs import GroupConfigWatcher
+from .request_path import GroupRequests
+from .runtime import GroupRuntime
 from .periodic import every
 from .topic_refresh import TopicRefresher
 from .transactions import Transactions
 
 if TYPE_CHECKING:
-    from .server import Proxy
+    from .host import Host
 
 log = logging.getLogger("kshim.coordinator")
 
@@ -56,13 +56,13 @@ EVENTS_LOGGED = ("rebalance", "generation", "member_removed", "session_timeout",
 
 
 class GroupService:
-    def __init__(self, proxy: "Proxy", config: CoordinatorConfig):
+    def __init__(self, proxy: "Host", config: CoordinatorConfig):
         self.proxy = proxy
         cfg = proxy.cfg
         self.runtime = runtime = GroupRuntime(config, self._on_event)
         self.topics = runtime.topics
         self.metadata = TopicRefresher(proxy, runtime.topics, runtime.metadata_updated)
-        self.authz = None                      # shim.proxy.authz.AuthzService (SASL upstream / authorizer)
+        self.authz = None                      # shim.groupservice.authz.AuthzService (SASL upstream / authorizer)
         if cfg.authorizer or cfg.upstream_sasl_mechanism:
             from .authz import AuthzService
             self.authz = AuthzService(proxy, runtime.answer)

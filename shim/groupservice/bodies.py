@@ -1,6 +1,6 @@
 """A request or response frame read into its body (kcodec), as the broker reads one: a request's bytes
 after the body are ignored, not refused (`RequestContext.parseRequest`). For the handlers that
-decode what they answer or watch (group_requests.py, find_coordinator.py, transactions.py, authz.py)."""
+decode what they answer or watch (request_path.py, find_coordinator.py, transactions.py, authz.py)."""
 
 from __future__ import annotations
 

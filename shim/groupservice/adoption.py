@@ -36,13 +36,13 @@ from ..state.handback import OFFSET_COMMIT_VERSION
 from .broker_coordinators import BrokerUnavailable, request
 from .broker_groups import STREAMS
 from .heartbeat_checks import streams_heartbeat
-from .group_batches import BATCHED, group_ids
+from .batches import BATCHED, group_ids
 
 if TYPE_CHECKING:
+    from .host import Connection, Slot
     from .broker_groups import BrokerGroups
-    from .group_runtime import GroupRuntime
-    from .session import Session, Slot
-
+    from .runtime import GroupRuntime
+    
 log = logging.getLogger("kshim.groups")
 
 OFFSET_FETCH, DESCRIBE_GROUPS = ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS
@@ -62,7 +62,7 @@ class Adoption:
         self.checked: set[str] = set()
         self._asking: dict[str, asyncio.Future] = {}
 
-    def holds_back(self, session: "Session", slot: "Slot", req, frame, again: Callable) -> bool:
+    def holds_back(self, session: "Connection", slot: "Slot", req, frame, again: Callable) -> bool:
         """True when the request waits for its groups to be asked about (`again(session, slot, req,
         frame)` takes it up afterwards)."""
         if slot.api_key in NOT_ADOPTING:
@@ -167,7 +167,7 @@ class HandOver:
     def __init__(self, runtime: "GroupRuntime", broker: "BrokerGroups"):
         self.runtime, self.broker = runtime, broker
 
-    def takes(self, session: "Session", slot: "Slot", frame, req) -> bool:
+    def takes(self, session: "Connection", slot: "Slot", frame, req) -> bool:
         if (slot.api_key != STREAMS_GROUP_HEARTBEAT or req.member_epoch != 0 or streams_heartbeat(req) is not None
                 or not can_hand_over(self.runtime.coordinator, req.group_id)):
             return False

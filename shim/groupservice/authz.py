@@ -1,6 +1,6 @@
 """Authentication and authorization for the group APIs kshim answers itself (the adapter between the
-proxy and shim/authz; the request path, group_requests.py, and find_coordinator.py call it; refusals
-and patched answers go out through the runtime's public `answer`, group_runtime.py).
+proxy and shim/authz; the request path, request_path.py, and find_coordinator.py call it; refusals
+and patched answers go out through the runtime's public `answer`, runtime.py).
 
 - SASL listener (kshim's upstream needs SASL): each connection's SaslHandshake and SaslAuthenticate
   are still forwarded untouched, but watched (`Slot.watch`) to learn the mechanism, the user name
@@ -13,7 +13,7 @@ and patched answers go out through the runtime's public `answer`, group_runtime.
   (shim/authz/apis.py) for the connection's principal ("User:<name>"; "User:ANONYMOUS" on a listener
   without SASL) from the client's IP address. Super users and allow.everyone.if.no.acl.found are
   kshim settings that must mirror the broker's (`authorizer_super_users`, ...).
-Per connection state lives in `Session.auth` (a `ConnAuth`), so it goes with the connection.
+Per connection state lives in `Connection.auth` (a `ConnAuth`), so it goes with the connection.
 """
 
 from __future__ import annotations
@@ -36,9 +36,8 @@ from .periodic import every
 from ..kafkaclient.client import KeptConnection
 
 if TYPE_CHECKING:
-    from .server import Proxy
-    from .session import Session, Slot
-
+    from .host import Connection, Host, Slot
+    
 log = logging.getLogger("kshim.authz")
 
 SASL_HANDSHAKE = ApiKey.SASL_HANDSHAKE
@@ -69,7 +68,7 @@ def java_host(peer_host: str) -> str:
 
 
 class AuthzService:
-    def __init__(self, proxy: "Proxy", answer: Callable):
+    def __init__(self, proxy: "Host", answer: Callable):
         cfg = proxy.cfg
         self.proxy, self._answer = proxy, answer
         self.sasl = bool(cfg.upstream_sasl_mechanism)          # the listener clients reach is SASL
@@ -88,27 +87,27 @@ class AuthzService:
 
     # ------------------------------------------------------------------ SASL watching
     @staticmethod
-    def _conn(session: "Session") -> ConnAuth:
+    def _conn(session: "Connection") -> ConnAuth:
         auth = session.auth
         if auth is None:
             auth = session.auth = ConnAuth()
         return auth
 
-    def _watch_handshake(self, session: "Session", slot: "Slot", frame) -> bool:
+    def _watch_handshake(self, session: "Connection", slot: "Slot", frame) -> bool:
         try:
             self._conn(session).sasl.handshake(read_request(frame, slot.api_key, slot.version).mechanism)
         except DecodeError:
             pass                                     # the broker judges it
         return False
 
-    def _watch_authenticate(self, session: "Session", slot: "Slot", frame) -> bool:
+    def _watch_authenticate(self, session: "Connection", slot: "Slot", frame) -> bool:
         auth = self._conn(session)
         try:
             auth.sasl.token(read_request(frame, slot.api_key, slot.version).auth_bytes)
         except DecodeError:
             return False
 
-        def answered(session: "Session", slot: "Slot", frame) -> None:
+        def answered(session: "Connection", slot: "Slot", frame) -> None:
             try:
                 auth.sasl.answered(read_response(frame, slot.api_key, slot.version).error_code)
             except DecodeError:
@@ -119,7 +118,7 @@ class AuthzService:
         return False
 
     # ------------------------------------------------------------------ per request
-    def admitted(self, session: "Session") -> bool:
+    def admitted(self, session: "Connection") -> bool:
         """False (and the connection closed) for a group request before SASL authentication."""
         if self.sasl:
             auth = session.auth
@@ -128,7 +127,7 @@ class AuthzService:
                 return False
         return True
 
-    def caller(self, session: "Session") -> Caller:
+    def caller(self, session: "Connection") -> Caller:
         auth = self._conn(session)
         if auth.caller is None:
             principal = auth.sasl.principal if self.sasl else ANONYMOUS
@@ -136,7 +135,7 @@ class AuthzService:
             auth.caller = Caller(principal or "User:<unknown>", java_host(session.peer_host))
         return auth.caller
 
-    def gate(self, session: "Session", slot: "Slot", req, topic_name) -> object | None:
+    def gate(self, session: "Connection", slot: "Slot", req, topic_name) -> object | None:
         """The request to feed the coordinator (maybe narrowed), or None when answered here."""
         if self.authorizer is None:
             return req
@@ -152,18 +151,18 @@ class AuthzService:
             session.auth.patches[slot] = verdict.patch
         return verdict.request
 
-    def allows_group(self, session: "Session", operation: int, group_id: str) -> bool:
+    def allows_group(self, session: "Connection", operation: int, group_id: str) -> bool:
         """The caller's right `operation` on GROUP `group_id` (the broker's groups: broker_groups.py)."""
         return self.authorizer is None or self.authorizer.allowed(self.caller(session), operation, GROUP, group_id)
 
-    def topic_filter(self, session: "Session") -> Callable[[str], bool] | None:
+    def topic_filter(self, session: "Connection") -> Callable[[str], bool] | None:
         """The caller's TOPIC DESCRIBE right (live ACLs), for the coordinator's regex resolution."""
         if self.authorizer is None:
             return None
         authorizer, caller = self.authorizer, self.caller(session)
         return lambda name: authorizer.allowed(caller, DESCRIBE, TOPIC, name)
 
-    def finish(self, session: "Session", slot: "Slot", body):
+    def finish(self, session: "Connection", slot: "Slot", body):
         auth = session.auth
         if auth is not None and auth.patches:
             patch = auth.patches.pop(slot, None)
@@ -171,7 +170,7 @@ class AuthzService:
                 return patch(body)
         return body
 
-    def find_coordinator(self, session: "Session", slot: "Slot", req, body):
+    def find_coordinator(self, session: "Connection", slot: "Slot", req, body):
         if self.authorizer is None:
             return body
         return apis.find_coordinator(self.authorizer, self.caller(session), slot.version, req, body)

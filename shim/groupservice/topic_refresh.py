@@ -19,8 +19,8 @@ from ..coordinator.metadata import TopicCatalog, TopicInfo
 from ..kafkaclient.client import KeptConnection
 
 if TYPE_CHECKING:
+    from .host import Host
     from ..coordinator import GroupCoordinator
-    from .server import Proxy
 
 METADATA, OFFSET_COMMIT = ApiKey.METADATA, ApiKey.OFFSET_COMMIT
 TXN_OFFSET_COMMIT = ApiKey.TXN_OFFSET_COMMIT
@@ -33,7 +33,7 @@ BY_ID = {OFFSET_COMMIT: 10, TXN_OFFSET_COMMIT: 6}                 # first versio
 
 
 class TopicRefresher:
-    def __init__(self, proxy: "Proxy", topics: TopicCatalog, changed: Callable[[], None]):
+    def __init__(self, proxy: "Host", topics: TopicCatalog, changed: Callable[[], None]):
         self.proxy, self.topics, self._changed = proxy, topics, changed
         self._meta = KeptConnection(proxy.cfg, lambda: [(b.host, b.port) for b in proxy.topology.brokers.values()]
                                     + proxy.cfg.upstream_addresses())

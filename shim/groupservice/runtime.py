@@ -32,9 +32,9 @@ from ..coordinator.metadata import TopicCatalog
 from ..error_answers import append_failed, coordinator_error
 
 if TYPE_CHECKING:
+    from .host import Connection, Slot
     from ..state.log import StateLog
-    from .session import Session, Slot
-
+    
 log = logging.getLogger("kshim.coordinator")
 
 _WALL0, _MONO0 = int(time.time() * 1000), time.monotonic()
@@ -63,7 +63,7 @@ class GroupRuntime:
         self._timer_at: int | None = None
 
     # ------------------------------------------------------------------ coordinator steps
-    def handle(self, session: "Session", slot: "Slot", req, patch: Callable | None = None,
+    def handle(self, session: "Connection", slot: "Slot", req, patch: Callable | None = None,
                topic_filter: Callable[[str], bool] | None = None, marker_floor: int = -1) -> None:
         """One request into the coordinator; `patch(body)` amends this request's answer (scale-out)."""
         out = self.coordinator.handle(slot.api_key, slot.version, req, (session, slot),
@@ -155,7 +155,7 @@ class GroupRuntime:
         for session, slot, frame in relayed:
             session.complete(slot, frame)
 
-    def answer(self, session: "Session", slot: "Slot", body) -> None:
+    def answer(self, session: "Connection", slot: "Slot", body) -> None:
         """Encode one answer (after `finish`) and complete its slot. Answers of coordinator steps come
         here through `deliver`; answers made without the coordinator (refusals) come directly."""
         if self.finish is not None:

@@ -16,10 +16,10 @@ from kcodec.protocol import ApiKey, Error, error_name
 
 from ..kafkaclient.pipelined import PipelinedConnection
 from .bodies import read_response
-from .group_batches import needs_retry
+from .batches import needs_retry
 
 if TYPE_CHECKING:
-    from .server import Proxy
+    from .host import Host
 
 FIND_COORDINATOR = ApiKey.FIND_COORDINATOR
 GROUP_KEY = 0
@@ -32,7 +32,7 @@ class BrokerUnavailable(Exception):
 
 
 class BrokerCoordinators:
-    def __init__(self, proxy: "Proxy"):
+    def __init__(self, proxy: "Host"):
         self.proxy = proxy
         self._coordinators: dict[str, int] = {}    # group id -> node id of its broker coordinator
         self._conns: dict[int, PipelinedConnection] = {}

@@ -18,7 +18,7 @@ request's group type says: the share and streams APIs go to the broker, the othe
   are described and deleted by the broker (DescribeGroups, ConsumerGroupDescribe, DeleteGroups), so
   the admin view covers every group of the cluster; their members and offsets are not kshim's.
 - Batched requests naming groups of both are split, and the answers merged in request order
-  (group_batches.py); ListGroups lists the union (`listing`: every broker's groups, then kshim's).
+  (batches.py); ListGroups lists the union (`listing`: every broker's groups, then kshim's).
 
 Routing (broker_coordinators.py): each request goes to the broker coordinating its group, on kshim's
 own pipelined connection to that broker, whichever kshim port the client used; a moved coordinator is
@@ -41,14 +41,13 @@ from kcodec.protocol import ApiKey, Error
 from ..authz.acl import DELETE, DESCRIBE, READ
 from .bodies import read_or_close
 from .broker_coordinators import BrokerCoordinators, BrokerUnavailable, encode_request, request
-from .group_batches import group_ids, merge_entries, subset
+from .batches import group_ids, merge_entries, subset
 from .heartbeat_checks import share_heartbeat, streams_heartbeat
 
 if TYPE_CHECKING:
-    from .group_runtime import GroupRuntime
-    from .server import Proxy
-    from .session import Session, Slot
-
+    from .host import Connection, Host, Slot
+    from .runtime import GroupRuntime
+    
 log = logging.getLogger("kshim.groups")
 
 SHARE, STREAMS = "share", "streams"
@@ -84,13 +83,13 @@ ENTRY_CLASSES = {ApiKey.SHARE_GROUP_DESCRIBE: share_group_describe.DescribedGrou
 
 
 class BrokerGroups:
-    def __init__(self, proxy: "Proxy", runtime: "GroupRuntime"):
+    def __init__(self, proxy: "Host", runtime: "GroupRuntime"):
         self.proxy, self.runtime = proxy, runtime
         self.kinds: dict[str, str] = {}            # the broker's share and streams groups
         self.listed: dict[str, str] = {}           # the broker's other groups (type) as it last listed them
         self.links = BrokerCoordinators(proxy)     # group id -> its broker coordinator, connections to it
         self._listed: dict[int, list] = {}         # id(slot) -> the brokers' groups for a ListGroups
-        # proxy/authz.py's AuthzService (SASL upstream / authorizer): kshim's own connection carries
+        # groupservice/authz.py's AuthzService (SASL upstream / authorizer): kshim's own connection carries
         # these requests, so the caller's group right is checked here first
         self.authz = None
         self.hand_over = None                      # adoption.py's HandOver (a streams join on an Empty classic group)
@@ -106,7 +105,7 @@ class BrokerGroups:
         return self.runtime.holds(group_id)
 
     # ------------------------------------------------------------------ the share and streams APIs
-    def handle(self, session: "Session", slot: "Slot", frame) -> bool:
+    def handle(self, session: "Connection", slot: "Slot", frame) -> bool:
         req = read_or_close(session, slot, frame)
         if req is None:
             return True
@@ -153,7 +152,7 @@ class BrokerGroups:
         return {g for g in gids if not authz.allows_group(session, op, g)}
 
     # ------------------------------------------------------------------ kshim's group APIs
-    def takes(self, session: "Session", slot: "Slot", req, frame, resume: Callable) -> bool:
+    def takes(self, session: "Connection", slot: "Slot", req, frame, resume: Callable) -> bool:
         """A request of kshim's group APIs that names broker groups: forwarded (all of them), or split
         (`resume(session, slot, req, patch)` runs kshim's part with the broker's entries merged in)."""
         if not (self.kinds or self.listed) or slot.api_key == LIST_GROUPS:

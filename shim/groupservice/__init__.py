@@ -1,0 +1,1 @@
+"""kshim's group service: the coordinator plugged into the proxy (service.py)."""
