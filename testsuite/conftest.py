@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from shim.compat.pymembers import create_topic
 from shim.localkafka import LocalKafka, install
 from shim.localkafka.home import build_dir
-from testsuite.harness.clients import create_topic
 from shim.compat.javaclient import JavaTools
 from shim.testing.names import unique_name
 from shim.testing.ports import free_port_block

@@ -3,8 +3,9 @@ stopped and restarted while clients keep working."""
 
 from __future__ import annotations
 
+from shim.compat.pymembers import create_topic
 from shim.localkafka import probe_brokers
-from testsuite.harness.clients import ck_consume, ck_produce, create_topic
+from testsuite.harness.clients import ck_consume, ck_produce
 
 
 def test_three_brokers_replicate_and_survive_a_node_stop(kafka3, names):

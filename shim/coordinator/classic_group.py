@@ -113,9 +113,6 @@ class ClassicGroup:
         self.previous_state, self.state = self.state, to
         self.state_timestamp_ms = now_ms
 
-    def is_in(self, *states: str) -> bool:
-        return self.state in states
-
     # ------------------------------------------------------------------ members
     def add(self, m: ClassicMember) -> None:
         if not self.members:

@@ -5,7 +5,7 @@ so no module refers back up to the module that imports it, not even for a type."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from .shard_clock import ShardClock
 
@@ -28,4 +28,3 @@ class CoordinatorState(ShardClock):
     topics: "TopicCatalog"                            # the upstream cluster's topics (metadata.py)
     group_configs: "GroupConfigs"                     # the broker's per-group configs (group_config.py)
     join_polling: set[str]
-    metadata_listeners: "list[Callable]"

@@ -97,6 +97,7 @@ class GroupConfigs:
 
     def __init__(self):
         self.by_group: dict[str, GroupConfig] = {}
+        self.read: set[str] = set()        # groups whose configs the group service has read (or tried)
 
     def get(self, group_id: str) -> GroupConfig | None:
         return self.by_group.get(group_id)
@@ -106,6 +107,7 @@ class GroupConfigs:
         GroupConfig.evaluate)."""
         if not group_id:
             return False, []               # "Group name can't be empty."
+        self.read.add(group_id)
         old = self.by_group.get(group_id)
         props = {k: v for k, v in props.items() if k in NAMES and v is not None}
         if not props:

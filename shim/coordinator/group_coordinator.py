@@ -22,6 +22,7 @@ from .dispatch import HANDLERS
 from .group_config import GroupConfigs
 from .classic_group import ClassicGroup, ClassicGroups
 from .metadata import TopicCatalog
+from .needs import Needs, needs
 from .offsets import OffsetStore, drop_deleted_topics
 from .replay import replay as replay_record
 from .result import CoordinatorResult, Ctx
@@ -80,6 +81,11 @@ class GroupCoordinator(CoordinatorState):
         self._begin(now_ms)
         end_transaction(self, producer_id, committed, None, set(group_ids))
         return self._finish()
+
+    def needs(self, api_key: int, version: int, request) -> Needs:
+        """What the request needs fetched from the broker before `handle` can decide it: topics to
+        list, group configs to read (needs.py); NOTHING (falsy) on the common path. No state changes."""
+        return needs(self, api_key, version, request)
 
     def pending_offsets(self, group_id: str) -> list:
         """The group's pending transactional offsets (TxnOffsetRecord), by producer id then partition."""

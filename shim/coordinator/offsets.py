@@ -1,7 +1,7 @@
 """OffsetCommit v2-10, OffsetFetch v1-10 (v10: topics by id) and OffsetDelete v0 for classic groups (OffsetMetadataManager
 .commitOffset, fetchOffsets, deleteOffsets; RequireStable sees the pending transactional offsets of txn_offsets.py). Offsets live in
-memory here and are expressed as OffsetRecord/OffsetTombstone records (the durability issue
-persists them). Topic existence is checked against live metadata, as the
+memory here and are expressed as OffsetRecord/OffsetTombstone records (with a state topic,
+groupservice/runtime.py appends them to shim/state/log.py). Topic existence is checked against live metadata, as the
 broker's KafkaApis does before its coordinator sees a commit or an OffsetDelete. The empty group id
 "" is a group like any other for OffsetCommit and OffsetFetch (GroupCoordinatorService refuses only
 a null id there), not for OffsetDelete."""

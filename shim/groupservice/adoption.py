@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from kcodec.generated.consumer_group_describe import ConsumerGroupDescribeRequest
 from kcodec.generated.describe_groups import DescribeGroupsRequest
@@ -62,25 +62,20 @@ class Adoption:
         self.checked: set[str] = set()
         self._asking: dict[str, asyncio.Future] = {}
 
-    def holds_back(self, session: "Connection", slot: "Slot", req, frame, again: Callable) -> bool:
-        """True when the request waits for its groups to be asked about (`again(session, slot, req,
-        frame)` takes it up afterwards)."""
+    def new_groups(self, slot: "Slot", req) -> list[str]:
+        """The groups of the request the broker's coordinator has not been asked about yet ([] on the
+        common path)."""
         if slot.api_key in NOT_ADOPTING:
-            return False
+            return []
         if slot.api_key not in BATCHED and getattr(req, "group_id", None) in self.checked:
-            return False                       # (one group, asked about already: every commit passes here)
+            return []                          # (one group, asked about already: every commit passes here)
         broker = self.broker
-        new = [g for g in group_ids(slot.api_key, slot.version, req)[0]
-               if g and g not in self.checked and g not in broker.kinds and not broker.kshim_holds(g)]
-        if not new:
-            return False
-        asyncio.get_running_loop().create_task(self._then(session, slot, req, frame, new, again))
-        return True
+        return [g for g in group_ids(slot.api_key, slot.version, req)[0]
+                if g and g not in self.checked and g not in broker.kinds and not broker.kshim_holds(g)]
 
-    async def _then(self, session, slot, req, frame, gids: list[str], again: Callable) -> None:
-        await asyncio.gather(*(self._ask(g) for g in gids))
-        if not session.closed:
-            again(session, slot, req, frame)
+    async def ask(self, group_ids: list[str]) -> None:
+        """Ask the broker's coordinator about these groups (each once, however many requests wait)."""
+        await asyncio.gather(*(self._ask(g) for g in group_ids))
 
     def _ask(self, group_id: str) -> asyncio.Future:
         fut = self._asking.get(group_id)

@@ -45,12 +45,11 @@ SASL_AUTHENTICATE, LIST_GROUPS = ApiKey.SASL_AUTHENTICATE, ApiKey.LIST_GROUPS
 
 
 class ConnAuth:
-    """One client connection: its SASL progress, and the response patches of its requests in flight."""
-    __slots__ = ("sasl", "patches", "caller")
+    """One client connection: its SASL progress and the caller its ACLs are checked for."""
+    __slots__ = ("sasl", "caller")
 
     def __init__(self) -> None:
         self.sasl = SaslState()
-        self.patches: dict = {}
         self.caller: Caller | None = None
 
 
@@ -68,9 +67,9 @@ def java_host(peer_host: str) -> str:
 
 
 class AuthzService:
-    def __init__(self, proxy: "Host", answer: Callable):
+    def __init__(self, proxy: "Host", answer: Callable, amend: Callable):
         cfg = proxy.cfg
-        self.proxy, self._answer = proxy, answer
+        self.proxy, self._answer, self._amend = proxy, answer, amend
         self.sasl = bool(cfg.upstream_sasl_mechanism)          # the listener clients reach is SASL
         self.authorizer: Authorizer | None = None
         if cfg.authorizer:
@@ -148,7 +147,7 @@ class AuthzService:
             self._answer(session, slot, verdict.answer)
             return None
         if verdict.patch is not None:
-            session.auth.patches[slot] = verdict.patch
+            self._amend(slot, verdict.patch, last=True)
         return verdict.request
 
     def allows_group(self, session: "Connection", operation: int, group_id: str) -> bool:
@@ -161,14 +160,6 @@ class AuthzService:
             return None
         authorizer, caller = self.authorizer, self.caller(session)
         return lambda name: authorizer.allowed(caller, DESCRIBE, TOPIC, name)
-
-    def finish(self, session: "Connection", slot: "Slot", body):
-        auth = session.auth
-        if auth is not None and auth.patches:
-            patch = auth.patches.pop(slot, None)
-            if patch is not None:
-                return patch(body)
-        return body
 
     def find_coordinator(self, session: "Connection", slot: "Slot", req, body):
         if self.authorizer is None:

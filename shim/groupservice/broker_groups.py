@@ -152,33 +152,32 @@ class BrokerGroups:
         return {g for g in gids if not authz.allows_group(session, op, g)}
 
     # ------------------------------------------------------------------ kshim's group APIs
-    def takes(self, session: "Connection", slot: "Slot", req, frame, resume: Callable) -> bool:
-        """A request of kshim's group APIs that names broker groups: forwarded (all of them), or split
-        (`resume(session, slot, req, patch)` runs kshim's part with the broker's entries merged in)."""
+    def theirs(self, slot: "Slot", req) -> list[str]:
+        """The broker's groups a request of kshim's group APIs names ([] on the common path)."""
         if not (self.kinds or self.listed) or slot.api_key == LIST_GROUPS:
-            return False
-        gids, batch = group_ids(slot.api_key, slot.version, req)
+            return []
+        gids, _ = group_ids(slot.api_key, slot.version, req)
         admin = slot.api_key in ADMIN_APIS
-        theirs = [g for g in gids if (g in self.kinds or (admin and g in self.listed)) and not self.kshim_holds(g)]
-        if not theirs:
-            return False
+        return [g for g in gids if (g in self.kinds or (admin and g in self.listed)) and not self.kshim_holds(g)]
+
+    async def split_off(self, session: "Connection", slot: "Slot", req, frame, theirs: list[str]):
+        """A request naming the broker's groups `theirs`: None when it is answered (forwarded whole, or
+        refused), else (kshim's part of it, an amend merging the broker's entries into kshim's answer,
+        or None when kshim answers it all: its authorization refuses per entry, as the broker)."""
         denied = self._denied(session, slot, theirs)
         if denied is None:
-            return True
+            return None
         if denied:                             # kshim's authorization answers it, per entry as the broker
-            return False
+            return req, None
+        gids, batch = group_ids(slot.api_key, slot.version, req)
         if batch is None or len(theirs) == len(gids):
-            self._spawn(self.forward(session, slot, frame, req, gids, batch))
-            return True
-        self._spawn(self._then_local(session, slot, req, batch, theirs, gids, resume))
-        return True
-
-    async def _then_local(self, session, slot, req, batch, theirs, order, resume) -> None:
+            await self.forward(session, slot, frame, req, gids, batch)
+            return None
         entries = await self._broker_entries(session, slot, req, batch, theirs)
         if entries is None or session.closed:
-            return
-        local = subset(req, batch, set(order) - set(theirs))
-        resume(session, slot, local, lambda body: merge_entries(order, batch, body, entries))
+            return None
+        local = subset(req, batch, set(gids) - set(theirs))
+        return local, lambda body: merge_entries(gids, batch, body, entries)
 
     # ------------------------------------------------------------------ ListGroups
     def listing_patch(self, slot: "Slot") -> Callable | None:

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("kshim.coordinator")
 
 DESCRIBE_CONFIGS, ALTER_CONFIGS = ApiKey.DESCRIBE_CONFIGS, ApiKey.ALTER_CONFIGS
-INCREMENTAL_ALTER_CONFIGS, CONSUMER_GROUP_HEARTBEAT = ApiKey.INCREMENTAL_ALTER_CONFIGS, ApiKey.CONSUMER_GROUP_HEARTBEAT
+INCREMENTAL_ALTER_CONFIGS = ApiKey.INCREMENTAL_ALTER_CONFIGS
 BROKER = 4                 # ConfigResource.Type.BROKER
 GROUP_CONFIG_SOURCE = 8    # DescribeConfigsResponse.ConfigSource.GROUP_CONFIG
 BATCH = 200                # groups per DescribeConfigs
@@ -116,7 +116,6 @@ class GroupConfigWatcher:
         self.proxy, self.runtime = proxy, runtime
         self._conn = KeptConnection(proxy.cfg, lambda: [(b.host, b.port) for b in proxy.topology.brokers.values()]
                                     + proxy.cfg.upstream_addresses())
-        self.read: set[str] = set()        # groups whose configs were read at least once (or tried)
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task] = set()
 
@@ -131,40 +130,43 @@ class GroupConfigWatcher:
         self._conn.close()
 
     # ------------------------------------------------------------------ reading
-    def needs(self, api_key: int, req) -> bool:
-        """A ConsumerGroupHeartbeat of a group whose configs kshim has not read yet."""
-        return api_key == CONSUMER_GROUP_HEARTBEAT and bool(req.group_id) and req.group_id not in self.read
-
     async def load(self, groups: list[str]) -> None:
-        """DescribeConfigs of these GROUP resources; each group's overrides into the coordinator."""
+        """DescribeConfigs of these GROUP resources; each group's overrides into the coordinator (also
+        none: the coordinator then counts the group's configs as read, GroupConfigs.read)."""
         groups = list(dict.fromkeys(g for g in groups if g))
         if not at_least(self.runtime.coordinator.cfg.release, GROUP_CONFIGS_SINCE):
-            self.read.update(groups)         # a 3.9 broker has no GROUP config resources: nothing to read
+            self._none(groups)               # a 3.9 broker has no GROUP config resources: nothing to read
             return
         for i in range(0, len(groups), BATCH):
             part = groups[i:i + BATCH]
             async with self._lock:
                 resp = await self._conn.request(DESCRIBE_CONFIGS, 4, _describe(GROUP, part))
-            self.read.update(part)
             for res in resp.results:
+                overrides = {}
                 if res.error_code != Error.NONE:
                     log.debug("group configs of %s: error %s %s", res.resource_name, res.error_code,
                               res.error_message)
-                    continue
-                overrides = {c.name: c.value for c in res.configs
-                             if c.config_source == GROUP_CONFIG_SOURCE and c.value is not None}
-                coordinator = self.runtime.coordinator
-                known = coordinator.group_configs.get(res.resource_name)
-                if overrides or known is not None:
-                    self.runtime.deliver(coordinator.group_configs_updated(res.resource_name, overrides,
-                                                                           self.runtime.now()))
+                    if res.resource_name in self.runtime.coordinator.group_configs.read:
+                        continue
+                else:
+                    overrides = {c.name: c.value for c in res.configs
+                                 if c.config_source == GROUP_CONFIG_SOURCE and c.value is not None}
+                self.runtime.deliver(self.runtime.coordinator.group_configs_updated(
+                    res.resource_name, overrides, self.runtime.now()))
 
     async def load_quietly(self, groups: list[str]) -> None:
         try:
             await self.load(groups)
         except Exception as e:  # noqa: BLE001 - the next periodic read tries again
-            self.read.update(groups)
+            self._none([g for g in groups if g not in self.runtime.coordinator.group_configs.read])
             log.warning("reading the group configs of %s failed: %s", ", ".join(groups[:5]), e)
+
+    def _none(self, groups: list[str]) -> None:
+        """Groups whose configs cannot be read (yet): none, for the coordinator (GroupConfigs.read)."""
+        c, now = self.runtime.coordinator, self.runtime.now()
+        for g in groups:
+            if g and g not in c.group_configs.read:
+                self.runtime.deliver(c.group_configs_updated(g, {}, now))
 
     async def refresh_all(self) -> None:
         """The consumer groups kshim holds and the groups with overrides (a removal is seen too)."""

@@ -14,7 +14,8 @@ The clock: epoch milliseconds that never go backwards within the process (`now_m
 coordinator, and one loop timer at its next deadline (`_rearm`, `_tick`).
 
 Public interface (the request path, FindCoordinator, transactions, scale-out, authorization):
-`handle`, `deliver`, `answer`, `replay`, `unload`, `group_ids`, `now`, `finish` (response patches).
+`handle`, `deliver`, `answer`, `amend` (the one way to change an answer), `replay`, `unload`,
+`group_ids`, `now`.
 """
 
 from __future__ import annotations
@@ -54,26 +55,30 @@ class GroupRuntime:
         self.topics = TopicCatalog()
         self.coordinator = GroupCoordinator(config, now_ms=now_ms(), topics=self.topics, on_event=on_event)
         self.state: "StateLog | None" = None   # set once replayed: appends before answers from then on
-        # (session, slot, body) -> body, applied to every answer before it is encoded (authz: the
-        # entries it refused put back)
-        self.finish: Callable | None = None
+        self._amends: dict = {}             # slot -> (changes, last changes): see `amend`
         self._held: collections.deque = collections.deque()   # (append future | None, responses)
         self._waiting_on = None
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
 
     # ------------------------------------------------------------------ coordinator steps
-    def handle(self, session: "Connection", slot: "Slot", req, patch: Callable | None = None,
+    def handle(self, session: "Connection", slot: "Slot", req,
                topic_filter: Callable[[str], bool] | None = None, marker_floor: int = -1) -> None:
-        """One request into the coordinator; `patch(body)` amends this request's answer (scale-out)."""
-        out = self.coordinator.handle(slot.api_key, slot.version, req, (session, slot),
-                                      client_id=session.client_id or "", client_host=session.peer_host,
-                                      now_ms=now_ms(), topic_filter=topic_filter, marker_floor=marker_floor)
-        if patch is not None:
-            for r in out.responses:
-                if r.token[1] is slot:
-                    patch(r.body)
-        self.deliver(out)
+        """One request into the coordinator; its answer comes now or later (a parked join) through
+        `deliver`."""
+        self.deliver(self.coordinator.handle(slot.api_key, slot.version, req, (session, slot),
+                                             client_id=session.client_id or "", client_host=session.peer_host,
+                                             now_ms=now_ms(), topic_filter=topic_filter, marker_floor=marker_floor))
+
+    def amend(self, slot: "Slot", change: Callable, last: bool = False) -> None:
+        """The one way to change an answer of kshim's before it is encoded, whoever makes it and
+        whenever: `change(body)` edits the body in place or returns its replacement. Changes apply in
+        the order given, those marked `last` after the others (authorization: the entries it refused
+        are put back into the finished answer, as KafkaApis merges them into the coordinator's)."""
+        changes = self._amends.get(slot)
+        if changes is None:
+            changes = self._amends[slot] = ([], [])
+        changes[last].append(change)
 
     def replay(self, records) -> None:
         """State records read back from the state topic, into the coordinator (nothing to append)."""
@@ -156,10 +161,14 @@ class GroupRuntime:
             session.complete(slot, frame)
 
     def answer(self, session: "Connection", slot: "Slot", body) -> None:
-        """Encode one answer (after `finish`) and complete its slot. Answers of coordinator steps come
-        here through `deliver`; answers made without the coordinator (refusals) come directly."""
-        if self.finish is not None:
-            body = self.finish(session, slot, body)
+        """Encode one answer (after its `amend` changes) and complete its slot. Answers of coordinator
+        steps come here through `deliver`; answers made without the coordinator (refusals) directly."""
+        changes = self._amends.pop(slot, None) if self._amends else None
+        if changes is not None:
+            for change in (*changes[0], *changes[1]):
+                changed = change(body)
+                if changed is not None:
+                    body = changed
         try:
             data = api.encode_response(slot.api_key, slot.version, slot.correlation_id, body)
         except Exception:
@@ -183,3 +192,4 @@ class GroupRuntime:
     def _tick(self) -> None:
         self._timer = self._timer_at = None
         self.deliver(self.coordinator.tick(now_ms()))
+

@@ -65,20 +65,18 @@ class GroupService:
         self.authz = None                      # shim.groupservice.authz.AuthzService (SASL upstream / authorizer)
         if cfg.authorizer or cfg.upstream_sasl_mechanism:
             from .authz import AuthzService
-            self.authz = AuthzService(proxy, runtime.answer)
-            runtime.finish = self.authz.finish
+            self.authz = AuthzService(proxy, runtime.answer, runtime.amend)
         self.transactions = Transactions(proxy, runtime, self.metadata)
         self.broker_groups = BrokerGroups(proxy, runtime)
         self.broker_groups.authz = self.authz
-        self.requests = GroupRequests(proxy, runtime, self.metadata, self.transactions, self.authz,
-                                      self.broker_groups)
+        self.configs = GroupConfigWatcher(proxy, runtime)
+        adoption = Adoption(runtime, self.broker_groups) if cfg.adopt_broker_groups and not cfg.scale_out else None
+        self.requests = GroupRequests(proxy, runtime, metadata=self.metadata, transactions=self.transactions,
+                                      authz=self.authz, broker_groups=self.broker_groups, configs=self.configs,
+                                      adoption=adoption)
         self.find_coordinator = FindCoordinator(proxy, runtime, self.authz)
-        if cfg.adopt_broker_groups and not cfg.scale_out:
-            self.requests.adoption = Adoption(runtime, self.broker_groups)
         if not cfg.scale_out:                  # (an instance may not own the group's state partition)
             self.broker_groups.hand_over = HandOver(runtime, self.broker_groups)
-        self.configs = GroupConfigWatcher(proxy, runtime)
-        self.requests.configs = self.configs
         self.scale = None                      # shim.state.ownership.ScaleOut when scale_out is on
         self._tasks: list[asyncio.Task] = []
 
@@ -130,7 +128,7 @@ class GroupService:
             from ..state.ownership import ScaleOut
             runtime.state, state.owned = state, {}
             state.start_writer()
-            self.scale = ScaleOut(runtime, state, cfg, self.proxy.topology, self.requests.feed)
+            self.scale = ScaleOut(runtime, state, cfg, self.proxy.topology, self.requests.list_locally)
             self.requests.scale = self.find_coordinator.scale = self.scale
             self.scale.start()
             return
@@ -162,6 +160,7 @@ class GroupService:
             await self._export()
         if self.runtime.state is not None:
             await self.runtime.state.close()
+        self.requests.close()
         self.transactions.close()
         self.broker_groups.close()
         self.configs.close()

@@ -2,8 +2,9 @@
 
 The broker's coordinator reads its metadata image; kshim keeps a `TopicCatalog` filled from Metadata
 requests on a connection of its own: the whole listing every group_metadata_refresh_ms, and, before a
-request is fed to the coordinator, the topics it names that kshim does not know yet (all of them for
-topics named by id, or for a regex new to the group). A change is reported to `changed()`, which
+request is fed to the coordinator, the topics the coordinator says it needs (GroupCoordinator.needs:
+the topics it names that kshim does not know yet; all of them for topics named by id, or for a regex
+new to the group). A change is reported to `changed()`, which
 hands it to the coordinator (`metadata_updated`)."""
 
 from __future__ import annotations
@@ -20,16 +21,10 @@ from ..kafkaclient.client import KeptConnection
 
 if TYPE_CHECKING:
     from .host import Host
-    from ..coordinator import GroupCoordinator
+    from ..coordinator.needs import Needs
 
-METADATA, OFFSET_COMMIT = ApiKey.METADATA, ApiKey.OFFSET_COMMIT
-TXN_OFFSET_COMMIT = ApiKey.TXN_OFFSET_COMMIT
-OFFSET_FETCH, OFFSET_DELETE = ApiKey.OFFSET_FETCH, ApiKey.OFFSET_DELETE
-CONSUMER_GROUP_HEARTBEAT = ApiKey.CONSUMER_GROUP_HEARTBEAT
+METADATA = ApiKey.METADATA
 UNKNOWN_TOPIC_OR_PARTITION = Error.UNKNOWN_TOPIC_OR_PARTITION
-CHECKED = (OFFSET_COMMIT, TXN_OFFSET_COMMIT, OFFSET_DELETE)       # partitions checked against metadata
-WITH_TOPICS = CHECKED + (OFFSET_FETCH, CONSUMER_GROUP_HEARTBEAT)  # may name topics kshim has not seen yet
-BY_ID = {OFFSET_COMMIT: 10, TXN_OFFSET_COMMIT: 6}                 # first version naming topics by id
 
 
 class TopicRefresher:
@@ -40,40 +35,12 @@ class TopicRefresher:
         self._lock = asyncio.Lock()
 
     # ------------------------------------------------------------------ what a request needs
-    def needs(self, coordinator: "GroupCoordinator", api_key: int, version: int, req) -> bool:
-        """Does this request name a topic (or partition) kshim does not know yet?"""
-        if api_key not in WITH_TOPICS:
-            return False
-        if api_key in CHECKED:
-            for t in req.topics:
-                if version >= BY_ID.get(api_key, 99):
-                    info = self.topics.topic(t.topic_id)
-                    count = None if info is None else info.partitions
-                else:
-                    count = self.topics.partitions(t.name)
-                if count is None:
-                    return True
-                for p in t.partitions:         # (a loop, not any(genexpr): every commit passes here)
-                    if p.partition_index >= count:
-                        return True
-            return False
-        if api_key == OFFSET_FETCH:
-            return version >= 10 and any(self.topics.topic(t.topic_id) is None
-                                         for g in req.groups for t in (g.topics or ()))
-        # ConsumerGroupHeartbeat: the broker's coordinator assigns a topic created a moment ago, and
-        # resolves a new regex against the current image: list what this subscription needs first
-        return new_regex(coordinator, version, req) or any(
-            self.topics.partitions(n) is None for n in (req.subscribed_topic_names or ()))
-
-    async def refresh_for(self, coordinator: "GroupCoordinator", api_key: int, version: int, req) -> None:
-        """List what `needs` found missing."""
-        if (api_key == OFFSET_FETCH or version >= BY_ID.get(api_key, 99)
-                or (api_key == CONSUMER_GROUP_HEARTBEAT and new_regex(coordinator, version, req))):
+    async def fetch(self, needs: "Needs") -> None:
+        """List the topics the coordinator said a request needs (GroupCoordinator.needs)."""
+        if needs.all_topics:
             await self.refresh_all()          # topics named by id, or a regex: list them all
-        elif api_key == CONSUMER_GROUP_HEARTBEAT:
-            await self.refresh_topics(list(req.subscribed_topic_names))
-        else:
-            await self.refresh_topics([t.name for t in req.topics])
+        elif needs.topics:
+            await self.refresh_topics(list(needs.topics))
 
     # ------------------------------------------------------------------ Metadata requests
     async def refresh_all(self) -> None:
@@ -104,11 +71,3 @@ class TopicRefresher:
         async with self._lock:
             return await self._meta.request(METADATA, 12, make)
 
-
-def new_regex(coordinator: "GroupCoordinator", version: int, req) -> bool:
-    """A ConsumerGroupHeartbeat bringing a regex its group has not resolved yet."""
-    regex = req.subscribed_topic_regex if version >= 1 else None
-    if not regex:
-        return False
-    group = coordinator.consumer_groups.get(req.group_id)
-    return group is None or regex not in group.regex_topics

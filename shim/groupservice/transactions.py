@@ -1,6 +1,6 @@
 """Transactions around kshim's group coordinator (the transaction coordinator stays the broker's).
 
-- TxnOffsetCommit is enlisted before the coordinator sees it (`enlists`, `enlist_then_handle`), as
+- TxnOffsetCommit is enlisted before the coordinator sees it (`enlists`, `enlist`; request_path.py gate 6), as
   the broker's GroupCoordinatorService.commitTransactionalOffsets does: v5+ (transactions v2) adds
   the group's offsets to the transaction (AddOffsetsToTxn, txn_enlist.py); v0-4 has the transaction
   coordinator verify that they belong to the producer's ongoing transaction (KIP-890 part 1,
@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from kcodec import api
 from kcodec.errors import DecodeError
@@ -57,7 +57,9 @@ class Transactions:
         empty group id before enlisting."""
         return bool(req.group_id) and bool(check_topics(self.runtime.topics, req, version)[1])
 
-    async def enlist_then_handle(self, session: "Connection", slot: "Slot", req, patch: Callable | None) -> None:
+    async def enlist(self, session: "Connection", slot: "Slot", req) -> bool:
+        """Enlist the offsets' partition in the transaction (v5+: AddOffsetsToTxn, txn_enlist.py;
+        v0-4: verified, txn_verify.py). False: refused, and answered as the broker does."""
         try:
             if slot.version >= ENLIST_MIN_VERSION:
                 code = await self.enlister.enlist(req.transactional_id, req.producer_id, req.producer_epoch,
@@ -70,20 +72,13 @@ class Transactions:
                         req.transactional_id, e)
             code = COORDINATOR_NOT_AVAILABLE
         if session.closed:
-            return
+            return False
         if code:
             self.runtime.deliver(self.runtime.coordinator.txn_commit_unverified(req.group_id, self.runtime.now()))
-            body = txn_commit_refused(self.runtime.topics, req, slot.version, code,
-                                      self.runtime.coordinator.cfg.scala_coordinator())
-            if patch is not None:
-                patch(body)
-            self.runtime.answer(session, slot, body)
-            return
-        where = await self.markers.floor(req.group_id)    # (after enlisting: see txn_markers.py)
-        if session.closed:
-            return
-        self.runtime.handle(session, slot, req, patch, marker_floor=where[1] if where else -1)
-        self.markers.expect(req.producer_id, req.group_id, where)
+            self.runtime.answer(session, slot, txn_commit_refused(self.runtime.topics, req, slot.version, code,
+                                                                  self.runtime.coordinator.cfg.scala_coordinator()))
+            return False
+        return True
 
     # ------------------------------------------------------------------ watched, forwarded
     def watch_end_txn(self, session: "Connection", slot: "Slot", frame) -> bool:

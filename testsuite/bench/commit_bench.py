@@ -43,11 +43,11 @@ from pathlib import Path
 
 from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitRequestPartition,
                                             OffsetCommitRequestTopic)
+from shim.compat.pymembers import create_topic
 from shim.config import Config
 from shim.localkafka import LocalKafka
 from shim.kafkaclient.client import UpstreamClient
 from testsuite.bench.commit_floor_proc import FloorProcess, create_state_topic
-from testsuite.harness.clients import create_topic
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block
 

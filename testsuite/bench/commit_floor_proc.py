@@ -22,7 +22,7 @@ def create_state_topic(bootstrap: str, topic: str) -> int:
     """The floor's state topic with kshim's defaults (partition count, compaction, replication as the
     cluster allows: up to 3); returns its partition count."""
     from confluent_kafka.admin import AdminClient
-    from testsuite.harness.clients import create_topic
+    from shim.compat.pymembers import create_topic
     partitions = Config().state_topic_partitions
     brokers = len(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=30).brokers)
     rf = min(3, max(brokers, 1))

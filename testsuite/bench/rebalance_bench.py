@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from shim.compat.pymembers import create_topic
 from shim.localkafka import LocalKafka
-from testsuite.harness.clients import create_topic
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block
 

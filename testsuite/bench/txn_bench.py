@@ -15,10 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from shim.compat.pymembers import create_topic
 from shim.localkafka.cluster import LocalKafka
 from shim.testing.ports import free_port_block
 from testsuite.bench.commit_bench import start_kshim
-from testsuite.harness.clients import create_topic
 
 
 STEPS: dict[str, list[float]] = {}

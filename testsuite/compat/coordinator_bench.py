@@ -212,7 +212,7 @@ def kshim_has_kip848() -> bool:
 
 def main() -> int:
     from shim.localkafka import LocalKafka
-    from testsuite.harness.clients import create_topic
+    from shim.compat.pymembers import create_topic
     from shim.testing.kshimproc import KshimProcess
     from shim.testing.ports import free_port_block
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

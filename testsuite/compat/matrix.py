@@ -15,7 +15,7 @@ from pathlib import Path
 from shim.compat import report
 from shim.compat.diff import compare
 from shim.compat.runner import Target, run_all
-from shim.compat.scenarios import ALL_CLIENTS, SCENARIOS, plan
+from shim.compat.scenarios import ALL_CLIENTS, plan
 from shim.localkafka import LocalKafka, install
 from shim.localkafka.home import build_dir
 from shim.testing.kshimproc import KshimProcess

@@ -39,7 +39,7 @@ from shim.coordinator import CoordinatorConfig
 from shim.coordinator import errors as E
 from shim.coordinator.classic_group import STABLE
 
-from .classic import RecordingCoordinator
+from .harness import RecordingCoordinator
 from .replay_check import assert_replay_agrees
 from .sim_members import (HB_V, HEARTBEAT, JOIN, KINDS, LEAVE, LEAVE_V, SYNC, SYNC_V, GroupSim, InvariantViolation,
                           Member, MemberBehaviour, Mix)

@@ -33,7 +33,7 @@ from shim.coordinator import CoordinatorConfig
 from shim.coordinator import errors as E
 from shim.coordinator.consumer import codes as K
 from shim.coordinator.metadata import TopicCatalog
-from testsuite.coordinator.classic import RecordingCoordinator
+from testsuite.coordinator.harness import RecordingCoordinator
 from testsuite.coordinator.replay_check import assert_replay_agrees
 
 GID = "sim"

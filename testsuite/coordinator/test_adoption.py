@@ -5,7 +5,7 @@ from shim.coordinator import errors as E
 from shim.coordinator.adoption import AdoptedOffset
 from shim.coordinator.classic_group import EMPTY
 
-from .classic import Harness
+from .harness import Harness
 from .replay_check import durable_snapshot, replayed
 
 TOPICS = {"t1": 3}

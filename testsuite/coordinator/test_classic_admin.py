@@ -10,7 +10,7 @@ from shim.coordinator.state_records import GroupTombstone, OffsetTombstone
 
 from kcodec.generated.describe_groups import DescribeGroupsRequest
 
-from .classic import DELAY, DESCRIBE, Harness, java_member_order
+from .harness import DELAY, DESCRIBE, Harness, java_member_order
 
 
 def _three_states(h):

@@ -6,7 +6,7 @@ import pytest
 from shim.coordinator import errors as E
 from shim.coordinator.state_records import GroupMetadataRecord
 
-from .classic import DELAY, PROTOS, REBALANCE, Harness, java_member_order
+from .harness import DELAY, PROTOS, REBALANCE, Harness, java_member_order
 
 
 # ---------------------------------------------------------------- pre-checks
@@ -141,7 +141,8 @@ def test_join_completion_when_pending_member_expires():
     (a, b), gen = h.stable_group(n=2)
     t0 = h.now
     h.answered(h.join("g", v=9, session=8_000))
-    ta, tb = h.join("g", a), h.join("g", b)
+    ta = h.join("g", a)
+    h.join("g", b)
     h.advance_to(t0 + 7_999)
     assert h.answer(ta) is None
     h.advance_to(t0 + 8_000)                             # long before the 30 s rebalance timeout
@@ -334,7 +335,7 @@ def test_dynamic_members_not_rejoined_are_removed_and_generation_increments():
     (a, b, c), gen = h.stable_group(n=3, session=60_000)   # c's session outlives the join phase
     t0 = h.now
     ta = h.join("g", a, session=60_000)
-    tb = h.join("g", b, session=60_000)
+    h.join("g", b, session=60_000)
     h.advance_to(t0 + REBALANCE - 1)
     assert h.answer(ta) is None
     h.advance_to(t0 + REBALANCE)

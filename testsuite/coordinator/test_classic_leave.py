@@ -5,7 +5,7 @@ import pytest
 from shim.coordinator import errors as E
 from shim.coordinator.state_records import GroupMetadataRecord
 
-from .classic import Harness
+from .harness import Harness
 
 
 @pytest.mark.parametrize("v", [0, 1, 2])

@@ -6,7 +6,7 @@ not the order members joined. Broker comparison: wire_replays/leader-after-remov
 
 from shim.coordinator import errors as E
 
-from .classic import SESSION, Harness, java_member_order
+from .harness import SESSION, Harness, java_member_order
 
 
 def test_a_removed_leader_is_replaced_by_the_first_member_in_hash_order():

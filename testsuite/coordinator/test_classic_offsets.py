@@ -6,7 +6,7 @@ import pytest
 from shim.coordinator import errors as E
 from shim.coordinator.state_records import OffsetRecord, OffsetTombstone
 
-from .classic import DELAY, PROTOS, Harness, subscription
+from .harness import DELAY, PROTOS, Harness, subscription
 
 TOPICS = {"t1": 3, "t2": 2}
 
@@ -80,7 +80,8 @@ def test_commit_from_group_members():
 def test_commit_during_rebalance():
     h = Harness(TOPICS)
     (a, b), gen = h.stable_group(n=2)
-    ta, tb = h.join("g", a), h.join("g", b, protocols=PROTOS)
+    ta = h.join("g", a)
+    h.join("g", b, protocols=PROTOS)
     assert h.group("g").state == "CompletingRebalance"
     new_gen = h.answered(ta).generation_id
     assert h.commit("g", {("t1", 0): 1}, generation=new_gen, member_id=b) == \

@@ -7,7 +7,7 @@ import pytest
 from shim.coordinator import errors as E
 from shim.coordinator.state_records import GroupMetadataRecord
 
-from .classic import DELAY, REBALANCE, Harness, java_member_order
+from .harness import DELAY, REBALANCE, Harness, java_member_order
 
 
 def _static_group(h, v=9, **kw):
@@ -83,7 +83,8 @@ def test_restart_changing_the_selected_protocol_rebalances():
     token = h.join("g", instance="i1", protocols=(("roundrobin", b"rr"),))
     assert h.answer(token) is None
     assert h.group("g").state == "PreparingRebalance"
-    tb, tc = h.join("g", b, instance="i2"), h.join("g", c, instance="i3")
+    h.join("g", b, instance="i2")
+    h.join("g", c, instance="i3")
     body = h.answered(token)
     assert body.generation_id == gen + 1 and body.protocol_name == "roundrobin"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from shim.coordinator import errors as E
 
-from .classic import Harness
+from .harness import Harness
 
 
 def _describe(h):

@@ -6,7 +6,7 @@ import pytest
 from shim.coordinator import errors as E
 from shim.coordinator.state_records import GroupMetadataRecord
 
-from .classic import DELAY, REBALANCE, SESSION, Harness
+from .harness import DELAY, REBALANCE, SESSION, Harness
 
 
 def _completing(h, n=3, **kw):

@@ -8,7 +8,7 @@ Broker comparisons: testsuite/compat/wire_replays/zero-rebalance-timeout-*.json.
 
 from shim.coordinator import errors as E
 
-from .classic import Harness
+from .harness import Harness
 
 
 def test_static_leader_rejoining_with_minus_one_is_answered_then_removed_by_the_sync_timer():

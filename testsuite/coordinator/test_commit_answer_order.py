@@ -15,7 +15,7 @@ from kcodec.generated.txn_offset_commit import (TxnOffsetCommitRequest, TxnOffse
                                                 TxnOffsetCommitRequestTopic)
 from shim.coordinator import errors as E
 
-from .classic import COMMIT, Harness
+from .harness import COMMIT, Harness
 
 TXN_COMMIT = 28
 UTP, UMI, NONE = E.UNKNOWN_TOPIC_OR_PARTITION, E.UNKNOWN_MEMBER_ID, E.NONE

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from shim.coordinator import errors as E
 
-from .classic import Harness, java_member_order
+from .harness import Harness, java_member_order
 
 
 def test_parked_joins_are_answered_in_hashmap_member_order():

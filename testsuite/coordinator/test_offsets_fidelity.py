@@ -1,4 +1,4 @@
-"""Offsets and group ids where kshim's coordinator used to answer differently from the broker's
+"""Offsets and group ids answered as the broker's coordinator answers them
 (each answer below is the real Kafka 4.3.1 broker's, seen with raw requests;
 testsuite/groups/test_offsets_vs_broker.py compares both over the wire):
 the empty group id "", OffsetDelete of unknown topics/partitions and during a rebalance, the
@@ -15,8 +15,8 @@ from kcodec.generated.offset_commit import OffsetCommitRequest, OffsetCommitRequ
 from kcodec.generated.offset_delete import OffsetDeleteRequest, OffsetDeleteRequestPartition, OffsetDeleteRequestTopic
 from shim.coordinator import errors as E
 
-from .classic import COMMIT, DELETE, DESCRIBE, LIST, OFFSET_DELETE, Harness, subscription
 from .consumer.harness import ConsumerHarness, stable_pair
+from .harness import COMMIT, DELETE, DESCRIBE, LIST, OFFSET_DELETE, Harness, subscription
 from .test_txn_offsets import txn_commit
 
 TOPICS = {"t1": 3, "t2": 2}

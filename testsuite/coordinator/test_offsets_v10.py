@@ -9,7 +9,7 @@ from shim.coordinator import errors as E
 from shim.coordinator.metadata import TopicInfo
 from shim.coordinator.state_records import OffsetRecord, OffsetTombstone
 
-from .classic import Harness
+from .harness import Harness
 
 TOPICS = {"t1": 3, "t2": 2}
 

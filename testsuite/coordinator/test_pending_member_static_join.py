@@ -6,7 +6,7 @@ second member's JoinGroup then completes at once, alone (the sequence a differen
 from __future__ import annotations
 
 from kcodec.protocol import Error as E
-from testsuite.coordinator.classic import Harness
+from testsuite.coordinator.harness import Harness
 
 
 def test_pending_member_joining_as_static_fails_inside_and_changes_nothing():

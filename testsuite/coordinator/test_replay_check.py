@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from testsuite.coordinator import sim_consumer
-from testsuite.coordinator.classic import DELAY, Harness, subscription
+from testsuite.coordinator.harness import DELAY, Harness, subscription
 from testsuite.coordinator.replay_check import (ReplayMismatch, assert_replay_agrees, check_replay,
                                                 durable_snapshot, replayed)
 from testsuite.coordinator.sim import Mix, Sim

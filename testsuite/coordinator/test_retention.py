@@ -3,7 +3,7 @@
 from shim.coordinator import errors as E
 from shim.coordinator.state_records import GroupTombstone, OffsetTombstone
 
-from .classic import Harness, subscription
+from .harness import Harness, subscription
 
 TOPICS = {"t1": 3, "t2": 2}
 DAY = 24 * 3600 * 1000

@@ -10,7 +10,7 @@ import pytest
 
 from shim.coordinator import errors as E
 from shim.coordinator.scala_order import scala_commit_order
-from testsuite.coordinator.classic import SESSION, Harness
+from testsuite.coordinator.harness import SESSION, Harness
 from testsuite.coordinator.test_txn_offsets import txn_commit
 
 TOPICS = {"t1": 3, "t2": 3, "t3": 3}

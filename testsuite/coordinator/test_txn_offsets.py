@@ -11,7 +11,7 @@ from shim.coordinator.state_records import OffsetRecord, TxnOffsetRecord, TxnOff
 from shim.coordinator.txn_offsets import DEFAULT_TIMEOUT_MS, GRACE_MS, MIN_TIMEOUT_MS
 from shim.state import format as fmt
 
-from .classic import FETCH, Harness
+from .harness import FETCH, Harness
 
 TXN_COMMIT = 28
 TOPICS = {"t1": 3, "t2": 2}

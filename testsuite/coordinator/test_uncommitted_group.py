@@ -9,7 +9,7 @@ from __future__ import annotations
 from shim.coordinator import errors as E
 from shim.coordinator.uncommitted import offsets_partition
 
-from .classic import Harness
+from .harness import Harness
 
 BIG = "x" * 4097
 

@@ -13,10 +13,10 @@ import time
 import pytest
 
 from shim.localkafka.home import project_root
-from shim.compat.pymembers import Member, wait_until
+from shim.compat.pymembers import Member, create_topic, wait_until
 from testsuite.harness import docker_engine as engine
 from testsuite.harness import docker_images as images
-from testsuite.harness.clients import ck_produce, create_topic
+from testsuite.harness.clients import ck_produce
 
 pytestmark = [pytest.mark.kafka, pytest.mark.docker, pytest.mark.timeout(900)]
 

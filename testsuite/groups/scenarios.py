@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
+from shim.compat.pymembers import create_topic
 from shim.compat.pymembers import wait_until as _wait
-from testsuite.harness.clients import create_topic
 from shim.compat.javaclient import JavaClient, JavaTools
 
 SESSION_MS = 10000

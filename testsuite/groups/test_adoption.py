@@ -11,7 +11,8 @@ import subprocess
 import sys
 import time
 
-from testsuite.harness.clients import ck_produce, create_topic
+from shim.compat.pymembers import create_topic
+from testsuite.harness.clients import ck_produce
 
 
 def _rdkafka_read(bootstrap: str, topic: str, group: str, count: int, settle: float = 0.0) -> list[bytes]:

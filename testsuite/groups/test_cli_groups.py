@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from testsuite.harness.clients import create_topic
 from shim.compat.javaclient import JavaTools
+from shim.compat.pymembers import create_topic
 
 
 def _normalise(text: str, group: str, topic: str) -> list[list[str]]:

@@ -17,7 +17,7 @@ from kcodec.generated.consumer_protocol_subscription import ConsumerProtocolSubs
 from kcodec.generated.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from kcodec.generated.sync_group import SyncGroupRequest
 
-from testsuite.harness.clients import create_topic
+from shim.compat.pymembers import create_topic
 from shim.compat.wire import Wire
 
 JOIN, HEARTBEAT, SYNC, DESCRIBE, FIND = 11, 12, 14, 15, 10

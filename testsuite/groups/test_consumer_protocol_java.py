@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from shim.compat.pymembers import create_topic
 from shim.compat.pymembers import wait_until as _wait
-from testsuite.harness.clients import ck_produce, create_topic
+from testsuite.harness.clients import ck_produce
 from testsuite.harness.javaapps import compile_app, start_app
 from shim.compat.javaclient import JavaClient, JavaTools
 from testsuite.harness.sides import both_sides

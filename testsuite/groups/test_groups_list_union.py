@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import pytest
 
+from shim.compat.pymembers import create_topic
 from shim.localkafka import LocalKafka
 from testsuite.conftest import _SPREAD, RUN_DIR
-from testsuite.harness.clients import ck_consume, ck_produce, create_topic
+from testsuite.harness.clients import ck_consume, ck_produce
 from testsuite.harness.javaapps import compile_app, start_app
 from shim.compat.javaclient import JavaTools
 from shim.testing.kshimproc import KshimProcess

@@ -13,7 +13,7 @@ from kcodec.generated.describe_groups import DescribeGroupsRequest
 from kcodec.generated.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from kcodec.generated.leave_group import LeaveGroupRequest, MemberIdentity
 
-from testsuite.coordinator.classic import java_member_order
+from testsuite.coordinator.harness import java_member_order
 
 from .test_offsets_wire import find_coordinator
 

@@ -12,7 +12,7 @@ from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitReq
                                             OffsetCommitRequestTopic)
 from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
 
-from testsuite.harness.clients import create_topic
+from shim.compat.pymembers import create_topic
 from shim.compat.wire import Wire
 
 METADATA, COMMIT, FETCH = 3, 8, 9

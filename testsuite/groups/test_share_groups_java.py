@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from testsuite.harness.clients import create_topic
 from testsuite.harness.javaapps import compile_app, start_app
 from shim.compat.javaclient import JavaTools
+from shim.compat.pymembers import create_topic
 
 RECORDS = 50
 RELEASE = ["0:3", "1:5", "0:20"]        # partition:offset, released the first time they are delivered

@@ -8,8 +8,7 @@ import time
 
 import pytest
 
-from shim.compat.pymembers import Member, wait_until
-from testsuite.harness.clients import create_topic
+from shim.compat.pymembers import Member, create_topic, wait_until
 
 LIBS = ["confluent-kafka", "aiokafka", "kafka-python"]
 

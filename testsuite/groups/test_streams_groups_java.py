@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from shim.compat.pymembers import create_topic
 from shim.compat.pymembers import wait_until as _wait
-from testsuite.harness.clients import create_topic
 from testsuite.harness.javaapps import compile_app, require_streams_libs, start_app
 from shim.compat.javaclient import JavaClient, JavaTools
 

@@ -10,7 +10,8 @@ import pytest
 
 from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
 from kcodec.generated.txn_offset_commit import TxnOffsetCommitRequestPartition, TxnOffsetCommitRequestTopic
-from testsuite.harness.clients import ck_produce, create_topic
+from shim.compat.pymembers import create_topic
+from testsuite.harness.clients import ck_produce
 from shim.compat.wire import Wire
 
 FETCH = 9
@@ -267,8 +268,8 @@ def offsets_only_txn_v2(bootstrap: str, topic: str, group: str, tid: str, member
 
 @pytest.mark.parametrize("member", [False, True], ids=["simple-group", "consumer-protocol-member"])
 def test_offsets_only_transaction_v2_commits_as_on_the_broker(kafka, kshim, names, member):
-    """Also from a KIP-848 member: kshim used to drop a consumer group's transactional offsets at the
-    commit (franz-go's TestTxnEtl saw every record twice)."""
+    """Also from a KIP-848 member: the commit applies a consumer group's transactional offsets
+    (dropping them makes franz-go's TestTxnEtl see every record twice)."""
     facts = {}
     for where, bootstrap in (("broker", kafka.bootstrap), ("kshim", kshim.bootstrap)):
         topic, group = names.topic(f"v2-{where}"), names.group(f"v2-{where}")

@@ -14,8 +14,8 @@ import threading
 import time
 from pathlib import Path
 
+from shim.compat.pymembers import create_topic
 from shim.localkafka import LocalKafka
-from testsuite.harness.clients import create_topic
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block
 from testsuite.hardening.connections_bench import rss_kb

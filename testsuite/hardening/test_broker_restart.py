@@ -11,9 +11,9 @@ import time
 
 import pytest
 
+from shim.compat.pymembers import create_topic
 from shim.localkafka import LocalKafka
 from testsuite.conftest import RUN_DIR
-from testsuite.harness.clients import create_topic
 from shim.compat.javaclient import JavaTools
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block

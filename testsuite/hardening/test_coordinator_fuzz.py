@@ -53,8 +53,8 @@ def test_fuzz_regressions():
     """Inputs the fuzzers found, kept. superseded-join.bin: a static member's JoinGroup left parked
     when the same member joins again (Kafka leaves the older request unanswered too; the target
     allows exactly that). join-timer-loop-*.bin: members with rebalance_timeout_ms <= 0 and a static
-    member that does not rejoin made GroupCoordinator.tick() loop forever (the join timer re-armed at
-    the same instant; shim/coordinator/classic_rebalance.py `_schedule_join` now waits a session timeout). A hang
+    member that does not rejoin, which loop GroupCoordinator.tick() forever if the join timer re-arms at
+    the same instant (shim/coordinator/classic_rebalance.py `_schedule_join` waits a session timeout). A hang
     fails here through SIGALRM after 10 s."""
     import signal
     from pathlib import Path

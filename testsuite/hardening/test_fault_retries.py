@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
-
 from shim.compat.javaclient import JavaTools
 
 N = 600

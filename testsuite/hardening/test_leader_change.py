@@ -20,11 +20,11 @@ import time
 from kcodec import api
 from kcodec.generated.alter_partition_reassignments import ReassignablePartition, ReassignableTopic
 from kcodec.generated.elect_leaders import TopicPartitions as ElectPartitions
+from shim.compat.pymembers import create_topic
 from shim.coordinator.state_records import OffsetRecord
 from shim.state import format as fmt
 from testsuite.conftest import RUN_DIR
 from testsuite.groups.test_consumer_protocol_java import _consumed_ranges, _duplicates_and_gaps
-from testsuite.harness.clients import create_topic
 from shim.compat.javaclient import JavaTools
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block

@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import time
 
-from shim.compat.pymembers import create_topic  # noqa: F401  (re-exported for the tests)
-
 
 # ---------------------------------------------------------------------- confluent-kafka
 def ck_produce(bootstrap: str, topic: str, values: list[bytes], spread: int = 0, **conf) -> None:

@@ -20,7 +20,8 @@ from kcodec.generated.share_group_describe import ShareGroupDescribeRequest
 from kcodec.generated.share_group_heartbeat import ShareGroupHeartbeatRequest
 from kcodec.generated.streams_group_heartbeat import StreamsGroupHeartbeatRequest, Subtopology, Topology
 from kcodec.protocol import ApiKey, Error
-from testsuite.harness.clients import ck_consume, ck_produce, create_topic
+from shim.compat.pymembers import create_topic
+from testsuite.harness.clients import ck_consume, ck_produce
 from shim.compat.wire import Wire
 
 SGH, SGD, STREAMS_HB = ApiKey.SHARE_GROUP_HEARTBEAT, ApiKey.SHARE_GROUP_DESCRIBE, ApiKey.STREAMS_GROUP_HEARTBEAT

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from testsuite.harness.clients import CLIENTS, ck_consume, ck_produce, create_topic
+from shim.compat.pymembers import create_topic
+from testsuite.harness.clients import CLIENTS, ck_consume, ck_produce
 
 N = 1000
 
@@ -112,8 +113,8 @@ def test_java_clients_and_cli_tools_through_kshim(kshim, kafka_install, names, t
 def test_java_transactions_v2_through_kshim(kshim, kafka_install, names):
     """The Java client 4.x uses transactions v2 when the cluster finalizes transaction.version 2 (KIP-890,
     Kafka 4's default): Produce v12+ without AddPartitionsToTxn, TxnOffsetCommit v5 without
-    AddOffsetsToTxn. kshim used to cap Produce at v9, which made every such transaction fail with
-    "Partition was not added to the transaction". A transactional perf-test producer, then Kafka's
+    AddOffsetsToTxn. kshim offers Produce v12+ (a cap at v9 makes every such transaction fail with
+    "Partition was not added to the transaction"). A transactional perf-test producer, then Kafka's
     TransactionalMessageCopier (consume-transform-produce, offsets sent to kshim's coordinator)."""
     from shim.compat.javaclient import run_tool
     perf, src, dst, group = names.topic("tx-perf"), names.topic("tx-src"), names.topic("tx-dst"), names.group("tx")

@@ -48,12 +48,13 @@ def test_only_the_groups_own_values_become_overrides_and_removals_are_seen():
     async def main():
         stored = {"g1": {"consumer.session.timeout.ms": "50000"}}
         w, c = _watcher(stored)
-        assert w.needs(68, SimpleNamespace(group_id="g1")) and not w.needs(12, SimpleNamespace(group_id="g1"))
+        beat = SimpleNamespace(group_id="g1", subscribed_topic_regex=None, subscribed_topic_names=None)
+        assert c.needs(68, 0, beat).group_configs == ("g1",)
         await w.load(["g1", "g2", "g1"])
         assert w._conn.asked == [["g1", "g2"]]
         assert c.group_configs.get("g1").consumer_session_timeout_ms == 50000
         assert c.group_configs.get("g2") is None               # only defaults: no entry
-        assert not w.needs(68, SimpleNamespace(group_id="g1"))
+        assert not c.needs(68, 0, beat) and "g2" in c.group_configs.read   # read, with or without overrides
         stored.clear()                                         # deleted on the broker
         await w.refresh_all()                                  # g1 has overrides: asked again
         assert c.group_configs.get("g1") is None

@@ -11,8 +11,9 @@ import time
 
 import pytest
 
+from shim.compat.pymembers import create_topic
 from shim.localkafka import probe_brokers
-from testsuite.harness.clients import ck_consume, ck_produce, create_topic
+from testsuite.harness.clients import ck_consume, ck_produce
 from shim.testing.ports import free_port_block
 
 

@@ -8,7 +8,8 @@ import threading
 import time
 
 from kcodec import api
-from testsuite.harness.clients import ck_consume, create_topic
+from shim.compat.pymembers import create_topic
+from testsuite.harness.clients import ck_consume
 from shim.compat.wire import Wire
 
 METADATA = 3

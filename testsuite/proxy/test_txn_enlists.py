@@ -1,7 +1,7 @@
 """Which TxnOffsetCommit kshim enlists in the transaction before its coordinator sees it
 (shim/groupservice/transactions.py `enlists`): one naming a partition the metadata knows, by name up to v5
-and by topic id from v6 (KIP-1319; the Java client 4.4 sends v6: kshim did not enlist its offsets, so
-the transaction held nothing and its abort wrote no marker). The same against the broker:
+and by topic id from v6 (KIP-1319; the Java client 4.4 sends v6: offsets not enlisted leave the
+transaction holding nothing, and its abort writes no marker). The same against the broker:
 testsuite/groups/test_transaction_outcomes.py (the Java client)."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from kcodec import api
-from testsuite.harness.clients import create_topic
+from shim.compat.pymembers import create_topic
 from shim.compat.wire import Wire
 
 API_VERSIONS, METADATA, PRODUCE, FETCH, FIND_COORDINATOR, DESCRIBE_CLUSTER = 18, 3, 0, 1, 10, 60

@@ -16,7 +16,7 @@ from shim.coordinator.state_records import OffsetRecord
 from shim.state import format as fmt
 from shim.state.batch import encode_batch
 from shim.state.membership import FIND_COORDINATOR, STABLE, WANTED, Membership, Peer, assign
-from testsuite.coordinator.classic import COMMIT, FETCH, Harness
+from testsuite.coordinator.harness import COMMIT, FETCH, Harness
 
 PARTS = 8
 

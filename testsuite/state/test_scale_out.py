@@ -5,45 +5,21 @@ confluent-kafka consumers (bootstrapped with both instances) keep consuming and 
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-import uuid
-
-import pytest
 
 from kcodec.generated.find_coordinator import FindCoordinatorRequest
 from kcodec.generated.list_groups import ListGroupsRequest
 from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
-from testsuite.conftest import RUN_DIR
 from testsuite.harness.clients import ck_produce
 from shim.testing.kshimproc import KshimProcess
-from shim.testing.ports import free_port_block
 from shim.compat.wire import Wire
+from testsuite.state.conftest import SESSION_MS
 from testsuite.state.test_durable import fetch_offsets
 
 FIND, FETCH, LIST = 10, 9, 16
 NOT_COORDINATOR = 16
-SESSION_MS = 6000
 STALL_S = 20.0
-
-
-@pytest.fixture
-def instances(kafka, request):
-    """instances(tag) -> a kshim process with scale_out on a state topic of this test's own."""
-    procs: list[KshimProcess] = []
-    state_topic = f"__kshim_state_{uuid.uuid4().hex[:8]}"
-
-    def start(tag: str) -> KshimProcess:
-        port = free_port_block(5, start=36000 + (os.getpid() % 97) * 40 + len(procs) * 10)
-        proc = KshimProcess(kafka.bootstrap, port, RUN_DIR / "kshim" / f"{request.node.name}-{tag}.log",
-                            ["--state-topic", state_topic, "--scale-out",
-                             "--scale-out-session-timeout-ms", str(SESSION_MS)]).start()
-        procs.append(proc)
-        return proc
-    yield start
-    for p in procs:
-        p.stop()
 
 
 def find(bootstrap: str, groups: list[str]) -> dict[str, tuple[int, int]]:

@@ -13,7 +13,8 @@ import time
 from testsuite.conftest import RUN_DIR
 from testsuite.harness.clients import ck_produce
 from shim.compat.javaclient import JavaTools
-from testsuite.state.test_scale_out import SESSION_MS, find, instances, owners, wait_for  # noqa: F401 (fixture)
+from testsuite.state.conftest import SESSION_MS
+from testsuite.state.test_scale_out import find, owners, wait_for
 
 COORDINATOR_NOT_AVAILABLE = 15
 

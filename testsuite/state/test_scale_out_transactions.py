@@ -9,9 +9,9 @@ import time
 
 import pytest
 
+from shim.compat.pymembers import create_topic
 from testsuite.groups.test_transactions import UNSTABLE_OFFSET_COMMIT, _fetch_stable
-from testsuite.harness.clients import create_topic
-from testsuite.state.test_scale_out import find, instances, owners, wait_for  # noqa: F401 (fixture)
+from testsuite.state.test_scale_out import find, owners, wait_for
 
 
 def _group_owned_by(kshims, port: int, names, tag: str) -> str:

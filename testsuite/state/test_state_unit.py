@@ -16,7 +16,7 @@ from shim.coordinator.state_records import (GroupMetadataRecord, GroupTombstone,
                                       OffsetTombstone)
 from shim.state import format as fmt
 from shim.state.batch import encode_batch, zigzag_varint
-from testsuite.coordinator.classic import SESSION, Harness
+from testsuite.coordinator.harness import SESSION, Harness
 
 GROUP = GroupMetadataRecord("g1", "consumer", 7, "range", "m-1", 1234, (
     MemberRecord("m-1", "i-1", "cid", "/10.0.0.1", 30000, 10000, b"sub1", b"asg1"),

@@ -25,8 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from shim.compat.pymembers import create_topic
 from shim.localkafka import LocalKafka
-from testsuite.harness.clients import create_topic
 from shim.compat.javaclient import JavaTools
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block

@@ -13,11 +13,11 @@ from __future__ import annotations
 import time
 
 from kcodec.generated.describe_groups import DescribeGroupsRequest
+from shim.compat.pymembers import create_topic
 from shim.trace.analyze.assignment import decode_assignment
 from shim.trace.analyze.pipeline import analyze
 from testsuite.conftest import RUN_DIR, _SPREAD
 from testsuite.groups.scenarios import SESSION_MS, _balanced, _wait
-from testsuite.harness.clients import create_topic
 from shim.compat.javaclient import JavaTools
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block

@@ -10,8 +10,7 @@ import time
 from shim.trace.analyze.pipeline import analyze
 from shim.trace.show import follow
 from testsuite.conftest import RUN_DIR, _SPREAD
-from shim.compat.pymembers import Member, wait_until
-from testsuite.harness.clients import create_topic
+from shim.compat.pymembers import Member, create_topic, wait_until
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block
 

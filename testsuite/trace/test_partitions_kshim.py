@@ -12,11 +12,11 @@ import time
 
 import pytest
 
+from shim.compat.pymembers import create_topic
 from shim.trace.analyze.partitions import fold_partitions, tables_from
 from shim.trace.show import read_trace
 from testsuite.conftest import RUN_DIR, _SPREAD
 from testsuite.groups.scenarios import _balanced, _wait
-from testsuite.harness.clients import create_topic
 from shim.compat.javaclient import JavaTools
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import pytest
 
+from shim.compat.pymembers import create_topic
 from shim.trace.capture.command import run_import
 from shim.trace.show import read_trace
 from testsuite.conftest import RUN_DIR, _SPREAD
 from testsuite.harness import tcpdump
-from testsuite.harness.clients import create_topic
 from shim.compat.javaclient import JavaTools
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block

@@ -8,8 +8,8 @@ import subprocess
 import sys
 
 from testsuite.conftest import RUN_DIR, _SPREAD
-from shim.compat.pymembers import Member, wait_until
-from testsuite.harness.clients import ck_produce, create_topic
+from shim.compat.pymembers import Member, create_topic, wait_until
+from testsuite.harness.clients import ck_produce
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block
 

@@ -16,10 +16,11 @@ import pytest
 
 from kcodec.generated.streams_group_heartbeat import StreamsGroupHeartbeatRequest, Subtopology, Topology
 from kcodec.protocol import ApiKey, Error, is_retriable
+from shim.compat.pymembers import create_topic
 from shim.trace.analyze.member_timeline import fold_heartbeats
 from shim.trace.show import read_trace
 from testsuite.conftest import RUN_DIR, _SPREAD
-from testsuite.harness.clients import ck_produce, create_topic
+from testsuite.harness.clients import ck_produce
 from shim.compat.javaclient import run_tool
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block

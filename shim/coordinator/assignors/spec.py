@@ -29,4 +29,4 @@ class TopicMetadata:
     topic_id: uuid.UUID
     name: str
     partitions: int
-    partition_racks: Mapping[int, frozenset[str]] = field(default_factory=dict)  # unused by 4.3's assignors
+    partition_racks: Mapping[int, frozenset[str]] = field(default_factory=dict)  # (the uniform and range assignors do not read racks)

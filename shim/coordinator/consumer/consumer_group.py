@@ -16,8 +16,6 @@ from .assignor_choice import described
 
 # member states (Kafka's MemberState codes, persisted)
 STABLE, UNREVOKED, UNRELEASED, UNKNOWN = 0, 1, 2, 127
-MEMBER_STATE_NAMES = {STABLE: "STABLE", UNREVOKED: "UNREVOKED_PARTITIONS", UNRELEASED: "UNRELEASED_PARTITIONS",
-                      UNKNOWN: "UNKNOWN"}
 # group states as the broker reports them (ListGroups, ConsumerGroupDescribe)
 G_EMPTY, G_ASSIGNING, G_RECONCILING, G_STABLE, G_DEAD = "Empty", "Assigning", "Reconciling", "Stable", "Dead"
 
@@ -59,12 +57,6 @@ class ConsumerMember:
     session_armed: bool = False
     classic: ClassicMeta | None = None                  # set for members of the classic protocol (online migration)
     recorded_assignor: str | None = None                # server_assignor of its last member record
-
-    def assigned_sets(self) -> dict:
-        return {t: frozenset(ps) for t, ps in self.assigned.items() if ps}
-
-    def subscription_key(self) -> tuple:
-        return (self.subscribed_topic_names, self.subscribed_topic_regex)
 
 
 class ConsumerGroup:
@@ -152,13 +144,6 @@ class ConsumerGroup:
             self.regex_topics.pop(rx, None)
             self.regex_filters.pop(rx, None)
 
-    def classic_count(self) -> int:
-        return sum(1 for m in self.members.values() if m.classic is not None)
-
-    def all_classic_except(self, leaving) -> bool:
-        """Every member but `leaving` (member ids) uses the classic protocol."""
-        return all(m.classic is not None for mid, m in self.members.items() if mid not in leaving)
-
     def supports_classic_protocols(self, protocol_type: str, names) -> bool:
         """JoinGroup's protocol check on a consumer group: type "consumer" and one of `names` offered by
         every classic member (any name when there is none)."""
@@ -219,3 +204,9 @@ class ConsumerGroup:
         m.member_epoch, m.previous_member_epoch, m.state = epoch, previous, state
         m.assigned, m.pending_revocation = assigned, pending
         self._own(m)
+
+
+def regex_unresolved(g: "ConsumerGroup | None", regex: str) -> bool:
+    """A member's regex the group has not resolved yet (none when there is no group): the heartbeat
+    resolves it (regex_resolution.py), and the group service lists every topic first (needs.py)."""
+    return g is None or regex not in g.regex_topics

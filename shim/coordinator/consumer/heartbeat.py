@@ -22,7 +22,7 @@ from ..releases import at_least
 from ..classic_group import DEAD, EMPTY
 from . import codes as K
 from .assignor_choice import preferred_changed
-from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerGroup, ConsumerMember
+from .consumer_group import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerGroup, ConsumerMember, regex_unresolved
 from .fencing import arm_rebalance, arm_session, fence, retire_static, static_successor
 from .timer_keys import rebalance_key
 from .persist import write_current, write_group
@@ -202,7 +202,7 @@ def _heartbeat(c: "CoordinatorState", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
                                  f" member epoch ({epoch}) than the one known by the group coordinator "
                                  f"({m.member_epoch}). The member must abandon all its partitions and rejoin.")
     regex = req.subscribed_topic_regex if v >= 1 else None
-    unresolved = bool(regex) and regex not in g.regex_topics
+    unresolved = bool(regex) and regex_unresolved(g, regex)
     brought_new = unresolved and regex not in g.regex_counts
     if brought_new:                                  # new to the group: compiled now, resolved later
         try:

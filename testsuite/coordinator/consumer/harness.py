@@ -8,7 +8,7 @@ from kcodec.generated.consumer_group_describe import ConsumerGroupDescribeReques
 from kcodec.generated.consumer_group_heartbeat import (ConsumerGroupHeartbeatRequest,
                                                        ConsumerGroupHeartbeatRequestTopicPartitions)
 
-from testsuite.coordinator.classic import Harness
+from testsuite.coordinator.harness import Harness
 
 CGH, CGD = 68, 69
 KEEP = object()

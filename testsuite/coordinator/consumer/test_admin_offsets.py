@@ -10,8 +10,8 @@ import pytest
 from kcodec.generated.consumer_group_describe import ConsumerGroupDescribeRequest
 from kcodec.generated.offset_fetch import OffsetFetchRequest, OffsetFetchRequestGroup, OffsetFetchRequestTopics
 from shim.coordinator import errors as E
-from testsuite.coordinator.classic import FETCH, subscription
 from testsuite.coordinator.consumer.harness import CGD, Client, ConsumerHarness, stable_pair
+from testsuite.coordinator.harness import FETCH, subscription
 
 
 @pytest.fixture
@@ -129,7 +129,7 @@ def test_non_empty_classic_group_is_not_upgraded_when_disabled():
 
 
 # ---------------------------------------------------------------------- offsets (E 35, 36)
-def test_35_commit_member_epochs(h):
+def test_commit_member_epochs(h):
     a, b = stable_pair(h)
     owned_a = a.owned["foo"]
     other = next(p for p in range(4) if p not in owned_a)
@@ -166,7 +166,7 @@ def fetch_as(h, gid, member_id, epoch, v=9):
     return g.error_code, [p.committed_offset for t in g.topics for p in t.partitions]
 
 
-def test_36_fetch_member_epochs(h):
+def test_fetch_member_epochs(h):
     a, b = stable_pair(h)
     h.commit("g", {("foo", a.owned["foo"][0]): 4}, generation=3, member_id="a")
     assert fetch_as(h, "g", "a", 3)[0] == 0
@@ -178,8 +178,8 @@ def test_36_fetch_member_epochs(h):
 
 def test_transactional_offsets_of_a_consumer_group_apply_at_commit(h):
     """TxnOffsetCommit by a consumer-protocol member (member epoch as generation): pending until the
-    transaction ends, then committed (or dropped on abort). They used to be dropped at the commit too:
-    the end of a transaction looked the group up among classic groups only."""
+    transaction ends, then committed (or dropped on abort). The end of a transaction finds the group
+    among consumer groups as well as classic groups."""
     from testsuite.coordinator.test_txn_offsets import end, txn_commit
     a, _b = stable_pair(h)
     p = a.owned["foo"][0]

@@ -1,4 +1,4 @@
-"""Answers of the real broker (Kafka 4.3.1, seen with raw requests) that kshim got wrong: a classic static
+"""Answers of the real broker (Kafka 4.3.1, seen with raw requests) that kshim gives alike: a classic static
 member taking the last consumer-protocol member's instance id downgrades the group, a classic rejoin with
 rebalance timeout -1 is fenced at once, JoinGroup errors raised inside a consumer group carry member id "",
 ConsumerGroupHeartbeat's validation order and messages, and the GroupIdNotFound messages naming a group

@@ -11,11 +11,6 @@ from shim.coordinator.consumer.consumer_group import STABLE, UNRELEASED, UNREVOK
 from testsuite.coordinator.consumer.harness import Client, ConsumerHarness, stable_pair
 
 
-@pytest.fixture
-def h():
-    return ConsumerHarness({"foo": 6, "bar": 3})
-
-
 # ---------------------------------------------------------------------- request validation (GroupCoordinatorService.consumerGroupHeartbeat)
 @pytest.mark.parametrize("kw, v, message", [
     (dict(gid=""), 1, "GroupId can't be empty."),
@@ -31,7 +26,7 @@ def h():
     (dict(epoch=-2), 1, "InstanceId can't be null."),
     (dict(epoch=-3), 1, "MemberEpoch is invalid."),
 ])
-def test_39_request_validation(h, kw, v, message):
+def test_request_validation(h, kw, v, message):
     kw.setdefault("gid", "g")
     r = h.cgh(kw.pop("gid"), v=v, **kw)
     assert (r.error_code, r.error_message) == (K.INVALID_REQUEST, message)
@@ -39,13 +34,13 @@ def test_39_request_validation(h, kw, v, message):
     assert h.cg() is None
 
 
-def test_39_unsupported_assignor(h):
+def test_unsupported_assignor(h):
     r = h.cgh(assignor="sticky")
     assert r.error_code == K.UNSUPPORTED_ASSIGNOR
     assert h.cgh(assignor="range").error_code == E.NONE
 
 
-def test_52_v0_member_id_generated_by_the_coordinator(h):
+def test_v0_member_id_generated_by_the_coordinator(h):
     r = h.cgh(member_id="", v=0)
     assert r.error_code == 0 and r.member_id == "u1"      # the harness's uuid source
     assert r.member_epoch == 2 and h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5]}
@@ -59,7 +54,7 @@ def test_empty_subscription_and_empty_regex_are_members_of_nothing(h):
 
 
 # ---------------------------------------------------------------------- members: join, rejoin, epochs
-def test_40_member_joins_empty_group_epoch_two(h):
+def test_member_joins_empty_group_epoch_two(h):
     r = h.cgh(topics=["foo", "bar"])
     assert (r.error_code, r.member_id, r.member_epoch, r.heartbeat_interval_ms) == (0, "m1", 2, 5000)
     assert h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5], "bar": [0, 1, 2]}
@@ -75,7 +70,7 @@ def test_heartbeat_without_changes_carries_no_assignment(h):
     assert h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5]}
 
 
-def test_42_member_epoch_validation(h):
+def test_member_epoch_validation(h):
     h.cgh(topics=["foo"])
     h.advance(2000)
     h.cgh(member_id="m2", topics=["foo"])                    # group epoch 3, target recomputed
@@ -89,7 +84,7 @@ def test_42_member_epoch_validation(h):
     assert r.error_code == 0
 
 
-def test_42_previous_epoch_with_owned_subset_is_accepted(h):
+def test_previous_epoch_with_owned_subset_is_accepted(h):
     h.cgh(topics=["foo"])
     h.advance(2000)
     h.cgh(member_id="m2", topics=["foo"])
@@ -102,7 +97,26 @@ def test_42_previous_epoch_with_owned_subset_is_accepted(h):
     assert r.error_code == K.FENCED_MEMBER_EPOCH
 
 
-def test_43_rejoin_with_epoch_zero_keeps_the_member(h):
+# found by the wire differential tester (its replay is under testsuite/compat/wire_replays/)
+def test_subscription_shrink_makes_the_current_epoch_the_previous_one(h):
+    """CurrentAssignmentBuilder.updateCurrentAssignment (a subscription that drops assigned topics while
+    the target is not recomputed yet) goes through ConsumerGroupMember.Builder.updateMemberEpoch: the
+    previous epoch becomes the current one, so a heartbeat with the epoch before is fenced
+    (replay cg-epoch-after-subscription-shrink.json, seed 6150)."""
+    h.cgh(member_id="a")
+    h.advance(1000)
+    r = h.cgh(member_id="a", epoch=2, topics=["foo", "bar"], rebalance=-1, owned=None)
+    assert r.member_epoch == 3
+    r = h.cgh(member_id="a", epoch=0, topics=["tx"], owned={})     # within the assignment interval
+    assert (r.error_code, r.member_epoch, h.names(r.assignment)) == (0, 3, {})
+    m = h.cg().members["a"]
+    assert (m.member_epoch, m.previous_member_epoch) == (3, 3)
+    r = h.cgh(member_id="a", epoch=2, topics=None, rebalance=-1, owned={})
+    assert r.error_code == K.FENCED_MEMBER_EPOCH
+    assert r.error_message.startswith("The consumer group member has a smaller member epoch (2)")
+
+
+def test_rejoin_with_epoch_zero_keeps_the_member(h):
     h.cgh(topics=["foo"])
     r = h.cgh(topics=["foo"])
     assert (r.error_code, r.member_epoch) == (0, 2)
@@ -124,7 +138,7 @@ def test_max_size(h):
 
 
 # ---------------------------------------------------------------------- reconciliation (CurrentAssignmentBuilder)
-def test_41_reconciliation_process(h):
+def test_reconciliation_process(h):
     h = ConsumerHarness({"foo": 6, "bar": 3})
     a, b = Client(h, "a", topics=("foo", "bar")), Client(h, "b", topics=("foo", "bar"))
     a.beat()
@@ -174,7 +188,7 @@ def test_subscription_change_drops_unsubscribed_topics(h):
 
 
 # ---------------------------------------------------------------------- leave, fencing, timeouts
-def test_44_leaving_member_bumps_group_epoch(h):
+def test_leaving_member_bumps_group_epoch(h):
     h.cgh()
     r = h.cgh(epoch=-1, topics=None, rebalance=-1, owned=None)
     assert (r.error_code, r.member_id, r.member_epoch) == (0, "m1", -1)
@@ -184,7 +198,7 @@ def test_44_leaving_member_bumps_group_epoch(h):
     assert h.cgh("nope", epoch=-1, topics=None, owned=None).error_code == E.GROUP_ID_NOT_FOUND
 
 
-def test_44_45_static_temporary_leave_and_rejoin_keeps_assignment(h):
+def test_static_temporary_leave_and_rejoin_keeps_assignment(h):
     a, b = stable_pair(h, ("i-a", "i-b"))
     g = h.cg()
     epoch, owned_b = g.group_epoch, b.owned
@@ -198,7 +212,7 @@ def test_44_45_static_temporary_leave_and_rejoin_keeps_assignment(h):
     assert g.group_epoch == epoch and "b" not in g.members and g.static_members["i-b"] == "b2"
 
 
-def test_46_unreleased_instance_id(h):
+def test_unreleased_instance_id(h):
     h.cgh(member_id="a", instance="i")
     r = h.cgh(member_id="a2", instance="i")
     assert r.error_code == K.UNRELEASED_INSTANCE_ID
@@ -207,7 +221,7 @@ def test_46_unreleased_instance_id(h):
     assert h.cgh(member_id="x", epoch=2, instance="j", topics=None, owned={}).error_code == E.UNKNOWN_MEMBER_ID
 
 
-def test_47_session_timeout_fences(h):
+def test_session_timeout_fences(h):
     h.cgh()
     h.cgh(member_id="m2")
     h.advance(40_000)
@@ -219,7 +233,7 @@ def test_47_session_timeout_fences(h):
     assert h.cgh(epoch=2, topics=None, owned={}).error_code == E.UNKNOWN_MEMBER_ID
 
 
-def test_47_rebalance_timeout_fences_a_member_that_does_not_revoke(h):
+def test_rebalance_timeout_fences_a_member_that_does_not_revoke(h):
     h.cgh(rebalance=10_000)
     h.advance(1000)
     h.cgh(member_id="m2")
@@ -241,7 +255,7 @@ def _resolved(h):
     h.advance(0)
 
 
-def test_48_regex_subscription_and_new_topic(h):
+def test_regex_subscription_and_new_topic(h):
     r = h.cgh(topics=None, regex="fo.*")
     # compiled by the heartbeat, resolved after it: nothing assigned yet and no epoch bump
     assert r.error_code == 0 and r.member_epoch == 1 and h.names(r.assignment) == {}

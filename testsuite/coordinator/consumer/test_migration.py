@@ -18,8 +18,8 @@ from shim.coordinator import CoordinatorConfig, GroupCoordinator
 from shim.coordinator import errors as E
 from shim.coordinator.consumer.consumer_group import UNREVOKED
 from shim.state import format as F
-from testsuite.coordinator.classic import FETCH
 from testsuite.coordinator.consumer.harness import Client, ConsumerHarness
+from testsuite.coordinator.harness import FETCH
 
 SESSION, REBALANCE = 10_000, 30_000
 
@@ -101,7 +101,7 @@ class Classic:
 
 # ---------------------------------------------------------------------------------- upgrade
 @pytest.mark.parametrize("policy", ["bidirectional", "upgrade"])
-def test_49_upgrade_keeps_classic_members_and_their_assignments(policy):
+def test_upgrade_keeps_classic_members_and_their_assignments(policy):
     h = harness(consumer_migration_policy=policy)
     ids, gen = classic_group(h)
     records_before = len(h.c.written)
@@ -183,7 +183,7 @@ def reconciled(h):
     return new, (a, b)
 
 
-def test_51_classic_members_rejoin_and_revoke_cooperatively():
+def test_classic_members_rejoin_and_revoke_cooperatively():
     h = harness()
     new, (a, b) = upgraded(h)
     epoch = h.cg().assignment_epoch
@@ -315,7 +315,7 @@ def test_leave_group_fences_classic_members_together():
 
 
 # ---------------------------------------------------------------------------------- downgrade
-def test_50_last_consumer_member_leaving_downgrades():
+def test_last_consumer_member_leaving_downgrades():
     h = harness()
     new, (a, b) = reconciled(h)
     epoch = h.cg().group_epoch

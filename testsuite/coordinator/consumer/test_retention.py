@@ -56,7 +56,7 @@ def keep_alive(h, clients, until: int) -> None:
 
 
 def test_empty_consumer_group_offsets_expire_by_commit_time_then_the_group_is_deleted():
-    """The issue's case: one-day retention, an Empty consumer group. The base is the commit time (a
+    """One-day retention, an Empty consumer group. The base is the commit time (a
     classic group would count from when it became Empty), and the group goes with its last offset."""
     h = ConsumerHarness(TOPICS, offsets_retention_ms=DAY)
     a = joined(h)
