@@ -63,5 +63,9 @@ def test_wire_replay_kshim_matches_kafka(kafka, kshim, path):
         a, b = await prepare(kafka.bootstrap, kshim.bootstrap)
         return await run_one(load_replay(path), a, b)
     res = asyncio.run(go())
+    if res.error is None and res.diffs:
+        # the wire tester's own rule: a difference counts when a rerun shows it again (timing on a
+        # loaded machine, or ids both sides generate at random, can decide one run)
+        res = asyncio.run(go())
     assert res.error is None, res.error
     assert not res.diffs, "\n".join(d.line() for d in res.diffs)
