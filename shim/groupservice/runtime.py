@@ -96,6 +96,11 @@ class GroupRuntime:
         c = self.coordinator
         return {*c.groups, *c.consumer_groups, *c.offsets.by_group, *c.txns.by_group}
 
+    def has_group(self, group_id: str) -> bool:
+        """A classic or consumer group `group_id` in the coordinator's latest state."""
+        c = self.coordinator
+        return group_id in c.groups or group_id in c.consumer_groups
+
     def holds(self, group_id: str) -> bool:
         """`group_id in group_ids()`, without building the set."""
         c = self.coordinator

@@ -67,8 +67,7 @@ class GroupService:
             from .authz import AuthzService
             self.authz = AuthzService(proxy, runtime.answer, runtime.amend)
         self.transactions = Transactions(proxy, runtime, self.metadata)
-        self.broker_groups = BrokerGroups(proxy, runtime)
-        self.broker_groups.authz = self.authz
+        self.broker_groups = BrokerGroups(proxy, runtime, self.authz)
         self.configs = GroupConfigWatcher(proxy, runtime)
         adoption = Adoption(runtime, self.broker_groups) if cfg.adopt_broker_groups and not cfg.scale_out else None
         self.requests = GroupRequests(proxy, runtime, metadata=self.metadata, transactions=self.transactions,

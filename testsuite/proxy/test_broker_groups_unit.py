@@ -116,12 +116,35 @@ def test_pipelined_connection_matches_answers_in_order_and_restores_correlation_
     assert asyncio.run(main())
 
 
-def _broker_groups(release: str):
-    """BrokerGroups with only what `refusal` reads: the release the coordinator answers as."""
+def _broker_groups(release: str, groups_held=("g",)):
+    """BrokerGroups with only what `refusal` reads: the release the coordinator answers as, and which
+    groups (not only offsets) kshim's coordinator holds."""
     from shim.groupservice.broker_groups import BrokerGroups
     groups = BrokerGroups.__new__(BrokerGroups)
-    groups.runtime = SimpleNamespace(coordinator=SimpleNamespace(cfg=SimpleNamespace(release=release)))
+    groups.runtime = SimpleNamespace(coordinator=SimpleNamespace(cfg=SimpleNamespace(release=release)),
+                                     has_group=lambda gid: gid in groups_held)
     return groups
+
+
+def test_a_share_heartbeat_for_a_group_kshim_holds_only_offsets_of_is_answered_as_not_found():
+    """Found by the wire differential tester (seed 497): the empty consumer group was removed by a
+    JoinGroup (its offsets stay); the broker's shareGroup finds no group for a leave, and
+    getOrMaybeCreateShareGroup none for another heartbeat; a join (epoch 0) would create one, which
+    kshim refuses as a group of another type."""
+    from kcodec.generated.share_group_heartbeat import ShareGroupHeartbeatRequest
+    groups = _broker_groups("4.4", groups_held=())
+    beat = ShareGroupHeartbeatRequest(group_id="g", member_id="m" * 22, member_epoch=-1)
+    out = groups.refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", beat)
+    assert (out.error_code, out.error_message) == (Error.GROUP_ID_NOT_FOUND, "Group g not found.")
+    beat.member_epoch = 3
+    out = groups.refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", beat)
+    assert (out.error_code, out.error_message) == (Error.GROUP_ID_NOT_FOUND, "Share group g not found.")
+    beat.member_epoch, beat.subscribed_topic_names = 0, ["t"]
+    out = groups.refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", beat)
+    assert (out.error_code, out.error_message) == (Error.GROUP_ID_NOT_FOUND, "Group g is not a share group.")
+    beat.member_epoch = -1                                 # with a group of another type: the wrong type
+    held = _broker_groups("4.4")
+    assert held.refusal(ApiKey.SHARE_GROUP_HEARTBEAT, "share", "g", beat).error_message == "Group g is not a share group."
 
 
 def test_a_heartbeat_for_kshims_group_gets_the_brokers_validation_first():
