@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from .host import Connection, Slot
     from .broker_groups import BrokerGroups
     from .runtime import GroupRuntime
-    
+
 log = logging.getLogger("kshim.groups")
 
 OFFSET_FETCH, DESCRIBE_GROUPS = ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS

@@ -37,7 +37,7 @@ from ..kafkaclient.client import KeptConnection
 
 if TYPE_CHECKING:
     from .host import Connection, Host, Slot
-    
+
 log = logging.getLogger("kshim.authz")
 
 SASL_HANDSHAKE = ApiKey.SASL_HANDSHAKE

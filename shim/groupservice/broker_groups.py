@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from .authz import AuthzService
     from .host import Connection, Host, Slot
     from .runtime import GroupRuntime
-    
+
 log = logging.getLogger("kshim.groups")
 
 SHARE, STREAMS = "share", "streams"

@@ -39,7 +39,7 @@ from .bodies import read_request, read_response
 if TYPE_CHECKING:
     from .host import Connection, Host, Slot
     from .runtime import GroupRuntime
-    
+
 log = logging.getLogger("kshim.coordinator")
 
 DESCRIBE_CONFIGS, ALTER_CONFIGS = ApiKey.DESCRIBE_CONFIGS, ApiKey.ALTER_CONFIGS

@@ -28,7 +28,7 @@ from .bodies import read_or_close
 if TYPE_CHECKING:
     from .host import Connection, Host, Slot
     from .runtime import GroupRuntime
-    
+
 COORDINATOR_NOT_AVAILABLE = Error.COORDINATOR_NOT_AVAILABLE
 GROUP_KEY = 0
 NOT_AVAILABLE_MESSAGE = "The coordinator is not available."

@@ -120,12 +120,15 @@ class GroupRequests:
             self.runtime.handle(session, slot, req)
             return
         if not await self.transactions.enlist(session, slot, req):              # 6
+            self.runtime.forget(slot)          # refused (answered), or the connection closed
             return
         markers = self.transactions.markers
         where = await markers.floor(req.group_id)   # (after enlisting: see txn_markers.py)
-        if not session.closed:
-            self.runtime.handle(session, slot, req, marker_floor=where[1] if where else -1)
-            markers.expect(req.producer_id, req.group_id, where)
+        if session.closed:
+            self.runtime.forget(slot)
+            return
+        self.runtime.handle(session, slot, req, marker_floor=where[1] if where else -1)
+        markers.expect(req.producer_id, req.group_id, where)
 
     def _decide(self, session: "Connection", slot: "Slot", req, split) -> None:
         """Gate 5, then the coordinator step."""

@@ -3,10 +3,11 @@ actor, no locks), its clock, and the way out for everything it answers.
 
 **Append before answer.** A coordinator step (`handle`, `tick`, `end_transaction`, `unload`, ...)
 returns a `CoordinatorResult`: its responses and the state records behind them. With a state topic
-(shim/state/log.py), `deliver` hands those records to `StateLog.append` and holds the step's responses in `_held` until that append completed; `_release` lets steps leave strictly in
-order (a step with no records still waits behind an earlier one), and a failed append answers the
-step's responses with the mapped coordinator error (`append_failed`, shim/error_answers.py) instead
-of success. So a client never hears of a state change that is not durable - as the broker's
+(shim/state/log.py), `deliver` hands those records to `StateLog.append` and holds the step's
+responses in `_held` until that append completed; `_release` lets steps leave strictly in order (a
+step with no records still waits behind an earlier one), and a failed append answers the step's
+responses with the mapped coordinator error (`append_failed`, shim/error_answers.py) instead of
+success. So a client never hears of a state change that is not durable - as the broker's
 CoordinatorRuntime completes a write's response future only once its records are committed.
 Every coordinator output goes through `deliver`; nothing else may complete a coordinator answer.
 
@@ -35,7 +36,7 @@ from ..error_answers import append_failed, coordinator_error
 if TYPE_CHECKING:
     from .host import Connection, Slot
     from ..state.log import StateLog
-    
+
 log = logging.getLogger("kshim.coordinator")
 
 _WALL0, _MONO0 = int(time.time() * 1000), time.monotonic()
@@ -56,7 +57,7 @@ class GroupRuntime:
         self.coordinator = GroupCoordinator(config, now_ms=now_ms(), topics=self.topics, on_event=on_event)
         self.state: "StateLog | None" = None   # set once replayed: appends before answers from then on
         self._amends: dict = {}             # slot -> (changes, last changes): see `amend`
-        self._held: collections.deque = collections.deque()   # (append future | None, responses)
+        self._held: collections.deque = collections.deque()   # (append future | None, responses, relayed)
         self._waiting_on = None
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
@@ -79,6 +80,10 @@ class GroupRuntime:
         if changes is None:
             changes = self._amends[slot] = ([], [])
         changes[last].append(change)
+
+    def forget(self, slot: "Slot") -> None:
+        """Drop the changes of a slot nothing will answer (its connection closed while it waited)."""
+        self._amends.pop(slot, None)
 
     def replay(self, records) -> None:
         """State records read back from the state topic, into the coordinator (nothing to append)."""
