@@ -1,4 +1,4 @@
-"""Go helpers of the benchmarks (bench-proxy --relay, bench-commits --proxy-floor): built from their
+"""Go helpers of the benchmarks (bench-proxy's relays, bench-commits --proxy-floor): built from their
 source folder with `go build` into build/bench/ when missing or older than a source."""
 
 from __future__ import annotations

@@ -35,7 +35,10 @@ from pathlib import Path
 from shim.localkafka import LocalKafka, install
 from shim.localkafka.home import KAFKA_VERSION, build_dir
 from testsuite.bench.proxy_figures import BenchError, loop_in_use
+from testsuite.bench.proxy_kroxylicious import Kroxylicious
 from testsuite.bench.proxy_relay import MODES, Relay, listener_overrides
+
+PEERS = ("kroxylicious", "relay-copy", "relay-splice")
 from testsuite.bench.proxy_report import machine, table
 from testsuite.bench.proxy_runner import ProxyBench, Target
 from shim.testing.kshimproc import KshimProcess
@@ -78,9 +81,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
                    help="also run, for each loop, a kshim with these extra arguments, measured side by side as "
                         "kshim-<loop>+NAME (repeatable; e.g. --variant 'traced=--trace build/bench/trace')")
-    p.add_argument("--relay", action="store_true",
-                   help="also measure a protocol-free TCP relay (Go; copy and splice modes) on extra broker "
-                        "listeners: the floor any user-space proxy pays here (CPU columns: the relay's)")
+    p.add_argument("--peers", default=",".join(PEERS),
+                   help="the other proxies measured beside kshim, a comma list of kroxylicious (Kroxylicious, "
+                        "a Java Kafka proxy, pass-through), relay-copy and relay-splice (protocol-free TCP "
+                        "relays in Go: the floor any user-space proxy pays here), or none "
+                        f"(default {','.join(PEERS)}; CPU columns: each proxy's own)")
+    p.add_argument("--no-traced", dest="traced", action="store_false",
+                   help="leave out kshim-traced (kshim with --trace, the default trace format, no bodies)")
     p.add_argument("--port-base", type=int, default=43100, help="first port to look for free ones from")
     p.add_argument("--out", type=Path, default=build_dir() / "bench" / "proxy.json")
     p.add_argument("--workdir", type=Path, default=build_dir() / "bench" / "proxy-run",
@@ -94,6 +101,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     for loop in args.loop.split(","):
         if loop not in ("asyncio", "uvloop", "auto"):
             p.error(f"--loop {loop!r}: use asyncio, uvloop or auto")
+    args.peers = [] if args.peers == "none" else args.peers.split(",")
+    for peer in args.peers:
+        if peer not in PEERS:
+            p.error(f"--peers {peer!r}: use {', '.join(PEERS)} or none")
     for v in args.variant:
         if "=" not in v or not v.split("=", 1)[0]:
             p.error(f"--variant {v!r}: use NAME=ARGS")
@@ -112,9 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     broker_port = free_port_block(2, start=args.port_base)
     overrides = {"log.retention.check.interval.ms": "5000"}
     relays: list[Relay] = []
-    if args.relay:
-        block = free_port_block(2 * len(MODES), start=args.port_base + 120)
-        ports = {m: (block + 2 * i, block + 2 * i + 1) for i, m in enumerate(MODES)}
+    modes = [m for m in MODES if f"relay-{m}" in args.peers]
+    if modes:
+        block = free_port_block(2 * len(modes), start=args.port_base + 120)
+        ports = {m: (block + 2 * i, block + 2 * i + 1) for i, m in enumerate(modes)}
         overrides.update(listener_overrides(broker_port, broker_port + 1, ports))
         relays = [Relay(m, relay, own, workdir / f"relay-{m}.log") for m, (own, relay) in ports.items()]
     cluster = LocalKafka(nodes=1, base_port=broker_port, workdir=kafka_dir, kafka=kafka, overrides=overrides)
@@ -122,9 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"starting Kafka {KAFKA_VERSION} in {kafka_dir} (logs copied to {workdir / 'kafka-logs'})", flush=True)
     cluster.start(timeout=180)
     shims: list[KshimProcess] = []
+    peer: Kroxylicious | None = None
     try:
         targets = [Target("direct", cluster.bootstrap)]
         sources = [("", None, [])] + ([(f"@{args.ab.name}", args.ab, [])] if args.ab else [])
+        if args.traced:
+            sources.append(("-traced", None, ["--trace", str(workdir / "trace")]))
         for v in args.variant:
             name, _, extra = v.partition("=")
             sources.append((f"+{name}", None, shlex.split(extra)))
@@ -142,6 +157,12 @@ def main(argv: list[str] | None = None) -> int:
                 targets.append(Target(f"kshim-{actual}{suffix}", shim.bootstrap, shim.proc.pid))
                 print(f"kshim ({actual}{', from ' + str(src) if src else ''}) on {shim.bootstrap}, "
                       f"pid {shim.proc.pid}", flush=True)
+        if "kroxylicious" in args.peers:
+            peer = Kroxylicious(cluster.bootstrap, free_port_block(3, start=args.port_base + 80), 2,
+                                workdir / "kroxylicious")
+            peer.start()
+            targets.append(Target("kroxylicious", peer.bootstrap, peer.proc.pid))
+            print(f"Kroxylicious on {peer.bootstrap}, pid {peer.proc.pid}", flush=True)
         for relay in relays:
             relay.start()
             targets.append(Target(f"relay-{relay.mode}", relay.bootstrap, relay.proc.pid))
@@ -151,9 +172,13 @@ def main(argv: list[str] | None = None) -> int:
         for shim in shims:
             if not shim.alive():
                 raise BenchError(f"kshim exited during the benchmark:\n{shim.log_text()[-3000:]}")
+        if peer and not peer.alive():
+            raise BenchError(f"Kroxylicious exited during the benchmark:\n{peer.log_file.read_text()[-3000:]}")
     finally:
         for shim in shims:
             shim.stop()
+        if peer:
+            peer.stop()
         for relay in relays:
             relay.stop()
         cluster.stop()

@@ -1,5 +1,6 @@
-"""bench-proxy --relay: a protocol-free TCP relay (relay/relay.go, built with `go build` on first use)
-measured beside kshim, so the report shows the floor any user-space proxy pays on this machine.
+"""bench-proxy's relays (--peers relay-copy,relay-splice): a protocol-free TCP relay (relay/relay.go,
+built with `go build` on first use) measured beside kshim, so the report shows the floor any
+user-space proxy pays on this machine.
 
 The benchmark broker gets one more listener per relay mode, advertised at the relay's port: a client
 bootstrapping through the relay is sent back to it for every connection (metadata, the group
@@ -23,7 +24,7 @@ SOURCE_DIR = Path(__file__).with_name("relay")
 
 
 def binary() -> Path:
-    return go_build(SOURCE_DIR, build_dir() / "bench" / "relay", "--relay")
+    return go_build(SOURCE_DIR, build_dir() / "bench" / "relay", "--peers relay-copy,relay-splice")
 
 
 def listener_overrides(broker_port: int, controller_port: int, ports: dict[str, tuple[int, int]]) -> dict[str, str]:

@@ -17,15 +17,22 @@ from testsuite.bench.proxy_figures import (CONSUMER_KEYS, PRODUCER_KEYS, BenchEr
                                            parse_producer, rss_mb, self_cpu_s, system_busy_s)
 
 
+RATES = (("producer", "rps"), ("consumer", "MB.sec"))  # the throughput figure of each kind
+
+
 @dataclass
 class Target:
-    name: str              # "direct" or "kshim-<loop>"
+    name: str              # "direct", "kshim-<loop>[suffix]", "kroxylicious" or "relay-<mode>"
     bootstrap: str
-    pid: int | None = None  # kshim's pid (None: direct to the broker)
+    pid: int | None = None  # the proxy's pid (None: direct to the broker)
 
     @property
-    def via_kshim(self) -> bool:
+    def via_proxy(self) -> bool:
         return self.pid is not None
+
+    @property
+    def is_kshim(self) -> bool:
+        return self.name.startswith("kshim")
 
 
 @dataclass
@@ -35,15 +42,15 @@ class Run:
     round: int
     wall_s: float
     figures: dict[str, float]
-    kshim_cpu_s: float = 0.0
-    kshim_cpu_pct: float = 0.0
-    kshim_rss_mb: float = 0.0
+    proxy_cpu_s: float = 0.0
+    proxy_cpu_pct: float = 0.0
+    proxy_rss_mb: float = 0.0
     broker_cpu_pct: float = 0.0
     client_cpu_pct: float = 0.0
     others_cores: float = 0.0      # CPU used by other people's processes during the run (cores)
     quiet_before: float | None = None  # the same, in the second before the run
-    kshim_cpu_ms_per_mb: float = 0.0
-    kshim_user_share: float = 0.0  # the part of kshim's CPU spent in user space (the rest: the kernel)
+    proxy_cpu_ms_per_mb: float = 0.0
+    proxy_user_share: float = 0.0  # the part of kshim's CPU spent in user space (the rest: the kernel)
     extra: dict = field(default_factory=dict)
 
 
@@ -104,12 +111,12 @@ class ProxyBench:
         client = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
         others = (system_busy_s() - sys0 - (self.ours_s() - ours0) - client) / wall
         duration = duration if duration > 0 else wall
-        run = Run(kind, target.name, rnd, wall, figures, kshim_cpu_s=c1 - c0,
-                  kshim_cpu_pct=100 * (c1 - c0) / duration, kshim_rss_mb=rss_mb(target.pid),
+        run = Run(kind, target.name, rnd, wall, figures, proxy_cpu_s=c1 - c0,
+                  proxy_cpu_pct=100 * (c1 - c0) / duration, proxy_rss_mb=rss_mb(target.pid),
                   broker_cpu_pct=100 * (b1 - b0) / duration, client_cpu_pct=100 * client / wall,
                   others_cores=max(others, 0.0), quiet_before=quiet,
-                  kshim_cpu_ms_per_mb=1000 * (c1 - c0) / mb if mb else 0.0,
-                  kshim_user_share=user / (c1 - c0) if c1 > c0 else 0.0, extra={"duration_s": duration})
+                  proxy_cpu_ms_per_mb=1000 * (c1 - c0) / mb if mb else 0.0,
+                  proxy_user_share=user / (c1 - c0) if c1 > c0 else 0.0, extra={"duration_s": duration})
         self.runs.append(run)
         return run
 
@@ -137,8 +144,8 @@ class ProxyBench:
     def _cpu_note(run: Run, target: Target) -> str:
         note = (f"  CPU broker {run.broker_cpu_pct:3.0f}% client {run.client_cpu_pct:3.0f}% "
                 f"others {100 * run.others_cores:3.0f}%")
-        if target.via_kshim:
-            note += f" kshim {run.kshim_cpu_pct:3.0f}% ({run.kshim_cpu_ms_per_mb:.2f} ms/MB)"
+        if target.via_proxy:
+            note += f" proxy {run.proxy_cpu_pct:3.0f}% ({run.proxy_cpu_ms_per_mb:.2f} ms/MB)"
         return note
 
     def consumer(self, target: Target, topic: str, records: int, rnd: int) -> Run:
@@ -184,7 +191,7 @@ class ProxyBench:
                     self.consumer(t, source, a.records, r)
         rate = a.latency_rate
         if not rate and "producer" in a.phases:
-            ceiling = min(self.median("producer", t.name, "rps") for t in self.targets if t.via_kshim)
+            ceiling = min(self.median("producer", t.name, "rps") for t in self.targets if t.is_kshim)
             rate = max(int(ceiling / 2), 1)
             self.log(f"half the through-kshim ceiling: {rate} rec/s ({ceiling:.0f} / 2)")
         if "latency" in a.phases and rate:
@@ -223,17 +230,49 @@ class ProxyBench:
                  "latency": med("latency", t.name, PRODUCER_KEYS)}
             for kind in ("producer", "consumer", "latency"):
                 d[kind]["others_cores"] = self.median(kind, t.name, "others_cores")
+            for kind, key in RATES:
+                vals = self.values(kind, t.name, key)
+                d[kind]["spread"] = (min(vals), max(vals)) if vals else (float("nan"),) * 2
             d["latency_quiet"] = {k: self.median("latency", t.name, k, quiet=True) for k in PRODUCER_KEYS}
             d["latency_quiet"]["runs"] = len(self.values("latency", t.name, "p99", quiet=True))
-            if t.via_kshim:
+            if t.via_proxy:
                 for kind in ("producer", "consumer", "latency"):
-                    d[kind]["kshim_cpu_pct"] = self.median(kind, t.name, "kshim_cpu_pct")
-                    d[kind]["kshim_cpu_ms_per_mb"] = self.median(kind, t.name, "kshim_cpu_ms_per_mb")
-                    d[kind]["kshim_user_share"] = self.median(kind, t.name, "kshim_user_share")
-                d["kshim_rss_mb_max"] = max(r.kshim_rss_mb for r in self.runs if r.target == t.name)
+                    d[kind]["proxy_cpu_pct"] = self.median(kind, t.name, "proxy_cpu_pct")
+                    d[kind]["proxy_cpu_ms_per_mb"] = self.median(kind, t.name, "proxy_cpu_ms_per_mb")
+                    d[kind]["proxy_user_share"] = self.median(kind, t.name, "proxy_user_share")
+                d["proxy_rss_mb_max"] = max(r.proxy_rss_mb for r in self.runs if r.target == t.name)
                 d["ratios"] = self.ratios(t.name)
             s["targets"][t.name] = d
+        s["comparisons"] = self.comparisons()
         return s
+
+    def paired(self, kind: str, key: str, a: str, b: str) -> float:
+        """The median over rounds of a's figure / b's figure in the same round: robust to drift."""
+        pairs = [x / y for x, y in zip(self.values(kind, a, key), self.values(kind, b, key)) if y]
+        return statistics.median(pairs) if pairs else float("nan")
+
+    def comparisons(self) -> dict:
+        """Each kshim target against the best relay (the one with the higher median, per rate), Kroxylicious and,
+        for a variant (kshim-<loop>-traced, ...), the plain kshim of its loop: {kshim: {other: {kind: r}}}."""
+        names = [t.name for t in self.targets]
+        kshims = [n for n in names if n.startswith("kshim")]
+        plain = {n for n in kshims if n.count("-") == 1}
+        out: dict = {}
+        for k in kshims:
+            against = {}
+            relays = [n for n in names if n.startswith("relay-")]
+            if relays:  # the relay with the higher median, per rate
+                against["best relay"] = {
+                    kind: self.paired(kind, key, k, max(relays, key=lambda r: self.median(kind, r, key)))
+                    for kind, key in RATES}
+            if "kroxylicious" in names:
+                against["kroxylicious"] = {kind: self.paired(kind, key, k, "kroxylicious") for kind, key in RATES}
+            if k not in plain:
+                base = next((n for n in plain if k.startswith(n)), None)
+                if base:
+                    against[base] = {kind: self.paired(kind, key, k, base) for kind, key in RATES}
+            out[k] = against
+        return out
 
     def ratios(self, name: str) -> dict:
         nan = float("nan")
@@ -242,10 +281,8 @@ class ProxyBench:
             d = self.median(kind, "direct", key)
             return self.median(kind, name, key) / d if d else nan
 
-        def paired(kind, key):  # per-round kshim/direct, then the median: robust to drift over time
-            k, d = self.values(kind, name, key), self.values(kind, "direct", key)
-            pairs = [x / y for x, y in zip(k, d) if y]
-            return statistics.median(pairs) if pairs else nan
+        def paired(kind, key):
+            return self.paired(kind, key, name, "direct")
 
         lat_k, lat_d = self.values("latency", name, "p99"), self.values("latency", "direct", "p99")
         return {

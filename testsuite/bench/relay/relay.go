@@ -1,5 +1,5 @@
 // A TCP relay with no protocol logic, the floor any user-space proxy pays on a machine: the
-// proxy benchmark (scripts/bench-proxy --relay) puts it between Kafka's perf tools and a broker
+// proxy benchmark (scripts/bench-proxy, its relay peers) puts it between Kafka's perf tools and a broker
 // listener that advertises the relay's port, and measures it like kshim.
 //
 //	relay -listen 127.0.0.1:PORT -upstream 127.0.0.1:PORT -mode copy|splice
