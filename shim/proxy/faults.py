@@ -67,7 +67,8 @@ class FaultInjector:
         return False
 
     def _apply(self, rule: Rule, session: "Session", api_key: int, version: int, frame) -> bool:
-        from .session import FAULT_DELAY, Slot
+        from .session import FAULT_DELAY
+        from .slot import Slot
         from .versions import PRODUCE
         action = rule.action
         if action == "close":

@@ -4,7 +4,8 @@ held until whole: a Produce of a megabyte then reaches the broker while the clie
 Only a request that would be forwarded at once anyway is streamed: the connection's upstream is
 open, no request of kshim's own is in flight or waiting (one request at a time, as the broker), it is
 not one of the routing table's (group APIs) nor ApiVersions, its version is in the advertised range,
-no fault rule is set, and neither `--trace` nor metrics want whole frames. Its header (and a
+no fault rule is set, and metrics do not want whole frames (a traced one is traced once it is through,
+Session.stream_more). Its header (and a
 Produce's acks) must already be in the bytes read so far; otherwise it is tried again on the next
 read, and a request that never qualifies is handled whole, as every smaller one.
 """
@@ -24,7 +25,7 @@ def streamable(session, body) -> bool:
     proxy = session.proxy
     faults = proxy.faults
     if session.closed or session.upstream is None or session.local is not None or session.waiting \
-            or session.tracer is not None or proxy.metrics is not None or faults.rules or faults.held:
+            or proxy.metrics is not None or faults.rules or faults.held:
         return False
     try:
         api_key, version, corr, client_id = peek_request(body)
@@ -39,4 +40,6 @@ def streamable(session, body) -> bool:
         session.client_id = client_id
     if acks != 0:
         session.take_slot(api_key, version, corr, rewritten(api_key, version))
+    if session.tracer is not None:      # traced once through (Session.stream_more)
+        session.traced_request = [api_key, version, corr, client_id, []]
     return True

@@ -25,7 +25,8 @@ from ..coordinator.releases import (GROUP_RANGES, NEWEST, consumer_protocol_enab
 from ..kafkaclient.client import UpstreamClient, upstream_tls
 from .faults import FaultInjector
 from .rewrite import Rewriter
-from .session import Session, Slot
+from .session import Session
+from .slot import Slot
 from .topology import Broker, Topology
 from .versions import advertised_range
 

@@ -44,10 +44,11 @@ from kcodec.frames import FrameSplitter, peek_request, peek_response_correlation
 from .frame_reader import FrameReader
 from .request_stream import streamable
 from .rewrite import rewritten
+from .slot import STREAMED, Prefix, Slot
 from .upstream_side import FAULT_DELAY, UPSTREAM_FULL, WAITING, UpstreamSide
 from .versions import API_VERSIONS, API_VERSIONS_RANGE, PRODUCE, too_new_api_versions
 
-__all__ = ["Session", "Slot", "UpstreamSide", "FAULT_DELAY", "UPSTREAM_FULL", "WAITING"]
+__all__ = ["Session", "UpstreamSide", "FAULT_DELAY", "UPSTREAM_FULL", "WAITING"]
 
 C2K, K2U, U2K, K2C = 0, 1, 2, 3  # trace directions (shim.trace.records)
 
@@ -57,28 +58,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("kshim.proxy")
 
 HIGH_WATER = 4 * 1024 * 1024
-# a slot whose answer went to the client as it arrived (upstream_side.py): nothing left to write
-STREAMED = memoryview(b"")
-
-
-class Slot:
-    # `watch`: a declining route's callback(session, slot, frame) that takes the broker's answer and
-    # completes the slot itself (the route contract: shim/groupservice/host.py)
-    __slots__ = ("api_key", "version", "correlation_id", "data", "rewrite", "watch", "sent")
-
-    def __init__(self, api_key: int, version: int, correlation_id: int, rewrite: bool):
-        self.api_key, self.version, self.correlation_id, self.rewrite = api_key, version, correlation_id, rewrite
-        self.data = self.watch = None
-        self.sent = 0.0                 # monotonic time forwarded, with metrics on (shim/metrics.py)
-
-
-class _Prefix:
-    """4-byte big-endian length prefixes, cached for small sizes."""
-    cache = [n.to_bytes(4, "big") for n in range(4096)]
-
-    @classmethod
-    def of(cls, n: int) -> bytes:
-        return cls.cache[n] if n < 4096 else n.to_bytes(4, "big")
 
 
 class Session(FrameReader):
@@ -111,6 +90,9 @@ class Session(FrameReader):
         self.connecting = False
         self.tracer = proxy.tracer
         self.conn_id = self.tracer.new_conn() if self.tracer is not None else 0
+        # traced frames passed on as they arrive: [api_key, version, corr, client_id, parts] (else None)
+        self.traced_request: list | None = None
+        self.traced_answer: list | None = None
 
     # ------------------------------------------------------------------ client side
     def connection_made(self, transport) -> None:
@@ -165,11 +147,19 @@ class Session(FrameReader):
         return streamable(self, body)
 
     def stream_head(self, size: int, body) -> None:
-        self.upstream.writelines((_Prefix.of(size), body))
+        self.upstream.writelines((Prefix.of(size), body))
+        if self.traced_request is not None:
+            self.traced_request[4].append(body)
 
-    def stream_more(self, data, _last: bool) -> None:
+    def stream_more(self, data, last: bool) -> None:
         if not self.closed:
             self.upstream.write(data)
+        traced = self.traced_request
+        if traced is not None:
+            traced[4].append(data)
+            if last:
+                self.traced_request = None
+                self.tracer.streamed(self.conn_id, (C2K, K2U), *traced)
 
     def flush_client(self) -> None:
         out, self.client_out = self.client_out, None
@@ -299,9 +289,9 @@ class Session(FrameReader):
     def _write_upstream(self, frame) -> None:
         out = self.up_out
         if out is None:
-            self.upstream.writelines((_Prefix.of(len(frame)), frame))
+            self.upstream.writelines((Prefix.of(len(frame)), frame))
         else:
-            out += (_Prefix.of(len(frame)), frame)
+            out += (Prefix.of(len(frame)), frame)
 
     def complete(self, slot: Slot, data) -> None:
         """Fill a slot (from a local handler or an upstream answer) and send what is in order."""
@@ -321,9 +311,9 @@ class Session(FrameReader):
                 ts = monotonic_ns() if tracer is not None else None   # before the write: see Tracer.frame
                 gathered = self.client_out
                 if gathered is None:
-                    transport.writelines((_Prefix.of(len(out)), out))
+                    transport.writelines((Prefix.of(len(out)), out))
                 else:
-                    gathered += (_Prefix.of(len(out)), out)
+                    gathered += (Prefix.of(len(out)), out)
                 if tracer is not None:
                     tracer.frame(self.conn_id, K2C, done.api_key, done.version, done.correlation_id, out, ts=ts)
         if self.waiting:
@@ -420,16 +410,19 @@ class Session(FrameReader):
     def start_stream(self, size: int, corr: int) -> bool:
         """Pass the broker's answer now arriving (`size` bytes, correlation id `corr`) on to the
         client as its bytes come (UpstreamSide.data_received), instead of holding it whole first: only
-        when it is next out to the client, is forwarded unchanged, and neither trace nor metrics
-        want the whole frame. A large Fetch answer then reaches the client while it still arrives."""
+        when it is next out to the client, is forwarded unchanged, and metrics do not want the whole
+        frame. A large Fetch answer then reaches the client while it still arrives; the tracer gets
+        its parts once it is through (Tracer.streamed)."""
         awaiting, pending = self.awaiting, self.pending
-        if self.closed or not awaiting or self.tracer is not None or self.proxy.metrics is not None:
+        if self.closed or not awaiting or self.proxy.metrics is not None:
             return False
         slot = awaiting[0]
         if slot.rewrite or slot.correlation_id != corr or pending[0] is not slot:
             return False
         awaiting.popleft()
-        self.transport.write(_Prefix.of(size))
+        self.transport.write(Prefix.of(size))
+        if self.tracer is not None:
+            self.traced_answer = [slot.api_key, slot.version, corr, None, []]
         return True
 
     def pass_on(self, data, last: bool) -> None:
@@ -437,7 +430,13 @@ class Session(FrameReader):
         if self.closed:
             return
         self.transport.write(data)
+        traced = self.traced_answer
+        if traced is not None:
+            traced[4].append(data)
         if last:
+            if traced is not None:
+                self.traced_answer = None
+                self.tracer.streamed(self.conn_id, (U2K, K2C), *traced)
             self.complete(self.pending[0], STREAMED)
 
     def upstream_lost(self, exc) -> None:

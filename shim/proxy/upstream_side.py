@@ -4,8 +4,8 @@ Session (session.py) that owns it, and passes a large answer on to the client as
 Streaming (the read path both sides share: frame_reader.py): an answer of at least STREAM_MIN bytes
 still arriving when a read ends (a Fetch answer of a megabyte comes in many reads) goes to the client
 at once, read by read, if the Session can send it now (`Session.start_stream`: it is the next answer
-out, forwarded unchanged, no trace or metrics). Otherwise it is held whole and handed over complete,
-as every smaller answer is. Flow control is the
+out, forwarded unchanged, no metrics; the tracer gets its parts at the end). Otherwise it is held
+whole and handed over complete, as every smaller answer is. Flow control is the
 same either way: a client that does not keep up pauses reading from the broker (`pause_writing`).
 """
 

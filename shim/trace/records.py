@@ -26,7 +26,7 @@ import struct
 
 from kcodec import api
 from kcodec.protocol import ApiKey
-from kcodec.records import RecordBatch
+from kcodec.record_types import LOG_OVERHEAD, Compression
 
 from ..coordinator.dispatch import VERSIONS as COORDINATOR_VERSIONS
 from . import share_streams as SS
@@ -57,6 +57,7 @@ _PROMOTE = (("groupId", "group"), ("memberId", "member"), ("groupInstanceId", "i
 # v2 record batch header: baseOffset .. recordsCount (61 bytes); see kcodec.records
 _BATCH_HEAD = struct.Struct(">qiibIhiqqqhii")
 _BATCH_MIN = 61
+_CODECS = {c.value: c.name.lower() for c in Compression}
 
 
 def redact(value, key: str = ""):
@@ -85,22 +86,24 @@ def batch_headers(records) -> list[dict]:
     if records is None:
         return out
     n, pos = len(records), 0
+    unpack = _BATCH_HEAD.unpack_from
     while n - pos >= _BATCH_MIN:
-        fields = _BATCH_HEAD.unpack_from(records, pos)
-        if fields[3] != 2:  # magic: legacy message sets are not described
-            out.append({"magic": fields[3], "size": n - pos})
+        (base_offset, length, _epoch, magic, _crc, attributes, last_offset_delta, _base_ts, max_timestamp,
+         producer_id, producer_epoch, base_sequence, count) = unpack(records, pos)
+        if magic != 2:  # legacy message sets are not described
+            out.append({"magic": magic, "size": n - pos})
             break
-        batch = RecordBatch(*fields)
-        if pos + batch.size_in_bytes > n:  # Fetch responses may end inside a batch
+        size = LOG_OVERHEAD + length
+        if pos + size > n:  # Fetch responses may end inside a batch
             out.append({"truncated": True, "size": n - pos})
             break
-        out.append({"base_offset": batch.base_offset, "count": batch.records_count,
-                    "last_offset_delta": batch.last_offset_delta, "size": batch.size_in_bytes,
-                    "compression": batch.compression.name.lower(), "producer_id": batch.producer_id,
-                    "producer_epoch": batch.producer_epoch, "base_sequence": batch.base_sequence,
-                    "transactional": batch.is_transactional, "control": batch.is_control,
-                    "max_timestamp": batch.max_timestamp})
-        pos += batch.size_in_bytes
+        codec = attributes & 0x07
+        out.append({"base_offset": base_offset, "count": count, "last_offset_delta": last_offset_delta,
+                    "size": size, "compression": _CODECS.get(codec) or Compression(codec).name.lower(),
+                    "producer_id": producer_id, "producer_epoch": producer_epoch, "base_sequence": base_sequence,
+                    "transactional": bool(attributes & 0x10), "control": bool(attributes & 0x20),
+                    "max_timestamp": max_timestamp})
+        pos += size
     return out
 
 

@@ -1,4 +1,4 @@
-"""The tracer: a cheap enqueue on the event loop, everything else on a writer thread.
+"""The tracer: a cheap enqueue on the event loop, everything else in a writer process.
 
 Hot path (`Tracer.frame`, called by the session for every frame): one clock read, one tuple, one
 deque append. The frame's bytes are queued only when the record needs them (the decoded APIs, the
@@ -7,55 +7,104 @@ from the header fields the proxy peeked anyway. The queue is bounded by items an
 on overflow the record is dropped and counted (a `dropped` record tells how many), the proxy never
 waits for the disk.
 
-Writer thread: every ~20 ms it takes what is queued, decodes (records.describe), serialises and
-writes (sink.py). Counters crossing threads are each written by one thread only.
+A pump thread takes what is queued every ~20 ms and sends it, pickled, down a pipe to the writer
+process (writer.py), which decodes (records.describe), serialises and writes (sink.py): that work
+never holds the proxy's GIL. The pump's pickling and pipe writes are C work; a full pipe blocks
+only the pump (the queue then fills and drops). When the process cannot start, or with
+`process=False`, the pump thread writes itself (the writer's code, on the thread). Counters
+crossing threads are each written by one thread only.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections import deque
 from pathlib import Path
 
-from .. import __version__
 from . import records as R
-from .sink import open_sink
+from .writer import CLOSE, EVENT, FRAME, OPEN, UPSTREAM, Settings, TraceWriter, message, pack
 
 log = logging.getLogger("kshim.trace")
 
-FRAME, EVENT, OPEN, UPSTREAM, CLOSE = 0, 1, 2, 3, 4
 _now = time.monotonic_ns
+BATCH = 5000          # items per message at most
+PIPE_BYTES = 1 << 20  # the pipe to the writer process
+IOV_MAX = 1024
+# glibc's malloc in the writer process: megabyte frames from the heap, and the heap not given back
+# after each one (by default every such frame is a fresh mmap whose pages fault in one by one: that
+# was most of the writer's time on a Fetch answer); other C libraries ignore these
+MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(128 << 20)}
+
+
+def _write_all(fd: int, buffers: list) -> None:
+    """Every byte of `buffers`, in order, with as few system calls as the pipe allows."""
+    views = [memoryview(b).cast("B") for b in buffers]
+    i = 0
+    while i < len(views):
+        n = os.writev(fd, views[i:i + IOV_MAX])
+        while n:
+            left = views[i].nbytes
+            if n >= left:
+                n -= left
+                i += 1
+            else:
+                views[i] = views[i][n:]
+                n = 0
+        while i < len(views) and not views[i].nbytes:
+            i += 1
 
 
 class Tracer:
     def __init__(self, directory: str | Path, bodies: bool = False, rotate_mb: float = 64, fmt: str = "jsonl",
-                 max_items: int = 200_000, max_bytes: int = 64 * 1024 * 1024, sink=None):
+                 max_items: int = 200_000, max_bytes: int = 64 * 1024 * 1024, sink=None, process: bool = True):
         self.dir = Path(directory)
         self.bodies = bodies
         self.max_items, self.max_bytes = max_items, max_bytes
-        self.sink = sink or open_sink(fmt, self.dir, int(rotate_mb * 1024 * 1024))
         self.q: deque = deque()
         # loop-thread counters
         self.queued_bytes = 0
         self.dropped = 0
         self._next_conn = 0
-        # writer-thread state
+        # pump-thread counters
         self.done_bytes = 0
-        self.written = 0
-        self._reported_drops = 0
-        self._conns: dict[int, dict] = {}
-        self._context: dict = {}  # (conn, corr) -> group fields of a request, for its response
-        self._recent: dict = {}   # (conn, corr, is_request) -> (frame, described): a forwarded frame is decoded once
-        self._mono0, self._wall0 = _now(), time.time_ns() // 1_000_000
+        self.sent = 0
         keys = range(0, 128)
         self._keep = (frozenset(k for k in keys if R.wants_frame(k, True, bodies)),
                       frozenset(k for k in keys if R.wants_frame(k, False, bodies)))
+        self.settings = Settings(str(self.dir), bodies, int(rotate_mb * 1024 * 1024), fmt,
+                                 _now(), time.time_ns() // 1_000_000, os.getpid())
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.writer: TraceWriter | None = None
+        self.proc: subprocess.Popen | None = None
+        if process and sink is None:
+            self.proc = self._start_process()
+        if self.proc is None:
+            self.writer = TraceWriter(self.settings, sink)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="kshim-trace-writer", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="kshim-trace-pump", daemon=True)
         self._thread.start()
+
+    def _start_process(self) -> subprocess.Popen | None:
+        """`python -m shim.trace.writer`, on this process's module path, fed the settings first."""
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p), **MALLOC_ENV}
+        try:
+            proc = subprocess.Popen([sys.executable, "-m", "shim.trace.writer"], stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL, env=env, close_fds=True)
+            try:   # room for a large Fetch answer in one write (Linux; the default is 64 KB)
+                fcntl.fcntl(proc.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+            except (OSError, AttributeError):
+                pass
+            os.write(proc.stdin.fileno(), pack(self.settings))
+            return proc
+        except (OSError, ValueError) as e:
+            log.warning("trace: no writer process (%s); writing on a thread of the proxy", e)
+            return None
 
     # ------------------------------------------------------------------ event loop side
     def new_conn(self) -> int:
@@ -80,6 +129,26 @@ class Tracer:
             data = frame
         q.append((FRAME, ts or _now(), conn, direction, api_key, version, corr, size, data, client_id))
 
+    def streamed(self, conn: int, directions: tuple[int, int], api_key: int, version: int, corr: int,
+                 client_id: str | None, chunks: list) -> None:
+        """A frame the proxy passed on as it arrived (`chunks`, its bytes after the length, in order),
+        traced once it is through, in both `directions` (e.g. upstream->kshim, kshim->client)."""
+        q = self.q
+        ts = _now()
+        size = sum(map(len, chunks))
+        data = None
+        if api_key in self._keep[directions[0] >= 2]:
+            if self.queued_bytes - self.done_bytes + size > self.max_bytes:
+                self.dropped += len(directions)
+                return
+            self.queued_bytes += size
+            data = tuple(chunks)
+        for i, direction in enumerate(directions):
+            if len(q) >= self.max_items:
+                self.dropped += 1
+                continue
+            q.append((FRAME, ts, conn, direction, api_key, version, corr, size, data, client_id if i == 0 else None))
+
     def _put(self, item: tuple) -> None:
         if len(self.q) >= self.max_items:
             self.dropped += 1
@@ -100,136 +169,83 @@ class Tracer:
         self._put((EVENT, _now(), dict(ev)))
 
     def close(self, timeout: float = 10.0) -> None:
+        """Drain the queue, then end the trace (its stop record) and wait for the writer."""
         self._stop.set()
         self._thread.join(timeout)
+        if self._thread.is_alive():
+            log.error("trace: the queue was not drained in %.0f s; the trace ends without its stop record", timeout)
+            return
+        now = _now()
+        if self.writer is not None:
+            self.writer.stop(now, self.dropped)
+        elif self.proc is not None:
+            self._send([])
+            self._safe_close()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                log.error("trace: the writer process did not finish in %.0f s; stopping it", timeout)
+                self.proc.kill()
 
-    # ------------------------------------------------------------------ writer thread
-    def _wall(self, ts: int) -> int:
-        return self._wall0 + (ts - self._mono0) // 1_000_000
-
-    def _header(self) -> dict:
-        ts = _now()
-        return {"type": "trace_start", "ts_ns": ts, "wall_ms": self._wall(ts),
-                "info": {"kshim": __version__, "pid": os.getpid(), "bodies": self.bodies,
-                         "format": 1, "dropped_so_far": self.dropped}}
-
+    # ------------------------------------------------------------------ pump thread
     def _run(self) -> None:
-        last_flush = time.monotonic()
-        failed = False
         while True:
             stopping = self._stop.is_set()
-            batch = []
             q = self.q
-            while q and len(batch) < 5000:
-                batch.append(q.popleft())
-            if batch:
-                recs = []
-                for item in batch:
-                    try:
-                        recs.append(self._record(item))
-                    except Exception as e:  # never let one odd item stop the trace
-                        recs.append({"type": "trace_error", "ts_ns": item[1], "info": {"error": repr(e)[:300]}})
-                drops = self.dropped
-                if drops != self._reported_drops:
-                    ts = _now()
-                    recs.append({"type": "dropped", "ts_ns": ts, "wall_ms": self._wall(ts),
-                                 "info": {"count": drops - self._reported_drops, "total": drops}})
-                    self._reported_drops = drops
-                try:
-                    if not self.sink.is_open:
-                        recs.insert(0, self._header())
-                    self.sink.write(recs)
-                    self.written += len(recs)
-                    failed = False
-                except Exception as e:
-                    if not failed:
-                        log.error("trace: cannot write to %s (%s); records are dropped until it works", self.dir, e)
-                    failed = True
-                    self.dropped += len(recs)  # racy with the loop's += only in the count, never in safety
+            if q:
+                n = min(len(q), BATCH)
+                batch = [q.popleft() for _ in range(n)]
+                self._ship(batch)
                 continue
-            now = time.monotonic()
-            if now - last_flush >= 1.0:
-                last_flush = now
-                self._safe(self.sink.flush)
+            if self.writer is not None:
+                self.writer.idle()
             if stopping:
                 break
             self._stop.wait(0.02)
-        ts = _now()
+
+    def _ship(self, batch: list) -> None:
+        size = sum(item[7] for item in batch if item[0] == FRAME and item[8] is not None)
+        if self.writer is not None:
+            for i, item in enumerate(batch):
+                if item[0] == FRAME and type(item[8]) is tuple:   # a streamed frame's parts
+                    batch[i] = item[:8] + (b"".join(item[8]),) + item[9:]
+            self.writer.write(_now(), self.dropped, batch)
+        elif not self._send(batch):
+            self.dropped += len(batch)   # racy with the loop's += only in the count, never in safety
+        self.done_bytes += size
+        self.sent += len(batch)
+
+    def _send(self, items: list) -> bool:
+        proc = self.proc
+        if proc is None or proc.stdin is None:
+            return False
         try:
-            if self.sink.is_open:
-                self.sink.write([{"type": "trace_stop", "ts_ns": ts, "wall_ms": self._wall(ts),
-                                  "info": {"dropped": self.dropped, "records": self.written}}])
-        except Exception:
-            pass
-        self._safe(self.sink.close)
+            buffers = message(_now(), self.dropped, items)
+        except Exception:   # an item that does not pickle (an odd event): send the others
+            kept = [i for i in items if self._picklable(i)]
+            self.dropped += len(items) - len(kept)
+            buffers = message(_now(), self.dropped, kept)
+        try:
+            _write_all(proc.stdin.fileno(), buffers)
+            return True
+        except (OSError, ValueError) as e:
+            log.error("trace: the writer process is gone (%s); records are dropped", e)
+            self._safe_close()
+            return False
 
     @staticmethod
-    def _safe(fn) -> None:
+    def _picklable(item) -> bool:
         try:
-            fn()
-        except Exception as e:
-            log.error("trace: %s", e)
+            pack(item)
+            return True
+        except Exception:
+            return False
 
-    def _record(self, item: tuple) -> dict:
-        kind, ts = item[0], item[1]
-        if kind == FRAME:
-            return self._frame_record(item)
-        if kind == EVENT:
-            rec = R.event_record(item[2])
-        else:
-            conn = item[2]
-            state = self._conns.setdefault(conn, {})
-            rec = {"type": ("", "", "conn_open", "upstream_open", "conn_close")[kind], "conn": conn}
-            if kind == OPEN:
-                state.update(peer=item[3], listener=item[4])
-            elif kind == UPSTREAM:
-                state["upstream"] = item[3]
-            rec.update(state)
-            if kind == CLOSE:
-                self._conns.pop(conn, None)
-                self._recent = {k: v for k, v in self._recent.items() if k[0] != conn}
-        rec["ts_ns"], rec["wall_ms"] = ts, self._wall(ts)
-        return rec
-
-    def _frame_record(self, item: tuple) -> dict:
-        _, ts, conn, direction, api_key, version, corr, size, data, client_id = item
-        state = self._conns.get(conn)
-        if state is None:
-            state = self._conns[conn] = {}
-        if client_id is not None:
-            state["client_id"] = client_id
-        rec = {"type": "frame", "ts_ns": ts, "wall_ms": self._wall(ts), "conn": conn,
-               "dir": R.DIRECTIONS[direction], **state, "api_key": api_key, "api": R.api_name(api_key),
-               "api_version": version, "corr": corr, "size": size}
-        if data is not None:
-            self.done_bytes += size
-            is_request = direction < 2
-            key = (conn, corr, is_request)
-            hit = self._recent.pop(key, None)
-            if hit is not None and hit[0] is data:
-                desc = hit[1]
-            else:
-                desc = R.describe(api_key, version, data, is_request, self.bodies)
-                if direction in (R.C2K, R.U2K):   # the same bytes usually go on to the other side
-                    self._recent[key] = (data, desc)
-                    if len(self._recent) > 512:
-                        del self._recent[next(iter(self._recent))]
-            if "client_sw" in desc:
-                state["client_sw"], state["client_sw_version"] = desc["client_sw"], desc["client_sw_version"]
-            rec.update(desc)
-            self._request_context(rec, key, is_request, direction)
-        return rec
-
-    def _request_context(self, rec: dict, key: tuple, is_request: bool, direction: int) -> None:
-        """Responses carry no group id: give them their request's group (and instance)."""
-        ctx = self._context
-        if is_request:
-            if "group" in rec and direction == R.C2K:
-                ctx[(key[0], key[1])] = {k: rec[k] for k in ("group", "instance", "member", "generation") if k in rec}
-                if len(ctx) > 4096:
-                    del ctx[next(iter(ctx))]
-            return
-        found = ctx.pop((key[0], key[1]), None) if direction == R.K2C else ctx.get((key[0], key[1]))
-        if found:
-            for k, v in found.items():
-                rec.setdefault(k, v)
+    def _safe_close(self) -> None:
+        proc = self.proc
+        if proc is not None and proc.stdin is not None:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+            proc.stdin = None

@@ -138,8 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         targets = [Target("direct", cluster.bootstrap)]
         sources = [("", None, [])] + ([(f"@{args.ab.name}", args.ab, [])] if args.ab else [])
-        if args.traced:
-            sources.append(("-traced", None, ["--trace", str(workdir / "trace")]))
+        if args.traced:   # each kshim once more, tracing
+            sources += [(f"{suffix}-traced", src, [*extra, "--trace", str(workdir / f"trace{suffix}")])
+                        for suffix, src, extra in list(sources)]
         for v in args.variant:
             name, _, extra = v.partition("=")
             sources.append((f"+{name}", None, shlex.split(extra)))

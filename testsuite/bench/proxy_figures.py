@@ -23,14 +23,39 @@ class BenchError(RuntimeError):
 
 # ---------------------------------------------------------------------------- process figures
 def cpu_seconds(pid: int | None, part: str = "both") -> float:
-    """user + sys (or only "user" / "sys") CPU time of `pid` so far (0 for no process)."""
+    """user + sys (or only "user" / "sys") CPU time so far of `pid` and its live child processes
+    (kshim's trace writer; 0 for no process)."""
     if pid is None:
         return 0.0
-    with open(f"/proc/{pid}/stat") as f:
-        text = f.read()
-    fields = text[text.rindex(")") + 2:].split()  # fields from #3 (state) on
-    user, sys_ = int(fields[11]), int(fields[12])
-    return {"both": user + sys_, "user": user, "sys": sys_}[part] / CLK_TCK
+    total = 0
+    for p in [pid, *children(pid)]:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                text = f.read()
+        except OSError:                     # a child that just ended
+            continue
+        fields = text[text.rindex(")") + 2:].split()  # fields from #3 (state) on
+        user, sys_ = int(fields[11]), int(fields[12])
+        total += {"both": user + sys_, "user": user, "sys": sys_}[part]
+    return total / CLK_TCK
+
+
+def children(pid: int) -> list[int]:
+    """The live descendants of `pid` (from /proc/<pid>/task/*/children)."""
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                kids = [int(k) for k in f.read().split()]
+        except OSError:
+            continue
+        for k in kids:
+            out += [k, *children(k)]
+    return out
 
 
 def system_busy_s() -> float:

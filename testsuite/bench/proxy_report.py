@@ -38,17 +38,18 @@ def table(summary: dict, args) -> str:
         cpu = _cpu_cell(c)
         lines.append(f"{name:24}{c['nMsg.sec']:10.0f}{c['MB.sec']:9.2f}{_range(c, 1):>14}{c['fetch.MB.sec']:12.2f}"
                      f"{c['rebalance.time.ms']:10.0f}{cpu:>18}")
-    lines += ["", f"latency at {summary['latency_rate_rps']} rec/s (half the through-kshim ceiling)",
-              f"{'':24}{'avg ms':>8}{'p50':>6}{'p95':>6}{'p99':>6}{'p99.9':>7}{'proxy CPU%':>11}{'ms/MB':>7}"]
-    for name, d in tg.items():
-        p = d["latency"]
-        cpu = _cpu_cell(p)
-        lines.append(f"{name:24}{p['avg']:8.2f}{p['p50']:6.0f}{p['p95']:6.0f}{p['p99']:6.0f}{p['p999']:7.0f}{cpu:>18}")
-    lines.append(f"  only the runs during which other processes used <= {args.quiet_cores} cores:")
-    for name, d in tg.items():
-        q = d["latency_quiet"]
-        lines.append(f"  {name:22}{q['avg']:8.2f}{q['p50']:6.0f}{q['p95']:6.0f}{q['p99']:6.0f}{q['p999']:7.0f}"
-                     f"   ({q['runs']} runs)")
+    if "latency" in args.phases:
+        lines += ["", f"latency at {summary['latency_rate_rps']} rec/s (half the through-kshim ceiling)",
+                  f"{'':24}{'avg ms':>8}{'p50':>6}{'p95':>6}{'p99':>6}{'p99.9':>7}{'proxy CPU%':>11}{'ms/MB':>7}"]
+        for name, d in tg.items():
+            p = d["latency"]
+            cpu = _cpu_cell(p)
+            lines.append(f"{name:24}{p['avg']:8.2f}{p['p50']:6.0f}{p['p95']:6.0f}{p['p99']:6.0f}{p['p999']:7.0f}{cpu:>18}")
+        lines.append(f"  only the runs during which other processes used <= {args.quiet_cores} cores:")
+        for name, d in tg.items():
+            q = d["latency_quiet"]
+            lines.append(f"  {name:22}{q['avg']:8.2f}{q['p50']:6.0f}{q['p95']:6.0f}{q['p99']:6.0f}{q['p999']:7.0f}"
+                         f"   ({q['runs']} runs)")
     lines.append("")
     for name, d in tg.items():
         if "ratios" not in d:

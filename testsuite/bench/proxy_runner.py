@@ -268,7 +268,7 @@ class ProxyBench:
             if "kroxylicious" in names:
                 against["kroxylicious"] = {kind: self.paired(kind, key, k, "kroxylicious") for kind, key in RATES}
             if k not in plain:
-                base = next((n for n in plain if k.startswith(n)), None)
+                base = max((n for n in plain if k.startswith(n)), key=len, default=None)
                 if base:
                     against[base] = {kind: self.paired(kind, key, k, base) for kind, key in RATES}
             out[k] = against

@@ -1,7 +1,7 @@
 """shim/proxy/request_stream.py without sockets: a large request that would be forwarded at once
 reaches the broker read by read, byte for byte, and keeps its place in the connection's response
-order; anything that needs it whole (kshim's own requests in flight, trace, metrics, fault rules)
-still gets it whole."""
+order; anything that needs it whole (kshim's own requests in flight, metrics, fault rules) still
+gets it whole, and the tracer gets it whole once it is through."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from kcodec.generated.produce import PartitionProduceData, ProduceRequest, Topic
 from kcodec import api
 from shim.proxy.frame_reader import STREAM_MIN
 from shim.proxy.session import UpstreamSide
-from testsuite.proxy.test_upstream_stream_unit import _Metrics, _request, _session
+from testsuite.proxy.test_upstream_stream_unit import _Metrics, _request, _session, _Tracer
 
 PRODUCE, HEARTBEAT = 0, 12
 
@@ -47,6 +47,19 @@ def test_a_large_produce_reaches_the_broker_as_it_arrives_and_its_answer_keeps_i
     assert [slot.correlation_id for slot in s.pending] == [1, 2]
     UpstreamSide(s).data_received(_answer(1) + _answer(2))
     assert bytes(s.transport.data) == _answer(1) + _answer(2)
+
+
+def test_a_traced_produce_still_streams_and_the_tracer_gets_it_whole_once_through():
+    s, _up = _session()
+    s.tracer = tracer = _Tracer()
+    _allow_produce(s)
+    big = _produce(1, -1, 3 * STREAM_MIN)
+    s.data_received(big[:STREAM_MIN // 2])
+    assert bytes(s.upstream.data) == big[:STREAM_MIN // 2] and tracer.frames == []
+    for i in range(STREAM_MIN // 2, len(big), 40_000):
+        s.data_received(big[i:i + 40_000])
+    assert bytes(s.upstream.data) == big
+    assert tracer.frames == [(0, PRODUCE, 1, big[4:]), (1, PRODUCE, 1, big[4:])]
 
 
 def test_a_large_produce_with_acks_0_streams_without_a_slot():

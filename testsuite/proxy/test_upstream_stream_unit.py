@@ -143,3 +143,33 @@ def test_an_answer_to_rewrite_is_held_whole():
     frame = _answer(1, 2 * STREAM_MIN)
     up.data_received(frame[:STREAM_MIN])
     assert s.transport.data == b"" and up.passing == 0
+
+
+class _Tracer:
+    """Keeps what the session hands a tracer: whole frames and streamed ones (their parts joined)."""
+
+    def __init__(self) -> None:
+        self.frames: list[tuple] = []
+
+    def new_conn(self) -> int:
+        return 7
+
+    def frame(self, conn, direction, api_key, version, corr, frame, client_id=None, ts=None) -> None:
+        self.frames.append((direction, api_key, corr, bytes(frame)))
+
+    def streamed(self, conn, directions, api_key, version, corr, client_id, parts) -> None:
+        for d in directions:
+            self.frames.append((d, api_key, corr, b"".join(bytes(p) for p in parts)))
+
+
+def test_a_traced_answer_still_streams_and_the_tracer_gets_it_whole_once_through():
+    s, up = _session()
+    s.tracer = tracer = _Tracer()
+    s.data_received(_request(LIST_OFFSETS, 7, 1))
+    big = _answer(1, 4 * STREAM_MIN)
+    up.data_received(big[:20_000])
+    assert bytes(s.transport.data) == big[:20_000]          # passed on before the rest came
+    assert [f[0] for f in tracer.frames] == [0, 1]           # so far the request, both ways
+    _feed(up, big[20_000:], 25_000)
+    assert bytes(s.transport.data) == big
+    assert tracer.frames[2:] == [(2, LIST_OFFSETS, 1, big[4:]), (3, LIST_OFFSETS, 1, big[4:])]

@@ -11,7 +11,7 @@ from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitReq
                                             OffsetCommitRequestTopic, OffsetCommitResponse)
 from shim.coordinator import CoordinatorConfig
 from shim.groupservice.runtime import GroupRuntime
-from shim.proxy.session import Slot
+from shim.proxy.slot import Slot
 
 COMMIT, V = 8, 8
 NOT_ENOUGH_REPLICAS, COORDINATOR_NOT_AVAILABLE = 19, 15
