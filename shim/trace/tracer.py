@@ -112,14 +112,16 @@ class Tracer:
         return self._next_conn
 
     def frame(self, conn: int, direction: int, api_key: int, version: int, corr: int, frame,
-              client_id: str | None = None, ts: int | None = None) -> None:
+              client_id: str | None = None, ts: int | None = None, size: int | None = None) -> None:
         """`ts`: the clock reading taken before the frame was written (a write may give the GIL to the
-        writer thread for a while: a reading after it can lag the wire by tens of ms on a busy machine)."""
+        pump thread for a while: a reading after it can lag the wire by tens of ms on a busy machine).
+        `size`: the frame's bytes when `frame` is a streamed frame's parts (Tracer.streamed)."""
         q = self.q
         if len(q) >= self.max_items:
             self.dropped += 1
             return
-        size = len(frame)
+        if size is None:
+            size = len(frame)
         data = None
         if api_key in self._keep[direction >= 2]:
             if self.queued_bytes - self.done_bytes + size > self.max_bytes:
@@ -132,22 +134,13 @@ class Tracer:
     def streamed(self, conn: int, directions: tuple[int, int], api_key: int, version: int, corr: int,
                  client_id: str | None, chunks: list) -> None:
         """A frame the proxy passed on as it arrived (`chunks`, its bytes after the length, in order),
-        traced once it is through, in both `directions` (e.g. upstream->kshim, kshim->client)."""
-        q = self.q
-        ts = _now()
-        size = sum(map(len, chunks))
-        data = None
-        if api_key in self._keep[directions[0] >= 2]:
-            if self.queued_bytes - self.done_bytes + size > self.max_bytes:
-                self.dropped += len(directions)
-                return
-            self.queued_bytes += size
-            data = tuple(chunks)
-        for i, direction in enumerate(directions):
-            if len(q) >= self.max_items:
-                self.dropped += 1
-                continue
-            q.append((FRAME, ts, conn, direction, api_key, version, corr, size, data, client_id if i == 0 else None))
+        traced once it is through, in both `directions` (e.g. upstream->kshim, kshim->client); the
+        pump joins the parts (once for both)."""
+        parts, ts = tuple(chunks), _now()
+        size = sum(map(len, parts))
+        first, second = directions
+        self.frame(conn, first, api_key, version, corr, parts, client_id, ts, size)
+        self.frame(conn, second, api_key, version, corr, parts, None, ts, size)
 
     def _put(self, item: tuple) -> None:
         if len(self.q) >= self.max_items:

@@ -27,12 +27,11 @@ from pathlib import Path
 
 from .. import __version__
 from . import records as R
-from .sink import open_sink
+from .sink import FLUSH_S, open_sink
 
 log = logging.getLogger("kshim.trace")
 
 FRAME, EVENT, OPEN, UPSTREAM, CLOSE = 0, 1, 2, 3, 4
-FLUSH_S = 1.0
 _LEN = struct.Struct(">I")
 
 

@@ -37,12 +37,12 @@ from shim.localkafka.home import KAFKA_VERSION, build_dir
 from testsuite.bench.proxy_figures import BenchError, loop_in_use
 from testsuite.bench.proxy_kroxylicious import Kroxylicious
 from testsuite.bench.proxy_relay import MODES, Relay, listener_overrides
-
-PEERS = ("kroxylicious", "relay-copy", "relay-splice")
 from testsuite.bench.proxy_report import machine, table
 from testsuite.bench.proxy_runner import ProxyBench, Target
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block
+
+PEERS = ("kroxylicious", "relay-copy", "relay-splice")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

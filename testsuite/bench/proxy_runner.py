@@ -50,7 +50,7 @@ class Run:
     others_cores: float = 0.0      # CPU used by other people's processes during the run (cores)
     quiet_before: float | None = None  # the same, in the second before the run
     proxy_cpu_ms_per_mb: float = 0.0
-    proxy_user_share: float = 0.0  # the part of kshim's CPU spent in user space (the rest: the kernel)
+    proxy_user_share: float = 0.0  # the part of the proxy's CPU spent in user space (the rest: the kernel)
     extra: dict = field(default_factory=dict)
 
 

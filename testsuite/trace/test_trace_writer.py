@@ -73,6 +73,7 @@ def test_a_frame_streamed_in_parts_is_traced_as_the_whole_frame(tmp_path):
     parts.streamed(1, (R.C2K, R.K2U), 0, 9, 2, "app",
                    [bytearray(produce[:cut]), memoryview(produce)[cut:2 * cut], produce[2 * cut:]])
     parts.close()
+    assert parts.queued_bytes == parts.done_bytes == 2 * len(produce)   # the queue's byte bound, balanced
     a = [r for r in read_trace(tmp_path / "whole") if r["type"] == "frame"]
     b = [r for r in read_trace(tmp_path / "parts") if r["type"] == "frame"]
     for r in a + b:
