@@ -1,11 +1,20 @@
 """bench-proxy's summary: ranges over rounds and the paired comparisons of kshim with the peers
 (testsuite/bench/proxy_runner.py), from runs whose figures are given."""
 
+import os
+import subprocess
+import sys
+import time
 from types import SimpleNamespace
 
 import pytest
 
+from testsuite.bench.proxy_figures import children, cpu_seconds
 from testsuite.bench.proxy_runner import ProxyBench, Run, Target
+
+# a process that starts a child burning 0.6 s of CPU, then both wait
+_BURNER = ("import time\nt = time.process_time()\nwhile time.process_time() - t < 0.6: pass\ntime.sleep(30)")
+_PARENT = f"import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', {_BURNER!r}]); time.sleep(30)"
 
 
 def bench_with(rates: dict[str, list[tuple[float, float]]]) -> ProxyBench:
@@ -48,3 +57,22 @@ def test_no_peer_no_comparison_and_the_range_covers_every_round():
     bench = bench_with({"direct": [(100, 50), (120, 60)], "kshim-uvloop": [(80, 55), (110, 40)]})
     assert bench.comparisons() == {"kshim-uvloop": {}}
     assert bench.paired("producer", "rps", "kshim-uvloop", "direct") == pytest.approx((0.8 + 110 / 120) / 2)
+
+
+def test_a_proxys_child_processes_count_apart_from_it():
+    """cpu_seconds(kids_only=True): the CPU of a proxy's child processes (kshim's trace writer) alone,
+    which bench-proxy reports beside the proxy's whole CPU."""
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT])
+    try:
+        deadline = time.monotonic() + 20
+        while cpu_seconds(parent.pid, kids_only=True) < 0.5 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        kids, both = cpu_seconds(parent.pid, kids_only=True), cpu_seconds(parent.pid)
+        assert kids >= 0.5
+        assert both >= kids + 0.01                  # the parent's own start-up is in the whole only
+        assert cpu_seconds(os.getpid(), kids_only=True) >= kids   # a grandchild counts too
+    finally:
+        for pid in children(parent.pid):
+            os.kill(pid, 9)
+        parent.kill()
+        parent.wait()

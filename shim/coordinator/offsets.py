@@ -69,13 +69,14 @@ def offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable
     catalog = c.topics
     by_id = v >= 10
     checked = []     # per request topic: (topic, its TopicInfo or None, [(partition, error or None)])
-    valid = False
+    valid = refused = False
     for t in req.topics:
         # v10 names topics by id (unknown id: UNKNOWN_TOPIC_ID), older versions by name (KafkaApis.handleOffsetCommitRequest)
         info = catalog.topic(t.topic_id) if by_id else catalog.get(t.name)
         if info is None:
             bad = E.UNKNOWN_TOPIC_ID if by_id else E.UNKNOWN_TOPIC_OR_PARTITION
             checked.append((t, None, [(p, bad) for p in t.partitions]))
+            refused = refused or bool(t.partitions)
             continue
         count = info.partitions
         parts = []
@@ -85,6 +86,7 @@ def offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable
                 valid = True
             else:
                 parts.append((p, E.UNKNOWN_TOPIC_OR_PARTITION))
+                refused = True
         checked.append((t, info, parts))
     if not valid:
         err = E.NONE
@@ -99,36 +101,39 @@ def offset_commit(c: "CoordinatorState", ctx: Ctx, req, validate_group: Callable
         epochs = v >= 6
         recs = []
         for _, info, parts in checked:
+            if info is None:
+                continue
+            name, topic_id = info.name, info.topic_id
             for p, e in parts:
                 if e is not None:
                     continue
                 metadata = p.committed_metadata or ""
                 if metadata and metadata_too_large(metadata, max_md):
-                    too_large[(info.name, p.partition_index)] = E.OFFSET_METADATA_TOO_LARGE
+                    too_large[(name, p.partition_index)] = E.OFFSET_METADATA_TOO_LARGE
                     continue
-                recs.append(OffsetRecord(group_id, info.name, p.partition_index, p.committed_offset,
-                                         p.committed_leader_epoch if epochs else -1, metadata, now, expire,
-                                         info.topic_id))
+                recs.append(OffsetRecord(group_id, name, p.partition_index, p.committed_offset,
+                                         p.committed_leader_epoch if epochs else -1, metadata, now, expire, topic_id))
                 if too_large:
-                    too_large.pop((info.name, p.partition_index), None)
+                    too_large.pop((name, p.partition_index), None)
         if recs:
             c.offsets.put_all(c, group_id, recs)
-    accepted = []
-    refused = any(e is not None for _, _, parts in checked for _, e in parts)
     if c.cfg.scala_coordinator():
         accepted = _scala_commit_answer(checked, err, too_large)
-        checked_answers = ()
     else:
-        checked_answers = checked
-    for t, info, parts in checked_answers:       # (a partition without error has its topic's info)
-        ok = []
-        for p, e in parts:
-            if e is None:
-                ok.append(OffsetCommitResponsePartition(
-                    partition_index=p.partition_index,
-                    error_code=err or (too_large.get((info.name, p.partition_index), E.NONE) if too_large else E.NONE)))
-        if ok:
-            accepted.append(OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=ok))
+        accepted = []
+        for t, info, parts in checked:       # (a partition without error has its topic's info)
+            if info is None:
+                continue
+            if too_large:
+                name = info.name
+                ok = [OffsetCommitResponsePartition(partition_index=p.partition_index,
+                                                    error_code=err or too_large.get((name, p.partition_index), E.NONE))
+                      for p, e in parts if e is None]
+            else:
+                ok = [OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=err)
+                      for p, e in parts if e is None]
+            if ok:
+                accepted.append(OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=ok))
     if refused:      # KafkaApis answers the partitions it refused first, then merges the coordinator's answer
         answer = CommitAnswer(lambda t: OffsetCommitResponseTopic(name=t.name, topic_id=t.topic_id, partitions=[]),
                               lambda idx, e: OffsetCommitResponsePartition(partition_index=idx, error_code=e))

@@ -25,6 +25,7 @@ import re
 import struct
 
 from kcodec import api
+from kcodec.frames import request_body_offset
 from kcodec.protocol import ApiKey
 from kcodec.record_types import LOG_OVERHEAD, Compression
 
@@ -80,25 +81,28 @@ def _hidden(v) -> str:
     return "<redacted>" if v is not None else None
 
 
-def batch_headers(records) -> list[dict]:
-    """The v2 record batch headers of a records blob (no record is decompressed or parsed)."""
-    out = []
+def batch_headers(records, topic: str | None = None, partition: int | None = None, out: list | None = None) -> list[dict]:
+    """The v2 record batch headers of a records blob (no record is decompressed or parsed), each
+    dict led by `topic` and `partition` when given; appended to `out` when given."""
+    if out is None:
+        out = []
     if records is None:
         return out
+    where = {} if topic is None else {"topic": topic, "partition": partition}
     n, pos = len(records), 0
     unpack = _BATCH_HEAD.unpack_from
     while n - pos >= _BATCH_MIN:
         (base_offset, length, _epoch, magic, _crc, attributes, last_offset_delta, _base_ts, max_timestamp,
          producer_id, producer_epoch, base_sequence, count) = unpack(records, pos)
         if magic != 2:  # legacy message sets are not described
-            out.append({"magic": magic, "size": n - pos})
+            out.append({**where, "magic": magic, "size": n - pos})
             break
         size = LOG_OVERHEAD + length
         if pos + size > n:  # Fetch responses may end inside a batch
-            out.append({"truncated": True, "size": n - pos})
+            out.append({**where, "truncated": True, "size": n - pos})
             break
         codec = attributes & 0x07
-        out.append({"base_offset": base_offset, "count": count, "last_offset_delta": last_offset_delta,
+        out.append({**where, "base_offset": base_offset, "count": count, "last_offset_delta": last_offset_delta,
                     "size": size, "compression": _CODECS.get(codec) or Compression(codec).name.lower(),
                     "producer_id": producer_id, "producer_epoch": producer_epoch, "base_sequence": base_sequence,
                     "transactional": bool(attributes & 0x10), "control": bool(attributes & 0x20),
@@ -109,9 +113,8 @@ def batch_headers(records) -> list[dict]:
 
 def _body(api_key: int, version: int, frame, is_request: bool):
     """(decoded message, header size) of a frame."""
-    if is_request:
-        hv = api.request_header_version(api_key, version)
-        _, pos = api.RequestHeader.decode_from(frame, 0, hv)
+    if is_request:   # (the header's fields came with the frame: only where the body starts is read)
+        pos = request_body_offset(frame, api.request_header_version(api_key, version) == 2)
         # bytes: the codec decodes a large memoryview twice (a small window first)
         return api.decode_request(api_key, version, bytes(memoryview(frame)[pos:])), pos
     hv = api.response_header_version(api_key, version)
@@ -125,8 +128,7 @@ def _produce_batches(msg) -> tuple[list[dict], set]:
     for t in msg.topic_data:
         name = t.name or (str(t.topic_id) if getattr(t, "topic_id", None) else "")
         for p in t.partition_data:
-            for b in batch_headers(p.records):
-                batches.append({"topic": name, "partition": p.index, **b})
+            batch_headers(p.records, name, p.index, batches)
     return batches, set()
 
 
@@ -139,8 +141,7 @@ def _fetch_batches(msg) -> tuple[list[dict], set]:
         for p in t.partitions:
             if p.error_code:
                 errors.add(p.error_code)
-            for b in batch_headers(p.records):
-                batches.append({"topic": name, "partition": p.partition_index, **b})
+            batch_headers(p.records, name, p.partition_index, batches)
     return batches, errors
 
 
@@ -224,4 +225,4 @@ def event_record(ev: dict) -> dict:
 
 
 def api_name(api_key: int) -> str:
-    return api.API_KEYS.get(api_key, f"api{api_key}")
+    return api.API_KEYS.get(api_key) or f"api{api_key}"

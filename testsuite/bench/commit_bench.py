@@ -43,6 +43,7 @@ from pathlib import Path
 
 from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitRequestPartition,
                                             OffsetCommitRequestTopic)
+from kcodec.protocol import ApiKey
 from shim.compat.pymembers import create_topic
 from shim.config import Config
 from shim.localkafka import LocalKafka
@@ -51,7 +52,8 @@ from testsuite.bench.commit_floor_proc import FloorProcess, create_state_topic
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block
 
-COMMIT, FIND_COORDINATOR, PRODUCE = 8, 10, 0
+COMMIT, FIND_COORDINATOR, PRODUCE, METADATA = (ApiKey.OFFSET_COMMIT, ApiKey.FIND_COORDINATOR, ApiKey.PRODUCE,
+                                               ApiKey.METADATA)
 FLOOR_TOPIC = "bench-commits-floor"
 FLOOR_MODES = {"proxy-floor": "goroutines", "proxy-floor-loop": "loop", "proxy-floor-py": "python"}   # side -> mode
 
@@ -76,6 +78,31 @@ async def coordinator_of(bootstrap: str, group: str, timeout: float = 30.0) -> t
                 return found.host, found.port
             if time.monotonic() > deadline:
                 raise ConnectionError(f"FindCoordinator {group} via {bootstrap}: error {found.error_code}")
+            await asyncio.sleep(0.2)
+    finally:
+        client.close()
+
+
+async def partition_leaders(bootstrap: str, topic: str, timeout: float = 30.0) -> dict[int, tuple[str, int]]:
+    """partition -> its leader's (host, port), from Metadata through the first bootstrap address."""
+    from kcodec import api
+    from kcodec.generated.metadata import MetadataRequestTopic
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    client = await UpstreamClient.connect(Config(), host, int(port))
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            v = client.version_for(METADATA, 12)
+            req = api.REQUESTS[METADATA](topics=[MetadataRequestTopic(name=topic)])
+            if v >= 4:
+                req.allow_auto_topic_creation = False
+            resp = await client.request(METADATA, v, req)
+            brokers = {b.node_id: (b.host, b.port) for b in resp.brokers}
+            found = next((t for t in resp.topics if t.name == topic and t.error_code == 0), None)
+            if found is not None and found.partitions and all(p.leader_id in brokers for p in found.partitions):
+                return {p.partition_index: brokers[p.leader_id] for p in found.partitions}
+            if time.monotonic() > deadline:
+                raise ConnectionError(f"no leaders for {topic} via {bootstrap}")
             await asyncio.sleep(0.2)
     finally:
         client.close()
@@ -140,11 +167,11 @@ async def producer(broker: tuple[str, int], partition: int, records: int, until:
 async def round_(bootstrap: str, topic: str, tag: str, committers: int, partitions: int, seconds: float) -> dict:
     latencies: list[float] = []
     if tag.startswith("floor"):
-        host, port = bootstrap.split(",")[0].rsplit(":", 1)
+        leaders = await partition_leaders(bootstrap, FLOOR_TOPIC)     # each Produce to its partition's leader
         until = time.monotonic() + seconds
         t0 = time.monotonic()
-        errors = await asyncio.gather(*(producer((host, int(port)), i % committers, partitions, until, latencies)
-                                        for i in range(committers)))
+        errors = await asyncio.gather(*(producer(leaders[i % len(leaders)], i % len(leaders), partitions, until,
+                                                 latencies) for i in range(committers)))
     else:
         groups = [f"bench-{tag}-{i}" for i in range(committers)]
         if tag.startswith("proxy-floor"):     # the floor answers OffsetCommit only: no FindCoordinator

@@ -22,13 +22,13 @@ class BenchError(RuntimeError):
 
 
 # ---------------------------------------------------------------------------- process figures
-def cpu_seconds(pid: int | None, part: str = "both") -> float:
+def cpu_seconds(pid: int | None, part: str = "both", kids_only: bool = False) -> float:
     """user + sys (or only "user" / "sys") CPU time so far of `pid` and its live child processes
-    (kshim's trace writer; 0 for no process)."""
+    (kshim's trace writer; 0 for no process); with `kids_only`, of the child processes alone."""
     if pid is None:
         return 0.0
     total = 0
-    for p in [pid, *children(pid)]:
+    for p in children(pid) if kids_only else [pid, *children(pid)]:
         try:
             with open(f"/proc/{p}/stat") as f:
                 text = f.read()

@@ -102,10 +102,12 @@ class ProxyBench:
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the tool's JVM, once it has been waited for
         sys0, ours0 = system_busy_s(), self.ours_s()
         u0 = cpu_seconds(target.pid, "user")
+        k0 = cpu_seconds(target.pid, kids_only=True)
         c0, b0, t0 = cpu_seconds(target.pid), cpu_seconds(self.broker_pid), time.monotonic()
         figures, duration, mb = fn()
         wall = time.monotonic() - t0
         c1, b1 = cpu_seconds(target.pid), cpu_seconds(self.broker_pid)
+        kids = cpu_seconds(target.pid, kids_only=True) - k0
         user = cpu_seconds(target.pid, "user") - u0
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         client = r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
@@ -116,7 +118,8 @@ class ProxyBench:
                   broker_cpu_pct=100 * (b1 - b0) / duration, client_cpu_pct=100 * client / wall,
                   others_cores=max(others, 0.0), quiet_before=quiet,
                   proxy_cpu_ms_per_mb=1000 * (c1 - c0) / mb if mb else 0.0,
-                  proxy_user_share=user / (c1 - c0) if c1 > c0 else 0.0, extra={"duration_s": duration})
+                  proxy_user_share=user / (c1 - c0) if c1 > c0 else 0.0,
+                  extra={"duration_s": duration, "children_cpu_ms_per_mb": 1000 * kids / mb if mb else 0.0})
         self.runs.append(run)
         return run
 
@@ -145,7 +148,9 @@ class ProxyBench:
         note = (f"  CPU broker {run.broker_cpu_pct:3.0f}% client {run.client_cpu_pct:3.0f}% "
                 f"others {100 * run.others_cores:3.0f}%")
         if target.via_proxy:
-            note += f" proxy {run.proxy_cpu_pct:3.0f}% ({run.proxy_cpu_ms_per_mb:.2f} ms/MB)"
+            note += f" proxy {run.proxy_cpu_pct:3.0f}% ({run.proxy_cpu_ms_per_mb:.2f} ms/MB"
+            kids = run.extra.get("children_cpu_ms_per_mb")
+            note += f", child processes {kids:.2f})" if kids else ")"
         return note
 
     def consumer(self, target: Target, topic: str, records: int, rnd: int) -> Run:
