@@ -41,6 +41,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from kcodec import api
+from kcodec.generated.metadata import MetadataRequestTopic
 from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitRequestPartition,
                                             OffsetCommitRequestTopic)
 from kcodec.protocol import ApiKey
@@ -58,54 +60,53 @@ FLOOR_TOPIC = "bench-commits-floor"
 FLOOR_MODES = {"proxy-floor": "goroutines", "proxy-floor-loop": "loop", "proxy-floor-py": "python"}   # side -> mode
 
 
+async def ask_until(bootstrap: str, ask, what: str, timeout: float = 30.0):
+    """`await ask(client)` on a connection to the first bootstrap address, every 0.2 s until it
+    returns something other than None (or `timeout` passes: ConnectionError naming `what`)."""
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    client = await UpstreamClient.connect(Config(), host, int(port))
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            got = await ask(client)
+            if got is not None:
+                return got
+            if time.monotonic() > deadline:
+                raise ConnectionError(f"{what} via {bootstrap}: no answer in {timeout:.0f}s")
+            await asyncio.sleep(0.2)
+    finally:
+        client.close()
+
+
 async def coordinator_of(bootstrap: str, group: str, timeout: float = 30.0) -> tuple[str, int]:
     """The group's coordinator as a client finds it (FindCoordinator through `bootstrap`)."""
-    from kcodec import api
-    host, port = bootstrap.split(",")[0].rsplit(":", 1)
-    client = await UpstreamClient.connect(Config(), host, int(port))
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            v = client.version_for(FIND_COORDINATOR, 4)
-            req = api.REQUESTS[FIND_COORDINATOR](key_type=0)
-            if v >= 4:
-                req.coordinator_keys = [group]
-            else:
-                req.key = group
-            resp = await client.request(FIND_COORDINATOR, v, req)
-            found = resp.coordinators[0] if v >= 4 else resp
-            if found.error_code == 0:
-                return found.host, found.port
-            if time.monotonic() > deadline:
-                raise ConnectionError(f"FindCoordinator {group} via {bootstrap}: error {found.error_code}")
-            await asyncio.sleep(0.2)
-    finally:
-        client.close()
+    async def ask(client):
+        v = client.version_for(FIND_COORDINATOR, 4)
+        req = api.REQUESTS[FIND_COORDINATOR](key_type=0)
+        if v >= 4:
+            req.coordinator_keys = [group]
+        else:
+            req.key = group
+        resp = await client.request(FIND_COORDINATOR, v, req)
+        found = resp.coordinators[0] if v >= 4 else resp
+        return (found.host, found.port) if found.error_code == 0 else None
+    return await ask_until(bootstrap, ask, f"FindCoordinator {group}", timeout)
 
 
-async def partition_leaders(bootstrap: str, topic: str, timeout: float = 30.0) -> dict[int, tuple[str, int]]:
+async def partition_leaders(bootstrap: str, topic: str) -> dict[int, tuple[str, int]]:
     """partition -> its leader's (host, port), from Metadata through the first bootstrap address."""
-    from kcodec import api
-    from kcodec.generated.metadata import MetadataRequestTopic
-    host, port = bootstrap.split(",")[0].rsplit(":", 1)
-    client = await UpstreamClient.connect(Config(), host, int(port))
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            v = client.version_for(METADATA, 12)
-            req = api.REQUESTS[METADATA](topics=[MetadataRequestTopic(name=topic)])
-            if v >= 4:
-                req.allow_auto_topic_creation = False
-            resp = await client.request(METADATA, v, req)
-            brokers = {b.node_id: (b.host, b.port) for b in resp.brokers}
-            found = next((t for t in resp.topics if t.name == topic and t.error_code == 0), None)
-            if found is not None and found.partitions and all(p.leader_id in brokers for p in found.partitions):
-                return {p.partition_index: brokers[p.leader_id] for p in found.partitions}
-            if time.monotonic() > deadline:
-                raise ConnectionError(f"no leaders for {topic} via {bootstrap}")
-            await asyncio.sleep(0.2)
-    finally:
-        client.close()
+    async def ask(client):
+        v = client.version_for(METADATA, 12)
+        req = api.REQUESTS[METADATA](topics=[MetadataRequestTopic(name=topic)])
+        if v >= 4:
+            req.allow_auto_topic_creation = False
+        resp = await client.request(METADATA, v, req)
+        brokers = {b.node_id: (b.host, b.port) for b in resp.brokers}
+        found = next((t for t in resp.topics if t.name == topic and t.error_code == 0), None)
+        if found is None or not found.partitions or any(p.leader_id not in brokers for p in found.partitions):
+            return None
+        return {p.partition_index: brokers[p.leader_id] for p in found.partitions}
+    return await ask_until(bootstrap, ask, f"leaders of {topic}")
 
 
 async def timed_requests(address: tuple[str, int], api_key: int, version: int, make_request, error_codes,
