@@ -81,7 +81,8 @@ def _hidden(v) -> str:
     return "<redacted>" if v is not None else None
 
 
-def batch_headers(records, topic: str | None = None, partition: int | None = None, out: list | None = None) -> list[dict]:
+def batch_headers(records, topic: str | None = None, partition: int | None = None,
+                  out: list | None = None) -> list[dict]:
     """The v2 record batch headers of a records blob (no record is decompressed or parsed), each
     dict led by `topic` and `partition` when given; appended to `out` when given."""
     if out is None:

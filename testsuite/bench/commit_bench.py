@@ -11,7 +11,7 @@ With `--nodes 3` the local cluster has three brokers and both sides append to re
 (__consumer_offsets and kshim's state topic: replication factor 3, acks=all), as in production.
 With `--floor`, a third side measures what kshim's durability costs at least: each committer
 instead sends its commit's records (`--partitions` of them, offset-record sized) as a Produce with
-acks=all to one partition of a topic on the broker, one in flight, no kshim in the path: kshim's
+acks=all to one partition of a topic (to its leader), one in flight, no kshim in the path: kshim's
 commit latency cannot go below the broker's own commit latency plus this round trip.
 With `--proxy-floor`, three sides measure stand-ins doing only kshim's durable part (two compiled
 from commit_floor/*.go with Go into build/bench/, one in Python): each answers OffsetCommit v8/v9 itself after
@@ -41,8 +41,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from kcodec import api
-from kcodec.generated.metadata import MetadataRequestTopic
 from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitRequestPartition,
                                             OffsetCommitRequestTopic)
 from kcodec.protocol import ApiKey
@@ -50,63 +48,14 @@ from shim.compat.pymembers import create_topic
 from shim.config import Config
 from shim.localkafka import LocalKafka
 from shim.kafkaclient.client import UpstreamClient
+from testsuite.bench.cluster_lookup import coordinator_of, partition_leaders
 from testsuite.bench.commit_floor_proc import FloorProcess, create_state_topic
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block
 
-COMMIT, FIND_COORDINATOR, PRODUCE, METADATA = (ApiKey.OFFSET_COMMIT, ApiKey.FIND_COORDINATOR, ApiKey.PRODUCE,
-                                               ApiKey.METADATA)
+COMMIT, PRODUCE = ApiKey.OFFSET_COMMIT, ApiKey.PRODUCE
 FLOOR_TOPIC = "bench-commits-floor"
 FLOOR_MODES = {"proxy-floor": "goroutines", "proxy-floor-loop": "loop", "proxy-floor-py": "python"}   # side -> mode
-
-
-async def ask_until(bootstrap: str, ask, what: str, timeout: float = 30.0):
-    """`await ask(client)` on a connection to the first bootstrap address, every 0.2 s until it
-    returns something other than None (or `timeout` passes: ConnectionError naming `what`)."""
-    host, port = bootstrap.split(",")[0].rsplit(":", 1)
-    client = await UpstreamClient.connect(Config(), host, int(port))
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            got = await ask(client)
-            if got is not None:
-                return got
-            if time.monotonic() > deadline:
-                raise ConnectionError(f"{what} via {bootstrap}: no answer in {timeout:.0f}s")
-            await asyncio.sleep(0.2)
-    finally:
-        client.close()
-
-
-async def coordinator_of(bootstrap: str, group: str, timeout: float = 30.0) -> tuple[str, int]:
-    """The group's coordinator as a client finds it (FindCoordinator through `bootstrap`)."""
-    async def ask(client):
-        v = client.version_for(FIND_COORDINATOR, 4)
-        req = api.REQUESTS[FIND_COORDINATOR](key_type=0)
-        if v >= 4:
-            req.coordinator_keys = [group]
-        else:
-            req.key = group
-        resp = await client.request(FIND_COORDINATOR, v, req)
-        found = resp.coordinators[0] if v >= 4 else resp
-        return (found.host, found.port) if found.error_code == 0 else None
-    return await ask_until(bootstrap, ask, f"FindCoordinator {group}", timeout)
-
-
-async def partition_leaders(bootstrap: str, topic: str) -> dict[int, tuple[str, int]]:
-    """partition -> its leader's (host, port), from Metadata through the first bootstrap address."""
-    async def ask(client):
-        v = client.version_for(METADATA, 12)
-        req = api.REQUESTS[METADATA](topics=[MetadataRequestTopic(name=topic)])
-        if v >= 4:
-            req.allow_auto_topic_creation = False
-        resp = await client.request(METADATA, v, req)
-        brokers = {b.node_id: (b.host, b.port) for b in resp.brokers}
-        found = next((t for t in resp.topics if t.name == topic and t.error_code == 0), None)
-        if found is None or not found.partitions or any(p.leader_id not in brokers for p in found.partitions):
-            return None
-        return {p.partition_index: brokers[p.leader_id] for p in found.partitions}
-    return await ask_until(bootstrap, ask, f"leaders of {topic}")
 
 
 async def timed_requests(address: tuple[str, int], api_key: int, version: int, make_request, error_codes,

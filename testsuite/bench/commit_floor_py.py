@@ -5,7 +5,8 @@ answered with kcodec's generated classes; each committed partition queued as one
 record's sizes: key 40 bytes, value 44 bytes) to one writer that sends rounds as kshim's StateLog
 does (one round in flight, everything queued meanwhile in the next round, one batch per state
 partition: shim.state.batch.encode_batch, one Produce acks=all per partition leader, sent
-together), and each answer written once its round is acknowledged. ApiVersions is answered locally; nothing else is served (no groups, no checks).
+together), and each answer written once its round is acknowledged. ApiVersions is answered
+locally; nothing else is served (no groups, no checks).
 
 What kshim spends per commit above this is its coordinator and routing; what this spends above the
 Go floors (commit_floor/*.go) is the interpreter's and the event loop's.
@@ -26,15 +27,14 @@ from kcodec.frames import FrameSplitter, length_prefix, peek_request
 from kcodec.generated.api_versions import ApiVersion, ApiVersionsResponse
 from kcodec.generated.offset_commit import (OffsetCommitResponse, OffsetCommitResponsePartition,
                                             OffsetCommitResponseTopic)
-from kcodec.generated.metadata import MetadataRequest, MetadataRequestTopic
 from kcodec.generated.produce import PartitionProduceData, ProduceRequest, TopicProduceData
 from shim.config import Config
 from shim.kafkaclient.client import UpstreamClient
 from shim.groupservice.bodies import read_request
 from shim.state.batch import encode_batch
+from testsuite.bench.cluster_lookup import partition_leaders
 
-API_VERSIONS, OFFSET_COMMIT, PRODUCE, METADATA = (ApiKey.API_VERSIONS, ApiKey.OFFSET_COMMIT, ApiKey.PRODUCE,
-                                                 ApiKey.METADATA)
+API_VERSIONS, OFFSET_COMMIT, PRODUCE = ApiKey.API_VERSIONS, ApiKey.OFFSET_COMMIT, ApiKey.PRODUCE
 KEY, VALUE = b"k" * 40, b"v" * 44
 COORDINATOR_NOT_AVAILABLE = 15
 
@@ -47,25 +47,19 @@ def _frame(api_key: int, version: int, correlation_id: int, body) -> bytes:
 class Writer:
     """kshim's group commit, reduced: (partition, records, done) queued; one round in flight."""
 
-    def __init__(self, clients: dict[int, UpstreamClient], leaders: dict[int, int], topic: str, partitions: int):
-        self.clients, self.leaders = clients, leaders       # node id -> connection; partition -> node id
+    def __init__(self, clients: dict[tuple[str, int], UpstreamClient], leaders: dict[int, tuple[str, int]],
+                 topic: str, partitions: int):
+        self.clients, self.leaders = clients, leaders       # leader -> connection; partition -> leader
         self.topic, self.partitions = topic, partitions
         self.queue: list[tuple[int, int, object]] = []
         self.wake: asyncio.Future | None = None
 
     @classmethod
-    async def connect(cls, host: str, port: int, topic: str, partitions: int) -> "Writer":
-        """A connection to each leader of the state topic's partitions (Metadata through host:port)."""
-        first = await UpstreamClient.connect(Config(), host, port)
-        req = MetadataRequest(topics=[MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False)
-        resp = await first.request(METADATA, first.version_for(METADATA, 12), req)
-        brokers = {b.node_id: (b.host, b.port) for b in resp.brokers}
-        leaders = {p.partition_index: p.leader_id for t in resp.topics if t.name == topic for p in t.partitions
-                   if p.leader_id in brokers}
-        clients = {}
-        for node in sorted(set(leaders.values())):
-            clients[node] = await UpstreamClient.connect(Config(), *brokers[node])
-        first.close()
+    async def connect(cls, upstream: str, topic: str, partitions: int) -> "Writer":
+        """A connection to each leader of the state topic's partitions."""
+        leaders = await partition_leaders(upstream, topic)
+        clients = {address: await UpstreamClient.connect(Config(), *address)
+                   for address in sorted(set(leaders.values()))}
         return cls(clients, leaders, topic, partitions)
 
     def append(self, partition: int, records: int, done) -> None:
@@ -73,12 +67,12 @@ class Writer:
         if self.wake is not None and not self.wake.done():
             self.wake.set_result(None)
 
-    async def _produce(self, node: int, counts: dict[int, int], now: int) -> set[int]:
-        """The failed partitions of one Produce to `node`."""
+    async def _produce(self, leader: tuple[str, int], counts: dict[int, int], now: int) -> set[int]:
+        """The failed partitions of one Produce to `leader`."""
         req = ProduceRequest(acks=-1, timeout_ms=5000, topic_data=[TopicProduceData(name=self.topic, partition_data=[
             PartitionProduceData(index=p, records=encode_batch([(KEY, VALUE)] * n, now)) for p, n in counts.items()])])
         try:
-            resp = await self.clients[node].request(PRODUCE, 9, req)
+            resp = await self.clients[leader].request(PRODUCE, 9, req)
             return {pr.index for t in resp.responses for pr in t.partition_responses if pr.error_code}
         except (OSError, ConnectionError, asyncio.TimeoutError):
             return set(counts)
@@ -90,17 +84,14 @@ class Writer:
                 self.wake = loop.create_future()
                 await self.wake
             entries, self.queue = self.queue, []
-            by_node: dict[int, dict[int, int]] = {}
-            failed: set[int] = set()
+            by_leader: dict[tuple[str, int], dict[int, int]] = {}
             for p, n, _ in entries:
-                node = self.leaders.get(p)
-                if node is None:
-                    failed.add(p)
-                    continue
-                counts = by_node.setdefault(node, {})
+                counts = by_leader.setdefault(self.leaders[p], {})
                 counts[p] = counts.get(p, 0) + n
             now = int(time.time() * 1000)
-            for bad in await asyncio.gather(*(self._produce(node, counts, now) for node, counts in by_node.items())):
+            failed: set[int] = set()
+            for bad in await asyncio.gather(*(self._produce(leader, counts, now)
+                                              for leader, counts in by_leader.items())):
                 failed |= bad
             for p, _, done in entries:
                 done(COORDINATOR_NOT_AVAILABLE if p in failed else 0)
@@ -141,8 +132,7 @@ class Client(asyncio.Protocol):
 
 
 async def serve(listen: str, upstream: str, topic: str, partitions: int) -> None:
-    host, port = upstream.split(",")[0].rsplit(":", 1)
-    writer = await Writer.connect(host, int(port), topic, partitions)
+    writer = await Writer.connect(upstream, topic, partitions)
     task = asyncio.get_running_loop().create_task(writer.run())
     lhost, lport = listen.rsplit(":", 1)
     server = await asyncio.get_running_loop().create_server(lambda: Client(writer), lhost, int(lport))
