@@ -46,7 +46,7 @@ class Connection:
         self.emit = emit
         self.bodies = bodies
         self.opened_by_syn = opened_by_syn
-        self.pending: OrderedDict[int, tuple] = OrderedDict()   # corr -> (api key, version)
+        self.pending: OrderedDict[int, tuple] = OrderedDict()   # corr -> (api key, version, ts)
         self.context: dict[int, dict] = {}                       # corr -> a request's group fields
         self.last_corr: int | None = None
         self.client_id: str | None = None
@@ -55,6 +55,7 @@ class Connection:
         self.unmatched = 0               # answers to no request seen
         self.undecoded = 0
         self.closed = False
+        self.closing_at: float | None = None       # capture time of its RST / last FIN
         self.saw_data = False            # the client's first bytes seen (TLS is told from them)
         self.early: dict[int, tuple] = {}          # corr -> (frame, ts) of answers seen before their request
         self.fins: set = set()           # the directions that sent a FIN
@@ -87,7 +88,7 @@ class Connection:
             self.client_id = header.client_id
         expects = not (key == PRODUCE and _acks(frame) == 0)
         if expects:
-            self.pending[corr] = (key, version)
+            self.pending[corr] = (key, version, ts)
             if len(self.pending) > MAX_PENDING:
                 self.pending.popitem(last=False)
         rec = self._base(ts, C2B)
@@ -106,6 +107,8 @@ class Connection:
         early = self.early.pop(corr, None)
         if early is not None and corr in self.pending:
             self._response(early[0], max(early[1], ts))
+        elif expects:
+            self.down.sink.retry()        # its answer may be among bytes kept out of step
 
     def _response(self, frame: bytes, ts: float) -> None:
         if len(frame) < 4:
@@ -125,9 +128,8 @@ class Connection:
         while next(iter(self.pending)) != corr:     # asked before it, in request order: never answered
             self.pending.popitem(last=False)
             self.unanswered += 1
-        found = self.pending.pop(corr)
-        key, version = found
-        rec = self._base(ts, B2C)
+        key, version, asked = self.pending.pop(corr)
+        rec = self._base(max(ts, asked), B2C)     # an answer captured before its request: not before it
         rec.update(api_key=key, api=R.api_name(key), api_version=version, corr=corr, size=len(frame))
         if R.wants_frame(key, False, self.bodies):
             rec.update(R.describe(key, version, frame, False, self.bodies))

@@ -23,6 +23,9 @@ from kcodec import api
 
 MAX_FRAME = 256 * 1024 * 1024
 RESYNC_SCAN = 64 * 1024 * 1024    # the largest frame waited for while out of step (fetch.max.bytes is 50 MB)
+# out of step on the broker side, bytes no waiting request explains are kept up to this much: the
+# capture may have written an answer before its request (the two directions' packets out of order)
+EARLY_HOLD = 1024 * 1024
 # where a request may start (checked by request_header_ok): a size below 256 MB, an API key below 128, a
 # version below 32, a correlation id >= 0 and a client id length of -1 or below 256 (lookahead: overlapping)
 _RESPONSE_START: dict = {}        # the high two bytes of waiting correlation ids -> expression (framing)
@@ -98,6 +101,7 @@ class Framer:
         self.cands: dict[int, object] = {}
         self.scan_from = 0
         self.searched: set[int] = set()
+        self.running = False
 
     # -------------------------------------------------------------- HalfStream's sink
     def midstream(self, ts: float) -> None:
@@ -134,6 +138,11 @@ class Framer:
             if n == left:
                 return
         self._lose_step()
+
+    def retry(self) -> None:
+        """A request newly waiting for its answer: look for that answer in what is kept out of step."""
+        if not self.synced and self.buf and not self.running:
+            self._run()
 
     def end(self, ts: float) -> None:
         if self.buf and self.synced and self.want:
@@ -172,6 +181,13 @@ class Framer:
         self.searched.clear()
 
     def _run(self) -> None:
+        self.running = True
+        try:
+            self._frames()
+        finally:
+            self.running = False
+
+    def _frames(self) -> None:
         buf = self.buf
         while True:
             if not self.synced and not self._resync():
@@ -198,7 +214,8 @@ class Framer:
         """Find the next frame boundary in the buffer; False: need more bytes. Candidates are looked
         for once per byte (new bytes, and old ones for a request newly waiting for its answer); one whose
         frame is all here and decodes wins; else the buffer is kept from the first one still arriving
-        (no larger than RESYNC_SCAN); else all but a short tail is skipped."""
+        (no larger than RESYNC_SCAN); else, on the broker side, up to EARLY_HOLD is kept for requests still to
+        come; else all but a short tail is skipped."""
         buf, cands = self.buf, self.cands
         start = max(self.scan_from - 16, 0)
         if not self.requests and self.conn.up.held:
@@ -225,6 +242,8 @@ class Framer:
             self.skipped_bytes += waiting
             self._drop(waiting)
             return False
+        if not self.requests and len(buf) <= EARLY_HOLD:
+            return False                  # kept: its request may come next (retry)
         keep = 64 if len(buf) > 64 else len(buf)
         self.skipped_bytes += len(buf) - keep
         self._drop(len(buf) - keep)

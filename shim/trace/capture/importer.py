@@ -10,6 +10,7 @@ and named, never guessed at.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
 from kcodec.protocol import ApiKey
@@ -18,6 +19,9 @@ from .connections import Connection
 from .framing import request_header_ok
 from .packets import ACK, FIN, RST, SYN, Segment
 
+# a connection's RST or last FIN closes it this long (capture time) later: a capture may write the two
+# directions' packets out of order, so data sent before the close can come after it in the file
+CLOSE_LINGER_S = 1.0
 FIRST_REQUESTS = frozenset({int(ApiKey.API_VERSIONS), int(ApiKey.METADATA), int(ApiKey.SASL_HANDSHAKE)})
 
 
@@ -56,6 +60,7 @@ class Importer:
         self.conns: dict[tuple, Connection] = {}    # (client, server) -> open connection
         self.flows: dict[tuple, Flow] = {}          # frozenset of ends -> flow verdict
         self.done: list[Connection] = []
+        self.closing: deque[Connection] = deque()    # closed by RST / FIN, in the order seen
         self.next_id = 0
         self.stats = ImportStats()
         self.last_ts = 0.0
@@ -69,9 +74,15 @@ class Importer:
     # -------------------------------------------------------------- segments
     def feed(self, seg: Segment) -> None:
         self.last_ts = seg.ts
+        while self.closing and seg.ts - self.closing[0].closing_at > CLOSE_LINGER_S:
+            self._close(self.closing.popleft(), seg.ts)
         key = (seg.src, seg.dst)
         conn = self.conns.get(key) or self.conns.get((seg.dst, seg.src))
         if seg.flags & SYN and not seg.flags & ACK:      # a new connection from seg.src
+            if conn is not None and not conn.opened_by_syn and not (conn.up.bytes or conn.down.bytes):
+                conn.opened_by_syn = True                # its SYN+ACK was captured first
+                conn.up.syn(seg.seq)
+                return
             if conn is not None:
                 self._close(conn, seg.ts)
             flow = self.flows[frozenset(key)] = Flow(client=seg.src, syn_seq=seg.seq)
@@ -102,12 +113,12 @@ class Importer:
             return
         if seg.wire_len:
             half.segment(seg.seq, seg.data, seg.wire_len, seg.ts)
-        if seg.flags & RST:
-            self._close(conn, seg.ts)
-        elif seg.flags & FIN:
+        if seg.flags & RST or seg.flags & FIN and len(conn.fins | {c2b}) == 2:
+            if conn.closing_at is None:
+                conn.closing_at = seg.ts
+                self.closing.append(conn)
+        if seg.flags & FIN:
             conn.fins.add(c2b)
-            if len(conn.fins) == 2:
-                self._close(conn, seg.ts)
 
     def _classify(self, seg: Segment) -> None:
         """A segment of a connection not known to be Kafka: decided on here (held until the client's
@@ -167,8 +178,11 @@ class Importer:
         return conn
 
     def _close(self, conn: Connection, ts: float) -> None:
+        """Ends a connection: at its RST / last FIN if one was seen (a new SYN on its ends, the
+        capture's end or CLOSE_LINGER_S after it), else now."""
         if conn.closed:
             return
+        ts = conn.closing_at if conn.closing_at is not None else ts
         conn.closed = True
         conn.up.close(ts)
         conn.down.close(ts)
@@ -179,6 +193,8 @@ class Importer:
     def finish(self) -> list[dict]:
         """Ends what is still open (without a close record: the capture ended, not the connection);
         returns the per-connection figures."""
+        while self.closing:
+            self._close(self.closing.popleft(), self.last_ts)
         for conn in list(self.conns.values()):
             conn.up.close(self.last_ts)
             conn.down.close(self.last_ts)
