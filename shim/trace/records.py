@@ -124,10 +124,24 @@ def _body(api_key: int, version: int, frame, is_request: bool):
     return api.decode_response(api_key, version, bytes(memoryview(frame)[pos:])), pos
 
 
+_TOPIC_TEXT: dict = {}   # topic id -> its text (Produce v13 / Fetch v13+ name topics by id only)
+
+
+def _topic_text(topic_id) -> str:
+    if not topic_id:
+        return ""
+    text = _TOPIC_TEXT.get(topic_id)
+    if text is None:
+        if len(_TOPIC_TEXT) > 4096:
+            _TOPIC_TEXT.clear()
+        text = _TOPIC_TEXT[topic_id] = str(topic_id)
+    return text
+
+
 def _produce_batches(msg) -> tuple[list[dict], set]:
     batches = []
     for t in msg.topic_data:
-        name = t.name or (str(t.topic_id) if getattr(t, "topic_id", None) else "")
+        name = t.name or _topic_text(getattr(t, "topic_id", None))
         for p in t.partition_data:
             batch_headers(p.records, name, p.index, batches)
     return batches, set()
@@ -138,7 +152,7 @@ def _fetch_batches(msg) -> tuple[list[dict], set]:
     if msg.error_code:
         errors.add(msg.error_code)
     for t in msg.responses:
-        name = t.topic or (str(t.topic_id) if getattr(t, "topic_id", None) else "")
+        name = t.topic or _topic_text(getattr(t, "topic_id", None))
         for p in t.partitions:
             if p.error_code:
                 errors.add(p.error_code)

@@ -107,6 +107,19 @@ def test_produce_and_fetch_batch_headers(tmp_path):
     assert [b.get("count") for b in fr["batches"]] == [3, 2, None] and fr["batches"][2]["truncated"]
 
 
+def test_batch_headers_name_topics_by_id_where_the_request_does():
+    """Produce v13 names topics by id only: the batch headers carry the id's text."""
+    import uuid
+
+    from kcodec.generated.produce import PartitionProduceData, TopicProduceData
+    ids = [uuid.UUID(int=7), uuid.UUID(int=9)]
+    produce = api.REQUESTS[0](acks=-1, timeout_ms=1000, topic_data=[TopicProduceData(
+        topic_id=i, partition_data=[PartitionProduceData(index=0, records=batch(1))]) for i in ids])
+    for _ in range(2):       # the second time from the ids' texts already made
+        got = R.describe(0, 13, req(0, 13, 1, produce), True, False)
+        assert [b["topic"] for b in got["batches"]] == [str(i) for i in ids]
+
+
 def test_bodies_flag_adds_produce_bodies(tmp_path):
     from kcodec.generated.produce import PartitionProduceData, TopicProduceData
     produce = api.REQUESTS[0](acks=1, timeout_ms=1000, topic_data=[TopicProduceData(
