@@ -15,6 +15,7 @@ An older broker matches none (kshim refuses to start; `coordinator_version` over
 from __future__ import annotations
 
 from kcodec.generated.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
+from kcodec.generated.share_group_heartbeat import ShareGroupHeartbeatRequest
 from kcodec.protocol import ApiKey, Error
 
 RELEASES = ("3.9", "4.0", "4.1", "4.2", "4.3", "4.4")
@@ -58,6 +59,15 @@ def consumer_protocol_probe():
 
 def consumer_protocol_enabled(error_code: int) -> bool:
     return error_code != int(Error.UNSUPPORTED_VERSION)
+
+
+def share_protocol_probe():
+    """A ShareGroupHeartbeat that changes nothing: an empty group id. A broker with share groups on
+    (the share.version feature) refuses it INVALID_REQUEST ("GroupId can't be empty."); one with them
+    off answers UNSUPPORTED_VERSION before anything else (KafkaApis.handleShareGroupHeartbeat:
+    isShareGroupProtocolEnabled), for every share group API."""
+    return ShareGroupHeartbeatRequest(group_id="", member_id="", member_epoch=0, rack_id=None,
+                                      subscribed_topic_names=None)
 
 
 def identify(broker_versions: dict[int, tuple[int, int]]) -> str | None:

@@ -97,6 +97,9 @@ class BrokerGroups:
         # adoption.py's HandOver (a streams join on an Empty classic group); it uses this object, so it
         # is set once both exist
         self.hand_over = None
+        # False: the upstream has share groups off (ProxyServer._probe_share_protocol) and answers every
+        # share API UNSUPPORTED_VERSION before looking at groups or rights: they all pass through
+        self.share_protocol = True
 
     def install(self) -> None:
         for api_key in KIND_OF_API:
@@ -115,6 +118,10 @@ class BrokerGroups:
             return True
         kind = KIND_OF_API[slot.api_key]
         gids, batch = group_ids(slot.api_key, slot.version, req)
+        if kind == SHARE and not self.share_protocol:     # answered before groups and rights are looked at
+            if self.authz is None or self.authz.admitted(session):
+                self._spawn(self.forward(session, slot, frame, req, gids, batch))
+            return True
         denied = self._denied(session, slot, gids)
         if denied is None:
             return True

@@ -21,6 +21,7 @@ from kcodec import api
 
 from ..config import Config, ConfigError
 from ..coordinator.releases import (GROUP_RANGES, NEWEST, consumer_protocol_enabled, consumer_protocol_probe, identify,
+                                    share_protocol_probe,
                                     unsupported_message)
 from ..kafkaclient.client import UpstreamClient, upstream_tls
 from .faults import FaultInjector
@@ -31,6 +32,7 @@ from .topology import Broker, Topology
 from .versions import advertised_range
 
 CONSUMER_GROUP_HEARTBEAT = api.ApiKey.CONSUMER_GROUP_HEARTBEAT
+SHARE_GROUP_HEARTBEAT = api.ApiKey.SHARE_GROUP_HEARTBEAT
 
 log = logging.getLogger("kshim.proxy")
 
@@ -193,6 +195,7 @@ class Proxy:
                 self.cluster_id = resp.cluster_id
                 if self.consumer_protocol is None and self.groups is not None:
                     await self._probe_consumer_protocol(client)
+                    await self._probe_share_protocol(client)
                 return brokers, client.versions
             except (OSError, asyncio.TimeoutError, ConnectionError) as e:
                 errors.append(f"{host}:{port}: {e or type(e).__name__}")
@@ -218,6 +221,24 @@ class Proxy:
         if not self.consumer_protocol:
             log.info("the upstream's group coordinator has the consumer group protocol (KIP-848) off: "
                      "kshim answers ConsumerGroupHeartbeat and ConsumerGroupDescribe UNSUPPORTED_VERSION, as it does")
+
+    async def _probe_share_protocol(self, client) -> None:
+        """Are share groups (KIP-932) on upstream? Off (Kafka 4.0 and 4.1's default), the broker answers
+        every share group API UNSUPPORTED_VERSION whatever group it names: kshim then passes them all
+        on (broker_groups.py), not answering for its own groups first."""
+        if SHARE_GROUP_HEARTBEAT not in client.versions:
+            return
+        version = min(client.versions[SHARE_GROUP_HEARTBEAT][1], api.VERSIONS[SHARE_GROUP_HEARTBEAT][1])
+        try:
+            answer = await client.request(SHARE_GROUP_HEARTBEAT, version, share_protocol_probe())
+        except (OSError, asyncio.TimeoutError, ConnectionError, api.DecodeError) as e:
+            log.warning("could not ask the upstream whether share groups are on (%s); kshim assumes they are", e)
+            return
+        on = consumer_protocol_enabled(answer.error_code)
+        self.groups.broker_groups.share_protocol = on
+        if not on:
+            log.info("the upstream has share groups (KIP-932) off: their APIs pass through to it, which "
+                     "answers UNSUPPORTED_VERSION")
 
     async def _refresh_loop(self) -> None:
         while True:

@@ -189,3 +189,32 @@ def test_streams_topology_description_update_goes_to_the_groups_coordinator():
     assert int(key) == 93 and KIND_OF_API[key] == STREAMS and key in SHARE_AND_STREAMS
     req = api.REQUESTS[key](group_id="app", member_id="m", topology_epoch=1)
     assert group_ids(key, 0, req) == (["app"], None)
+
+
+def test_with_share_groups_off_upstream_every_share_api_passes_through():
+    """A broker with share groups off (Kafka 4.0 and 4.1's default) answers every share API
+    UNSUPPORTED_VERSION before it looks at the group (KafkaApis.handleShareGroupHeartbeat): kshim
+    passes them on, also for a group it holds, instead of answering that group as another type.
+    Found by the wire differential tester against 4.1.2 (seeds 2012, 2015, 2022)."""
+    from kcodec.generated.request_header import RequestHeader
+    from kcodec.generated.share_group_heartbeat import ShareGroupHeartbeatRequest
+    from shim.coordinator.releases import share_protocol_probe
+    version = api.VERSIONS[ApiKey.SHARE_GROUP_HEARTBEAT][1]
+    beat = ShareGroupHeartbeatRequest(group_id="g", member_id="m" * 22, member_epoch=0, subscribed_topic_names=["t"])
+    hv = api.request_header_version(ApiKey.SHARE_GROUP_HEARTBEAT, version)
+    frame = RequestHeader(request_api_key=ApiKey.SHARE_GROUP_HEARTBEAT, request_api_version=version,
+                          correlation_id=5, client_id="c").encode(hv) + beat.encode(version)
+    slot = SimpleNamespace(api_key=ApiKey.SHARE_GROUP_HEARTBEAT, version=version, correlation_id=5)
+    session = SimpleNamespace(closed=False, completed=[], complete=lambda s, a: session.completed.append(a))
+    for share_on, forwarded in ((True, []), (False, ["g"])):
+        groups = _broker_groups("4.1")
+        groups.authz, groups.hand_over, groups.share_protocol = None, None, share_on
+        groups.kshim_holds = lambda gid: gid == "g"
+        sent = []
+        groups.forward = lambda s, sl, f, req, gids, batch: sent.extend(gids)
+        groups._spawn = lambda coro: None
+        session.completed.clear()
+        assert groups.handle(session, slot, memoryview(frame)) is True
+        assert sent == forwarded and len(session.completed) == (1 if share_on else 0)
+    # the probe that tells: a heartbeat with an empty group id, which changes nothing where share groups are on
+    assert share_protocol_probe().group_id == "" and share_protocol_probe().encode(version)

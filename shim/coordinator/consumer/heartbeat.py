@@ -166,7 +166,10 @@ def _group_for_join(c: "CoordinatorState", req) -> tuple[ConsumerGroup, bool, ob
                 return plan_upgrade(c, classic), True, classic
             except UpgradeRefused as e:
                 raise HeartbeatError(e.code, e.message) from None
-    return ConsumerGroup(gid, group_epoch=1, assignment_epoch=1), True, None
+    # a new group's epochs: 1 from Kafka 4.3 (ModernGroup's groupEpoch.set(1), TargetAssignmentMetadata
+    # .INITIAL); 0 before, and its first heartbeat bumps the epoch whatever it changed
+    first = 1 if at_least(c.cfg.release, "4.3") else 0
+    return ConsumerGroup(gid, group_epoch=first, assignment_epoch=first), True, None
 
 
 def _reported(req) -> dict | None:
@@ -240,6 +243,9 @@ def _heartbeat(c: "CoordinatorState", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
     # maybeUpdateRegularExpressions: a switch to a regex not resolved yet bumps when its resolution arrives, not now
     bump = sub_changed and (set(m.subscribed_topic_names) != old_names or m.subscribed_topic_regex is None
                             or m.subscribed_topic_regex in g.regex_topics)
+    if g.group_epoch == 0 and not at_least(c.cfg.release, "4.3"):   # 4.2 and before: "a newly created
+        # group must move away from epoch 0" (GroupMetadataManager.consumerGroupHeartbeat)
+        bump = True
     if not bump and at_least(c.cfg.release, "4.4"):
         # hasPreferredServerAssignorChanged (Kafka 4.4, KAFKA-20434), on every heartbeat: the group's preferred
         # assignor before it (map order) against the one with this member (copied map order) bumps the epoch

@@ -62,6 +62,20 @@ def test_member_joins_empty_group_epoch_two(h):
     assert (g.group_epoch, g.assignment_epoch, g.state) == (2, 2, "Stable")
 
 
+@pytest.mark.parametrize("release", ["4.0", "4.2"])
+def test_before_4_3_a_new_group_starts_at_epoch_zero_and_its_first_heartbeat_bumps(release):
+    """Kafka 4.0-4.2: a new consumer group is at epoch 0 and its first heartbeat bumps it whatever it
+    changed ("a newly created group must move away from epoch 0"); from 4.3 it starts at 1 (above)."""
+    h = ConsumerHarness({"foo": 6}, release=release)
+    r = h.cgh(topics=["foo"])
+    assert (r.error_code, r.member_epoch) == (0, 1) and h.names(r.assignment) == {"foo": [0, 1, 2, 3, 4, 5]}
+    assert (h.cg().group_epoch, h.cg().assignment_epoch) == (1, 1)
+    r = h.cgh(gid="g2", topics=None, regex="fo.*")      # a regex not resolved yet still bumps the new group
+    assert (r.error_code, r.member_epoch) == (0, 1) and h.names(r.assignment) == {}
+    _resolved(h)
+    assert h.cg("g2").group_epoch == 2
+
+
 def test_heartbeat_without_changes_carries_no_assignment(h):
     h.cgh()
     r = h.cgh(epoch=2, rebalance=-1, topics=None, owned={"foo": range(6)})
