@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from .. import errors as E
 from ..metadata_size import metadata_too_large
+from ..releases import at_least
 
 if TYPE_CHECKING:
     from ..coordinator_state import CoordinatorState
@@ -60,8 +61,8 @@ def commit_error(c: "CoordinatorState", ctx: "Ctx", req, txn: bool = False, part
     # members of the classic protocol (online migration) get the classic group's error; a transactional
     # commit gets ILLEGAL_GENERATION before v6 (TxnOffsetCommitRequest.supportsStaleMemberEpochError)
     stale = E.ILLEGAL_GENERATION if (txn and ctx.version < 6) or m.classic is not None else E.STALE_MEMBER_EPOCH
-    if epoch > m.member_epoch:
-        return stale
+    if epoch > m.member_epoch or not at_least(c.cfg.release, "4.3"):
+        return stale                  # before 4.3: the epoch must be the member's (validateMemberEpoch)
     # KIP-1251 (ConsumerGroup.createAssignmentEpochValidator): an older epoch is fine for partitions
     # the member holds, assigned or pending revocation, since that epoch or earlier
     for info, partition in partitions:

@@ -28,8 +28,12 @@ def _reports_any(reported: dict | None, parts: dict) -> bool:
 
 
 def next_state(m: ConsumerMember, target_epoch: int, target: dict, reported: dict | None,
-               owners: dict, subscribed_ids: set, subscription_changed: bool):
-    """(epoch, previous epoch, state, assigned, pending) or None when nothing changes."""
+               owners: dict, subscribed_ids: set, subscription_changed: bool, before_4_2: bool = False):
+    """(epoch, previous epoch, state, assigned, pending) or None when nothing changes. `before_4_2`:
+    Kafka 4.0 and 4.1's builder, which does not look at the subscription (no drop of unsubscribed
+    topics) and moves a member that revoked everything on from its epoch + 1."""
+    if before_4_2:
+        subscription_changed = False
     st = m.state
     if st == STABLE:
         if m.member_epoch != target_epoch:
@@ -42,7 +46,7 @@ def next_state(m: ConsumerMember, target_epoch: int, target: dict, reported: dic
             if subscription_changed:
                 return _drop_unsubscribed(m, subscribed_ids, reported)
             return None
-        return compute_next(m, target_epoch, target, reported, owners)
+        return compute_next(m, target_epoch, target, reported, owners, m.member_epoch + before_4_2)
     if st == UNRELEASED:
         return compute_next(m, target_epoch, target, reported, owners)
     if st == UNKNOWN:
@@ -66,8 +70,13 @@ def _drop_unsubscribed(m: ConsumerMember, subscribed_ids: set, reported: dict | 
     return m.member_epoch, m.member_epoch, STABLE, keep, {}
 
 
-def compute_next(m: ConsumerMember, target_epoch: int, target: dict, reported: dict | None, owners: dict):
+def compute_next(m: ConsumerMember, target_epoch: int, target: dict, reported: dict | None, owners: dict,
+                 epoch: int | None = None):
+    """`epoch`: the member's epoch while it revokes (CurrentAssignmentBuilder.computeNextAssignment's
+    memberEpoch: its own, but after a revocation in Kafka 4.0-4.1 its own + 1)."""
     mid = m.member_id
+    if epoch is None:
+        epoch = m.member_epoch
     keep: dict = {}
     revoke: dict = {}
     for t, ps in m.assigned.items():
@@ -103,7 +112,7 @@ def compute_next(m: ConsumerMember, target_epoch: int, target: dict, reported: d
     # Every outcome goes through ConsumerGroupMember.Builder.updateMemberEpoch, which makes the
     # current epoch the previous one, even when the epoch stays the same
     if revoke and _reports_any(reported, revoke):
-        return m.member_epoch, m.member_epoch, UNREVOKED, keep, revoke
+        return epoch, m.member_epoch, UNREVOKED, keep, revoke
     prev = m.member_epoch
     for t, ps in add.items():
         k = keep.get(t)

@@ -4,7 +4,8 @@ Subscriptions are resolved against live metadata (`c.topics`): names that exist 
 matched by the group's resolved regexes. The metadata snapshot (topic id -> partition count of the
 subscribed topics) stands for Kafka's metadata hash: a change bumps the group epoch. The target is
 recomputed when the group epoch is ahead of the assignment epoch and the last computation is at least
-`consumer_assignment_interval_ms` old; only members whose target changed get a record.
+`consumer_assignment_interval_ms` old (from Kafka 4.3; before, no interval); only members whose target
+changed get a record.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from .persist import write_current, write_group, write_member, write_target
 from .reconcile import FencedEpoch, next_state
 from ..assignors import AssignorError, MemberSubscription, TopicMetadata, assign, is_homogeneous
 from ..assignors.topic_regex import resolve as resolve_regex
+from ..releases import at_least
 from .assignor_choice import for_target
 
 if TYPE_CHECKING:
@@ -107,7 +109,9 @@ def refresh_group_metadata(c: "CoordinatorState", g: ConsumerGroup) -> None:
 def maybe_compute_target(c: "CoordinatorState", g: ConsumerGroup, trigger: tuple = (None, None)) -> None:
     if g.group_epoch <= g.assignment_epoch:
         return
-    interval = c.group_configs.consumer_assignment_interval_ms(g.group_id, c.cfg)   # GroupMetadataManager.updateTargetAssignment
+    # GroupMetadataManager.maybeUpdateTargetAssignment: at most one every group.consumer.assignment
+    # .interval.ms, from Kafka 4.3; before, every heartbeat that finds the group epoch ahead updates it
+    interval = c.group_configs.consumer_assignment_interval_ms(g.group_id, c.cfg) if at_least(c.cfg.release, "4.3") else 0
     if g.assignment_timestamp_ms >= 0 and interval > 0 and c.now - g.assignment_timestamp_ms < interval:
         return
     compute_target(c, g, trigger)
@@ -150,9 +154,10 @@ def reconcile_member(c: "CoordinatorState", g: ConsumerGroup, m: ConsumerMember,
     `fenced_ok` (classic members: nothing changes). `no_target`: reconcile toward an empty target (the
     broker found none for the member's instance id)."""
     ids = subscribed_ids(c, g, m)
-    target = {} if no_target else {t: ps for t, ps in m.target.items() if t in ids}
+    before_4_2 = not at_least(c.cfg.release, "4.2")    # no subscription check in the builder before 4.2
+    target = {} if no_target else m.target if before_4_2 else {t: ps for t, ps in m.target.items() if t in ids}
     try:
-        nxt = next_state(m, g.assignment_epoch, target, reported, g.owners, ids, sub_changed)
+        nxt = next_state(m, g.assignment_epoch, target, reported, g.owners, ids, sub_changed, before_4_2)
     except FencedEpoch:
         if not fenced_ok:
             raise
