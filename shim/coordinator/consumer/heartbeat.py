@@ -197,7 +197,10 @@ def _heartbeat(c: "CoordinatorState", ctx: "Ctx", req) -> ConsumerGroupHeartbeat
     # this member's target by that instance id, and finds none (UpdateTargetAssignmentResult
     # .fromLastTargetAssignment -> ConsumerGroup.targetAssignment(memberId, instanceId))
     unheld_instance = req.instance_id is not None and req.instance_id not in g.static_members
-    if not new and epoch != 0 and epoch != m.member_epoch:
+    # a rejoin (epoch 0) skips the epoch check from 4.2; before, only a static member's does (a dynamic
+    # member's rejoin is checked as any heartbeat: getOrMaybeSubscribeDynamicConsumerGroupMember)
+    rejoin = epoch == 0 and (req.instance_id is not None or at_least(c.cfg.release, "4.2"))
+    if not new and not rejoin and epoch != m.member_epoch:
         if epoch > m.member_epoch or not (epoch == m.previous_member_epoch and reported is not None
                                           and _subset(reported, m.assigned)):
             raise HeartbeatError(K.FENCED_MEMBER_EPOCH,
