@@ -166,15 +166,31 @@ def test_release_through_kshim_as_directly(version):
 
 
 
+# the seeds each release runs here (CI's share; scripts/wire-diff --kafka-version for thousands), and
+# classes seen against it that kshim does not answer as that release yet (class start -> what is known)
+WIRE_SEEDS = {"3.9": range(0, 40), "4.1": range(40, 80)}
+OPEN_BY_RELEASE = {
+    # a classic group a JoinGroup has just created: the 4.1.2 broker does not show it yet (its
+    # committed state), kshim does; seen in one seed of 140 (seed 46; ListGroups in seed 25)
+    "4.1": {"ConsumerGroupDescribe groups[].errorMessage": "classic group just created: visibility",
+            "ListGroups groups": "classic group just created: visibility"},
+}
+
+
 @pytest.mark.timeout(900)
-def test_wire_seeds_on_the_oldest_release():
-    """The differential tester's seeds against the oldest supported release (3.9.x): kshim answers as
-    that release's coordinator (CI's share; scripts/wire-diff --kafka-version for thousands)."""
+@pytest.mark.parametrize("version", MATRIX)
+def test_wire_seeds_on_the_matrix_releases(version):
+    """The differential tester's seeds against each matrix release (3.9.x: KIP-848 off; 4.1.x: on, with
+    the 4.0-4.2 coordinator's differences from 4.3+: a new group at epoch 0, no assignment interval,
+    strict commit epochs, the older reconciliation, share groups off): kshim answers as that
+    release's coordinator."""
     import asyncio
 
     from shim.compat.wirediff.known import open_issue, reason
     from shim.compat.wirediff.runner import prepare, run_seeds
-    version = MATRIX[0]
+    release = ".".join(version.split(".")[:2])
+    if release not in WIRE_SEEDS:
+        pytest.skip(f"no seeds chosen for Kafka {release}")
     with tempfile.TemporaryDirectory() as d:
         kafka = LocalKafka(nodes=1, base_port=free_port_block(2, start=47300), workdir=d,
                            kafka=_install(version)).start()
@@ -185,12 +201,14 @@ def test_wire_seeds_on_the_oldest_release():
 
             async def go():
                 a, b = await prepare(kafka.bootstrap, kshim.bootstrap)
-                return await run_seeds(range(0, 40), a, b, concurrency=8)
+                return await run_seeds(WIRE_SEEDS[release], a, b, concurrency=8)
             report = asyncio.run(go())
         finally:
             if kshim is not None:
                 kshim.stop()
             kafka.stop()
     assert not report.errors(), [(r.seed, r.error) for r in report.errors()]
-    bad = {k: v for k, v in report.by_class().items() if reason(k) is None and open_issue(k) is None}
+    known_here = OPEN_BY_RELEASE.get(release, {})
+    bad = {k: v for k, v in report.by_class().items() if reason(k) is None and open_issue(k) is None
+           and not any(k.startswith(p) for p in known_here)}
     assert not bad, "\n".join(f"{len(v)} {k} seeds {v[:5]}" for k, v in bad.items())
