@@ -57,7 +57,9 @@ def consumer_protocol_probe():
         topic_partitions=[])
 
 
-def consumer_protocol_enabled(error_code: int) -> bool:
+def protocol_enabled(error_code: int) -> bool:
+    """A probe's answer (consumer_protocol_probe, share_protocol_probe): anything but
+    UNSUPPORTED_VERSION means the broker has that protocol on."""
     return error_code != int(Error.UNSUPPORTED_VERSION)
 
 

@@ -20,9 +20,8 @@ from typing import Callable
 from kcodec import api
 
 from ..config import Config, ConfigError
-from ..coordinator.releases import (GROUP_RANGES, NEWEST, consumer_protocol_enabled, consumer_protocol_probe, identify,
-                                    share_protocol_probe,
-                                    unsupported_message)
+from ..coordinator.releases import (GROUP_RANGES, NEWEST, consumer_protocol_probe, identify, protocol_enabled,
+                                    share_protocol_probe, unsupported_message)
 from ..kafkaclient.client import UpstreamClient, upstream_tls
 from .faults import FaultInjector
 from .rewrite import Rewriter
@@ -203,20 +202,27 @@ class Proxy:
                 client.close()
         raise ConnectionError("no upstream broker answered: " + "; ".join(errors))
 
+    async def _probe(self, client, key: int, version: int, probe, what: str) -> bool | None:
+        """Whether the upstream has a protocol on, asked once with a request that changes nothing
+        (releases.*_probe); None when it could not be asked (kshim then assumes it is on)."""
+        try:
+            answer = await client.request(key, version, probe)
+        except (OSError, asyncio.TimeoutError, ConnectionError, api.DecodeError) as e:
+            log.warning("could not ask the upstream whether %s is on (%s); kshim assumes it is", what, e)
+            return None
+        return protocol_enabled(answer.error_code)
+
     async def _probe_consumer_protocol(self, client) -> None:
-        """Is KIP-848's consumer protocol on upstream (group.coordinator.rebalance.protocols)? Asked once,
-        with a heartbeat that changes nothing (releases.consumer_protocol_probe); the coordinator
-        answers its ConsumerGroup* APIs as the broker would."""
+        """Is KIP-848's consumer protocol on upstream (group.coordinator.rebalance.protocols)? The
+        coordinator answers its ConsumerGroup* APIs as the broker would."""
         if CONSUMER_GROUP_HEARTBEAT not in client.versions:
             self.consumer_protocol = False
         else:
-            try:
-                answer = await client.request(CONSUMER_GROUP_HEARTBEAT, 0, consumer_protocol_probe())
-            except (OSError, asyncio.TimeoutError, ConnectionError, api.DecodeError) as e:
-                log.warning("could not ask the upstream whether the consumer group protocol is on (%s); "
-                            "kshim assumes it is", e)
+            on = await self._probe(client, CONSUMER_GROUP_HEARTBEAT, 0, consumer_protocol_probe(),
+                                   "the consumer group protocol")
+            if on is None:
                 return
-            self.consumer_protocol = consumer_protocol_enabled(answer.error_code)
+            self.consumer_protocol = on
         self.groups.coordinator.cfg.consumer_protocol = self.consumer_protocol
         if not self.consumer_protocol:
             log.info("the upstream's group coordinator has the consumer group protocol (KIP-848) off: "
@@ -229,14 +235,9 @@ class Proxy:
         if SHARE_GROUP_HEARTBEAT not in client.versions:
             return
         version = min(client.versions[SHARE_GROUP_HEARTBEAT][1], api.VERSIONS[SHARE_GROUP_HEARTBEAT][1])
-        try:
-            answer = await client.request(SHARE_GROUP_HEARTBEAT, version, share_protocol_probe())
-        except (OSError, asyncio.TimeoutError, ConnectionError, api.DecodeError) as e:
-            log.warning("could not ask the upstream whether share groups are on (%s); kshim assumes they are", e)
-            return
-        on = consumer_protocol_enabled(answer.error_code)
-        self.groups.broker_groups.share_protocol = on
-        if not on:
+        on = await self._probe(client, SHARE_GROUP_HEARTBEAT, version, share_protocol_probe(), "share groups")
+        if on is False:
+            self.groups.broker_groups.share_protocol = False
             log.info("the upstream has share groups (KIP-932) off: their APIs pass through to it, which "
                      "answers UNSUPPORTED_VERSION")
 
