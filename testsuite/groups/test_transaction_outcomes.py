@@ -80,8 +80,8 @@ class _AbortWatch(threading.Thread):
 
 def _both_sides(kafka, kshim, names, tag: str, prepare=None, end_it=None, opener=None) -> dict:
     """Open a transaction on each side; start each side's read_committed member (blocked); then
-    `end_it(prepare(tid, group))` on each side in turn: seconds from the offsets sent (or from the
-    start of the side's `end_it`) to that side's first record, and its offset; `after_abort`: seconds
+    `end_it(prepare(tid, group))` on each side in turn: seconds from the start of the side's opener
+    (before its transaction began; or from the start of the side's `end_it`) to that side's first record, and its offset; `after_abort`: seconds
     from the transaction coordinator's abort to the first record."""
     sides = {"broker": kafka.bootstrap, "kshim": kshim.bootstrap}
     topic = names.topic(tag)
@@ -91,8 +91,11 @@ def _both_sides(kafka, kshim, names, tag: str, prepare=None, end_it=None, opener
 
     def open_side(side: str, boot: str) -> None:      # (both at once: their timeouts end together)
         tid, group = names.instance(f"{tag}-{side}"), names.group(f"{tag}-{side}")
-        opened[side] = ((opener or _open_transaction)(boot, tid, group, topic), tid, group)
+        # The clock starts before the opener: the transaction coordinator's own timer starts at the
+        # transaction's first AddOffsetsToTxn / AddPartitionsToTxn (TransactionMetadata.txnStartTimestamp),
+        # which is inside the opener, so the abort can never come sooner than the timeout after this.
         since[side] = time.monotonic()
+        opened[side] = ((opener or _open_transaction)(boot, tid, group, topic), tid, group)
     openers = [threading.Thread(target=open_side, args=item) for item in sides.items()]
     for t in openers:
         t.start()

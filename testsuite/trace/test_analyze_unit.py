@@ -1,6 +1,6 @@
 """`kshim trace analyze` without Spark: the assignment decoder, one group's timeline folded from a
 hand-built trace (testsuite/trace/tracebuild.py), the anomaly rules, the HTML/SVG rendering, and the
-CLI's message when PySpark is missing."""
+CLI's message when PySpark is missing; and (on Spark, local) a KIP-848 member's heartbeat count."""
 
 from __future__ import annotations
 
@@ -131,3 +131,15 @@ def test_cli_says_how_to_install_pyspark_when_it_is_missing(tmp_path):
     assert out.returncode == 3
     assert "pip install 'kshim[analyze]'" in out.stderr and "scripts/setup" in out.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_kip848_members_heartbeats_are_their_consumer_group_heartbeats(spark, tmp_path):
+    """(Spark, local) members.py counts a KIP-848 member's ConsumerGroupHeartbeat requests as its heartbeats."""
+    from shim.trace.analyze.load import load
+    from shim.trace.analyze.members import member_stats
+    from testsuite.trace.test_partitions_unit import kip848
+    kip848().write(tmp_path / "trace")
+    rows = {r["member"]: r.asDict() for r in member_stats(load(spark, tmp_path / "trace"), "k").collect()}
+    assert {m: r["heartbeats"] for m, r in rows.items()} == {"A": 5, "B": 5}
+    assert (rows["B"]["first_wall_ms"] - W0, rows["B"]["last_wall_ms"] - W0, rows["B"]["heartbeat_gap_max_ms"]) == \
+        (5000, 9600, 3300.0)

@@ -191,3 +191,35 @@ def test_not_a_capture_is_a_clear_error(tmp_path, capsys):
     bad.write_text("not a capture")
     assert main(["trace", "import", str(bad), "--out", str(tmp_path / "out")]) == 1
     assert "not a pcap or pcapng file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["pcap", "pcapng"])
+def test_a_capture_file_cut_mid_packet_is_reported_with_what_to_do(expected, tmp_path, fmt):
+    from shim.trace.capture.command import summary_text
+    whole = write(tmp_path / f"whole.{fmt}", ETHERNET, fmt=fmt)
+    s = run_import([whole], tmp_path / "whole", {SPORT})
+    assert not s["captures"][0]["cut_short"] and "lost:" not in summary_text(s)
+    data = whole.read_bytes()
+    cut = tmp_path / f"cut.{fmt}"
+    cut.write_bytes(data[:-9])          # the last record (the server's FIN) ends 9 bytes early
+    s = run_import([cut], tmp_path / "out", {SPORT})
+    assert s["captures"][0]["cut_short"], s["captures"]
+    assert frames(tmp_path / "out") == expected          # what came before is all there
+    text = summary_text(s)
+    assert "ends mid-packet (copied while tcpdump was writing?)" in text
+    assert "copy the capture file after tcpdump has stopped" in text
+
+
+def test_a_snap_length_capture_says_to_take_it_again_with_s0_and_no_zero_figures(tmp_path):
+    import re
+    from shim.trace.capture.command import summary_text
+    from testsuite.trace.capture_faults import _read, _write
+    src = write(tmp_path / "whole.pcap", ETHERNET, pkts=packets(split=400))
+    pkts, link = _read(src)
+    s = run_import([_write(tmp_path / "s128.pcap", pkts, link, snaplen=80)], tmp_path / "out", {SPORT})
+    assert s["segments_cut_by_snaplen"] > 0 and s["lost_frames"] > 0
+    text = summary_text(s)
+    assert "take the capture again with `tcpdump -s 0`" in text
+    assert f"the capture's snap length cut {s['segments_cut_by_snaplen']} TCP segment" in text
+    lost = "\n".join(line for line in text.splitlines() if line.startswith("lost:"))
+    assert not re.search(r"(?<![\d.])0 (missing )?(byte|frame|re-sync|segment)", lost), lost

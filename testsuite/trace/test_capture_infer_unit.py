@@ -71,3 +71,72 @@ def test_a_broker_log_leave_folded_before_its_leavegroup_frame_gets_its_reason()
     rows = [r for r in fold_causes("g", recs) if r["seq"] == 0]
     assert [(r["kind"], r["member"], r["reason"], r["corr"], r["source"]) for r in rows] == [
         ("poll_interval_exceeded", "m1-x", "consumer poll timeout has expired.", 77, "broker_log")]
+
+
+def test_a_capture_started_mid_life_starts_from_the_epoch_in_force():
+    """The first epochs seen are the state in force (no bump): a lagging member's epoch then the
+    group's within the first heartbeat interval; a refused leave (NOT_COORDINATOR) is no cause, its
+    retry is; a leave's bump seen in the other member's answer is named for the leave."""
+    f = Frames()
+    f.beat(0.0, "a", 6, 6, conn=1)              # a, still reconciling
+    f.beat(0.5, "b", 7, 7, conn=2)              # b at the group epoch: 7 was in force
+    f.beat(1.5, "a", 6, 7, conn=1)
+    f.beat(3.0, "a", -1, -1, conn=1)            # a leaves, refused: its coordinator moved
+    f.recs[-1]["body"] = {"errorCode": 16, "memberId": "a", "memberEpoch": 0}
+    f.recs[-1]["error_codes"] = [16]
+    f.beat(3.4, "a", -1, -1, conn=1)            # the retry
+    f.beat(3.5, "b", 7, 8, conn=2)              # b sees the bump
+    events = infer_events(f.recs)
+    epochs = [(e["body"]["epoch"], e["body"]["reason"], e["ts_ns"]) for e in events if e["event"] == "group_epoch"]
+    assert epochs == [(8, "inferred: member a removed: left the group", int(3.4 * S) + 1000)], epochs
+    assert [e["ts_ns"] for e in events if e["event"] == "member_left"] == [int(3.4 * S) + 1000]
+
+
+def test_two_static_members_joining_together_each_named_for_its_own_answer():
+    """Two static members' JoinGroups, answered in the other order: the round's cause names the member
+    id of the instance that caused it."""
+    S_ = S
+    recs = []
+    for corr, (inst, t) in enumerate([("s-a", 0.0), ("s-b", 0.01)]):
+        recs.append({"type": "frame", "api_key": 11, "api_version": 9, "group": "g", "conn": corr, "corr": 1,
+                     "dir": "client->broker", "ts_ns": int(t * S_), "instance": inst,
+                     "body": {"groupId": "g", "memberId": "", "groupInstanceId": inst, "sessionTimeoutMs": 6000}})
+    for corr, (inst, mid, t) in enumerate([("s-a", "s-a-1", 0.2), ("s-b", "s-b-1", 0.1)]):
+        recs.append({"type": "frame", "api_key": 11, "api_version": 9, "group": "g", "conn": corr, "corr": 1,
+                     "dir": "broker->client", "ts_ns": int(t * S_), "instance": inst,
+                     "body": {"errorCode": 0, "generationId": 1, "memberId": mid, "leader": "s-a-1",
+                              "members": [{"memberId": "s-a-1", "groupInstanceId": "s-a"},
+                                          {"memberId": "s-b-1", "groupInstanceId": "s-b"}] if mid == "s-a-1" else []}})
+    events = infer_events(recs)
+    rebalance = [e for e in events if e["event"] == "rebalance"]
+    assert len(rebalance) == 1 and rebalance[0]["member"] == "s-a-1", rebalance
+    assert "s-a-1 with group instance id s-a" in rebalance[0]["body"]["reason"]
+    assert [e["body"]["generation"] for e in events if e["event"] == "generation"] == [1]
+    assert not [e for e in events if e["event"] == "static_member_replaced"]
+
+
+def _join(recs, t, conn, inst, mid, gen, leader="", members=()):
+    recs.append({"type": "frame", "api_key": 11, "api_version": 9, "group": "g", "conn": conn, "corr": 1,
+                 "dir": "client->broker", "ts_ns": int(t * S), "instance": inst,
+                 "body": {"groupId": "g", "memberId": "", "groupInstanceId": inst, "sessionTimeoutMs": 6000}})
+    recs.append({"type": "frame", "api_key": 11, "api_version": 9, "group": "g", "conn": conn, "corr": 1,
+                 "dir": "broker->client", "ts_ns": int((t + 0.005) * S), "instance": inst,
+                 "body": {"errorCode": 0, "generationId": gen, "memberId": mid, "leader": leader,
+                          "members": [{"memberId": m, "groupInstanceId": i} for m, i in members]}})
+
+
+def test_a_lone_static_rejoin_first_seen_is_no_rebalance_but_a_round_is():
+    """No heartbeat before it shows the generation in force: a static member's lone JoinGroup answer is
+    its rejoin without a rebalance (its old member id unknown); a later round's answers (two members at
+    a new generation) form a generation with its cause."""
+    recs = []
+    _join(recs, 0.0, 1, "s-a", "s-a-2", 5, leader="d-1")
+    events = infer_events(list(recs))
+    assert [(e["event"], e["body"].get("old_member")) for e in events] == \
+        [("static_member_replaced", None), ("static_rejoin_without_rebalance", None)]
+    _join(recs, 3.0, 2, "s-b", "s-b-1", 6, leader="s-a-2")
+    _join(recs, 3.001, 1, "s-a", "s-a-2", 6, leader="s-a-2", members=[("s-a-2", "s-a"), ("s-b-1", "s-b")])
+    events = infer_events(recs)
+    assert [e["body"]["generation"] for e in events if e["event"] == "generation"] == [6]
+    assert [e["member"] for e in events if e["event"] == "rebalance"] == ["s-b-1"]
+    assert len([e for e in events if e["event"] == "static_member_replaced"]) == 1

@@ -251,3 +251,77 @@ def test_kip848_static_replacement_ends_the_old_member_and_has_its_own_cause():
     assert (cause["cause_id"], cause["member"], cause["generation"], cause["group_type"]) == \
         ("k:static@1790000007000", "B2", 2, "consumer")
     assert cause["ts_ns"] == 7000 * 1_000_000       # B2's joining heartbeat
+
+
+def midlife() -> Trace:
+    """A capture begun in the middle of group m's life: A and B (eager) are members of generation 5,
+    which the trace never shows; C joins (generation 6: A 0,1, B 2,3, C 4,5), then leaves (7)."""
+    tr = Trace("m")
+    hb_ = lambda t, conn, gen, m: tr.call(t, t + 1, conn, 12, {"generationId": gen, "memberId": m},  # noqa: E731
+                                          {"throttleTimeMs": 0, "errorCode": 0}, 4)
+    hb_(100, 1, 5, "A")
+    hb_(200, 2, 5, "B")
+    tr.call(1000, 1400, 3, 11, join_req("", reason="new"), join_resp(6, "C", "A"))
+    tr.event(1000.5, "rebalance", reason="adding new member C", generation=5)
+    tr.call(1100, 1399, 1, 11, join_req("A"), join_resp(6, "A", "A", [("A", None), ("B", None), ("C", None)]))
+    tr.call(1200, 1398, 2, 11, join_req("B"), join_resp(6, "B", "A"))
+    tr.event(1397, "generation", generation=6, members=3, leader="A", protocol="range")
+    tr.call(1500, 1501, 1, 14, sync_req(6, "A", assignments={"A": [0, 1], "B": [2, 3], "C": [4, 5]}),
+            sync_resp([0, 1]), 5)
+    tr.call(1502, 1503, 2, 14, sync_req(6, "B"), sync_resp([2, 3]), 5)
+    tr.call(1504, 1505, 3, 14, sync_req(6, "C"), sync_resp([4, 5]), 5)
+    tr.call(8000, 8001, 3, 13, {"members": [{"memberId": "C", "groupInstanceId": None, "reason": "bye"}]},
+            {"throttleTimeMs": 0, "errorCode": 0, "members": []}, 5)
+    tr.event(8000.5, "rebalance", reason="1 member(s) left the group", generation=6)
+    tr.call(8100, 8300, 1, 11, join_req("A"), join_resp(7, "A", "A", [("A", None), ("B", None)]))
+    tr.call(8200, 8299, 2, 11, join_req("B"), join_resp(7, "B", "A"))
+    tr.event(8298, "generation", generation=7, members=2, leader="A", protocol="range")
+    tr.call(8400, 8401, 1, 14, sync_req(7, "A", assignments={"A": [0, 1, 4], "B": [2, 3, 5]}), sync_resp([0, 1, 4]), 5)
+    tr.call(8402, 8403, 2, 14, sync_req(7, "B"), sync_resp([2, 3, 5]), 5)
+    return tr
+
+
+def test_ownership_before_the_first_assignment_of_a_capture_begun_mid_life_is_unknown_not_zero():
+    owners, rounds = fold_ownership("m", midlife().records)
+    first = {s["partition"]: s for s in sorted(owners, key=lambda s: -s["from_wall_ms"])}
+    assert {p: (s["generation"], s["previous_owner_unknown"]) for p, s in first.items()} == \
+        {p: (6, True) for p in range(6)}
+    assert not any(s["previous_owner_unknown"] for s in owners if s["generation"] == 7)
+    gaps = partition_gaps(owners, W0 + 9000)
+    initial = [g for g in gaps if g["initial"]]
+    assert [(g["partition"], g["previous_owner_unknown"], g["duration_ms"]) for g in initial] == \
+        [(p, True, None) for p in range(6)]
+    # no gap counted from a time the owner was unknown: A's and B's eager JoinGroups for generation 6
+    # revoked partitions the trace never saw them own
+    real = [g for g in gaps if not g["initial"]]
+    assert real and min(g["from_wall_ms"] for g in real) >= W0 + 8000
+    impact = {r["generation"]: r for r in rebalance_impact(rounds, gaps)}
+    six = impact[6]
+    assert (six["partitions_unavailable"], six["max_gap_ms"], six["unavailable_partition_ms"], six["max_stalled_ms"],
+            six["partitions_owner_unknown"]) == (None, None, None, None, 6)
+    seven = impact[7]   # known from generation 6 on: every partition (eager) waited for its answer
+    assert (seven["partitions_unavailable"], seven["partitions_owner_unknown"]) == (6, 0)
+    # a group the trace saw form (generation 1): its first assignments are known, not unknown
+    owners, rounds = fold_ownership("g", scenario().records)
+    assert not any(s["previous_owner_unknown"] for s in owners)
+    assert rebalance_impact(rounds, partition_gaps(owners, W0 + 48001))[0]["partitions_unavailable"] == 0
+
+
+def test_kip848_mid_life_owners_are_unknown_before_their_first_assignment_and_ids_say_they_are_ids():
+    tr = Trace("k")
+    cg_hb(tr, 100, 101, 1, "A", 7, None, 7)                 # A and B: members before the trace began
+    cg_hb(tr, 200, 201, 2, "B", 7, None, 7)
+    cg_hb(tr, 1000, 1001, 3, "C", 0, tps(), 8, [])
+    tr.event(1000.5, "group_epoch", epoch=8, reason="member C subscription changed")
+    cg_hb(tr, 1500, 1501, 1, "A", 7, None, 8, tps(0, 1))
+    cg_hb(tr, 1700, 1701, 1, "A", 8, tps(0, 1), 8)
+    cg_hb(tr, 2000, 2001, 3, "C", 8, None, 8, tps(2))
+    owners, _, rounds = fold_consumer_group("k", tr.records, {})      # no Metadata answer named the topic
+    assert {(s["topic"], s["partition"], s["previous_owner_unknown"]) for s in owners} == \
+        {(f"topic id {TID} (name not in the trace)", p, True) for p in (0, 1, 2)}
+    impact = rebalance_impact(rounds, partition_gaps(owners, W0 + 3000))
+    assert [(r["generation"], r["partitions_unavailable"], r["partitions_owner_unknown"]) for r in impact] == \
+        [(8, None, 3)]
+    # the group's first epochs seen (kip848(): A joins, group epoch 1): known from the start
+    owners, _, _ = fold_consumer_group("k", kip848().records, {TID: "orders"})
+    assert not any(s["previous_owner_unknown"] for s in owners)

@@ -126,3 +126,101 @@ def test_a_kip848_group_gets_lanes_per_member_epoch_and_its_group_epochs_as_reba
     ev = trace_events(tables)["traceEvents"]
     jsonschema.validate({"traceEvents": ev}, SCHEMA)
     assert [e["name"] for e in ev if e["ph"] == "X" and e.get("cat") == "rebalance"] == ["rebalance g2"]
+
+
+def _hue(colour: str) -> float:
+    return float(re.match(r"hsl\(([\d.]+),", colour).group(1))
+
+
+def test_owner_colours_keep_away_from_the_red_of_no_owner_and_a_legend_names_them():
+    from shim.trace.analyze.viewer import owner_colour
+    assert all(40 <= _hue(owner_colour(i)) <= 320 for i in range(1000))       # the gap's red is hue 0
+    assert len({owner_colour(i) for i in range(24)}) == 24
+    tables, linked = build(6, 24)
+    parts = viewer_data(tables, ["orders"], {}, linked)["groups"][0]["parts"]
+    assert parts["colours"] == [owner_colour(i) for i in range(len(parts["owners"]))]
+    legend = {entry["label"]: entry["colour"] for entry in parts["legend"]}
+    # an owner with a group.instance.id, and one known by client id and member id
+    assert legend["orders-static-0 · consumer-orders-1"] == parts["colours"][parts["owners"].index("orders-static-0")]
+    member = next(o for o in parts["owners"] if o.startswith("consumer-orders-2-"))
+    label = next(e["label"] for e in parts["legend"] if member in e["title"])
+    assert label == "consumer-orders-2 · …" + member[-8:]    # the member id's tail (its head is the client id)
+
+
+def test_a_kip848_group_counts_its_members_from_heartbeats_and_labels_lanes_by_client_and_instance():
+    from shim.trace.analyze.partition_tables import IMPACT_COLUMNS, OWNER_COLUMNS, row
+    from shim.trace.analyze.report import group_summary
+    own = lambda m, p, a, b, **kw: row(OWNER_COLUMNS, group="c", group_type="consumer", topic="t",  # noqa: E731
+                                       partition=p, member=m, epoch=1, protocol="consumer", from_wall_ms=a,
+                                       to_wall_ms=b, **kw)
+    tables = {"partition_owners": [own("Zq3-uuid-of-m1", 0, 1000, None, client_id="app-1", instance="pod-1"),
+                                   own("Xy9-uuid-of-m2", 1, 1200, None, client_id="app-2")],
+              "partition_gaps": [],
+              "rebalance_impact": [row(IMPACT_COLUMNS, group="c", group_type="consumer", generation=2,
+                                       protocol="consumer", start_wall_ms=900, end_wall_ms=1200, cause_id="c:2")]}
+    members = [{"group": "c", "member": m, "heartbeats": n, "first_wall_ms": a, "last_wall_ms": b}
+               for m, n, a, b in (("m1", 12, 1000, 9000), ("m2", 9, 1200, 5000), ("m3", 3, 6000, 8000))]
+    (g,) = group_summary([], [], members, [], tables["rebalance_impact"])
+    assert g["max_members"] == 2            # m1 with m2, then m1 with m3
+    lanes = viewer_data(tables, ["c"], {})["groups"][0]["lanes"]
+    assert [lane["label"] for lane in lanes] == ["pod-1 · app-1 · Zq3-uuid-of-m1", "app-2 · Xy9-uuid-of-m2"]
+
+
+def test_the_time_axis_runs_to_the_trace_end_not_the_last_rebalance(tmp_path):
+    tables, linked = build(6, 24)
+    data = viewer_data(tables, ["orders"], {}, linked)
+    g = data["groups"][0]
+    last_event = g["t0"] + g["span"]
+    end = last_event + 3_600_000                      # an hour of quiet after the last rebalance
+    summary = write_report(tmp_path, {**SUMMARY, "trace_end_wall_ms": end}, tables, png=False, linked=linked)
+    g = blob_of((tmp_path / "report.html").read_text())["groups"][0]
+    assert g["t0"] + g["span"] == end and summary["trace_end_wall_ms"] == end
+
+
+def test_unknown_ownership_is_shown_as_unknown_never_as_zero(tmp_path):
+    from shim.trace.analyze.gaps import partition_gaps, rebalance_impact
+    from shim.trace.analyze.ownership import fold_ownership
+    from shim.trace.analyze.timeline import fold_group
+    from testsuite.trace.test_partitions_unit import midlife
+    records = midlife().records
+    owners, rounds = fold_ownership("m", records)
+    tl_rounds, members, changes = fold_group("m", records)
+    end = max(r["wall_ms"] for r in records)
+    gaps = partition_gaps(owners, end)
+    tables = {"rebalances": tl_rounds, "generation_members": members, "changes": changes, "members": [],
+              "anomalies": [], "partition_owners": owners, "partition_gaps": gaps,
+              "rebalance_impact": rebalance_impact(rounds, gaps), "causes": []}
+    write_report(tmp_path, dict(SUMMARY), tables, png=False)
+    page = (tmp_path / "report.html").read_text()
+    g = blob_of(page)["groups"][0]
+    kinds = {(t["name"], row[0]): [k for _, _, k, _, _ in row[2]] for t in g["parts"]["topics"] for row in t["rows"]}
+    assert all(k[0] == 2 for k in kinds.values())         # before the first assignment: owner unknown
+    six = next(r for r in g["rebs"] if r["label"] == "g6")["text"]
+    assert "partitions unavailable: unknown (the owner before it of 6 partition(s) is not in the trace)" in six
+    assert "0 partition(s) unavailable" not in six
+    impact = page.split("Rebalances: partitions unavailable")[1].split("</table>")[0]
+    row6 = next(r for r in impact.split("<tr") if "<td class=\"n\">6</td>" in r.split("</td>")[0] + "</td>")
+    assert row6.count(">unknown<") == 4
+
+
+def test_an_imported_capture_s_losses_head_the_report_and_the_console(tmp_path):
+    from shim.trace.analyze.command import summary_lines
+    from shim.trace.capture.command import run_import
+    from shim.trace.capture.losses import import_losses, read_import_summary
+    from shim.trace.capture.packets import ETHERNET
+    from testsuite.trace.capture_faults import _read, _write
+    from testsuite.trace.test_capture_formats_unit import SPORT, packets, write
+    pkts, link = _read(write(tmp_path / "whole.pcap", ETHERNET, pkts=packets(split=400)))
+    run_import([_write(tmp_path / "s128.pcap", pkts, link, snaplen=80)], tmp_path / "trace", {SPORT})
+    losses = import_losses(read_import_summary(tmp_path / "trace"))
+    summary = {**SUMMARY, "import_losses": losses, "data": {"note": "complete files only"}}
+    tables = {k: [] for k in ("rebalances", "changes", "members", "anomalies", "generation_members")}
+    written = write_report(tmp_path / "report", summary, tables, png=False)
+    head = (tmp_path / "report" / "report.html").read_text().split("<h2>Groups</h2>")[0]
+    assert "id='import-losses'" in head and "take the capture again with `tcpdump -s 0`" in head
+    assert "frames lost (100% of them)" in head
+    lines = summary_lines(written)
+    assert lines[0].startswith("warning: the capture lost data (import-summary.json): the capture's snap length cut")
+    assert "groups: none in the trace" in lines
+    # a trace kshim wrote itself has no import summary: nothing is said
+    assert read_import_summary(tmp_path / "report") is None

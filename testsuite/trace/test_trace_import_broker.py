@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import re
 import subprocess
+import time
 
 import pytest
 
+from shim.compat.pymembers import create_topic
 from shim.trace.analyze.report import CHROMIUM_FLAGS, find_chromium
 from shim.trace.capture.command import run_import
 from shim.trace.show import read_trace
@@ -23,6 +25,7 @@ from testsuite.harness import tcpdump
 from testsuite.trace.capture_compare import analysis
 from testsuite.trace.capture_faults import FAULTS, damaged
 from testsuite.trace.gap_compare import compare_tables, print_comparison
+from testsuite.trace.python_members import PARTITIONS, member, poll_until
 from testsuite.trace.rebalance_scenario import run_scenario
 
 pytestmark = [pytest.mark.kafka,
@@ -33,18 +36,47 @@ def _frames(directory) -> dict[tuple, dict]:
     return {(r["peer"], r["dir"], r["corr"], r["api_key"]): r for r in read_trace(directory) if r.get("type") == "frame"}
 
 
+def _consumer_group(bootstrap: str, topic: str, group: str, marks: list[dict]) -> None:
+    """A KIP-848 group of librdkafka consumers: cg-a joins, cg-b joins; both heartbeat a while (a
+    capture cut there starts in the middle of the group's life); cg-a leaves, then cg-b. Marks each step
+    with its wall time."""
+    create_topic(bootstrap, topic, PARTITIONS)
+    a = member(bootstrap, group, topic, "cg-a", consumer_protocol=True)
+    assert poll_until([a], lambda: len(a.owned) == PARTITIONS, 90), a.owned
+    b = member(bootstrap, group, topic, "cg-b", consumer_protocol=True)
+    assert poll_until([a, b], lambda: len(a.owned) == 1 and len(b.owned) == 1, 90), (a.owned, b.owned)
+    poll_until([a, b], lambda: False, 4)
+    marks.append({"step": "cg_stable", "wall_ms": int(time.time() * 1000)})
+    poll_until([a, b], lambda: False, 7)           # (over a heartbeat interval: each member reports in)
+    a.close()
+    marks.append({"step": "cg_a_closed", "wall_ms": int(time.time() * 1000)})
+    assert poll_until([b], lambda: len(b.owned) == PARTITIONS, 60), b.owned
+    b.close()
+    marks.append({"step": "cg_b_closed", "wall_ms": int(time.time() * 1000)})
+
+
 @pytest.fixture(scope="module")
 def broker_capture(kafka, kafka_install, tmp_path_factory):
-    """The scenario run straight against the broker while tcpdump captures its port."""
+    """The scenario (4 members: one stalls its poll loop, a static one is bounced, one is killed) run
+    straight against the broker while tcpdump captures its port, then a KIP-848 group's life; the
+    broker's own log lines of that time in `broker.log`."""
     d = tmp_path_factory.mktemp("broker-capture")
     topic, group_id = "capture-topic", "capture-group"
     port = int(kafka.bootstrap.rsplit(":", 1)[1])
+    since = kafka.node(1).log_file.stat().st_size
     cap = tcpdump.Capture(d / "broker.pcap", [port]).start()
     try:
-        marks, logs = run_scenario(kafka_install, kafka.bootstrap, topic, group_id, d)
+        marks, logs = run_scenario(kafka_install, kafka.bootstrap, topic, group_id, d, members=4)
+        cg_marks: list[dict] = []
+        _consumer_group(kafka.bootstrap, "capture-cg-topic", "capture-cg", cg_marks)
+        time.sleep(1)                             # (the broker logs the last leave's lines)
     finally:
         cap.stop()
-    return {"dir": d, "pcap": d / "broker.pcap", "port": port, "group": group_id, "logs": logs, "marks": marks}
+    with open(kafka.node(1).log_file, "rb") as f:
+        f.seek(since)
+        (d / "broker.log").write_bytes(f.read())
+    return {"dir": d, "pcap": d / "broker.pcap", "port": port, "group": group_id, "logs": logs, "marks": marks,
+            "cg_group": "capture-cg", "cg_marks": cg_marks, "broker_log": d / "broker.log"}
 
 
 def test_capture_analysis_agrees_with_the_consumers_logs(broker_capture):
@@ -96,7 +128,8 @@ def test_broker_log_gives_the_coordinators_own_reasons(broker_capture, kafka):
     s = run_import([c["pcap"]], c["dir"] / "with-log", {c["port"]}, broker_logs=[log])
     b = s["broker_log"]
     print("broker log:", {k: b[k] for k in ("offset_ms", "pairs", "spread_ms", "events_in_capture", "replaced_inferred")})
-    assert b["pairs"] >= 3 and 0 <= b["offset_ms"] <= 50 and b["spread_ms"] <= 50, b
+    lo, hi = b["offset_range_ms"]
+    assert b["pairs"] >= 3 and 0 <= b["offset_ms"] <= 50 and hi - lo <= 50, b
     tables = analysis(list(read_trace(c["dir"] / "with-log")), c["group"])
     rounds = [r for r in tables["rebalances"] if r["generation"] is not None]
     assert rounds and all(not (r["reason"] or "").startswith("inferred") for r in rounds), rounds
@@ -136,3 +169,121 @@ def test_report_of_an_imported_capture_in_headless_chromium(broker_capture, spar
     assert 'data-errors="0"' in status, status
     detail = re.search(r'<div class="detail" style="display: block;">(.*?)</div>', run.stdout, re.S).group(1)
     assert "session_timeout" in detail and "[inferred]" in detail, detail[:500]
+
+
+def _cut(src, out, from_wall_ms: int):
+    """`src` as a capture started at `from_wall_ms` (every packet before left out)."""
+    from testsuite.trace.capture_faults import _read, _write
+    packets, link = _read(src)
+    return _write(out, [(ts, buf) for ts, buf in packets if ts * 1000 >= from_wall_ms], link)
+
+
+def _events(directory, group: str) -> list[dict]:
+    return sorted((r for r in read_trace(directory) if r.get("type") == "event" and r.get("group") == group),
+                  key=lambda r: r["ts_ns"])
+
+
+def _imported(c, name: str, **kw):
+    d = c["dir"] / name
+    if not d.exists():
+        run_import([kw.pop("pcap", c["pcap"])], d, {c["port"]}, **kw)
+    return d
+
+
+def test_a_capture_started_mid_life_invents_nothing(broker_capture):
+    """A capture started once the group was stable (as a person starts one mid-incident): the first
+    sight of each group is the state in force. The static member's bounce is a rejoin without a
+    rebalance, the killed member's silence is named as the session timeout's suspect, the KIP-848
+    group's first epoch seen is no bump; every generation and epoch formed is the one the whole
+    capture shows forming after that moment, and nothing is "not in the capture"."""
+    c = broker_capture
+    full = _events(_imported(c, "clean"), c["group"])
+    at = next(m["wall_ms"] for i, m in enumerate(c["marks"])
+              if m["step"] == "stable" and c["marks"][i + 1]["step"] == "static_member_closed")
+    cut_dir = _imported(c, "mid-life", pcap=_cut(c["pcap"], c["dir"] / "mid-life.pcap", at))
+    cut = _events(cut_dir, c["group"])
+    kinds = lambda evs, kind: [e for e in evs if e["event"] == kind]  # noqa: E731
+    formed_after = [e["body"]["generation"] for e in kinds(full, "generation") if e["wall_ms"] >= at]
+    assert [e["body"]["generation"] for e in kinds(cut, "generation")] == formed_after, cut
+    started_after = [e["body"]["generation"] for e in kinds(full, "rebalance") if e["wall_ms"] >= at]
+    assert [e["body"]["generation"] for e in kinds(cut, "rebalance")] == started_after, kinds(cut, "rebalance")
+    static = f"{c['group']}-static-m2"
+    assert [e["body"]["instance"] for e in kinds(cut, "static_rejoin_without_rebalance")] == [static]
+    killed = [e["member"] for e in kinds(full, "session_timeout") if e["wall_ms"] >= at]
+    reason = kinds(cut, "rebalance")[0]["body"]["reason"]
+    assert len(killed) == 1 and killed[0] in reason and "session timeout" in reason, (killed, reason)
+    assert "its connection closed" in reason, reason
+    assert not [e for e in cut if "not in the capture" in (e["body"].get("reason") or "")
+                and "session timeout is not" not in e["body"]["reason"]]
+    # the KIP-848 group, cut while both members were reconciled
+    cg_at = next(m["wall_ms"] for m in c["cg_marks"] if m["step"] == "cg_stable")
+    cg_full = [e for e in _events(_imported(c, "clean"), c["cg_group"]) if e["event"] == "group_epoch"]
+    cg_cut = [e for e in _events(_imported(c, "cg-mid-life", pcap=_cut(c["pcap"], c["dir"] / "cg-mid-life.pcap",
+                                                                       cg_at)), c["cg_group"])
+              if e["event"] == "group_epoch"]
+    later = [(e["body"]["epoch"], e["body"]["reason"]) for e in cg_full if e["wall_ms"] >= cg_at]
+    assert [(e["body"]["epoch"], e["body"]["reason"]) for e in cg_cut] == later and len(later) == 2, (cg_cut, later)
+    assert all("left the group" in r for _, r in later), later
+    assert [e["body"].get("client_id") for e in cg_cut] == ["cg-a", "cg-b"]
+
+
+def _shifted(src, out, shift_ms: int):
+    """A copy of a broker log with every `[yyyy-mm-dd hh:mm:ss,mmm]` stamp moved by `shift_ms`: the
+    broker's clock `shift_ms` ahead of the capturing host's."""
+    from datetime import datetime, timedelta
+    stamp = re.compile(rb"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
+
+    def move(m):
+        t = datetime.strptime(m.group(1).decode(), "%Y-%m-%d %H:%M:%S,%f") + timedelta(milliseconds=shift_ms)
+        return b"[" + t.strftime("%Y-%m-%d %H:%M:%S,%f")[:-3].encode() + b"]"
+    out.write_bytes(b"\n".join(stamp.sub(move, line) for line in src.read_bytes().split(b"\n")))
+    return out
+
+
+@pytest.mark.parametrize("shift_ms", [0, 300, -300])
+def test_broker_log_aligned_by_cause_and_effect(broker_capture, shift_ms):
+    """The broker's log on the capture's host, and as from a broker whose clock is 300 ms ahead or
+    behind: the offset found is the true one (-shift) within 10 ms; each of the coordinator's lines
+    lands after the frame that caused it and not after the answer that showed it; nothing from outside
+    the capture's span; the partition gaps still agree with the consumers' own logs (each gap
+    attributed to its rebalance), and a static member's bounce keeps its identity."""
+    c = broker_capture
+    log = _shifted(c["broker_log"], c["dir"] / f"broker{shift_ms:+d}.log", shift_ms)
+    out = c["dir"] / f"log{shift_ms:+d}"
+    s = run_import([c["pcap"]], out, {c["port"]}, broker_logs=[log])
+    b = s["broker_log"]
+    print("broker log:", {k: b[k] for k in ("offset_ms", "offset_range_ms", "pairs", "spread_ms",
+                                            "events_in_capture", "events_outside_capture")})
+    assert abs(b["offset_ms"] + shift_ms) <= 10 and b["pairs"] >= 6, b
+    lo, hi = b["offset_range_ms"]
+    assert lo is not None and lo - 1 <= -shift_ms <= hi + 1, b
+    recs = list(read_trace(out))
+    frames = [r for r in recs if r.get("type") == "frame"]
+    first, last = min(r["ts_ns"] for r in frames), max(r["ts_ns"] for r in frames)
+    logged = [r for r in recs if r.get("type") == "event" and (r.get("body") or {}).get("source") == "broker_log"]
+    assert logged and all(first <= r["ts_ns"] <= last + 1_000_000 for r in logged)
+    for group, kind, field in ((c["group"], "generation", "generation"), (c["cg_group"], "group_epoch", "epoch")):
+        mine = [r for r in frames if r.get("group") == group]
+        for ev in (r for r in logged if r["group"] == group and r["event"] == kind):
+            n = ev["body"][field]
+            if kind == "generation":
+                shown = [r["ts_ns"] for r in mine if r["api_key"] == 11 and r["dir"] == "broker->client"
+                         and (r.get("body") or {}).get("generationId") == n]
+            else:
+                shown = [r["ts_ns"] for r in mine if r["api_key"] == 68 and r["dir"] == "broker->client"
+                         and ((r.get("body") or {}).get("memberEpoch") or 0) >= n]
+            if shown:
+                assert ev["ts_ns"] <= min(shown), (kind, n, ev["ts_ns"], min(shown))
+            asked = ev["body"].get("member")
+            if kind == "group_epoch" and asked:        # a join's or a leave's bump: after that request
+                reqs = [r["ts_ns"] for r in mine if r["api_key"] == 68 and r["dir"] == "client->broker"
+                        and (r.get("body") or {}).get("memberId") == asked
+                        and (r.get("body") or {}).get("memberEpoch") in (0, -1)]
+                if "left" in (ev["body"].get("reason") or ""):
+                    assert ev["ts_ns"] > max(reqs), (n, ev["body"]["reason"])
+    tables = analysis(recs, c["group"])
+    cmp = compare_tables(tables, c["group"], c["logs"], c["marks"], tolerance=100)
+    print_comparison(f"imported capture + broker log shifted {shift_ms:+d} ms", cmp, None, c["marks"])
+    assert cmp["ok"]
+    replaced = [r for r in logged if r["group"] == c["group"] and r["event"] == "static_member_replaced"]
+    assert replaced and all(r["body"].get("member") and r["body"].get("instance") for r in replaced), replaced

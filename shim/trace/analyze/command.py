@@ -42,18 +42,7 @@ def cmd_analyze(args) -> int:
     finally:
         progress.stop()
         spark.stop()
-    for g in summary["groups"][:20]:
-        print(f"{g['group']}: {g['rebalances']} rebalance(s), {g['static_rejoins_without_rebalance']} static "
-              f"rejoin(s) without rebalance, {g['anomalies']} anomaly flag(s)")
-    if len(summary["groups"]) > 20:
-        print(f"... {len(summary['groups']) - 20} more groups")
-    for g in (summary.get("share_groups", []) + summary.get("streams_groups", []))[:20]:
-        print(f"{g['group']} ({g['group_type']} group): {g['members']} member(s), {g['joins']} join(s), "
-              f"{g['left']} left, {g['fenced']} fenced, max epoch {g['max_epoch']}")
-    for g in summary.get("partition_groups", [])[:20]:
-        print(f"{g['group']} partitions: {g['gaps']} gap(s) in {g['partitions']} partition(s), "
-              f"{g['unavailable_partition_ms']} partition-ms unavailable, longest {g['max_gap_ms']} ms")
-    print(f"data: {summary['data']['note']}")
+    print("\n".join(summary_lines(summary)))
     print(f"report: {Path(args.out) / 'report.html'}")
     if args.perfetto:         # the trace-event JSON is always in REPORT; also where --perfetto says
         import shutil
@@ -62,6 +51,30 @@ def cmd_analyze(args) -> int:
     if args.json:
         print(json.dumps(summary, default=str))
     return 0
+
+
+def summary_lines(summary: dict) -> list[str]:
+    """What the command prints: first what the capture import lost (a trace made by `kshim trace
+    import`: its import-summary.json), then per group, then how far the data goes."""
+    lines = [f"warning: the capture lost data (import-summary.json): {x['what']}"
+             + (f"; {x['fix']}" if x["fix"] else "") for x in summary.get("import_losses") or ()]
+    for g in summary["groups"][:20]:
+        lines.append(f"{g['group']}: {g['rebalances']} rebalance(s), {g['static_rejoins_without_rebalance']} static "
+                     f"rejoin(s) without rebalance, {g['anomalies']} anomaly flag(s)")
+    if len(summary["groups"]) > 20:
+        lines.append(f"... {len(summary['groups']) - 20} more groups")
+    for g in (summary.get("share_groups", []) + summary.get("streams_groups", []))[:20]:
+        lines.append(f"{g['group']} ({g['group_type']} group): {g['members']} member(s), {g['joins']} join(s), "
+                     f"{g['left']} left, {g['fenced']} fenced, max epoch {g['max_epoch']}")
+    for g in summary.get("partition_groups", [])[:20]:
+        unknown = (f"; owner before the first assignment not in the trace for {g['owner_unknown_partitions']}"
+                   if g.get("owner_unknown_partitions") else "")
+        lines.append(f"{g['group']} partitions: {g['gaps']} gap(s) in {g['partitions']} partition(s), "
+                     f"{g['unavailable_partition_ms']} partition-ms unavailable, longest {g['max_gap_ms']} ms{unknown}")
+    if not summary["groups"] and not summary.get("share_groups") and not summary.get("streams_groups"):
+        lines.append("groups: none in the trace")
+    lines.append(f"data: {summary['data']['note']}")
+    return lines
 
 
 def add_parser(trace_parser: argparse.ArgumentParser) -> None:

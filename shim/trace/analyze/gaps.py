@@ -1,6 +1,10 @@
 """Unavailability from owner segments (partition_tables): `partition_gaps`, the intervals in which a
 partition had no owner, and `rebalance_impact`, those gaps summed per rebalance with its slowest
-members. Works the same for classic and KIP-848 groups (pure Python over the folds' rows)."""
+members. Works the same for classic and KIP-848 groups (pure Python over the folds' rows).
+
+Unknown is not zero: a partition whose owner before its first segment the trace never showed
+(`previous_owner_unknown`: the trace began after the group formed) gets an `initial` row without a
+duration, and a rebalance that assigned such partitions has its unavailability figures null."""
 
 from __future__ import annotations
 
@@ -20,10 +24,11 @@ def partition_gaps(owners: list[dict], trace_end_wall_ms: int | None, rounds: di
         first = segs[0]
         base = {"group": group, "group_type": first["group_type"], "topic": topic, "partition": partition}
         gen0 = first["generation"] if first["generation"] is not None else first["epoch"]
+        unknown = bool(first.get("previous_owner_unknown"))     # the owner before it: not in the trace
         out.append(row(GAP_COLUMNS, **base, from_wall_ms=first["from_wall_ms"], to_wall_ms=first["from_wall_ms"],
-                       duration_ms=0, open=False, initial=True, next_member=first["member"],
+                       duration_ms=None if unknown else 0, open=False, initial=True, next_member=first["member"],
                        next_instance=first["instance"], next_client_id=first["client_id"], generation=gen0,
-                       next_generation=gen0, cause_id=_cause(group, gen0, rounds)))
+                       next_generation=gen0, cause_id=_cause(group, gen0, rounds), previous_owner_unknown=unknown))
         for prev, nxt in zip(segs, segs[1:] + [None]):
             start = prev["to_wall_ms"]
             if start is None:
@@ -47,7 +52,7 @@ def partition_gaps(owners: list[dict], trace_end_wall_ms: int | None, rounds: di
                 next_client_id=nxt["client_id"] if nxt else None, generation=g,
                 next_generation=(nxt["generation"] if nxt["generation"] is not None else nxt["epoch"]) if nxt else None,
                 cause_id=static_cause_id(group, start) if prev["end_kind"] == "static_replaced"
-                else _cause(group, g, rounds)))
+                else _cause(group, g, rounds), previous_owner_unknown=False))
     return out
 
 
@@ -63,9 +68,12 @@ def rebalance_impact(rounds: list[dict], gaps: list[dict], causes: list[dict] | 
     end_wall_ms, `joins` (classic: its JoinGroup, after an eager revocation; KIP-848: its revocation ack)
     and `syncs` (its assignment answer): member -> wall_ms) with the non-initial gaps it caused."""
     by_cause: dict[str, list[dict]] = {}
+    unknown: dict[str, set] = {}        # cause id -> partitions it assigned whose earlier owner is unknown
     for g in gaps:
         if not g["initial"] and g["cause_id"]:
             by_cause.setdefault(g["cause_id"], []).append(g)
+        elif g.get("previous_owner_unknown") and g["cause_id"]:
+            unknown.setdefault(g["cause_id"], set()).add((g["topic"], g["partition"]))
     first_cause = {}
     for c in causes or ():
         if c["seq"] == 0:
@@ -79,16 +87,19 @@ def rebalance_impact(rounds: list[dict], gaps: list[dict], causes: list[dict] | 
         slow_rejoin = _slowest(r.get("syncs") or {}, start)
         c = first_cause.get(cid)
         durations = [g["duration_ms"] for g in mine if g["duration_ms"] is not None]
+        n_unknown = len(unknown.get(cid, ()))
+        figures = {"partitions_unavailable": len({(g["topic"], g["partition"]) for g in mine}),
+                   "max_gap_ms": max(durations, default=None), "unavailable_partition_ms": sum(durations),
+                   "max_stalled_ms": max((g["stalled_ms"] or g["duration_ms"] for g in mine
+                                          if (g["stalled_ms"] or g["duration_ms"]) is not None), default=None)}
+        if n_unknown:           # some partitions' owners before it are not in the trace: the totals are unknown
+            figures = dict.fromkeys(figures)
         out.append(row(
             IMPACT_COLUMNS, group=r["group"], group_type=r["group_type"], generation=r["generation"],
-            protocol=r["protocol"], start_wall_ms=start, end_wall_ms=r.get("end_wall_ms"),
-            partitions_unavailable=len({(g["topic"], g["partition"]) for g in mine}),
-            max_gap_ms=max(durations, default=None), unavailable_partition_ms=sum(durations),
-            max_stalled_ms=max((g["stalled_ms"] or g["duration_ms"] for g in mine
-                                if (g["stalled_ms"] or g["duration_ms"]) is not None), default=None),
+            protocol=r["protocol"], start_wall_ms=start, end_wall_ms=r.get("end_wall_ms"), **figures,
             slowest_revoke_member=slow_revoke[0], slowest_revoke_ms=slow_revoke[1],
             slowest_rejoin_member=slow_rejoin[0], slowest_rejoin_ms=slow_rejoin[1], cause_id=cid,
-            cause=_cause_text(c) if c else None))
+            cause=_cause_text(c) if c else None, partitions_owner_unknown=n_unknown))
     return out
 
 

@@ -122,7 +122,8 @@ def group_records(df, group: str | None = None):
 def scanned_records(df, group: str | None = None):
     """What the whole analysis reads, in one pass over the files (the pipeline caches it): the group
     records, share/streams and KIP-848 consumer group heartbeats, the Metadata answers to clients and
-    the connections' closes (when a closed or killed client went away)."""
+    the connections' closes (when a closed or killed client went away), and each file's trace_start /
+    trace_stop (how far the trace goes: the report's time axis runs to its end)."""
     from pyspark.sql import functions as F
     return df.where(_group_cond(group) | heartbeat_cond(group) | consumer_heartbeat_cond(group) | metadata_cond()
-                    | (F.col("type") == "conn_close"))
+                    | F.col("type").isin("conn_close", "trace_start", "trace_stop"))

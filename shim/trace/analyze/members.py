@@ -1,6 +1,7 @@
 """Per member, in Spark SQL: heartbeat gaps against the session timeout, and commit cadence.
 
-Heartbeat gaps are the times between one member's consecutive Heartbeat requests (client->kshim);
+Heartbeat gaps are the times between one member's consecutive Heartbeat requests (client->kshim), or
+ConsumerGroupHeartbeat requests for a KIP-848 member;
 the session timeout is the one its JoinGroup request asked for (joined to kshim's answer, which
 names the member id). Commit cadence: OffsetCommit requests per member, and the times between them.
 All of it from one window over each member's group frames (one shuffle of the scanned records).
@@ -8,7 +9,8 @@ All of it from one window over each member's group frames (one shuffle of the sc
 
 from __future__ import annotations
 
-from .load import HEARTBEAT, JOIN_GROUP, OFFSET_COMMIT, SYNC_GROUP, group_records
+from .load import (CONSUMER_GROUP_HEARTBEAT, HEARTBEAT, JOIN_GROUP, OFFSET_COMMIT, SYNC_GROUP,
+                   consumer_heartbeat_cond, group_records)
 
 
 def session_timeouts(df, group: str | None = None):
@@ -39,15 +41,17 @@ def member_stats(df, group: str | None = None):
     from pyspark.sql import Window
     from pyspark.sql import functions as F
     timeouts = session_timeouts(df, group)
-    frames = (group_records(df, group)
-              .where((F.col("type") == "frame") & F.col("api_key").isin(OFFSET_COMMIT, JOIN_GROUP, HEARTBEAT, SYNC_GROUP)
+    frames = (group_records(df, group).unionByName(df.where(consumer_heartbeat_cond(group)))
+              .where((F.col("type") == "frame")
+                     & F.col("api_key").isin(OFFSET_COMMIT, JOIN_GROUP, HEARTBEAT, SYNC_GROUP, CONSUMER_GROUP_HEARTBEAT)
                      & F.col("member").isNotNull())
               .select("group", "member", "instance", "ts_ns", "wall_ms", "api_key", "dir")
               .join(F.broadcast(timeouts), ["group", "member"], "left"))
     w = Window.partitionBy("group", "member").orderBy("ts_ns")
     before = w.rowsBetween(Window.unboundedPreceding, -1)
     req = F.col("dir") == "client->kshim"
-    is_hb, is_commit = req & (F.col("api_key") == HEARTBEAT), req & (F.col("api_key") == OFFSET_COMMIT)
+    is_hb = req & F.col("api_key").isin(HEARTBEAT, CONSUMER_GROUP_HEARTBEAT)
+    is_commit = req & (F.col("api_key") == OFFSET_COMMIT)
     ms = F.lit(1e6)
     gaps = frames.select(
         "*", is_hb.alias("_hb"), is_commit.alias("_commit"),

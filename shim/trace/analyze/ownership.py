@@ -17,6 +17,9 @@ When a classic consumer owns a partition (Kafka's ConsumerCoordinator):
           FENCED_INSTANCE_ID answer; `last_seen_wall_ms` then says when the member last spoke (its last
           request, or its connection's close when that came later: a client closed or killed)
   lost    another member was given the partition while this one still held it
+Unknown: a trace that begins after the group formed (a capture taken mid-life) does not show who
+owned a partition before its first SyncGroup answer: that segment is `previous_owner_unknown` (gaps.py
+counts no gap from there) unless the trace showed the group new (generation 1) or empty first.
 Rounds: one per generation formed, from the `rebalance` event (else the generation event) to the
 last member's SyncGroup answer; each member's JoinGroup (revocation, eager) and SyncGroup answer
 (rejoin) times in it.
@@ -83,13 +86,19 @@ class ClassicOwnership:
         self.round: dict | None = None           # the round being formed
         self.gen: dict | None = None             # the newest generation formed
         self.last_wall: int | None = None
+        # the trace showed the group form (generation 1) or empty: before that, who owned a partition is
+        # unknown; a partition's first segment says which (previous_owner_unknown)
+        self.start_seen = False
+        self.seen_parts: set[str] = set()
 
     # ------------------------------------------------------------------ segments
     def _start(self, rec, mid: str, part: str, gen: dict) -> None:
         topic, partition = split_partition(part)
         seg = row(OWNER_COLUMNS, group=self.group, group_type="classic", topic=topic, partition=partition,
                   member=mid, instance=self.instance.get(mid), client_id=self.client.get(mid),
-                  generation=gen["generation"], protocol=gen["protocol"], from_wall_ms=rec.get("wall_ms"))
+                  generation=gen["generation"], protocol=gen["protocol"], from_wall_ms=rec.get("wall_ms"),
+                  previous_owner_unknown=part not in self.seen_parts and not self.start_seen)
+        self.seen_parts.add(part)
         seg["_end_ts"] = None
         self.owners.append(seg)
         self.open[part] = seg
@@ -188,7 +197,11 @@ class ClassicOwnership:
             self.round = {"group": self.group, "group_type": "classic", "generation": None,
                           "start_wall_ms": rec.get("wall_ms"), "start_ts": rec.get("ts_ns"),
                           "joins": {}, "syncs": {}, "protocol": None}
+        elif kind == "state" and body.get("to") == "Empty":
+            self.start_seen = True
         elif kind == "generation":
+            if body.get("generation") == 1 or body.get("members") == 0:     # a new group, or an emptied one
+                self.start_seen = True
             r = self.round or {"group": self.group, "group_type": "classic", "start_wall_ms": rec.get("wall_ms"),
                                "start_ts": rec.get("ts_ns"), "joins": {}, "syncs": {}}
             self.round = None

@@ -34,6 +34,9 @@ OWNER_COLUMNS = (
                                 # pauses fetching it there; its onPartitionsRevoked runs between this
                                 # and to_wall_ms, the acknowledging heartbeat); else null
     "duration_ms",
+    "previous_owner_unknown",   # true on a partition's first segment when the trace never showed who
+                                # owned it before (it began after the group formed: ownership before
+                                # from_wall_ms is unknown, not "none"); else false
 )
 
 END_KINDS = (
@@ -66,6 +69,9 @@ GAP_COLUMNS = (
                                 # first owner's generation for an `initial` row)
     "next_generation",          # the generation / epoch whose assignment ended it
     "cause_id",                 # -> causes.cause_id of that rebalance
+    "previous_owner_unknown",   # true on an `initial` row whose partition's owner before it the trace
+                                # never showed (it began after the group formed): not a gap, and no
+                                # duration (null): ownership before to_wall_ms is unknown
 )
 
 IMPACT_COLUMNS = (
@@ -80,6 +86,9 @@ IMPACT_COLUMNS = (
                                 # JoinGroup (classic) / revocation ack (KIP-848)
     "slowest_rejoin_member", "slowest_rejoin_ms",   # ms from the start to the member's assignment answer
     "cause_id", "cause",        # the chain's first row as text
+    "partitions_owner_unknown", # partitions this rebalance assigned whose owner before it the trace never
+                                # showed; when > 0 the figures above (partitions_unavailable, max_gap_ms,
+                                # unavailable_partition_ms, max_stalled_ms) are null: unknown, not 0
 )
 
 CAUSE_COLUMNS = (
@@ -125,6 +134,13 @@ def row(columns: tuple[str, ...], **values) -> dict:
     if extra:
         raise KeyError(f"not columns of this table: {sorted(extra)}")
     return {c: values.get(c) for c in columns}
+
+
+def topic_label(names: dict[str, str], topic_id) -> str:
+    """A topic id's name from the trace's Metadata answers; an id no answer named is said to be one
+    (never passed off as a name)."""
+    name = names.get(topic_id)
+    return name if name else f"topic id {topic_id} (name not in the trace)"
 
 
 def split_partition(name: str) -> tuple[str, int]:

@@ -132,7 +132,8 @@ def tables_from(got: dict[str, list[dict]], trace_end_wall_ms) -> dict[str, list
 
 
 def partition_summary(tables: dict[str, list[dict]]) -> list[dict]:
-    """Per group for summary.json: partitions seen, gaps (not initial), partition-ms unavailable, the longest gap."""
+    """Per group for summary.json: partitions seen, gaps (not initial), partition-ms unavailable, the longest
+    gap, partitions whose owner before their first assignment the trace did not show."""
     out = []
     for g in sorted({s["group"] for s in tables["partition_owners"]}):
         gaps = [x for x in tables["partition_gaps"] if x["group"] == g and not x["initial"]]
@@ -140,6 +141,8 @@ def partition_summary(tables: dict[str, list[dict]]) -> list[dict]:
         out.append({"group": g, "partitions": len({(s["topic"], s["partition"]) for s in tables["partition_owners"]
                                                    if s["group"] == g}),
                     "gaps": len(gaps), "open_gaps": sum(bool(x["open"]) for x in gaps),
+                    "owner_unknown_partitions": sum(bool(x.get("previous_owner_unknown"))
+                                                    for x in tables["partition_gaps"] if x["group"] == g),
                     "unavailable_partition_ms": sum(durations), "max_gap_ms": max(durations, default=None),
                     "rebalances": sum(r["group"] == g for r in tables["rebalance_impact"]),
                     "causes": sorted({c["kind"] for c in tables["causes"] if c["group"] == g})})

@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+from ..capture.losses import capture_end_wall_ms, import_losses, read_import_summary
 from .anomalies import anomalies
 from .frames import linked_frames
 from .heartbeats import member_timelines, topic_names
@@ -53,7 +54,7 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
     tl = parts.pop("timelines")
     prog.stage(f"rebalances: {sum(r['generation'] is not None for r in tl['rounds'])} generations in "
                f"{len({r['group'] for r in tl['rounds']})} group(s); members: heartbeat gaps, commit cadence")
-    members = [r.asDict() for r in member_stats(grp).collect()]
+    members = [r.asDict() for r in member_stats(scan, group).collect()]
     prog.stage(f"members: {len(members)} member(s); share and streams groups: member timelines")
     hb = member_timelines(scan, names, group)
     prog.stage(f"share/streams: {len(hb['share']['members'])} share and {len(hb['streams']['members'])} streams "
@@ -61,10 +62,14 @@ def analyze(spark, directory: Path, out: Path, group: str | None = None, max_gro
     flags = anomalies(tl["rounds"], tl["changes"], members)
     prog.stage(f"report: {len(parts['partition_gaps'])} partition gap row(s), {len(flags)} anomaly flag(s); "
                f"writing Parquet tables, HTML and PNG to {out}")
+    imported = read_import_summary(directory)       # a trace made by `kshim trace import`: what it lost
     summary = {"trace": str(directory), "records": n_all, "group_records": n_group, "scanned_records": n_scan,
                "group_filter": group,
                "master": master, "made": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
                "inputs": {"jsonl": len(jsonl), "parquet": len(parquet)}, "data": inputs.summary(),
+               "import_losses": import_losses(imported) if imported else None,
+               "trace_end_wall_ms": max((t for t in (inputs.until_wall_ms, capture_end_wall_ms(imported))
+                                         if t is not None), default=None),
                "partition_groups": partition_summary(parts)}
     tables = {"rebalances": tl["rounds"], "generation_members": tl["members"], "changes": tl["changes"],
               "members": members, "anomalies": flags, **parts}

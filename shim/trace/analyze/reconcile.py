@@ -19,7 +19,9 @@ heartbeat listing its owned `topicPartitions` (a null list means unchanged since
                 (latency), and when it first no longer holds any partition taken away (revocation)
   rounds        one per `group_epoch` event (the group epoch bump a target assignment follows), with
                 the members' revocation acks (`joins`) and assignment answers (`syncs`) until the next
-Topic ids are named from the trace's Metadata answers (heartbeats.topic_names).
+Topic ids are named from the trace's Metadata answers (heartbeats.topic_names); an id none named is
+"topic id ID (name not in the trace)". A trace that begins after the group formed does not show who
+owned a partition before its first assignment answer: that segment is `previous_owner_unknown`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from kcodec.protocol import Error
 
 from .load import CONSUMER_GROUP_HEARTBEAT
 from .ownership import LastSeen
-from .partition_tables import OWNER_COLUMNS, RECONCILIATION_COLUMNS, row
+from .partition_tables import OWNER_COLUMNS, RECONCILIATION_COLUMNS, row, topic_label
 from .timeline import C2K, K2C, _body
 
 FENCED = frozenset({int(Error.FENCED_MEMBER_EPOCH), int(Error.UNKNOWN_MEMBER_ID)})
@@ -37,7 +39,7 @@ EVENT_ENDS = {"session_timeout": "session_timeout", "member_removed": "removed",
 
 
 def partitions(tps, names: dict[str, str]) -> set[tuple[str, int]]:
-    return {(names.get(t.get("topicId"), t.get("topicId")), p) for t in tps or () for p in t.get("partitions") or ()}
+    return {(topic_label(names, t.get("topicId")), p) for t in tps or () for p in t.get("partitions") or ()}
 
 
 def _names(parts) -> list[str]:
@@ -59,6 +61,11 @@ class ConsumerGroupFold:
         self.client: dict[str, str] = {}
         self.last_seen = LastSeen(closes)
         self.last_wall = None
+        # the trace showed the group's first epochs (a join, then group epoch 1, or 2 from Kafka 4.3) before
+        # any member already in it: before that, who owned a partition is unknown (previous_owner_unknown)
+        self.start_seen = False
+        self.member_before_start = False
+        self.seen_parts: set[tuple] = set()
 
     # ------------------------------------------------------------------ segments
     def _end(self, key, rec, kind: str, last_seen: bool = False) -> None:
@@ -89,6 +96,8 @@ class ConsumerGroupFold:
     def _request(self, rec, key, body: dict) -> None:
         mid, epoch = body.get("memberId") or None, body.get("memberEpoch")
         self.pending[key] = {"member": mid, "epoch": epoch, "wall_ms": rec.get("wall_ms")}
+        if isinstance(epoch, int) and epoch > 0:
+            self.member_before_start = self.member_before_start or not self.start_seen
         if not mid:
             return
         self.last_seen.request(mid, rec)
@@ -155,7 +164,9 @@ class ConsumerGroupFold:
     def _start(self, rec, mid: str, key, epoch) -> None:
         seg = row(OWNER_COLUMNS, group=self.group, group_type="consumer", topic=key[0], partition=key[1],
                   member=mid, instance=self.instance.get(mid), client_id=self.client.get(mid), epoch=epoch,
-                  protocol="consumer", from_wall_ms=rec.get("wall_ms"))
+                  protocol="consumer", from_wall_ms=rec.get("wall_ms"),
+                  previous_owner_unknown=key not in self.seen_parts and not self.start_seen)
+        self.seen_parts.add(key)
         seg["_end_ts"] = None
         self.owners.append(seg)
         self.open[key] = seg
@@ -172,6 +183,8 @@ class ConsumerGroupFold:
     def _event(self, rec, body: dict) -> None:
         kind, mid = rec.get("event"), body.get("member")
         if kind == "group_epoch":
+            if (body.get("epoch") or 0) <= 2 and not self.member_before_start:
+                self.start_seen = True
             self.rounds.append({"group": self.group, "group_type": "consumer", "generation": body.get("epoch"),
                                 "protocol": "consumer", "start_wall_ms": rec.get("wall_ms"),
                                 "start_ts": rec.get("ts_ns"), "joins": {}, "syncs": {}})

@@ -49,28 +49,49 @@ def group_summary(rounds, changes, members, anomalies, impact=()) -> list[dict]:
     out = []
     for g in groups:
         rs = [r for r in rounds if r["group"] == g and r["generation"] is not None]
-        if not rs:
+        most = max((r["members"] or 0 for r in rs), default=0)
+        if not rs:         # a KIP-848 group: its group epochs; members counted from their heartbeats
             rs = [{"generation": r["generation"], "join_to_sync_ms": None, "members": None, "partitions_moved": None}
                   for r in impact if r["group"] == g and r["generation"] is not None]
+            most = most_at_once([m for m in members if m["group"] == g and m.get("heartbeats")])
         durations = [r["join_to_sync_ms"] for r in rs if r["join_to_sync_ms"] is not None]
         cs = [c for c in changes if c["group"] == g]
         out.append({"group": g, "rebalances": len(rs),
                     "generations": [r["generation"] for r in rs],
                     "static_rejoins_without_rebalance": sum(c["kind"] == "static_rejoin" for c in cs),
                     "fenced": sum(c["kind"] == "fenced" for c in cs),
-                    "max_members": max((r["members"] or 0 for r in rs), default=0),
+                    "max_members": most,
                     "join_to_sync_ms_max": max(durations, default=None),
                     "partitions_moved": sum(r["partitions_moved"] or 0 for r in rs),
                     "anomalies": sum(a["group"] == g for a in anomalies)})
     return out
 
 
+def most_at_once(members: list[dict]) -> int:
+    """The most members heartbeating at once: each from its first to its last heartbeat."""
+    edges = sorted(e for m in members if m.get("first_wall_ms") is not None
+                   for e in ((m["first_wall_ms"], 1), ((m.get("last_wall_ms") or m["first_wall_ms"]), 2)))
+    n = most = 0
+    for _, kind in edges:       # at equal times a start (1) counts before an end (2): both were in
+        n += 1 if kind == 1 else -1
+        most = max(most, n)
+    return most
+
+
 # ---------------------------------------------------------------------- HTML
 REBALANCE_COLS = ["generation", "reason", "start_wall_ms", "join_to_sync_ms", "members", "leader", "joined", "left",
                   "fenced", "skip_assignment", "partitions_moved", "slow_rejoins"]
 IMPACT_COLS = ["generation", "protocol", "start_wall_ms", "partitions_unavailable", "max_gap_ms", "max_stalled_ms",
-               "unavailable_partition_ms", "slowest_revoke_member", "slowest_revoke_ms", "slowest_rejoin_member",
-               "slowest_rejoin_ms", "cause"]
+               "unavailable_partition_ms", "partitions_owner_unknown", "slowest_revoke_member", "slowest_revoke_ms",
+               "slowest_rejoin_member", "slowest_rejoin_ms", "cause"]
+UNKNOWN_FIGURES = ("partitions_unavailable", "max_gap_ms", "max_stalled_ms", "unavailable_partition_ms")
+
+
+def unknown_figures(r: dict) -> dict:
+    """A rebalance_impact row as shown: its figures "unknown" where the trace did not show the owners before it."""
+    if not r.get("partitions_owner_unknown"):
+        return r
+    return {**r, **{c: "unknown" for c in UNKNOWN_FIGURES if r.get(c) is None}}
 CAUSE_COLS = ["cause_id", "seq", "wall_ms", "kind", "member", "instance", "client_id", "reason", "detail", "source",
               "last_heartbeat_wall_ms", "timeout_ms"]
 RECONCILE_COLS = ["member", "instance", "epoch", "target_wall_ms", "assigned", "revoked", "acked_wall_ms", "latency_ms",
@@ -87,7 +108,8 @@ def report_data(summary: dict, groups: list[dict], tables: dict[str, list[dict]]
                 linked: dict | None = None) -> dict:
     """The page's JSON blob (viewer.py): the shown groups, then the share and streams groups."""
     hb = {kind: [g["group"] for g in summary.get(f"{kind}_groups") or ()][:max_groups] for kind, _, _ in HEARTBEAT_TYPES}
-    return viewer_data(tables, [g["group"] for g in _shown(groups, max_groups)], hb, linked)
+    return viewer_data(tables, [g["group"] for g in _shown(groups, max_groups)], hb, linked,
+                       trace_end_wall_ms=summary.get("trace_end_wall_ms"))
 
 
 def render_html(summary: dict, groups: list[dict], tables: dict[str, list[dict]], max_groups: int = 50,
@@ -102,7 +124,8 @@ def render_html(summary: dict, groups: list[dict], tables: dict[str, list[dict]]
             f"{summary['records'] if summary['records'] is not None else 'not counted'} records, "
             f"{summary['group_records']} group records, {len(groups)} group(s); "
             f"Spark master <code>{_e(summary['master'])}</code>; made {_e(summary['made'])}.</p>"
-            + (f"<p>data: {_e(summary['data']['note'])}</p>" if (summary.get('data') or {}).get('note') else ""))
+            + (f"<p>data: {_e(summary['data']['note'])}</p>" if (summary.get('data') or {}).get('note') else "")
+            + import_loss_box(summary.get("import_losses")))
     out = ["<h2>Groups</h2>", table(groups, ["group", "rebalances", "static_rejoins_without_rebalance", "fenced",
                                              "max_members", "join_to_sync_ms_max", "partitions_moved", "anomalies"]),
            _heartbeat_groups_table(summary),
@@ -119,7 +142,8 @@ def render_html(summary: dict, groups: list[dict], tables: dict[str, list[dict]]
                    f"without rebalance.</p>")
         out.append(f'<div class="view" id="view-{i}"></div>')
         if mine("rebalance_impact"):
-            out.append("<h3>Rebalances: partitions unavailable</h3>" + table(mine("rebalance_impact"), IMPACT_COLS))
+            out.append("<h3>Rebalances: partitions unavailable</h3>" + table(
+                [unknown_figures(r) for r in mine("rebalance_impact")], IMPACT_COLS))
         if mine("causes"):
             out.append("<h3>Causes</h3>" + table(mine("causes"), CAUSE_COLS, 200))
         if mine("rebalances"):
@@ -130,6 +154,18 @@ def render_html(summary: dict, groups: list[dict], tables: dict[str, list[dict]]
         out.append("</section>")
     out.append(heartbeat_sections(summary, tables, max_groups, first_view=len(shown)))
     return page(head, out, data)
+
+
+def import_loss_box(losses: list[dict] | None) -> str:
+    """The warning at the top of the page for a trace imported from a capture that lost data
+    (capture/losses.py, from the trace directory's import-summary.json): what was lost and what to do."""
+    if not losses:
+        return ""
+    items = "".join(f"<li>{_e(x['what'])}" + (f"<br><b>What to do:</b> {_e(x['fix'])}" if x["fix"] else "") + "</li>"
+                    for x in losses)
+    return ("<div class='loss' id='import-losses'><b>This trace was imported from a capture that lost data</b> "
+            "(import-summary.json); everything below shows only what the capture kept:"
+            f"<ul>{items}</ul></div>")
 
 
 # ---------------------------------------------------------------------- share and streams groups

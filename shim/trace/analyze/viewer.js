@@ -6,7 +6,7 @@
 (function () {
   const D = JSON.parse(document.getElementById("kshim-data").textContent);
   const errors = [];
-  const LEFT = 190, RIGHT = 12, AXIS = 26, STRIP = 34;
+  const LEFT = 230, RIGHT = 12, AXIS = 26, STRIP = 34;
   const KIND_COLOUR = {joined: "#36c", first_seen: "#36c", rejoined: "#36c", left: "#d33", removed: "#d33",
     session_timeout: "#d33", poll_interval_exceeded: "#d33", poll_timeout: "#d33", sync_timeout: "#d33",
     rebalance_timeout: "#d33", fenced: "#a0a", static_rejoin: "#e90", static_replaced: "#e90",
@@ -17,7 +17,7 @@
   const esc = s => String(s == null ? "" : s).replace(/[&<>"]/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"})[c]);
   const clock = ms => new Date(ms).toISOString().slice(11, 23);
   const matches = text => !filter || String(text || "").toLowerCase().includes(filter);
-  function ownerColour(i) { return "hsl(" + ((i * 137.508) % 360).toFixed(0) + ",55%," + (i % 2 ? 52 : 42) + "%)"; }
+  const GAP_COLOUR = ["#d22", "#ccc", "#c9d3e6"];   // by gap kind: no owner, not assigned yet, owner unknown
   function fit(ctx, text, w) {
     if (ctx.measureText(text).width <= w) return text;
     let s = text;
@@ -212,8 +212,12 @@
     this.total = p.topics.reduce((n, t) => n + t.rows.length, 0);
     this.ph = this.total <= 64 ? 12 : 6;
     this.open = {}; p.topics.forEach((t, i) => { this.open[i] = this.total <= 64 || (i === 0 && this.total <= 400); });
+    const legend = (p.legend || []).map(l => "<span class='owner' title='" + esc(l.title) + "'><i style='background:"
+      + l.colour + "'></i>" + esc(l.label) + "</span>").join(" ");
     root.innerHTML = "<div class='muted'>partitions: " + this.total + " in " + p.topics.length + " topic(s); "
-      + "red: no owner (unavailable), orange: its owner sent no frame any more (stalled), grey: before the first assignment; click a topic to open or close it</div>"
+      + "red: no owner (unavailable), orange: its owner sent no frame any more (stalled), grey: before the first assignment, "
+      + "blue-grey: owner unknown (the trace began after the group formed); click a topic to open or close it</div>"
+      + "<div class='legend'>owners: " + legend + "</div>"
       + "<canvas class='strip'></canvas><div class='scroll'><canvas class='rows'></canvas><div class='spacer'></div></div>";
     this.strip = root.querySelector("canvas.strip");
     this.scroll = root.querySelector(".scroll");
@@ -294,7 +298,7 @@
           click: () => { this.open[r.topic] = !this.open[r.topic]; this.draw(); }});
         continue;
       }
-      const [part, owners, gaps, bars] = r.part;  // owners: [from, to, owner], gaps: [from, to, initial, cause, stalled]
+      const [part, owners, gaps, bars] = r.part;  // owners: [from, to, owner], gaps: [from, to, kind, cause, stalled]
       if (r.h >= 10 || part % 10 === 0) { ctx.fillStyle = "#555"; ctx.font = (r.h >= 10 ? 10 : 7) + "px sans-serif";
         ctx.fillText(t.name.slice(0, 18) + "-" + part, 14, y0 + r.h - 1); }
       ctx.save(); ctx.beginPath(); ctx.rect(LEFT, y0, w - LEFT, r.h); ctx.clip();
@@ -303,12 +307,12 @@
         const x1 = grp.x(a), x2 = grp.x(b); if (x2 < LEFT || x1 > w) continue;
         const name = p.owners[o];
         ctx.globalAlpha = matches(name) ? 1 : 0.12;
-        ctx.fillStyle = ownerColour(o); ctx.fillRect(x1, y0 + 1, Math.max(x2 - x1, 1), r.h - 2);
+        ctx.fillStyle = p.colours[o]; ctx.fillRect(x1, y0 + 1, Math.max(x2 - x1, 1), r.h - 2);
         hits.push({x: x1, y: y0, w: Math.max(x2 - x1, 1), h: r.h, tip: esc(t.name + "-" + part) + " owned by <b>" + esc(name)
           + "</b><br>" + clock(grp.g.t0 + a) + " – " + clock(grp.g.t0 + b)});
       }
       ctx.globalAlpha = 1;
-      for (const [a, b, initial, cause, stalled] of gaps) {
+      for (const [a, b, kind, cause, stalled] of gaps) {
         if (stalled != null && stalled < a) {    // the owner's last frame came earlier: stalled, not consuming
           const s1 = grp.x(stalled), s2 = grp.x(a);
           ctx.fillStyle = "#f2a541"; ctx.fillRect(s1, y0 + 1, Math.max(s2 - s1, 1), r.h - 2);
@@ -316,9 +320,10 @@
             + (a - stalled) + " ms</b>: no frame from its owner after " + clock(grp.g.t0 + stalled), cause: cause});
         }
         const x1 = grp.x(a), x2 = grp.x(b); if (x2 < LEFT || x1 > w) continue;
-        ctx.fillStyle = initial ? "#ccc" : "#d22"; ctx.fillRect(x1, y0 + 1, Math.max(x2 - x1, 1.5), r.h - 2);
-        hits.push({x: x1 - 1, y: y0, w: Math.max(x2 - x1, 1.5) + 2, h: r.h, tip: esc(t.name + "-" + part) + (initial ?
-          " not assigned yet" : " <b>unavailable " + (b - a) + " ms</b>") + "<br>" + clock(grp.g.t0 + a) + " – "
+        ctx.fillStyle = GAP_COLOUR[kind]; ctx.fillRect(x1, y0 + 1, Math.max(x2 - x1, 1.5), r.h - 2);
+        hits.push({x: x1 - 1, y: y0, w: Math.max(x2 - x1, 1.5) + 2, h: r.h, tip: esc(t.name + "-" + part) + (kind === 2 ?
+          " owner <b>unknown</b> (the trace began after the group formed; no assignment of it seen before)"
+          : kind ? " not assigned yet" : " <b>unavailable " + (b - a) + " ms</b>") + "<br>" + clock(grp.g.t0 + a) + " – "
           + clock(grp.g.t0 + b) + (cause ? "<br>cause " + esc(cause) : ""), cause: cause});
       }
       ctx.restore();

@@ -3,17 +3,22 @@ viewer.js, no network, works from file://) whose views are drawn from one embedd
 (`<script type="application/json" id="kshim-data">`, made by `viewer_data`):
 
   {"groups": [{"id", "name", "type" (classic|share|streams), "t0" (wall ms; every time below is ms after
-               it), "span",
-               "lanes": [{"label" (short id), "title" (full ids), "match" (text the member filter searches)}],
+               it), "span" (to the trace's last record, not the group's),
+               "lanes": [{"label" (classic: the identity, instance id else member id; KIP-848, share,
+                          streams: instance id, client id, member id where known), "title" (full ids),
+                          "match" (text the member filter searches)}],
                "segs":  [[lane, from, to, solid_to, leader, text]]   membership: solid while the member
                         sends frames, pale from its last frame to the end the coordinator decided
                "marks": [[lane, t, kind, text, [frame keys]]]         joins, leaves, fencing, static bounces
                "rebs":  [{"t", "end", "label", "cause", "text"}]      rebalances (with partition impact)
                "causes": {cause_id: [{"t", "kind", "member", "text", "frame"}]}
-               "parts": null | {"owners": [identity], "unavailable": [[t, partitions unavailable from t]],
+               "parts": null | {"owners": [identity], "colours": [owner's colour], "legend": [{"label",
+                        "title", "colour"}] (per owner), "unavailable": [[t, partitions unavailable from t]],
                         "max_unavailable", "stalled" (as unavailable: owned by a member that had stopped
                         sending frames), "max_stalled", "cut", "topics": [{"name", "unavailable" (as above), "rows":
-                        [[partition, [[from, to, owner]], [[from, to, initial, cause_id, stalled_from]], has_bars]]}]}}],
+                        [[partition, [[from, to, owner]], [[from, to, kind, cause_id, stalled_from]], has_bars]]}]}}],
+   (gap kind: 0 a gap without owner, 1 before the first assignment, 2 owner unknown: the trace began
+   after the group formed and never showed who owned it)
    "frames": {"group/conn:corr": [{"dir", "api", "v", "conn", "corr", "wall_ms", "errors", "body"}]},
    "notes": [...]}
 
@@ -37,6 +42,15 @@ FRAMES_MAX_BYTES = 2_000_000
 DETAIL_MAX = 60_000          # owner bars + gaps drawn per partition, in all (the strips count every gap)
 HERE = Path(__file__).parent
 IDENTITY = ("instance", "member")
+NOT_ASSIGNED, OWNER_UNKNOWN = 1, 2         # gap kinds besides 0 (a gap)
+RED_BAND = 65                # owner hues keep this far from red (hue 0), which means "no owner"
+
+
+def owner_colour(i: int) -> str:
+    """The i-th owner's colour: golden-angle hues from RED_BAND to 360 - RED_BAND, never the red of a
+    gap nor the orange of a stall."""
+    hue = RED_BAND + (i * 137.508) % (360 - 2 * RED_BAND)
+    return f"hsl({hue:.0f},55%,{52 if i % 2 else 42}%)"
 
 
 def _e(x) -> str:
@@ -51,6 +65,22 @@ def short_id(text, width: int = 26) -> str:
 
 def _ident(r: dict) -> str:
     return r.get("instance") or r.get("member") or "?"
+
+
+def identity_label(instance, client_ids, members) -> str:
+    """A lane's or owner's label: its group.instance.id and client id where known, and its member id
+    (cut in the middle) when it had one; just the member id when that is all there is."""
+    members = sorted(m for m in members if m and m != instance)
+    client = sorted(c for c in client_ids if c)
+    parts = [instance] if instance else []
+    parts += client[:1]
+    if len(members) == 1:       # a classic member id starts with its client id: then its tail says which
+        m = members[0]
+        parts.append("…" + m[-8:] if client and m.startswith(client[0]) and len(m) > len(client[0]) + 8
+                     else short_id(m, 18 if parts else 26))
+    elif members and not instance:
+        parts.append(f"{len(members)} member ids")
+    return " · ".join(parts) or "?"
 
 
 def assignment_text(parts) -> str:
@@ -78,33 +108,47 @@ def assignment_text(parts) -> str:
 class GroupData:
     """One group's part of the blob."""
 
-    def __init__(self, idx: int, name: str, kind: str, times: list[int]):
+    def __init__(self, idx: int, name: str, kind: str, times: list[int], trace_end_wall_ms: int | None = None):
+        """`trace_end_wall_ms`: the trace's last record; the time axis runs to it (a group quiet since its
+        last rebalance is still watched until then)."""
+        times = times + ([trace_end_wall_ms] if trace_end_wall_ms is not None and times else [])
         self.t0 = min(times) if times else 0
         end = max(times) if times else 0
         self.d = {"id": idx, "name": name, "type": kind, "t0": self.t0, "span": max(end - self.t0, 1),
                   "lanes": [], "segs": [], "marks": [], "rebs": [], "causes": {}, "parts": None}
         self.lane_of: dict[str, int] = {}
+        # label lanes by instance id, client id and member id: members whose ids say nothing of the client
+        # (KIP-848, share and streams members: random ids); a classic lane keeps its identity as label
+        # (instance id, else member id, which starts with the client id)
+        self.label_by_ids = kind != "classic"
 
     def t(self, ms) -> int | None:
         return None if ms is None else int(ms - self.t0)
 
-    def lane(self, ident: str, extra: set) -> int:
+    def lane(self, ident: str, member=None, client_id=None, instance=None) -> int:
         if ident not in self.lane_of:
             self.lane_of[ident] = len(self.d["lanes"])
-            self.d["lanes"].append({"label": short_id(ident), "title": ident, "match": ident, "_all": {ident}})
+            self.d["lanes"].append({"label": short_id(ident), "title": ident, "match": ident, "_all": {ident},
+                                    "_members": set(), "_clients": set(), "_instance": None})
         lane = self.d["lanes"][self.lane_of[ident]]
-        lane["_all"] |= {x for x in extra if x}
+        lane["_all"] |= {x for x in (member, client_id, instance) if x}
+        lane["_members"] |= {member} if member else set()
+        lane["_clients"] |= {client_id} if client_id else set()
+        lane["_instance"] = lane["_instance"] or instance
         return self.lane_of[ident]
 
     def finish(self) -> dict:
         for lane in self.d["lanes"]:
             ids = sorted(lane.pop("_all"))
+            who = (lane.pop("_instance"), lane.pop("_clients"), lane.pop("_members"))
+            if self.label_by_ids:
+                lane["label"] = identity_label(*who)
             lane["title"] = " / ".join(ids)
             lane["match"] = " ".join(ids).lower()
         return self.d
 
 
-def _classic_group(idx: int, name: str, t: dict, frame_of: dict) -> GroupData:
+def _classic_group(idx: int, name: str, t: dict, frame_of: dict, trace_end: int | None = None) -> GroupData:
     gm = [m for m in t.get("generation_members") or () if m["group"] == name]
     changes = [c for c in t.get("changes") or () if c["group"] == name and c.get("wall_ms") is not None]
     owners = [o for o in t.get("partition_owners") or () if o["group"] == name]
@@ -115,12 +159,14 @@ def _classic_group(idx: int, name: str, t: dict, frame_of: dict) -> GroupData:
     times = [x for m in gm for x in (m["from_wall_ms"], m["to_wall_ms"]) if x is not None]
     times += [c["wall_ms"] for c in changes] + [x for o in owners for x in (o["from_wall_ms"], o["to_wall_ms"]) if x]
     times += [r.get("start_wall_ms") for r in rounds + impact if r.get("start_wall_ms") is not None]
-    gd = GroupData(idx, name, "classic", times)
+    gd = GroupData(idx, name, "classic", times, trace_end)
     end = gd.t0 + gd.d["span"]
+    client = {c["member"]: c["client_id"] for x in (owners, changes) for c in x
+              if c.get("member") and c.get("client_id")}
     last_frame = {m["member"]: m.get("last_wall_ms") for m in t.get("members") or () if m["group"] == name}
     seen = {o["member"]: o["last_seen_wall_ms"] for o in owners if o.get("last_seen_wall_ms") is not None}
     for m in sorted(gm, key=lambda m: m["from_wall_ms"]):
-        lane = gd.lane(_ident(m), {m["member"], m.get("client_id")})
+        lane = gd.lane(_ident(m), m["member"], m.get("client_id") or client.get(m["member"]), m.get("instance"))
         to = m["to_wall_ms"] if m["to_wall_ms"] is not None else end
         last = seen.get(m["member"])
         if last is None and last_frame.get(m["member"]) is not None and to - last_frame[m["member"]] > 5000:
@@ -130,15 +176,17 @@ def _classic_group(idx: int, name: str, t: dict, frame_of: dict) -> GroupData:
                              f"{short_id(m['member'], 22)} generation {m.get('generation')}: "
                              f"{assignment_text(m.get('assignment'))}"])
     if not gm:        # a KIP-848 group: a bar per (member, epoch) from the partitions it owned in that epoch
+        gd.label_by_ids = True
         spans: dict[tuple, list] = {}
         for o in owners:
             s = spans.setdefault((_ident(o), o["member"], o.get("epoch")), [o["from_wall_ms"], o["from_wall_ms"], o])
             s[1] = max(s[1], o["to_wall_ms"] if o["to_wall_ms"] is not None else end)
         for (ident, member, epoch), (a, b, o) in sorted(spans.items(), key=lambda kv: kv[1][0]):
-            lane = gd.lane(ident, {member, o.get("client_id")})
+            lane = gd.lane(ident, member, o.get("client_id"), o.get("instance"))
             gd.d["segs"].append([lane, gd.t(a), gd.t(b), gd.t(b), False, f"{member} epoch {epoch}"])
     for c in changes:
-        lane = gd.lane(_ident(c), {c.get("member"), c.get("client_id")})
+        lane = gd.lane(_ident(c), c.get("member"), c.get("client_id") or client.get(c.get("member")),
+                       c.get("instance"))
         key = frame_of.get((name, c.get("ts_ns")))
         gd.d["marks"].append([lane, gd.t(c["wall_ms"]), c["kind"],
                               " ".join(str(x) for x in (short_id(c.get("member"), 22), c.get("reason"), c.get("detail")) if x),
@@ -160,15 +208,24 @@ def _classic_group(idx: int, name: str, t: dict, frame_of: dict) -> GroupData:
         stop = i.get("end_wall_ms") or r.get("last_sync_wall_ms")
         text = f"{r.get('reason') or i.get('cause') or ''}"
         if i:
-            text += (f" | {i.get('protocol')}: {i.get('partitions_unavailable') or 0} partition(s) unavailable, "
-                     f"max gap {i.get('max_gap_ms')} ms; slowest rejoin {i.get('slowest_rejoin_member')} "
-                     f"{i.get('slowest_rejoin_ms')} ms")
+            text += f" | {i.get('protocol')}: " + impact_text(i)
         gen = r.get("generation")
         gd.d["rebs"].append({"t": gd.t(start), "end": gd.t(stop), "label": f"g{gen}" if gen is not None else "open",
                              "cause": i.get("cause_id"), "text": text})
     if owners:
         gd.d["parts"] = partitions(gd, owners, gaps, end)
     return gd
+
+
+def impact_text(i: dict) -> str:
+    """A rebalance's partition impact in words; unknown where the trace did not show the owners before it."""
+    if i.get("partitions_owner_unknown"):
+        text = (f"partitions unavailable: unknown (the owner before it of {i['partitions_owner_unknown']} "
+                f"partition(s) is not in the trace)")
+    else:
+        text = (f"{i.get('partitions_unavailable') or 0} partition(s) unavailable, max gap "
+                f"{i.get('max_gap_ms') if i.get('max_gap_ms') is not None else '-'} ms")
+    return text + f"; slowest rejoin {i.get('slowest_rejoin_member')} {i.get('slowest_rejoin_ms')} ms"
 
 
 def steps(intervals) -> list[list[int]]:
@@ -191,9 +248,13 @@ def partitions(gd: GroupData, owners: list[dict], gaps: list[dict], end: int, de
     has_detail]; past `detail_max` bars and gaps the remaining partitions keep their row without bars (the
     strips still count them) and a note says so."""
     names: dict[str, int] = {}
+    who: dict[str, tuple] = {}           # identity -> (instance, client ids, member ids) for the legend
     rows: dict[tuple, list] = {}
     for o in sorted(owners, key=lambda o: o["from_wall_ms"]):
         k = names.setdefault(_ident(o), len(names))
+        inst, clients, members = who.setdefault(_ident(o), (o.get("instance"), set(), set()))
+        clients.add(o.get("client_id"))
+        members.add(o.get("member"))
         r = rows.setdefault((o["topic"], o["partition"]), [o["partition"], [], [], 1])
         to = o["to_wall_ms"] if o["to_wall_ms"] is not None else end
         r[1].append([gd.t(o["from_wall_ms"]), gd.t(to), k])
@@ -203,9 +264,11 @@ def partitions(gd: GroupData, owners: list[dict], gaps: list[dict], end: int, de
         r = rows.setdefault((g["topic"], g["partition"]), [g["partition"], [], [], 1])
         if g.get("initial"):      # from the partition's first appearance: the trace start
             a, b = gd.t0, g["from_wall_ms"]
+            kind = OWNER_UNKNOWN if g.get("previous_owner_unknown") else NOT_ASSIGNED
         else:
             a, b = g["from_wall_ms"], g["to_wall_ms"] if g["to_wall_ms"] is not None else end
-        r[2].append([gd.t(a), gd.t(b), int(bool(g.get("initial"))), g.get("cause_id"), gd.t(g.get("stalled_from_wall_ms"))])
+            kind = 0
+        r[2].append([gd.t(a), gd.t(b), kind, g.get("cause_id"), gd.t(g.get("stalled_from_wall_ms"))])
         if not g.get("initial"):
             unavailable.append((gd.t(a), gd.t(b)))
             if g.get("stalled_from_wall_ms") is not None and g["stalled_from_wall_ms"] < a:
@@ -221,24 +284,29 @@ def partitions(gd: GroupData, owners: list[dict], gaps: list[dict], end: int, de
                 cut += 1
         topics.append({"name": topic, "unavailable": steps(by_topic.get(topic, [])), "rows": mine})
     heat, still = steps(unavailable), steps(stalled)
-    return {"owners": list(names), "unavailable": heat, "max_unavailable": max((n for _, n in heat), default=0),
+    legend = [{"label": identity_label(*who[ident]), "title": " / ".join(sorted(x for x in (ident, *who[ident][1],
+                                                                                         *who[ident][2]) if x)),
+               "colour": owner_colour(k)} for ident, k in names.items()]
+    return {"owners": list(names), "colours": [owner_colour(k) for k in range(len(names))], "legend": legend,
+            "unavailable": heat, "max_unavailable": max((n for _, n in heat), default=0),
             "stalled": still, "max_stalled": max((n for _, n in still), default=0), "topics": topics, "cut": cut}
 
 
-def _heartbeat_group(idx: int, name: str, kind: str, t: dict) -> GroupData:
+def _heartbeat_group(idx: int, name: str, kind: str, t: dict, trace_end: int | None = None) -> GroupData:
     spans = [s for s in t.get(f"{kind}_epochs") or () if s["group"] == name]
     tl = [r for r in t.get(f"{kind}_timeline") or () if r["group"] == name and r.get("wall_ms") is not None]
     times = [x for s in spans for x in (s["from_wall_ms"], s["to_wall_ms"]) if x is not None]
-    gd = GroupData(idx, name, kind, times + [r["wall_ms"] for r in tl])
+    gd = GroupData(idx, name, kind, times + [r["wall_ms"] for r in tl], trace_end)
+    client = {m["member"]: m.get("client_id") for m in t.get(f"{kind}_members") or () if m["group"] == name}
     end = gd.t0 + gd.d["span"]
     for s in sorted(spans, key=lambda s: s["from_wall_ms"]):
-        lane = gd.lane(s["member"], {s.get("instance")})
+        lane = gd.lane(s["member"], s["member"], client.get(s["member"]), s.get("instance"))
         to = s["to_wall_ms"] if s["to_wall_ms"] is not None else end
         what = s.get("assignment") or [x for k in ("active_tasks", "standby_tasks", "warmup_tasks") for x in s.get(k) or ()]
         gd.d["segs"].append([lane, gd.t(s["from_wall_ms"]), gd.t(to), gd.t(to), False,
                              f"{s['member']} epoch {s.get('epoch')}: {', '.join(what or []) or 'nothing assigned'}"])
     for r in tl:
-        lane = gd.lane(r["member"], {r.get("instance")})
+        lane = gd.lane(r["member"], r["member"], client.get(r["member"]), r.get("instance"))
         gd.d["marks"].append([lane, gd.t(r["wall_ms"]), r["kind"], f"epoch {r.get('epoch')} {r.get('detail') or ''}", []])
     return gd
 
@@ -259,12 +327,15 @@ def cap_frames(frames: dict, order: list[str], max_bytes: int = FRAMES_MAX_BYTES
 
 
 def viewer_data(tables: dict, classic_groups: list[str], hb_groups: dict[str, list[str]],
-                linked: dict | None = None, max_frame_bytes: int = FRAMES_MAX_BYTES) -> dict:
-    """The blob (module docstring). `linked`: frames.py's {"frames": {key: [...]}, "by_ts": {(group, ts_ns): key}}."""
+                linked: dict | None = None, max_frame_bytes: int = FRAMES_MAX_BYTES,
+                trace_end_wall_ms: int | None = None) -> dict:
+    """The blob (module docstring). `linked`: frames.py's {"frames": {key: [...]}, "by_ts": {(group, ts_ns): key}};
+    `trace_end_wall_ms`: the trace's last record (every group's axis runs to it)."""
     linked = linked or {"frames": {}, "by_ts": {}}
-    groups = [_classic_group(i, name, tables, linked["by_ts"]).finish() for i, name in enumerate(classic_groups)]
+    groups = [_classic_group(i, name, tables, linked["by_ts"], trace_end_wall_ms).finish()
+              for i, name in enumerate(classic_groups)]
     for kind, names in hb_groups.items():
-        groups += [_heartbeat_group(len(groups), name, kind, tables).finish() for name in names]
+        groups += [_heartbeat_group(len(groups), name, kind, tables, trace_end_wall_ms).finish() for name in names]
     order = [c["frame"] for g in groups for chain in g["causes"].values() for c in chain if c["frame"]]
     order += [k for g in groups for m in g["marks"] for k in m[4]]
     frames, dropped = cap_frames(linked["frames"], order, max_frame_bytes)

@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+from .losses import loss_lines
 from .pipeline import finish_import, import_part
 
 
@@ -74,18 +75,7 @@ def summary_text(s: dict) -> str:
              f"in {s['seconds']} s",
              f"{s['kafka_connections']} Kafka connection(s): {s['frames']} frames; {s['inferred_events']} "
              f"coordinator events inferred from the frames"]
-    for f in s["captures"]:
-        if f.get("error"):
-            lines.append(f"  {f['file']}: {f['error']}")
-    loss = (s["lost_frames"], s["gap_bytes"], s["resyncs"], s["skipped_bytes"])
-    if any(loss):
-        lines.append(f"lost: {loss[0]} frame(s) cut by {loss[1]} missing bytes; {loss[2]} resync(s), "
-                     f"{loss[3]} byte(s) skipped until the next frame boundary")
-    if s["segments_cut_by_snaplen"]:
-        lines.append(f"{s['segments_cut_by_snaplen']} segment(s) cut by the capture's snap length")
-    if s["tls_connections"]:
-        lines.append(f"{len(s['tls_connections'])} TLS connection(s) not decodable: "
-                     + ", ".join(s["tls_connections"][:5]) + (" ..." if len(s["tls_connections"]) > 5 else ""))
+    lines += loss_lines(s)
     if s["broker_log"]:
         b = s["broker_log"]
         lines.append(f"broker log: {b.get('events_in_capture', 0)} coordinator event(s) in the capture's time "

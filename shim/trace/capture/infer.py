@@ -1,6 +1,15 @@
 """The group coordinator's events inferred from a capture's frames alone (a capture has no `event`
 records: kshim's coordinator was not in the path).
 
+Where knowledge starts. A capture is usually started after the trouble began: its first sight of a
+group is the state in force, not a change. A Heartbeat or SyncGroup request names the generation in
+force and its members (and, v3+, their instance ids); a generation is "formed" only when the capture
+shows it forming: a JoinGroup answer above the generation in force, or, with none known yet, a round
+the capture shows (REBALANCE_IN_PROGRESS answers, two or more members answered at that generation, the
+leader's answer listing the members without KIP-814's skipAssignment). A lone static member answered
+at a generation nobody formed in the capture is a static rejoin without a rebalance (its old member id
+unknown). What happened before the capture is not an event.
+
 What the frames tell, per group, in time order (the rules follow Kafka's ClassicGroup /
 GroupMetadataManager as seen from the wire):
 
@@ -8,22 +17,24 @@ Classic groups
 - a new generation: the first JoinGroup answer carrying a generation id above the one in force
   (`generation`; members from the leader's answer, which lists them);
 - a rebalance's start and cause: the first trigger after the generation in force formed: a JoinGroup
-  of a new member ("adding new member M ..."), of a known member ("updating metadata for member M"),
-  a LeaveGroup ("N member(s) left the group"), a member silent for longer than its session timeout
-  ("removing member M on session timeout expired", at last request + session timeout); without any,
-  the first REBALANCE_IN_PROGRESS answer ("cause not in the capture");
+  of a new member ("adding new member M ..."; a static member's only once its answer shows a new
+  generation: its rejoin may replace the old member without one), of a known member ("updating
+  metadata for member M"), a LeaveGroup ("N member(s) left the group"), a member silent for longer than
+  its session timeout ("removing member M on session timeout expired", at last request + session
+  timeout; with no session timeout in the capture, the member silent longest, past three heartbeat
+  intervals, is the suspect, named with its last request and its connection's end); without any, the
+  first REBALANCE_IN_PROGRESS answer ("cause not in the capture");
+- a request the broker refused (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, ...) caused nothing: its
+  events are withdrawn (the retry is the cause);
 - a static member replaced without a rebalance: a JoinGroup answer at the generation in force giving
   the member's instance id a new member id;
 - members of the old generation missing from the new one with no leave or timeout seen: removed,
   "did not rejoin".
-KIP-848 consumer groups
-- a group epoch bump: the first ConsumerGroupHeartbeat answer with a member epoch above every epoch
-  seen (members reach the group epoch once reconciled; the last member's leave bumps it with nobody
-  left to see it); its cause, the last join (epoch 0), leave (epoch -1/-2) or subscription change
-  before it, else the member silent longest (more than three heartbeat intervals: its session expired).
+KIP-848 consumer groups: infer_epochs.py.
 
 Every inferred event carries `inferred: true` and `source: "inferred"` in its body, and its reason
-starts with "inferred: ", so tables and the report say so.
+starts with "inferred: ", so tables and the report say so. A generation event keeps the time of the
+answer that showed it (`answer_ns`) for align.py.
 """
 
 from __future__ import annotations
@@ -32,18 +43,27 @@ import json
 
 from kcodec.protocol import ApiKey, Error
 
+from . import silence
+from .infer_epochs import ConsumerEpochs
+
 JOIN, SYNC, LEAVE = int(ApiKey.JOIN_GROUP), int(ApiKey.SYNC_GROUP), int(ApiKey.LEAVE_GROUP)
 HEARTBEAT, COMMIT = int(ApiKey.HEARTBEAT), int(ApiKey.OFFSET_COMMIT)
 CGH = int(ApiKey.CONSUMER_GROUP_HEARTBEAT)
 WANTED = frozenset({JOIN, SYNC, LEAVE, HEARTBEAT, COMMIT, CGH})
 REBALANCING = int(Error.REBALANCE_IN_PROGRESS)
 MEMBER_ID_REQUIRED = int(Error.MEMBER_ID_REQUIRED)
+# answers that mean the coordinator did not act on the request (the client retries elsewhere or later)
+REFUSED = frozenset(int(e) for e in (Error.NOT_COORDINATOR, Error.COORDINATOR_NOT_AVAILABLE,
+                                     Error.COORDINATOR_LOAD_IN_PROGRESS, Error.GROUP_AUTHORIZATION_FAILED,
+                                     Error.INVALID_REQUEST, Error.UNKNOWN_SERVER_ERROR))
 C2B, B2C = "client->broker", "broker->client"
 EVENT_OFFSET_NS = 1000
+HOLD_NS = 500_000_000           # a first JoinGroup answer waits this long for the rest of its round
 
 
 def wanted(rec: dict) -> bool:
-    return rec.get("type") == "frame" and rec.get("api_key") in WANTED and rec.get("group") is not None
+    return (rec.get("type") == "frame" and rec.get("api_key") in WANTED and rec.get("group") is not None) \
+        or rec.get("type") == "conn_close"
 
 
 def _body(rec) -> dict:
@@ -56,9 +76,14 @@ def _body(rec) -> dict:
     return b or {}
 
 
+def _key(rec) -> tuple:
+    return rec.get("conn"), rec.get("corr")
+
+
 class GroupInference:
-    def __init__(self, group: str):
+    def __init__(self, group: str, closes: dict | None = None):
         self.group = group
+        self.closes = closes if closes is not None else {}   # conn -> ts_ns of its end (RST / last FIN)
         self.out: list[dict] = []
         self.generation: int | None = None
         self.members: dict[str, str | None] = {}     # member id -> instance, of the generation in force
@@ -66,18 +91,21 @@ class GroupInference:
         self.trigger: dict | None = None              # the first cause seen since the generation formed
         self.round_open = False
         self.gen_event: dict | None = None
-        self.last_seen: dict[str, tuple] = {}         # member id -> (ts_ns, wall_ms) of its last request
+        self.last_seen: dict[str, tuple] = {}         # member id -> (ts_ns, wall_ms, conn) of its last request
+        self.join_asked: dict[tuple, int] = {}       # (conn, corr) -> ts_ns of a JoinGroup request
+        self.last_beat: dict[str, int] = {}           # member id -> ts_ns of its last heartbeat
+        self.beat_gap: dict[str, int] = {}            # member id -> ns between its last two heartbeats
         self.session_ms: dict[str, int] = {}
         self.join_reason: dict[str, str | None] = {}
         self.left: set[str] = set()
         self.timed_out: set[str] = set()
         self.joined: set[str] = set()                 # members answered for the generation in force
+        self.pending_ids: set[str] = set()            # new dynamic members' ids (MEMBER_ID_REQUIRED answers)
         self._before: dict = {}
         self.unnamed: dict[tuple, str | None] = {}    # (conn, corr) of a JoinGroup whose member id is in its answer
-        # KIP-848
-        self.epoch = 0
-        self.cg_trigger: dict | None = None
-        self.cg_members: dict[str, str | None] = {}
+        self.by_request: dict[tuple, list] = {}       # (conn, corr) -> events its request made (withdrawn if refused)
+        self.held: list[dict] = []                    # first JoinGroup answers, generation in force unknown
+        self.cg = ConsumerEpochs(self)
 
     # -------------------------------------------------------------- output
     def _event(self, ts_ns: int, kind: str, **fields) -> dict:
@@ -93,26 +121,33 @@ class GroupInference:
 
     # -------------------------------------------------------------- records
     def add(self, rec: dict) -> None:
+        if self.held and rec["ts_ns"] > self.held[0]["rec"]["ts_ns"] + HOLD_NS:
+            self._release_held(formed=False)
         api, d, body = rec["api_key"], rec.get("dir"), _body(rec)
         # what the coordinator does on a request comes just after it, what it answers just before the
         # answer (as kshim's own coordinator events sit between the frames of its traces)
-        rec = {**rec, "ts_ns": rec["ts_ns"] + (EVENT_OFFSET_NS if d == C2B else -EVENT_OFFSET_NS)}
+        rec = {**rec, "ts_ns": rec["ts_ns"] + (EVENT_OFFSET_NS if d == C2B else -EVENT_OFFSET_NS),
+               "frame_ns": rec["ts_ns"]}
         errors = rec.get("error_codes") or []
         if d == C2B:
             mid = body.get("memberId") or rec.get("member")
             if mid:
-                self.last_seen[mid] = (rec["ts_ns"], rec.get("wall_ms"))
+                self.last_seen[mid] = (rec["ts_ns"], rec.get("wall_ms"), rec.get("conn"))
             if api == JOIN:
                 return self._join_request(rec, body, mid)
             if api == LEAVE:
                 return self._leave(rec, body)
             if api == CGH:
-                return self._cg_request(rec, body, mid)
+                return self.cg.request(rec, body, mid)
+            if api in (HEARTBEAT, SYNC):
+                return self._in_force(rec, body, mid)
             return
+        if errors and REFUSED.intersection(errors):
+            return self._refused(rec)
         if api == JOIN:
             return self._join_response(rec, body, errors)
         if api == CGH:
-            return self._cg_response(rec, body, errors)
+            return self.cg.response(rec, body, errors)
         if api == LEAVE and not errors and self.members and set(self.members) <= self.left | self.timed_out:
             # the generation's last member left: the group goes empty with a generation of its own
             # (ClassicGroup: the join completes at once with no member)
@@ -120,13 +155,53 @@ class GroupInference:
                 self._start_round(rec["ts_ns"])
             return self._generation(rec["ts_ns"], (self.generation or 0) + 1, [], None, None)
         if REBALANCING in errors and not self.round_open:
-            self._start_round(rec["ts_ns"])
+            if self.held:
+                self._release_held(formed=True)
+            if not self.round_open:
+                self._start_round(rec["ts_ns"])
 
-    def _set_trigger(self, ts_ns: int, reason: str, **fields) -> None:
+    def _refused(self, rec) -> None:
+        """The coordinator did not act on the request: what it seemed to cause is withdrawn."""
+        key = _key(rec)
+        for ev in self.by_request.pop(key, ()):
+            if ev in self.out:
+                self.out.remove(ev)
+                if ev["event"] == "member_left":
+                    self.left.discard(ev.get("member"))
+        if self.trigger is not None and self.trigger.get("key") == key:
+            self.trigger = None
+        self.unnamed.pop(key, None)
+        self.cg.pending.pop(key, None)
+
+    def _in_force(self, rec, body, mid) -> None:
+        """A Heartbeat / SyncGroup request: the generation its member is in, and the member in it."""
+        gen, inst = body.get("generationId"), body.get("groupInstanceId")
+        if gen is None or gen < 0 or not mid:
+            return
+        if rec["api_key"] == HEARTBEAT:
+            prev = self.last_beat.get(mid)
+            if prev is not None:
+                self.beat_gap[mid] = rec["ts_ns"] - prev
+            self.last_beat[mid] = rec["ts_ns"]
+        if self.generation is None:
+            if self.held and rec["api_key"] == HEARTBEAT and gen == self.held[0]["gen"]:
+                self._release_held(formed=False)
+            if self.generation is None and not self.held:
+                self.generation = gen             # the first sight: the generation in force
+        if gen == self.generation and mid not in self.left and mid not in self.timed_out:
+            if mid not in self.members or (inst and self.members.get(mid) is None):
+                self.members[mid] = inst
+            if inst and self.inst_member.get(inst) in (None, mid):
+                self.inst_member[inst] = mid
+
+    def _set_trigger(self, rec, reason: str, **fields) -> None:
         if self.trigger is None and not self.round_open:
-            self.trigger = {"ts_ns": ts_ns, "reason": reason, **fields}
+            self.trigger = {"ts_ns": rec["ts_ns"], "reason": reason, "key": _key(rec), **fields}
 
     def _join_request(self, rec, body, mid) -> None:
+        self.join_asked[_key(rec)] = rec["ts_ns"]
+        if len(self.join_asked) > 256:
+            del self.join_asked[next(iter(self.join_asked))]
         inst = body.get("groupInstanceId")
         reason = body.get("reason")
         if body.get("sessionTimeoutMs"):
@@ -136,32 +211,39 @@ class GroupInference:
         if not mid:
             if rec.get("api_version", 0) >= 4 and not inst:
                 return      # the first try of a new member: the broker answers MEMBER_ID_REQUIRED (v4+)
-            # a new static member (or a JoinGroup before v4): added at once; its id comes in the answer
-            self.unnamed[(rec.get("conn"), rec.get("corr"))] = inst
-            if inst in self.inst_member:     # a known static member: replaced without a rebalance if unchanged
-                self._set_trigger(rec["ts_ns"], f"inferred: updating metadata for static member {{member}} with "
-                                                f"instance id {inst}", instance=inst)
+            # a new static member (or a JoinGroup before v4): added at once; its id comes in the answer.
+            # A static member's join starts a round only if its answer shows one: a known instance
+            # rejoining is replaced without a rebalance (ClassicGroup, KIP-345)
+            self.unnamed[_key(rec)] = (inst, rec["ts_ns"])
+            if inst in self.inst_member:
+                self._set_trigger(rec, f"inferred: updating metadata for static member {{member}} with "
+                                       f"instance id {inst}", instance=inst, unnamed=True)
                 return
-            self._set_trigger(rec["ts_ns"], f"inferred: adding new member {{member}} with group instance id {inst}"
-                                            f"; client reason: {reason or 'not provided'}", instance=inst, unnamed=True)
-            if self.trigger is not None and self.trigger.get("unnamed") and self.members:
+            self._set_trigger(rec, f"inferred: adding new member {{member}} with group instance id {inst}"
+                                   f"; client reason: {reason or 'not provided'}", instance=inst, unnamed=True)
+            if not inst and self.members and not self.round_open:
                 self._start_round(rec["ts_ns"])
             return
         self.join_reason[mid] = reason
         client = f"; client reason: {reason or 'not provided'}"
         if mid in self.members:
-            self._set_trigger(rec["ts_ns"], f"inferred: updating metadata for member {mid}{client}", member=mid)
+            self._set_trigger(rec, f"inferred: updating metadata for member {mid}{client}", member=mid)
         elif inst and inst in self.inst_member:
-            self._set_trigger(rec["ts_ns"], f"inferred: updating metadata for static member {mid} with instance id {inst}",
+            self._set_trigger(rec, f"inferred: updating metadata for static member {mid} with instance id {inst}",
                               member=mid, instance=inst, static=True)
         else:
-            self._set_trigger(rec["ts_ns"], f"inferred: adding new member {mid} with group instance id {inst}{client}",
+            self._set_trigger(rec, f"inferred: adding new member {mid} with group instance id {inst}{client}",
                               member=mid, instance=inst)
-            if self.members and not self.round_open:   # a new member rebalances a formed group at once
+            # a new dynamic member (its id from a MEMBER_ID_REQUIRED answer, or a JoinGroup before v4)
+            # rebalances a formed group at once; a member id the capture never saw given out may be an
+            # old member's rejoin, which the broker may answer without one
+            new = mid in self.pending_ids or rec.get("api_version", 0) < 4
+            if new and self.members and not self.round_open:
                 self._start_round(rec["ts_ns"])
 
     def _leave(self, rec, body) -> None:
         leaving = body.get("members") or [{"memberId": body.get("memberId")}]
+        made = self.by_request.setdefault(_key(rec), [])
         for m in leaving:
             mid, inst = m.get("memberId"), m.get("groupInstanceId")
             if not mid and inst:
@@ -169,79 +251,128 @@ class GroupInference:
             if not mid:
                 continue
             self.left.add(mid)
-            self._event(rec["ts_ns"], "member_left", member=mid, instance=inst or self.members.get(mid),
-                        reason=f"inferred: {m.get('reason') or 'not provided'}")
-        self._set_trigger(rec["ts_ns"], f"inferred: {len(leaving)} member(s) left the group")
+            made.append(self._event(rec["ts_ns"], "member_left", member=mid, instance=inst or self.members.get(mid),
+                                    client_id=rec.get("client_id"), reason=f"inferred: {m.get('reason') or 'not provided'}"))
+            made[-1]["cause_ns"] = rec["ts_ns"]
+        self._set_trigger(rec, f"inferred: {len(leaving)} member(s) left the group")
         if self.members and not self.round_open and any(m in self.members for m in self.left):
-            self._start_round(rec["ts_ns"])          # a member of the generation left: rebalanced at once
+            made.extend(self._start_round(rec["ts_ns"]))   # a member of the generation left: rebalanced at once
+        if len(self.by_request) > 256:
+            del self.by_request[next(iter(self.by_request))]
 
-    def _expired(self, now_ns: int) -> tuple[int, str] | None:
-        """The member of the generation in force whose session expired last before `now_ns`."""
-        best = None
-        for mid in self.members:
-            seen = self.last_seen.get(mid)
-            timeout = self.session_ms.get(mid) or self.session_ms.get(self.members.get(mid) or "")
-            if seen is None or not timeout or mid in self.left:
-                continue
-            at = seen[0] + timeout * 1_000_000
-            if at <= now_ns and (best is None or at > best[0]):
-                best = (at, mid)
-        return best
-
-    def _start_round(self, now_ns: int) -> None:
+    def _start_round(self, now_ns: int) -> list[dict]:
         t = self.trigger
-        expired = self._expired(now_ns)
+        made = []
+        expired = silence.expired(self, now_ns)
         if expired is not None and (t is None or expired[0] < t["ts_ns"]):
             at, mid = expired
             inst = self.members.get(mid)
             self.timed_out.add(mid)
-            self._event(at, "session_timeout", member=mid, instance=inst)
-            self._event(at, "member_removed", member=mid, instance=inst,
-                        reason="inferred: session timeout expired")
+            made.append(self._event(at, "session_timeout", member=mid, instance=inst))
+            made.append(self._event(at, "member_removed", member=mid, instance=inst,
+                                    reason="inferred: session timeout expired"))
             t = {"ts_ns": at, "reason": f"inferred: removing member {mid} on session timeout expired", "member": mid}
+        suspect = silence.suspect(self, now_ns) if t is None else None
+        if suspect is not None:
+            # the timeout's moment is unknown: the round is placed where the capture shows it
+            inst, (seen_ns, seen_wall, conn) = self.members.get(suspect), self.last_seen[suspect]
+            closed = self.closes.get(conn)
+            end = f"; its connection closed at {closed // 1_000_000}" if closed and closed <= now_ns else ""
+            self.timed_out.add(suspect)
+            why = (f"session timeout expired (suspected: silent since {seen_wall}, its last request{end}; "
+                   f"its session timeout is not in the capture)")
+            made.append(self._event(now_ns, "session_timeout", member=suspect, instance=inst, suspected=True))
+            made.append(self._event(now_ns, "member_removed", member=suspect, instance=inst,
+                                    reason=f"inferred: {why}"))
+            t = {"ts_ns": now_ns, "reason": f"inferred: removing member {suspect} on {why}", "member": suspect}
         if t is None:
             t = {"ts_ns": now_ns, "reason": "inferred: rebalance in progress (cause not in the capture)"}
-        self._event(t["ts_ns"], "rebalance", reason=t["reason"], generation=self.generation,
-                    member=t.get("member"), instance=t.get("instance"))
+        made.append(self._event(t["ts_ns"], "rebalance", reason=t["reason"], generation=self.generation,
+                                member=t.get("member"), instance=t.get("instance")))
+        if t.get("key") is not None:
+            made[-1]["cause_ns"] = t["ts_ns"]        # after the request that caused it
         self.round_open = True
         self.trigger = None
+        return made
+
+    def _name_unnamed(self, rec, mid) -> int | None:
+        """A JoinGroup answer naming the member its request had no id for: the cause that waited for
+        it (only the one of the same instance: two static members may join together) gets it.
+        Returns the time of that request (None: the request had a member id)."""
+        key = _key(rec)
+        if key not in self.unnamed or not mid:
+            return None
+        inst, asked = self.unnamed.pop(key)
+        for holder in [self.trigger] + [ev["body"] for ev in reversed(self.out) if ev["event"] == "rebalance"]:
+            if holder is not None and "{member}" in (holder.get("reason") or "") and holder.get("instance") == inst:
+                holder["reason"] = holder["reason"].replace("{member}", mid)
+                holder["member"] = mid
+                for ev in self.out:
+                    if ev["body"] is holder:
+                        ev["member"] = mid
+                break
+        return asked
 
     def _join_response(self, rec, body, errors) -> None:
         gen, mid = body.get("generationId"), body.get("memberId")
-        if (rec.get("conn"), rec.get("corr")) in self.unnamed and mid:
-            self.unnamed.pop((rec.get("conn"), rec.get("corr")))
-            for ev in reversed(self.out):
-                if ev["event"] == "rebalance" and "{member}" in (ev["body"].get("reason") or ""):
-                    ev["body"]["reason"] = ev["body"]["reason"].replace("{member}", mid)
-                    ev["body"]["member"] = ev["member"] = mid
-                    break
-            if self.trigger is not None and "{member}" in self.trigger["reason"]:
-                self.trigger["reason"] = self.trigger["reason"].replace("{member}", mid)
-                self.trigger["member"] = mid
+        was_unnamed = self._name_unnamed(rec, mid)
+        if MEMBER_ID_REQUIRED in errors and mid:
+            self.pending_ids.add(mid)
         if errors or gen is None or gen < 0:
             if REBALANCING in errors and not self.round_open:
                 self._start_round(rec["ts_ns"])
             return
+        if self.generation is None and not self.round_open:
+            # nothing yet shows the generation in force: a lone answer may be a static rejoin
+            self.held.append({"rec": rec, "body": body, "gen": gen, "unnamed": was_unnamed})
+            listed = body.get("members") and body.get("leader") == mid and not body.get("skipAssignment")
+            if listed or len({h["body"].get("memberId") for h in self.held if h["gen"] == gen}) >= 2:
+                self._release_held(formed=True)
+            return
+        self._answered(rec, body, gen, mid, was_unnamed)
+
+    def _release_held(self, formed: bool) -> None:
+        held, self.held = self.held, []
+        held.sort(key=lambda h: not h["body"].get("members"))    # the leader's listing first
+        if not formed:
+            # no round in the capture: the generation was in force already; a static member's answer
+            # with a new member id replaced its old one (unknown to the capture) without a rebalance
+            self.generation = held[0]["gen"]
+            self.trigger = None
+        for h in held:
+            self._answered(h["rec"], h["body"], h["gen"], h["body"].get("memberId"), h["unnamed"])
+
+    def _answered(self, rec, body, gen, mid, was_unnamed) -> None:
+        inst = rec.get("instance")
+        if self.generation is not None and gen < self.generation:
+            return                                # an answer behind the generation in force
         if self.generation is not None and gen == self.generation:
-            inst = rec.get("instance")
             old = self.inst_member.get(inst) if inst else None
-            if inst and old and old != mid:      # a static member's new id, no rebalance
-                self._event(rec["ts_ns"], "static_member_replaced", instance=inst, old_member=old, member=mid)
+            # a request sent before the generation formed was one of its round, not a rejoin after it
+            in_round = self.gen_event is not None and was_unnamed is not None and was_unnamed < self.gen_event["ts_ns"]
+            if inst and old != mid and (old is not None or was_unnamed is not None) and mid not in self.joined \
+                    and not in_round:
+                # a static member's new id, no rebalance (ClassicGroup.replaceStaticMember)
+                self._event(rec["ts_ns"], "static_member_replaced", instance=inst, old_member=old, member=mid,
+                            client_id=rec.get("client_id"))
                 self._event(rec["ts_ns"], "static_rejoin_without_rebalance", instance=inst, member=mid,
-                            generation=gen)
-                self.members.pop(old, None)
+                            generation=gen, client_id=rec.get("client_id"))
+                if old is not None:
+                    self.members.pop(old, None)
                 self.members[mid] = inst
                 self.inst_member[inst] = mid
                 self.joined.add(mid)
-                self.trigger = None
-            elif mid not in self.joined:
+                if self.trigger is not None and self.trigger.get("instance") == inst:
+                    self.trigger = None
+            elif mid not in self.joined and self.gen_event is not None:
                 self._member_joined(rec, mid, inst)
             return
         if not self.round_open:
             self._start_round(self.trigger["ts_ns"] if self.trigger else rec["ts_ns"])
         listed = [(m.get("memberId"), m.get("groupInstanceId")) for m in body.get("members") or ()]
         self._generation(rec["ts_ns"], gen, listed, body.get("leader"), body.get("protocolName"))
-        self._member_joined(rec, mid, rec.get("instance"))
+        self.gen_event["answer_ns"] = rec["frame_ns"]
+        self._member_joined(rec, mid, inst)
 
     def _generation(self, ts_ns: int, gen: int, listed, leader, protocol) -> None:
         before = dict(self.members)
@@ -264,6 +395,11 @@ class GroupInference:
     def _member_joined(self, rec, mid, inst) -> None:
         if not mid:
             return
+        asked = self.join_asked.get(_key(rec))
+        if self.gen_event is not None and asked is not None:
+            # the round formed after the last JoinGroup it answers (a join answered by another round,
+            # or MEMBER_ID_REQUIRED, may come between the broker's decision and its answers)
+            self.gen_event["cause_ns"] = max(self.gen_event.get("cause_ns") or 0, asked)
         if self.gen_event is not None and rec.get("api_key") == JOIN:
             body = _body(rec)
             if body.get("leader") == mid and body.get("members"):
@@ -280,77 +416,25 @@ class GroupInference:
         self._event(rec["ts_ns"], "member_joined", member=mid, instance=inst, client_id=rec.get("client_id"),
                     reason=self.join_reason.get(mid), new=new)
 
-    # -------------------------------------------------------------- KIP-848
-    def _cg_request(self, rec, body, mid) -> None:
-        epoch = body.get("memberEpoch")
-        if epoch == 0:
-            self._cg_cause(rec, f"inferred: member {mid or 'new'} subscription changed", mid)
-        elif epoch in (-1, -2):
-            self._cg_cause(rec, f"inferred: member {mid} removed: left the group", mid)
-            self._event(rec["ts_ns"], "member_left", member=mid, instance=body.get("instanceId"),
-                        reason="inferred: left the group")
-        elif body.get("subscribedTopicNames") is not None or body.get("subscribedTopicRegex") is not None:
-            self._cg_cause(rec, f"inferred: member {mid} subscription changed", mid, weak=True)
-
-    def _cg_cause(self, rec, reason: str, mid, weak: bool = False) -> None:
-        if self.cg_trigger is None or (self.cg_trigger.get("weak") and not weak):
-            self.cg_trigger = {"ts_ns": rec["ts_ns"], "reason": reason, "member": mid, "weak": weak}
-
-    def _cg_response(self, rec, body, errors) -> None:
-        epoch, mid = body.get("memberEpoch"), body.get("memberId")
-        if not errors and epoch is not None and epoch < 0 and mid in self.cg_members:
-            del self.cg_members[mid]
-            if not self.cg_members:       # the last member left: its removal bumps the epoch all the same
-                t = self.cg_trigger or {"ts_ns": rec["ts_ns"], "reason": f"inferred: member {mid} removed: left the group",
-                                        "member": mid}
-                self.epoch += 1
-                self._event(t["ts_ns"], "group_epoch", epoch=self.epoch, reason=t["reason"], member=t.get("member"))
-                self.cg_trigger = None
-            return
-        if not errors and epoch and epoch > 0 and mid:
-            self.cg_members[mid] = body.get("heartbeatIntervalMs") or self.cg_members.get(mid)
-        if errors or epoch is None or epoch <= self.epoch:
-            return
-        t = self.cg_trigger
-        if t is not None and "new" in t["reason"] and mid:
-            t["reason"] = t["reason"].replace("member new", f"member {mid}")
-            t["member"] = mid
-        if t is None:
-            t = self._silent_member(rec["ts_ns"]) or \
-                {"ts_ns": rec["ts_ns"], "reason": "inferred: group epoch bumped (cause not in the capture)"}
-        self.epoch = epoch
-        self._event(t["ts_ns"], "group_epoch", epoch=epoch, reason=t["reason"], member=t.get("member"))
-        self.cg_trigger = None
-
-    def _silent_member(self, now_ns: int) -> dict | None:
-        """A bump with no join, leave or subscription change before it: the member silent longest, if
-        silent for more than three of its heartbeat intervals, was removed when its session expired
-        (the session timeout is a broker setting, not on the wire: seen at this answer)."""
-        silent = []
-        for mid, interval in self.cg_members.items():
-            seen = self.last_seen.get(mid)
-            if seen is not None and interval and now_ns - seen[0] > 3 * interval * 1_000_000:
-                silent.append((seen[0], mid, seen[1]))
-        if not silent:
-            return None
-        _, mid, wall = min(silent)
-        del self.cg_members[mid]
-        self._event(now_ns, "session_timeout", member=mid)
-        return {"ts_ns": now_ns, "member": mid,
-                "reason": f"inferred: member {mid} removed: the member session expired (silent since {wall})"}
-
     def finish(self) -> list[dict]:
+        if self.held:
+            self._release_held(formed=False)
         return self.out
 
 
 def infer_events(records) -> list[dict]:
-    """Event records for every group in `records` (the group frames of an import, any order)."""
+    """Event records for every group in `records` (the group frames and connection ends of an
+    import, any order)."""
     by_group: dict[str, list[dict]] = {}
+    closes: dict = {}
     for r in records:
-        by_group.setdefault(r["group"], []).append(r)
+        if r.get("type") == "conn_close":
+            closes[r.get("conn")] = r["ts_ns"]
+        else:
+            by_group.setdefault(r["group"], []).append(r)
     out = []
     for group, recs in by_group.items():
-        g = GroupInference(group)
+        g = GroupInference(group, closes)
         for r in sorted(recs, key=lambda r: r["ts_ns"]):
             g.add(r)
         out += g.finish()

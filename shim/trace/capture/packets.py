@@ -44,7 +44,8 @@ class Segment:
 
 @dataclass
 class ReadStats:
-    files: list = field(default_factory=list)    # {"file", "link", "packets", "first_ts", "last_ts", "error"}
+    files: list = field(default_factory=list)    # {"file", "link", "packets", "first_ts", "last_ts", "error",
+                                                 #  "cut_short": the file ends inside a packet record}
     packets: int = 0
     tcp: int = 0
     not_tcp: int = 0
@@ -147,9 +148,32 @@ def parse_tcp(link: int, ts: float, buf: bytes, stats: ReadStats) -> Segment | N
     return Segment(ts, (src_ip, sport), (dst_ip, dport), seq, flags, data, wire_len)
 
 
+class _ShortReads:
+    """A capture file that notes its short reads: a whole file has one, the empty read at its end; a
+    file cut inside a record (copied while tcpdump was writing) has a short read with bytes in it, or
+    a second one (dpkt's readers stop there without a word)."""
+
+    def __init__(self, f):
+        self.f, self.short, self.cut = f, 0, False
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.f.read(n)
+        if n is not None and n > 0 and len(data) < n:
+            self.short += 1
+            self.cut = self.cut or bool(data) or self.short > 1
+        return data
+
+    def __getattr__(self, name):
+        return getattr(self.f, name)
+
+
+CUT_SHORT = "the file ends mid-packet (copied while tcpdump was writing?): its last packet is lost"
+
+
 def _packets(path: Path, stats: ReadStats, info: dict):
     import dpkt
-    with _open(path) as f:
+    with _open(path) as raw:
+        f = _ShortReads(raw)
         try:
             reader = dpkt.pcap.UniversalReader(f)
         except (ValueError, dpkt.NeedData, dpkt.UnpackError, struct.error, EOFError) as e:
@@ -164,8 +188,16 @@ def _packets(path: Path, stats: ReadStats, info: dict):
                     info["first_ts"] = ts
                 info["last_ts"] = ts
                 yield ts, link, buf
-        except (dpkt.NeedData, dpkt.UnpackError, EOFError, OSError, struct.error) as e:
-            info["error"] = f"cut short after {info['packets']} packets: {type(e).__name__} {e}"[:300]
+        except (dpkt.NeedData, EOFError) as e:      # the data ran out inside a record (or a gzip stream)
+            info["error"] = f"cut short after {info['packets']} packets: {CUT_SHORT} ({type(e).__name__})"[:300]
+            info["cut_short"] = True
+            return
+        except (dpkt.UnpackError, OSError, struct.error) as e:
+            info["error"] = f"unreadable after {info['packets']} packets: {type(e).__name__} {e}"[:300]
+            return
+        if f.cut:
+            info["error"] = f"cut short after {info['packets']} packets: {CUT_SHORT}"
+            info["cut_short"] = True
 
 
 def _first_ts(path: Path) -> float:
@@ -184,7 +216,8 @@ def segments(paths: list[Path], stats: ReadStats):
     order = sorted(paths, key=lambda p: (_first_ts(p), str(p)))
     streams = []
     for p in order:
-        info = {"file": str(p), "link": None, "packets": 0, "first_ts": None, "last_ts": None, "error": None}
+        info = {"file": str(p), "link": None, "packets": 0, "first_ts": None, "last_ts": None, "error": None,
+                "cut_short": False}
         stats.files.append(info)
         streams.append(_packets(p, stats, info))
     merged = heapq.merge(*streams, key=lambda x: x[0]) if len(streams) > 1 else streams[0]
