@@ -396,7 +396,7 @@ class GroupInference:
         if not mid:
             return
         asked = self.join_asked.get(_key(rec))
-        if self.gen_event is not None and asked is not None:
+        if self.gen_event is not None and asked is not None and asked < self.gen_event["ts_ns"]:
             # the round formed after the last JoinGroup it answers (a join answered by another round,
             # or MEMBER_ID_REQUIRED, may come between the broker's decision and its answers)
             self.gen_event["cause_ns"] = max(self.gen_event.get("cause_ns") or 0, asked)
