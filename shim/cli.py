@@ -60,9 +60,10 @@ def _wait_forever(cluster, what: str) -> int:
                 return 1
             time.sleep(0.5)
     finally:
-        print("stopping Kafka ...", flush=True)
+        from .runner import say          # (a closed pipe must not skip the stop)
+        say("stopping Kafka ...")
         cluster.stop()
-        print("stopped.", flush=True)
+        say("stopped.")
     return 0
 
 

@@ -96,20 +96,41 @@ def run(cfg: Config) -> int:
     loop = new_event_loop(cfg.loop)
     try:
         loop.run_until_complete(serve(cfg))
-        print("kshim stopped.", flush=True)
+        say("kshim stopped.")
+    except BrokenPipeError:
+        _output_gone()        # the terminal or pipe closed (`scripts/up | tee`: Ctrl-C stopped tee too)
     except ConnectionError as e:
-        print(f"kshim: {e}", file=sys.stderr)
+        say(f"kshim: {e}", err=True)
         return 2
     except ConfigError as e:
-        print(f"kshim: configuration: {e}", file=sys.stderr)
+        say(f"kshim: configuration: {e}", err=True)
         return 2
     except OSError as e:
-        print(f"kshim: cannot listen on {cfg.listen_host}:{cfg.listen_port} or a broker port ({e}); "
-              "choose others with --listen-port / --broker-port-base", file=sys.stderr)
+        say(f"kshim: cannot listen on {cfg.listen_host}:{cfg.listen_port} or a broker port ({e}); "
+             "choose others with --listen-port / --broker-port-base", err=True)
         return 2
     finally:
         loop.close()
         if cluster is not None:
-            print("stopping the local Kafka ...", flush=True)
+            say("stopping the local Kafka ...")
             cluster.stop()
     return 0
+
+
+def say(text: str, err: bool = False) -> None:
+    """A status line; a closed output never skips the shutdown (the local Kafka's stop comes after)."""
+    try:
+        print(text, file=sys.stderr if err else sys.stdout, flush=True)
+    except (BrokenPipeError, ValueError):
+        _output_gone()
+
+
+def _output_gone() -> None:
+    """stdout and stderr to /dev/null: the interpreter's own last flush must not fail either."""
+    import os
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):
+            pass

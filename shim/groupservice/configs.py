@@ -99,7 +99,7 @@ async def adopt_broker_settings(cfg: Config) -> None:
                         "upstream principal needs DESCRIBE_CONFIGS on the CLUSTER", e)
         else:
             adopted = adopt(cfg, values)
-            log.info("group settings of broker %s adopted: %s", node,
+            log.debug("group settings of broker %s adopted: %s", node,    # (the banner lists them)
                      ", ".join(f"{broker_property(k)}={v}" for k, v in adopted.items()) or "none (all given)")
             for name, why in cfg.adopted.get("skipped", {}).items():
                 log.warning("broker's %s not adopted: %s", broker_property(name), why)

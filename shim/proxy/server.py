@@ -308,10 +308,23 @@ class Proxy:
             lines.append(f"  node {nid}: {adv}:{self.listeners[nid].port} -> {up}")
         adopted = {k: v for k, v in self.cfg.adopted.items() if k not in ("skipped", "kept")}
         if adopted:
-            lines.append("  group settings from the broker: " + ", ".join(
-                f"{k.replace('_', '.')}={v}" for k, v in adopted.items()))
+            lines += _wrapped("group settings from the broker: ", [f"{k.replace('_', '.')}={v}"
+                                                                 for k, v in adopted.items()])
         kept = self.cfg.adopted.get("kept")
         if kept:
-            lines.append("  kept as given: " + ", ".join(
-                f"{k.replace('_', '.')}={mine} (broker: {theirs})" for k, (mine, theirs) in kept.items()))
+            lines += _wrapped("kept as given: ", [f"{k.replace('_', '.')}={mine} (broker: {theirs})"
+                                                 for k, (mine, theirs) in kept.items()])
         return "\n".join(lines)
+
+
+def _wrapped(title: str, items: list[str], width: int = 100) -> list[str]:
+    """`title` and `items` in lines a terminal shows whole (an item is never split; continuation
+    lines indented)."""
+    lines, line = [], "  " + title
+    for i, item in enumerate(items):
+        text = item + ("," if i < len(items) - 1 else "")
+        if len(line) + len(text) + 1 > width and line.strip() != title.strip():
+            lines.append(line.rstrip())
+            line = "    "
+        line += text + " "
+    return lines + [line.rstrip()]

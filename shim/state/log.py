@@ -176,7 +176,9 @@ class StateLog:
             except IO_ERRORS as e:
                 if time.monotonic() > deadline:
                     raise
-                log.info("reading %s: %s; retrying", self.topic, e)
+                # (a topic just created answers so for a moment: said only if it lasts)
+                (log.info if time.monotonic() > deadline - timeout + 5 else log.debug)(
+                    "reading %s: %s; retrying", self.topic, e)
                 await asyncio.sleep(0.2)
                 await self.refresh()
 
@@ -327,7 +329,7 @@ class StateLog:
             except IO_ERRORS as e:
                 if attempt == 49:
                     raise
-                log.info("loading %s-%d: %s; retrying", self.topic, p, e)
+                (log.info if attempt >= 25 else log.debug)("loading %s-%d: %s; retrying", self.topic, p, e)
                 await asyncio.sleep(0.2)
                 await self.refresh()
         raise AssertionError("unreachable")
