@@ -14,7 +14,8 @@ with the log line written at some moment of its millisecond stamp L (L <= t < L 
     cause frame <= t + offset <= answer frame
 
 that is `answer - L` bounds the offset from above (every pair) and `cause - (L + 1)` from below (where
-the capture shows the request that caused it: the answer to that very request). The offset taken is
+the capture shows the request that caused it: the round's JoinGroups, a join's or a leave's heartbeat;
+not a session timer's bump). The offset taken is
 the smallest upper bound: no log event lands after the answer that showed it, and none before its
 cause by more than the width of the bounds. A request the broker refused (NOT_COORDINATOR, ...) is
 never a cause (infer.py withdraws it). The summary gives the offset, the pairs, the spread of the upper

@@ -113,8 +113,10 @@ class ConsumerEpochs:
                            client_id=t.get("client_id") or self.client.get(mid or ""),
                            instance=t.get("instance") or self.instance.get(mid or ""))
         ev["answer_ns"] = answer["frame_ns"]
-        if t.get("key") is not None and t["key"] == (answer.get("conn"), answer.get("corr")):
-            ev["cause_ns"] = t["ts_ns"]     # the request answered caused it (not a timer, not another's)
+        if t.get("key") is not None and not t.get("weak"):
+            # a join's or a leave's request: the broker bumps (and logs it) while it handles that
+            # request, whoever's answer shows the bump (not a timer's bump, nor a mere subscription field)
+            ev["cause_ns"] = t["ts_ns"]
         self.trigger = None
 
     def _left(self, rec, mid, cause) -> None:
