@@ -20,7 +20,8 @@ def _run_dir() -> Path:
     build/test-run/latest points at the newest."""
     import time
     root = build_dir() / "test-run"
-    run = root / f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    worker = os.environ.get("PYTEST_XDIST_WORKER")      # (scripts/test's parallel part: one per worker)
+    run = root / f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}" + (f"-{worker}" if worker else "")
     run.mkdir(parents=True, exist_ok=True)
     latest = root / "latest"
     try:

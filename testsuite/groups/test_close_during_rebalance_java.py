@@ -12,6 +12,8 @@ import struct
 import threading
 import time
 
+import pytest
+
 from kcodec import api
 from kcodec.generated.consumer_protocol_subscription import ConsumerProtocolSubscription
 from kcodec.generated.join_group import JoinGroupRequest, JoinGroupRequestProtocol
@@ -19,6 +21,8 @@ from kcodec.generated.sync_group import SyncGroupRequest
 
 from shim.compat.pymembers import create_topic
 from shim.compat.wire import Wire
+
+pytestmark = pytest.mark.timing   # compares wall-clock measurements: runs alone (scripts/test)
 
 JOIN, HEARTBEAT, SYNC, DESCRIBE, FIND = 11, 12, 14, 15, 10
 SILENT_SESSION_MS = 6000

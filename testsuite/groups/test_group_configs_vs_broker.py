@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from kcodec.generated.consumer_group_describe import ConsumerGroupDescribeRequest
 from kcodec.generated.consumer_group_heartbeat import ConsumerGroupHeartbeatRequest
 from kcodec.generated.find_coordinator import FindCoordinatorRequest
@@ -18,6 +20,8 @@ from shim.compat.javaclient import run_tool
 from shim.compat.wire import Wire
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block
+
+pytestmark = pytest.mark.timing   # compares wall-clock measurements: runs alone (scripts/test)
 
 LOADING = (14, 15, 16)
 GROUP_SESSION_MS = 4000          # the broker's bounds (FAST_SETTINGS): 3000..60000; its default 10000

@@ -14,9 +14,13 @@ import subprocess
 import threading
 import time
 
+import pytest
+
 from shim.compat.pymembers import create_topic
 from testsuite.groups.test_transactions import UNSTABLE_OFFSET_COMMIT, _fetch_stable
 from testsuite.harness.clients import ck_produce
+
+pytestmark = pytest.mark.timing   # compares wall-clock measurements: runs alone (scripts/test)
 
 TXN_TIMEOUT_MS = 10_000
 

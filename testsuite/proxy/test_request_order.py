@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from kcodec import api
 from kcodec.generated.create_topics import CreatableTopic, CreateTopicsRequest
 from kcodec.generated.join_group import JoinGroupRequest, JoinGroupRequestProtocol
@@ -17,6 +19,8 @@ from kcodec.generated.offset_commit import (OffsetCommitRequest, OffsetCommitReq
 from kcodec.generated.sync_group import SyncGroupRequest, SyncGroupRequestAssignment
 
 from shim.compat.wire import Wire
+
+pytestmark = pytest.mark.timing   # compares wall-clock measurements: runs alone (scripts/test)
 
 COMMIT, METADATA, JOIN, HEARTBEAT, LEAVE, SYNC, DESCRIBE, FIND, CREATE = 8, 3, 11, 12, 13, 14, 15, 10, 19
 REBALANCE_MS = 2000

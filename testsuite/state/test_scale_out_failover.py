@@ -10,11 +10,15 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from testsuite.conftest import RUN_DIR
 from testsuite.harness.clients import ck_produce
 from shim.compat.javaclient import JavaTools
 from testsuite.state.conftest import SESSION_MS
 from testsuite.state.test_scale_out import find, owners, wait_for
+
+pytestmark = pytest.mark.timing   # compares wall-clock measurements: runs alone (scripts/test)
 
 COORDINATOR_NOT_AVAILABLE = 15
 

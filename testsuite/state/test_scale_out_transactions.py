@@ -13,6 +13,8 @@ from shim.compat.pymembers import create_topic
 from testsuite.groups.test_transactions import UNSTABLE_OFFSET_COMMIT, _fetch_stable
 from testsuite.state.test_scale_out import find, owners, wait_for
 
+pytestmark = pytest.mark.timing   # compares wall-clock measurements: runs alone (scripts/test)
+
 
 def _group_owned_by(kshims, port: int, names, tag: str) -> str:
     for i in range(200):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from kcodec.generated.describe_groups import DescribeGroupsRequest
 from shim.compat.pymembers import create_topic
 from shim.trace.analyze.assignment import decode_assignment
@@ -22,6 +24,8 @@ from shim.compat.javaclient import JavaTools
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block
 from shim.compat.wire import Wire
+
+pytestmark = pytest.mark.timing   # compares wall-clock measurements: runs alone (scripts/test)
 
 
 def describe(bootstrap: str, group: str) -> dict:

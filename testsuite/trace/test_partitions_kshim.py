@@ -21,6 +21,8 @@ from shim.compat.javaclient import JavaTools
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block
 
+pytestmark = pytest.mark.timing   # compares wall-clock measurements: runs alone (scripts/test)
+
 COOPERATIVE = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"
 TOLERANCE_MS = 100
 

@@ -19,7 +19,7 @@ from shim.testing.ports import free_port_block
 from testsuite.trace.gap_compare import compare_tables, print_comparison
 from testsuite.trace.rebalance_scenario import run_scenario
 
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka, pytest.mark.timing]
 
 
 def test_partition_gaps_agree_with_consumer_logs(kafka, kafka_install, names, tmp_path):

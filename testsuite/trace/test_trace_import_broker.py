@@ -29,7 +29,7 @@ from testsuite.trace.python_members import PARTITIONS, member, poll_until
 from testsuite.trace.rebalance_scenario import run_scenario
 
 pytestmark = [pytest.mark.kafka,
-              pytest.mark.skipif(not tcpdump.available(), reason="tcpdump not installed (scripts/setup --test)")]
+              pytest.mark.skipif(not tcpdump.available(), reason="tcpdump not installed (scripts/setup --test)"), pytest.mark.timing]
 
 
 def _frames(directory) -> dict[tuple, dict]:

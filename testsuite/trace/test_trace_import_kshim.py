@@ -25,7 +25,7 @@ from testsuite.trace.python_members import join_then_leave
 from testsuite.trace.scenario_members import ScenarioMembers
 
 pytestmark = [pytest.mark.kafka,
-              pytest.mark.skipif(not tcpdump.available(), reason="tcpdump not installed (scripts/setup --test)")]
+              pytest.mark.skipif(not tcpdump.available(), reason="tcpdump not installed (scripts/setup --test)"), pytest.mark.timing]
 
 
 def test_capture_and_trace_give_the_same_analysis(kafka, kafka_install, names, tmp_path):
