@@ -21,7 +21,7 @@ def _run_dir() -> Path:
     import time
     root = build_dir() / "test-run"
     worker = os.environ.get("PYTEST_XDIST_WORKER")      # (scripts/test's parallel part: one per worker)
-    run = root / f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}" + (f"-{worker}" if worker else "")
+    run = root / (f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}" + (f"-{worker}" if worker else ""))
     run.mkdir(parents=True, exist_ok=True)
     latest = root / "latest"
     try:
