@@ -39,7 +39,8 @@ from .test_offsets_wire import call, fetch, find_coordinator
 MATRIX = (os.environ.get("KSHIM_MATRIX_VERSIONS", "").replace(",", " ").split() or
           [v for v in (project_root() / "scripts" / "kafka" / "matrix-versions").read_text().split("\n")
            if v.strip() and not v.startswith("#")])
-pytestmark = pytest.mark.kafka
+pytestmark = [pytest.mark.kafka,
+              pytest.mark.timing]   # a static member's JVM restart must beat its session timeout: runs alone
 TOPIC = "matrix"
 
 

@@ -18,7 +18,8 @@ from shim.compat.javaclient import JavaTools
 from shim.testing.kshimproc import KshimProcess
 from shim.testing.ports import free_port_block
 
-pytestmark = pytest.mark.kafka       # a real Kafka (its own), in the integration phase
+pytestmark = [pytest.mark.kafka,     # a real Kafka (its own), in the integration phase
+              pytest.mark.timing]  # the sends lost while the broker restarts depend on the load: runs alone
 N = 3000
 
 
