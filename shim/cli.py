@@ -147,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_analyze_parser(sub.choices["trace"])
     from .trace.capture.command import add_parser as add_import_parser
     add_import_parser(sub.choices["trace"])
+    from .offsets_import import add_args as add_records_args     # the coordinator's records: a program-layer reader
+    add_records_args(next(a for a in sub.choices["trace"]._actions if hasattr(a, "choices") and a.choices
+                          and "import" in a.choices).choices["import"])
 
     from .compat.command import add_parser as add_compat_parser
     add_compat_parser(sub)

@@ -366,11 +366,13 @@ def load(file: Path | None = None, flags: dict[str, Any] | None = None,
     return cfg.validate()
 
 
-def add_flags(parser) -> None:
+def add_flags(parser, only=None) -> None:
     """One --flag per Config field (value None = not given, so lower layers show through); the help
-    line (meaning and unit) comes from shim/confighelp.py."""
+    line (meaning and unit) comes from shim/confighelp.py. `only`: just these fields."""
     from .confighelp import HELP
     for f in fields(Config):
+        if only is not None and f.name not in only:
+            continue
         flag = "--" + f.name.replace("_", "-")
         default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
         shown = ("" if f.name == "upstream_sasl_password" else

@@ -30,8 +30,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # knows the proxy only by the types of groupservice/host.py
     ("groupservice", ("shim.groupservice",)),
     ("proxy", ("shim.proxy",)),
-    ("program", ("shim.runner", "shim.admin_http", "shim.cli", "shim.groups_command", "shim.compat", "shim.testing",
-                 "shim.testcontainers")),
+    ("program", ("shim.runner", "shim.admin_http", "shim.cli", "shim.groups_command", "shim.offsets_reader",
+                 "shim.offsets_import", "shim.compat", "shim.testing", "shim.testcontainers")),
 ]
 # tools beside the program: what each may import besides itself (kcodec is always allowed)
 TOOLS = {

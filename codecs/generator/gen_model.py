@@ -236,6 +236,8 @@ def _parse_field(d: dict, spec: MessageSpec, pending: list) -> Field:
     versions = Versions.parse(d.get("versions"), None if tagged.empty else tagged)
     fo = d.get("flexibleVersions")
     dflt = d.get("default", "")
+    if dflt is None:            # JSON null: no default, as Kafka's FieldSpec reads it (not "null")
+        dflt = ""
     if isinstance(dflt, bool):
         dflt = "true" if dflt else "false"
     f = Field(

@@ -22,6 +22,11 @@ from .._rt import UUID_CACHE as _UC, arrays as _arrays
 """
 
 
+def key_label(spec: MessageSpec) -> str:
+    """What a schema's apiKey is: a coordinator record's is its record type."""
+    return "record type" if spec.type.startswith("coordinator-") else "api key"
+
+
 def _struct_order(spec: MessageSpec) -> list[StructDef]:
     """Top-level message first, then nested structs in definition order."""
     seen: list[StructDef] = []
@@ -47,7 +52,7 @@ def _class(sd: StructDef, ctx: ModuleCtx) -> str:
         if sd.is_message:
             doc = f"{spec.name} ({spec.type}"
             if spec.api_key is not None:
-                doc += f", api key {spec.api_key}"
+                doc += f", {key_label(spec)} {spec.api_key}"
             doc += f"), versions {spec.valid}, flexible {spec.flexible}."
         else:
             doc = f"Struct {sd.name} of {spec.name}, versions {sd.versions}."
@@ -110,7 +115,8 @@ def _fields_meta(sd: StructDef, ctx: ModuleCtx) -> str:
         f"{sd.pyname}._FIELDS = ()\n"
 
 
-def gen_module(specs: list[MessageSpec], kafka_version: str | None) -> str:
+def gen_module(specs: list[MessageSpec], kafka_version: str | None,
+               source: str = "codecs/schemas/") -> str:
     ctx = ModuleCtx()
     funcs: list[str] = []
     dec = DecodeEmitter(ctx, funcs)
@@ -134,8 +140,8 @@ def gen_module(specs: list[MessageSpec], kafka_version: str | None) -> str:
     files = ", ".join(s.path.name for s in specs)
     src = f" (Apache Kafka {kafka_version})" if kafka_version else ""
     title = api_name(specs[0]) if specs[0].type in ("request", "response") else specs[0].name
-    key = f", api key {specs[0].api_key}" if specs[0].api_key is not None else ""
-    out = [HEADER, f"# Source: codecs/schemas/{files}{src}.",
+    key = f", {key_label(specs[0])} {specs[0].api_key}" if specs[0].api_key is not None else ""
+    out = [HEADER, f"# Source: {source}{files}{src}.",
            f'"""Kafka {title}{key}: {", ".join(s.struct.pyname for s in specs)}."""',
            "# flake8: noqa", IMPORTS]
     out.append("# " + "-" * 68 + " precompiled formats and constants\n")

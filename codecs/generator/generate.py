@@ -7,8 +7,10 @@ Usage:
 One module per API (request + response, e.g. metadata.py), one module per header/data
 schema (request_header.py, consumer_protocol_subscription.py, ...), plus _index.py
 (the table kcodec.api is built from), protocol_names.py (ApiKey / Error vocabulary, from
-the jar's ApiKeys/Errors in schemas/protocol-vocabulary.json, see gen_protocol.py) and __init__.py. --check compares instead of
-writing and exits 1 when the committed files are stale (run scripts/regenerate).
+the jar's ApiKeys/Errors in schemas/protocol-vocabulary.json, see gen_protocol.py) and __init__.py.
+The group coordinator's record schemas (schemas/coordinator/, see gen_coordinator.py) get one module
+each too (group_metadata_value.py, ...) and their index _coordinator_records.py. --check compares
+instead of writing and exits 1 when the committed files are stale (run scripts/regenerate).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ sys.path.insert(0, str(HERE))
 from gen_model import MessageSpec, api_name, assign_pynames, load_all, module_name  # noqa: E402
 from gen_module import HEADER, gen_module  # noqa: E402
 from gen_protocol import gen_protocol_names  # noqa: E402
+from gen_coordinator import COORDINATOR_DIR, gen_coordinator_index, load_coordinator, record_types  # noqa: E402
 
 DEFAULT_SCHEMAS = HERE.parent / "schemas"
 DEFAULT_OUT = HERE.parent / "kcodec" / "generated"
@@ -110,13 +113,27 @@ def generate(schema_dir: Path) -> dict[str, str]:
     files["_index.py"] = gen_index(modules, skipped, specs, kafka_version)
     api_keys = {s.api_key: api_name(s) for s in specs if s.type == "request"}
     files["protocol_names.py"] = gen_protocol_names(api_keys, schema_dir, kafka_version)
+    coord_specs, coord_version = load_coordinator(schema_dir)
+    coord_modules = {}
+    if coord_specs:
+        types = record_types(coord_specs)
+        coord_modules, _ = plan(coord_specs)
+        clash = sorted(set(coord_modules) & set(modules))
+        if clash:
+            raise SystemExit(f"coordinator record modules clash with protocol modules: {clash}")
+        for mod, group in coord_modules.items():
+            assign_pynames(group)
+            files[f"{mod}.py"] = gen_module(group, coord_version, f"codecs/schemas/{COORDINATOR_DIR}/")
+        files["_coordinator_records.py"] = gen_coordinator_index(types, coord_version)
     names = ", ".join(sorted(m for m in modules))
     files["__init__.py"] = (
         f"{HEADER}\n"
         '"""Generated Kafka wire codec modules (one per API, header and data schema).\n\n'
         "Import them lazily through kcodec.api; regenerate with scripts/regenerate.\n"
+        "COORDINATOR_MODULES: one per group coordinator record schema (kcodec.coordinator_records).\n"
         '"""\n'
         f"MODULES = {tuple(sorted(modules))!r}\n"
+        f"COORDINATOR_MODULES = {tuple(sorted(coord_modules))!r}\n"
     )
     del names
     return files

@@ -50,7 +50,9 @@ class StateFormatError(ValueError):
 
 def partition_for(group_id: str, partitions: int) -> int:
     """Java's String.hashCode of the group id, made non-negative with & 0x7fffffff, modulo the
-    partition count (Kafka's own partitionFor for __consumer_offsets)."""
+    partition count: kshim's state topic's own rule (Kafka's partitionFor for __consumer_offsets uses
+    Utils.abs instead, which differs for negative hashes: shim/offsets_reader.py; the state topic keeps
+    its rule so that existing state stays in its partition)."""
     return (java_string_hash(group_id) & 0x7FFFFFFF) % partitions
 
 

@@ -29,6 +29,27 @@ def test_provenance_matches_schema_files():
     assert (SCHEMAS / "LICENSE").is_file() or prov.get("license_from") is None
 
 
+def test_coordinator_provenance_matches_schema_files():
+    """The group coordinator's record schemas: pinned from the kafka-group-coordinator jar of the same
+    release into codecs/schemas/coordinator/ by the same command."""
+    coord = SCHEMAS / "coordinator"
+    prov = json.loads((coord / "PROVENANCE.json").read_text())
+    files = sorted(p.name for p in coord.glob("*.json") if p.name != "PROVENANCE.json")
+    assert prov["file_count"] == len(files) == len(prov["files"]) and sorted(prov["files"]) == files
+    for name in files:
+        digest = hashlib.sha256((coord / name).read_bytes()).hexdigest()
+        assert prov["files"][name] == digest, f"coordinator/{name} differs from its PROVENANCE.json"
+    main = json.loads((SCHEMAS / "PROVENANCE.json").read_text())
+    assert prov["kafka_version"] == main["kafka_version"]
+    assert prov["jar"] == f"kafka-group-coordinator-{prov['kafka_version']}.jar"
+    assert prov["source_path_in_jar"] == main["source_path_in_jar"]
+    assert re.fullmatch(r"[0-9a-f]{64}", prov["jar_sha256"])
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", prov["date"])
+    assert (coord / "NOTICE").is_file()
+    from kcodec.generated import _coordinator_records
+    assert _coordinator_records.KAFKA_VERSION == prov["kafka_version"]
+
+
 def test_provenance_matches_vocabulary():
     """The protocol vocabulary the generator reads is the one pinned from the jar's own ApiKeys and
     Errors enums (scripts/pin-schemas, scripts/kafka/ProtocolVocabulary.java)."""

@@ -220,7 +220,7 @@ def test_an_imported_capture_s_losses_head_the_report_and_the_console(tmp_path):
     assert "id='import-losses'" in head and "take the capture again with `tcpdump -s 0`" in head
     assert "frames lost (100% of them)" in head
     lines = summary_lines(written)
-    assert lines[0].startswith("warning: the capture lost data (import-summary.json): the capture's snap length cut")
+    assert lines[0].startswith("warning: the import lost data (import-summary.json): the capture's snap length cut")
     assert "groups: none in the trace" in lines
     # a trace kshim wrote itself has no import summary: nothing is said
     assert read_import_summary(tmp_path / "report") is None

@@ -39,6 +39,16 @@ def decode_b64(text: str | None) -> list[str] | None:
         return None
 
 
+def decode_hex(text: str | None) -> list[str] | None:
+    """The same for the hex text of a coordinator `assignment` event."""
+    if text is None:
+        return None
+    try:
+        return decode_assignment(bytes.fromhex(text))
+    except ValueError:
+        return None
+
+
 def encode_assignment(partitions: dict[str, list[int]], version: int = 0) -> bytes:
     """The wire bytes of an assignment (used by scripts/gen-trace and the tests' hand-built traces)."""
     from kcodec.generated.consumer_protocol_assignment import TopicPartition

@@ -90,7 +90,9 @@ class CauseFold:
         self.awaiting_leave: dict[str, tuple] = {}   # member -> (cause row, ts_ns): a broker log's leave
                                             # reason folded before the LeaveGroup frame it names
         self.source = "coordinator"         # the source of the event being folded (an imported capture's
-                                            # events are "inferred" or "broker_log")
+                                            # events are "inferred" or "broker_log"; the coordinator's
+                                            # records' "records")
+        self.recorded: list[tuple] = []     # records' events since the last generation / group epoch
 
     # ------------------------------------------------------------------ rows
     def _row(self, chain: dict, rec, kind: str, member=None, reason=None, detail=None, frame=None, **extra) -> None:
@@ -147,6 +149,8 @@ class CauseFold:
         kind, mid = rec.get("event"), body.get("member")
         self.source = body.get("source") or "coordinator"
         remember_identity(self.instance, self.client, mid, body.get("instance"), body.get("client_id"))
+        if self.source == "records":
+            return self._recorded(rec, kind, mid, body)
         if kind == "rebalance":
             if self.chain is None:
                 self.chain = self._chain(rec, "classic")
@@ -171,6 +175,44 @@ class CauseFold:
             chain = self._chain(rec, "consumer", body.get("epoch"))
             self.epoch = body.get("epoch")
             self._consumer_reason(chain, rec, body.get("reason") or "")
+
+    def _recorded(self, rec, kind: str, mid, body: dict) -> None:
+        """Events from the coordinator's records (`kshim trace import --consumer-offsets`): the joins,
+        removals and changes written since the last generation / group epoch are the next one's causes
+        (inferred: the records say what changed, not why the coordinator rebalanced)."""
+        if kind in ("member_joined", "member_removed", "subscription_changed", "regex_resolved"):
+            self.recorded.append((rec, {"member_joined": "joined", "member_removed": "removed",
+                                        "subscription_changed": "subscription_change",
+                                        "regex_resolved": "regex_change"}[kind], mid, body))
+            return
+        if kind == "static_member_replaced" and body.get("in_rebalance"):    # one of a rebalance's causes
+            self.recorded.append((rec, "static_replaced", mid, body))
+            return
+        if kind == "static_member_replaced":     # a chain of its own (no rebalance), as kshim's
+            classic = body.get("generation") is not None
+            chain = self._chain(rec, "classic" if classic else "consumer",
+                                body.get("generation") if classic else body.get("epoch"))
+            chain["id"] = static_cause_id(self.group, rec.get("wall_ms"))
+            self._row(chain, rec, "static_replaced", mid, reason=body.get("reason"),
+                      detail=f"old member {body.get('old_member')}; no rebalance")
+            return
+        if kind not in ("generation", "group_epoch"):
+            return
+        number = body.get("generation") if kind == "generation" else body.get("epoch")
+        if kind == "generation":
+            self.generation = number
+        else:
+            self.epoch = number
+        if body.get("in_force"):
+            self.recorded = []
+            return
+        chain = self._chain(rec, "classic" if kind == "generation" else "consumer", number)
+        for r, k, m, b in self.recorded:
+            self._row(chain, r, k, m, reason=b.get("reason"),
+                      detail=b.get("regex") or (f"old member {b.get('old_member')}" if b.get("old_member") else None))
+        if not self.recorded:
+            self._row(chain, rec, "coordinator", reason=body.get("reason") or "cause not in the records")
+        self.recorded = []
 
     def _classic_reason(self, rec, reason: str) -> None:
         chain = self.chain

@@ -54,9 +54,10 @@ def cmd_analyze(args) -> int:
 
 
 def summary_lines(summary: dict) -> list[str]:
-    """What the command prints: first what the capture import lost (a trace made by `kshim trace
-    import`: its import-summary.json), then per group, then how far the data goes."""
-    lines = [f"warning: the capture lost data (import-summary.json): {x['what']}"
+    """What the command prints: first what the import lost (a trace made by `kshim trace import`, of a
+    capture or the coordinator's records: its import-summary.json), then per group, then how far the
+    data goes."""
+    lines = [f"warning: the import lost data (import-summary.json): {x['what']}"
              + (f"; {x['fix']}" if x["fix"] else "") for x in summary.get("import_losses") or ()]
     for g in summary["groups"][:20]:
         lines.append(f"{g['group']}: {g['rebalances']} rebalance(s), {g['static_rejoins_without_rebalance']} static "

@@ -34,7 +34,8 @@ def partition_gaps(owners: list[dict], trace_end_wall_ms: int | None, rounds: di
             if start is None:
                 continue
             end = nxt["from_wall_ms"] if nxt is not None else None
-            if end is not None and end <= start:
+            unseen = bool(prev.get("end_unseen"))              # the gap's length is not in the trace
+            if end is not None and end <= start and not unseen:
                 continue            # handed over without a gap (or overlapping: `lost`)
             stop = end if end is not None else trace_end_wall_ms
             seen = min((t for t in (prev.get("last_seen_wall_ms"), prev.get("revoke_asked_wall_ms")) if t is not None),
@@ -43,7 +44,8 @@ def partition_gaps(owners: list[dict], trace_end_wall_ms: int | None, rounds: di
             g = prev.get("end_generation")
             out.append(row(
                 GAP_COLUMNS, **base, from_wall_ms=start, to_wall_ms=end,
-                duration_ms=stop - start if stop is not None else None, open=nxt is None, initial=False,
+                duration_ms=stop - start if stop is not None and not unseen else None, open=nxt is None,
+                initial=False,
                 stalled_from_wall_ms=stalled,
                 stalled_ms=stop - stalled if stalled is not None and stop is not None else None,
                 previous_member=prev["member"], previous_instance=prev["instance"],
@@ -88,11 +90,12 @@ def rebalance_impact(rounds: list[dict], gaps: list[dict], causes: list[dict] | 
         c = first_cause.get(cid)
         durations = [g["duration_ms"] for g in mine if g["duration_ms"] is not None]
         n_unknown = len(unknown.get(cid, ()))
+        unseen = any(g["duration_ms"] is None and not g["open"] for g in mine)   # gap lengths not in the trace
         figures = {"partitions_unavailable": len({(g["topic"], g["partition"]) for g in mine}),
                    "max_gap_ms": max(durations, default=None), "unavailable_partition_ms": sum(durations),
                    "max_stalled_ms": max((g["stalled_ms"] or g["duration_ms"] for g in mine
                                           if (g["stalled_ms"] or g["duration_ms"]) is not None), default=None)}
-        if n_unknown:           # some partitions' owners before it are not in the trace: the totals are unknown
+        if n_unknown or unseen:  # owners before it, or when they stopped, not in the trace: totals unknown
             figures = dict.fromkeys(figures)
         out.append(row(
             IMPACT_COLUMNS, group=r["group"], group_type=r["group_type"], generation=r["generation"],
@@ -114,4 +117,4 @@ def _cause_text(c: dict) -> str:
     who = c.get("instance") or c.get("member")
     text = c["kind"] + (f" {who}" if who else "")
     text += f": {c['reason']}" if c.get("reason") else ""
-    return text + (" (inferred)" if c.get("source") == "inferred" else "")
+    return text + (" (inferred)" if c.get("source") in ("inferred", "records") else "")

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from kcodec.protocol import Error
 
-from .assignment import decode_b64
+from .assignment import decode_b64, decode_hex
 from .partition_tables import OWNER_COLUMNS, row, split_partition
 from .timeline import C2K, K2C, _body
 from .load import JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
@@ -104,9 +104,12 @@ class ClassicOwnership:
         self.open[part] = seg
         self.held.setdefault(mid, set()).add(part)
 
-    def _end(self, part: str, rec, kind: str, last_seen: bool = False, now: bool = False) -> None:
-        """`now`: the end belongs to the generation in force (else, for NEXT_ROUND_ENDS, the next formed)."""
+    def _end(self, part: str, rec, kind: str, last_seen: bool = False, now: bool = False, unseen: bool = False) -> None:
+        """`now`: the end belongs to the generation in force (else, for NEXT_ROUND_ENDS, the next formed);
+        `unseen`: `rec` is only the latest the owner can have stopped (end_unseen)."""
         seg = self.open.pop(part)
+        if unseen:
+            seg["end_unseen"] = True
         self.held[seg["member"]].discard(part)
         seg["to_wall_ms"], seg["end_kind"], seg["_end_ts"] = rec.get("wall_ms"), kind, rec.get("ts_ns")
         if now or kind not in NEXT_ROUND_ENDS:
@@ -114,9 +117,9 @@ class ClassicOwnership:
         if last_seen:
             seg["last_seen_wall_ms"] = self.last_seen.at(seg["member"], rec.get("wall_ms"))
 
-    def _end_member(self, mid: str | None, rec, kind: str, last_seen: bool = False) -> None:
+    def _end_member(self, mid: str | None, rec, kind: str, last_seen: bool = False, unseen: bool = False) -> None:
         for part in sorted(self.held.get(mid, ())):
-            self._end(part, rec, kind, last_seen)
+            self._end(part, rec, kind, last_seen, unseen=unseen)
 
     # ------------------------------------------------------------------ records
     def add(self, rec) -> None:
@@ -200,6 +203,12 @@ class ClassicOwnership:
         elif kind == "state" and body.get("to") == "Empty":
             self.start_seen = True
         elif kind == "generation":
+            if body.get("in_force"):         # the records' first sight: the generation in force, no round
+                name = body.get("protocol")
+                self.gen = {"group": self.group, "group_type": "classic", "generation": body.get("generation"),
+                            "protocol_name": name, "joins": {}, "syncs": {}, "in_force": True,
+                            "protocol": "cooperative" if name in COOPERATIVE_ASSIGNORS else "eager"}
+                return
             if body.get("generation") == 1 or body.get("members") == 0:     # a new group, or an emptied one
                 self.start_seen = True
             r = self.round or {"group": self.group, "group_type": "classic", "start_wall_ms": rec.get("wall_ms"),
@@ -209,14 +218,45 @@ class ClassicOwnership:
                      gen_ts=rec.get("ts_ns"), protocol_name=body.get("protocol"), protocol=None)
             self.gen = r
             self.rounds.append(r)
+        elif kind == "assignment" and body.get("source") == "records":
+            self._recorded(rec, body)
         elif kind == "session_timeout":
             self._end_member(mid, rec, "session_timeout", last_seen=True)
-        elif kind == "member_removed":
-            self._end_member(mid, rec, "removed", last_seen=True)
+        elif kind == "member_removed":      # (the records do not show when it stopped)
+            self._end_member(mid, rec, "removed", last_seen=True, unseen=body.get("source") == "records")
         elif kind == "member_left":
             self._end_member(mid, rec, "left")
         elif kind == "static_member_replaced":
-            self._end_member(body.get("old_member"), rec, "static_replaced", last_seen=True)
+            self._end_member(body.get("old_member"), rec, "static_replaced", last_seen=True,
+                             unseen=body.get("source") == "records")     # (a static member's close: not recorded)
+
+    def _recorded(self, rec, body: dict) -> None:
+        """A GroupMetadata record's assignments (`kshim trace import --consumer-offsets`): owners from
+        the record on. A new generation of an eager group: every member revoked all at its JoinGroup,
+        before the record, at a time the records do not show (`end_unseen`: to_wall_ms is the latest
+        it can have been; the gap's length is unknown)."""
+        gen = self.gen
+        if gen is None or body.get("generation") != gen["generation"]:
+            return
+        if not gen.get("in_force") and gen.get("_recorded") is None and \
+                gen.get("protocol_name") not in COOPERATIVE_ASSIGNORS:
+            for part in sorted(self.open):
+                self._end(part, rec, "revoked", now=True, unseen=True)
+        gen["_recorded"] = True
+        for mid, text in (body.get("assignments") or {}).items():
+            parts = decode_hex(text)
+            if parts is None:
+                continue
+            gen["syncs"].setdefault(mid, rec.get("wall_ms"))
+            for part in sorted(self.held.get(mid, set()) - set(parts)):
+                self._end(part, rec, "revoked", now=True)
+            for part in parts:
+                seg = self.open.get(part)
+                if seg is not None and seg["member"] == mid:
+                    continue
+                if seg is not None:
+                    self._end(part, rec, "lost")
+                self._start(rec, mid, part, gen)
 
     def protocol_of(self, gen: dict, members) -> str:
         """"cooperative" when every member of the generation joined offering only cooperative assignors."""

@@ -37,6 +37,11 @@ OWNER_COLUMNS = (
     "previous_owner_unknown",   # true on a partition's first segment when the trace never showed who
                                 # owned it before (it began after the group formed: ownership before
                                 # from_wall_ms is unknown, not "none"); else false
+    "end_unseen",               # true when the trace does not show when the owner stopped (the
+                                # coordinator's records: an eager member revokes at its JoinGroup, a
+                                # member leaves or dies, a static member closes, none of it recorded):
+                                # to_wall_ms is the latest it can have been, the gap after it has no
+                                # length (unknown, not 0); else null
 )
 
 END_KINDS = (
@@ -99,7 +104,8 @@ CAUSE_COLUMNS = (
     "reason",                   # KIP-800 reason (JoinGroup / LeaveGroup) or the coordinator's text
     "detail",
     "source",                   # whose word it is: "coordinator" (kshim's events), "broker_log" (a broker's
-                                # server.log), "inferred" (from a capture's frames: kshim trace import)
+                                # server.log), "inferred" (from a capture's frames: kshim trace import),
+                                # "records" (from __consumer_offsets: what changed, not why: inferred)
     "last_heartbeat_wall_ms", "timeout_ms",   # session_timeout: the member's last heartbeat (or other
                                 # group request) and its session timeout
     "conn", "corr", "ts_ns",    # the frame behind it (the request), to show it decoded; null for events

@@ -30,7 +30,7 @@ from kcodec.protocol import Error
 
 from .load import CONSUMER_GROUP_HEARTBEAT
 from .ownership import LastSeen
-from .partition_tables import OWNER_COLUMNS, RECONCILIATION_COLUMNS, row, topic_label
+from .partition_tables import OWNER_COLUMNS, RECONCILIATION_COLUMNS, row, split_partition, topic_label
 from .timeline import C2K, K2C, _body
 
 FENCED = frozenset({int(Error.FENCED_MEMBER_EPOCH), int(Error.UNKNOWN_MEMBER_ID)})
@@ -68,15 +68,17 @@ class ConsumerGroupFold:
         self.seen_parts: set[tuple] = set()
 
     # ------------------------------------------------------------------ segments
-    def _end(self, key, rec, kind: str, last_seen: bool = False) -> None:
+    def _end(self, key, rec, kind: str, last_seen: bool = False, unseen: bool = False) -> None:
         seg = self.open.pop(key)
+        if unseen:          # `rec` is only the latest the owner can have stopped (the records)
+            seg["end_unseen"] = True
         seg["to_wall_ms"], seg["end_kind"], seg["_end_ts"] = rec.get("wall_ms"), kind, rec.get("ts_ns")
         if last_seen:
             seg["last_seen_wall_ms"] = self.last_seen.at(seg["member"], rec.get("wall_ms"))
 
-    def _end_member(self, mid, rec, kind: str, last_seen: bool = False) -> None:
+    def _end_member(self, mid, rec, kind: str, last_seen: bool = False, unseen: bool = False) -> None:
         for key in [k for k, s in self.open.items() if s["member"] == mid]:
-            self._end(key, rec, kind, last_seen)
+            self._end(key, rec, kind, last_seen, unseen)
         self.target.pop(mid, None)
         self.owned.pop(mid, None)
 
@@ -182,16 +184,53 @@ class ConsumerGroupFold:
 
     def _event(self, rec, body: dict) -> None:
         kind, mid = rec.get("event"), body.get("member")
+        if kind == "member_assignment" and body.get("source") == "records":
+            return self._recorded(rec, body)
+        if kind == "group_epoch" and body.get("in_force"):
+            return              # the records' first sight: the epoch in force, not a rebalance
         if kind == "group_epoch":
             if (body.get("epoch") or 0) <= 2 and not self.member_before_start:
                 self.start_seen = True
             self.rounds.append({"group": self.group, "group_type": "consumer", "generation": body.get("epoch"),
                                 "protocol": "consumer", "start_wall_ms": rec.get("wall_ms"),
                                 "start_ts": rec.get("ts_ns"), "joins": {}, "syncs": {}})
-        elif kind in EVENT_ENDS and mid:
-            self._end_member(mid, rec, EVENT_ENDS[kind], last_seen=True)
+        elif kind in EVENT_ENDS and mid:     # (the records do not show when it stopped)
+            self._end_member(mid, rec, EVENT_ENDS[kind], last_seen=True, unseen=body.get("source") == "records")
         elif kind == "static_member_replaced" and body.get("old"):
-            self._end_member(body["old"], rec, "static_replaced", last_seen=True)
+            self._end_member(body["old"], rec, "static_replaced", last_seen=True, unseen=body.get("source") == "records")
+
+    def _recorded(self, rec, body: dict) -> None:
+        """A ConsumerGroupCurrentMemberAssignment record (`kshim trace import --consumer-offsets`): the
+        member owns its assigned partitions and those pending revocation; a partition it no longer lists
+        was revoked (the coordinator writes the record when the heartbeat acknowledging it arrives); one
+        newly pending revocation was asked for then (`revoke_asked_wall_ms`)."""
+        mid, wall = body.get("member"), rec.get("wall_ms")
+        if not mid:
+            return
+        if body.get("epoch") in LEAVE_EPOCHS:     # it left (-2: a static member, its assignment kept for it)
+            for key in [k for k, s in self.open.items() if s["member"] == mid]:
+                self._end(key, rec, "left")
+            return
+        if body.get("instance"):
+            self.instance[mid] = body["instance"]
+        assigned = {split_partition(p) for p in body.get("assigned") or ()}
+        pending = {split_partition(p) for p in body.get("pending_revocation") or ()}
+        owned = assigned | pending
+        for key, seg in list(self.open.items()):
+            if seg["member"] != mid:
+                continue
+            if key not in owned:
+                self._end(key, rec, "revoked")
+                self._round_at(wall, "joins", mid, wall)
+            elif key in pending and seg["revoke_asked_wall_ms"] is None:
+                seg["revoke_asked_wall_ms"] = wall
+        new = sorted(k for k in owned if not (self.open.get(k) or {}).get("member") == mid)
+        for key in new:
+            if key in self.open:
+                self._end(key, rec, "lost")
+            self._start(rec, mid, key, body.get("epoch"))
+        if new:
+            self._round_at(wall, "syncs", mid, wall)
 
     # ------------------------------------------------------------------ result
     def finish(self) -> tuple[list[dict], list[dict], list[dict]]:

@@ -157,14 +157,14 @@ def render_html(summary: dict, groups: list[dict], tables: dict[str, list[dict]]
 
 
 def import_loss_box(losses: list[dict] | None) -> str:
-    """The warning at the top of the page for a trace imported from a capture that lost data
+    """The warning at the top of the page for a trace imported from a capture (or records) that lost data
     (capture/losses.py, from the trace directory's import-summary.json): what was lost and what to do."""
     if not losses:
         return ""
     items = "".join(f"<li>{_e(x['what'])}" + (f"<br><b>What to do:</b> {_e(x['fix'])}" if x["fix"] else "") + "</li>"
                     for x in losses)
-    return ("<div class='loss' id='import-losses'><b>This trace was imported from a capture that lost data</b> "
-            "(import-summary.json); everything below shows only what the capture kept:"
+    return ("<div class='loss' id='import-losses'><b>This trace was imported, and the import lost data</b> "
+            "(import-summary.json); everything below shows only what it kept:"
             f"<ul>{items}</ul></div>")
 
 

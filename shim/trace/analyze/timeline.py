@@ -26,7 +26,7 @@ import json
 
 from kcodec.protocol import Error
 
-from .assignment import decode_b64
+from .assignment import decode_b64, decode_hex
 from .load import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, OFFSET_COMMIT, OFFSET_FETCH, SYNC_GROUP
 
 C2K, K2C = "client->kshim", "kshim->client"
@@ -42,14 +42,6 @@ def _body(rec) -> dict:
         except ValueError:
             return {}
     return b or {}
-
-
-def _hex_partitions(text: str) -> list[str] | None:
-    from .assignment import decode_assignment
-    try:
-        return decode_assignment(bytes.fromhex(text))
-    except ValueError:
-        return None
 
 
 class GroupFold:
@@ -69,6 +61,7 @@ class GroupFold:
         self.prev_owners: dict[str, str] | None = None
         self.client_of: dict[str, str] = {}     # member id -> client id (member_joined events)
         self.inst_of: dict[str, str] = {}       # member id -> group.instance.id (requests, events)
+        self.in_force_idents: set | None = None  # the members of a generation first seen in force
 
     # ------------------------------------------------------------------ helpers
     def _change(self, rec, kind: str, member=None, instance=None, reason=None, detail=None) -> None:
@@ -194,7 +187,7 @@ class GroupFold:
             if gen is not None and body.get("generation") == gen["generation"]:
                 for m, text in (body.get("assignments") or {}).items():
                     if m not in gen["_assign"]:
-                        parts = _hex_partitions(text)
+                        parts = decode_hex(text)
                         if parts is not None:
                             gen["_assign"][m] = parts
                 self._apply_assignments(gen)
@@ -231,6 +224,9 @@ class GroupFold:
 
     # ------------------------------------------------------------------ generations
     def _generation(self, rec, body: dict) -> None:
+        in_force = bool(body.get("in_force"))     # a source's first sight of the group: no rebalance
+        if self.round is None:
+            self._close_generation()              # (no rebalance event before it: the records)
         r = self.round or self._open_round(rec, None)
         self.round = None
         gen = {**r, "generation": body.get("generation"), "members": body.get("members"),
@@ -240,9 +236,15 @@ class GroupFold:
                "_assign": {}, "_listed": None, "_inst": {}, "_synced": set(),
                "_reasons": {k: v.get("reason") for k, v in self.join_info.items()}}
         self.gen = gen
-        self.rounds.append(gen)
+        if not in_force:
+            self.rounds.append(gen)
         for row in list(self.current):
             self._end_member(row, rec)
+        if body.get("member_list") is not None:     # the records list the generation's members
+            gen["_listed"] = [(m.get("member"), m.get("instance")) for m in body["member_list"]]
+            self._start_members(rec, gen)
+        if in_force and gen["_listed"] is not None:
+            self.in_force_idents = {inst or mid for mid, inst in gen["_listed"]}
 
     def _start_members(self, rec, gen: dict) -> None:
         for mid, inst in gen["_listed"]:
@@ -296,7 +298,7 @@ class GroupFold:
                                 "protocol": None, "generation_wall_ms": None, "_gen_ts": None,
                                 "last_sync_wall_ms": None, "_last_sync_ts": None, "skip_assignment": 0,
                                 "_assign": {}, "_listed": None, "_inst": {}, "member_ids": [], "_idents": set()})
-        out, prev = [], None
+        out, prev = [], self.in_force_idents
         for g in self.rounds:
             idents = g.get("_idents") or set()
             joined, left = [], []

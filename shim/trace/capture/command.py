@@ -95,7 +95,7 @@ def add_parser(trace_parser) -> None:
                                     "group coordinator's events inferred from the frames (or read from the "
                                     "brokers' server.log with --broker-log); `kshim trace show|analyze` read the "
                                     "result. Docs: docs/kshim-trace-import.md.")
-    p.add_argument("captures", nargs="+", metavar="CAPTURE", help="pcap / pcapng files (or a directory of them)")
+    p.add_argument("captures", nargs="*", metavar="CAPTURE", help="pcap / pcapng files (or a directory of them)")
     p.add_argument("--out", required=True, metavar="DIR", help="the trace directory to write")
     p.add_argument("--port", type=int, action="append", metavar="PORT",
                    help="a broker port (repeatable; default 9092); other connections are Kafka when their "

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..offsets_topic.output import records_losses
+
 SUMMARY_FILE = "import-summary.json"
 
 
@@ -61,7 +63,7 @@ def import_losses(s: dict) -> list[dict]:
     undecoded = s.get("undecoded_frames") or 0
     if undecoded:
         out.append({"what": f"{_count(undecoded, 'frame')} could not be decoded (header fields only)", "fix": None})
-    return out
+    return out + records_losses(s)
 
 
 def loss_lines(s: dict) -> list[str]:
