@@ -161,3 +161,24 @@ def test_analyze_reads_a_records_trace(broker_capture, kafka, spark, tmp_path):
     assert {r["group"] for r in tables["partition_owners"]} >= {c["group"], c["cg_group"]}
     assert tables["causes"] and all(r["source"] == "records" for r in tables["causes"])
     assert (tmp_path / "report" / "report.html").stat().st_size > 10_000
+
+
+def test_records_with_the_broker_log_name_every_cause(broker_capture, kafka):
+    """The records with the broker's own server.log of the same time (both stamped by the coordinator's
+    clock): each rebalance's start and reason are the coordinator's, and the scenario's steps (a poll
+    timeout, a static bounce without rebalance, a kill) are named as the consumers' logs say; the
+    assignments are still the records' (gap ends within 100 ms of the callbacks)."""
+    c = broker_capture
+    out, s = _records(c, kafka, "records-with-log", broker_logs=[c["broker_log"]])
+    assert s["broker_log"]["events_used"] > 0, s["broker_log"]
+    tables = analysis(list(read_trace(out)), c["group"])
+    cmp = compare_tables(tables, c["group"], c["logs"], c["marks"], tolerance=TOLERANCE_MS)
+    print_comparison("the coordinator's records + its log", cmp, None, c["marks"])
+    print("\n".join(cmp["causes"]))
+    print("\n".join(cmp["events"]))
+    assert all(line.endswith("ok") for line in cmp["events"]), cmp["events"]
+    for r in cmp["rows"]:
+        if r["log"] is not None and "setup" not in r["note"]:
+            assert r["analysis"] is not None and abs(r["d_to"]) <= TOLERANCE_MS, r
+    rounds = [r for r in tables["rebalances"] if r["generation"] is not None]
+    assert all(r["reason"] and not r["reason"].startswith("inferred") for r in rounds[1:]), rounds

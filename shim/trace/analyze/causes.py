@@ -93,6 +93,7 @@ class CauseFold:
                                             # events are "inferred" or "broker_log"; the coordinator's
                                             # records' "records")
         self.recorded: list[tuple] = []     # records' events since the last generation / group epoch
+        self.logged_leaves: dict[str, dict] = {}   # member id -> a broker log's member_left (its client reason)
 
     # ------------------------------------------------------------------ rows
     def _row(self, chain: dict, rec, kind: str, member=None, reason=None, detail=None, frame=None, **extra) -> None:
@@ -151,6 +152,8 @@ class CauseFold:
         remember_identity(self.instance, self.client, mid, body.get("instance"), body.get("client_id"))
         if self.source == "records":
             return self._recorded(rec, kind, mid, body)
+        if kind == "member_left" and mid and self.source == "broker_log":
+            self.logged_leaves[mid] = {"reason": body.get("reason"), "ts_ns": rec.get("ts_ns")}
         if kind == "rebalance":
             if self.chain is None:
                 self.chain = self._chain(rec, "classic")
@@ -172,6 +175,7 @@ class CauseFold:
             self._row(chain, rec, "static_replaced", new, reason=j.get("reason") or body.get("reason"),
                       detail=f"old member {old}; no rebalance", frame=j)
         elif kind == "group_epoch":
+            self.recorded = []          # (the records' changes: the log's bump names its own reason)
             chain = self._chain(rec, "consumer", body.get("epoch"))
             self.epoch = body.get("epoch")
             self._consumer_reason(chain, rec, body.get("reason") or "")
@@ -206,7 +210,14 @@ class CauseFold:
         if body.get("in_force"):
             self.recorded = []
             return
-        chain = self._chain(rec, "classic" if kind == "generation" else "consumer", number)
+        if kind == "generation" and self.chain is not None:     # opened by the broker's log (its reason)
+            chain, self.chain = self.chain, None
+            chain["generation"] = number
+            if chain["rows"]:
+                self.recorded = []
+                return
+        else:
+            chain = self._chain(rec, "classic" if kind == "generation" else "consumer", number)
         for r, k, m, b in self.recorded:
             self._row(chain, r, k, m, reason=b.get("reason"),
                       detail=b.get("regex") or (f"old member {b.get('old_member')}" if b.get("old_member") else None))
@@ -240,8 +251,10 @@ class CauseFold:
                 lv = self.leaves.get(mid)
                 if lv is not None:
                     lv["_used"] = True
-                kind = "poll_interval_exceeded" if POLL_TIMEOUT_REASON in ((lv or {}).get("reason") or "") else "left"
-                self._row(chain, rec, kind, mid, reason=(lv or {}).get("reason"), detail=reason, frame=lv)
+                # without the frame (no capture): the reason the broker logged for the leave
+                said = (lv or self.logged_leaves.get(mid) or {}).get("reason")
+                kind = "poll_interval_exceeded" if POLL_TIMEOUT_REASON in (said or "") else "left"
+                self._row(chain, rec, kind, mid, reason=said, detail=reason, frame=lv)
                 if lv is None:  # a log line stamped to the millisecond may sort before its request's frame
                     self.awaiting_leave[mid] = (chain["rows"][-1], rec.get("ts_ns") or 0)
             return

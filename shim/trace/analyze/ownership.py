@@ -40,6 +40,9 @@ COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky", "stream"})
 POLL_TIMEOUT_REASON = "consumer poll timeout has expired"   # AbstractCoordinator.maybeLeaveGroup
 FENCED_INSTANCE_ID, MEMBER_ID_REQUIRED = int(Error.FENCED_INSTANCE_ID), int(Error.MEMBER_ID_REQUIRED)
 # ends that do not wait for a rebalance to be decided: the rebalance they belong to is the next one formed
+# ends the coordinator decides (a timeout, a removal, a static member's new id) after the member stopped:
+# without its last request in the trace, when it stopped is unknown (end_unseen)
+UNSEEN_WITHOUT_LAST = frozenset({"session_timeout", "removed", "static_replaced"})
 NEXT_ROUND_ENDS = frozenset({"revoked", "left", "poll_timeout", "session_timeout", "removed", "fenced"})
 
 
@@ -116,6 +119,8 @@ class ClassicOwnership:
             seg["end_generation"] = self.gen["generation"] if self.gen else None
         if last_seen:
             seg["last_seen_wall_ms"] = self.last_seen.at(seg["member"], rec.get("wall_ms"))
+            if seg["last_seen_wall_ms"] is None and kind in UNSEEN_WITHOUT_LAST:
+                seg["end_unseen"] = True    # the coordinator's decision, and no sign of when it stopped
 
     def _end_member(self, mid: str | None, rec, kind: str, last_seen: bool = False, unseen: bool = False) -> None:
         for part in sorted(self.held.get(mid, ())):

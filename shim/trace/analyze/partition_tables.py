@@ -39,9 +39,10 @@ OWNER_COLUMNS = (
                                 # from_wall_ms is unknown, not "none"); else false
     "end_unseen",               # true when the trace does not show when the owner stopped (the
                                 # coordinator's records: an eager member revokes at its JoinGroup, a
-                                # member leaves or dies, a static member closes, none of it recorded):
-                                # to_wall_ms is the latest it can have been, the gap after it has no
-                                # length (unknown, not 0); else null
+                                # member leaves or dies, a static member closes, none of it recorded; a
+                                # timeout, removal or static replacement of a member whose last request
+                                # is not in the trace): to_wall_ms is the latest it can have been, the
+                                # gap after it has no length (unknown, not 0); else null
 )
 
 END_KINDS = (

@@ -29,7 +29,7 @@ from __future__ import annotations
 from kcodec.protocol import Error
 
 from .load import CONSUMER_GROUP_HEARTBEAT
-from .ownership import LastSeen
+from .ownership import UNSEEN_WITHOUT_LAST, LastSeen
 from .partition_tables import OWNER_COLUMNS, RECONCILIATION_COLUMNS, row, split_partition, topic_label
 from .timeline import C2K, K2C, _body
 
@@ -75,6 +75,8 @@ class ConsumerGroupFold:
         seg["to_wall_ms"], seg["end_kind"], seg["_end_ts"] = rec.get("wall_ms"), kind, rec.get("ts_ns")
         if last_seen:
             seg["last_seen_wall_ms"] = self.last_seen.at(seg["member"], rec.get("wall_ms"))
+            if seg["last_seen_wall_ms"] is None and kind in UNSEEN_WITHOUT_LAST:
+                seg["end_unseen"] = True    # the coordinator's decision, and no sign of when it stopped
 
     def _end_member(self, mid, rec, kind: str, last_seen: bool = False, unseen: bool = False) -> None:
         for key in [k for k, s in self.open.items() if s["member"] == mid]:

@@ -25,6 +25,7 @@ class RecordsTrace:
         self.header: dict | None = {"type": "trace_start", "info": {"import": "consumer_offsets", **source, "format": 1}}
         self.kinds: dict[str, int] = {}
         self.events = self.inferred = 0
+        self.extra: dict = {}               # more summary sections (broker_log)
 
     def write(self, events: list[dict]) -> None:
         if not events:
@@ -49,7 +50,7 @@ class RecordsTrace:
         summary = {"source": self.source, "consumer_offsets": history.summary.as_dict(), "records": self.events + 1,
                    "events": self.events, "inferred_events": self.inferred, "events_by_kind": self.kinds,
                    "files": [str(p) for p in getattr(self.sink, "files", [])],
-                   "seconds": round(time.monotonic() - self.t0, 2)}
+                   "seconds": round(time.monotonic() - self.t0, 2), **self.extra}
         (self.out / SUMMARY_FILE).write_text(json.dumps(summary, indent=1, default=str))
         return summary
 
@@ -95,5 +96,9 @@ def summary_text(s: dict) -> str:
              f"{s['events']} coordinator events ({s['inferred_events']} with an inferred reason): "
              + ", ".join(f"{k} {v}" for k, v in sorted(s["events_by_kind"].items()))]
     lines += [f"lost: {x['what']}" + (f"; {x['fix']}" if x["fix"] else "") for x in records_losses(s)]
+    if s.get("broker_log"):
+        b = s["broker_log"]
+        lines.append(f"broker log: {b.get('events_used', 0)} coordinator event(s) used (of {b.get('events', 0)} from "
+                     f"{b.get('lines_read', 0)} line(s)); the coordinator's clock stamps both: no alignment")
     lines.append(f"trace records: {s['records']} in {len(s['files'])} file(s); summary: {SUMMARY_FILE}")
     return "\n".join(lines)
