@@ -146,10 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     from .trace.analyze.command import add_parser as add_analyze_parser  # no pyspark import until it runs
     add_analyze_parser(sub.choices["trace"])
     from .trace.capture.command import add_parser as add_import_parser
-    add_import_parser(sub.choices["trace"])
     from .offsets_import import add_args as add_records_args     # the coordinator's records: a program-layer reader
-    add_records_args(next(a for a in sub.choices["trace"]._actions if hasattr(a, "choices") and a.choices
-                          and "import" in a.choices).choices["import"])
+    add_records_args(add_import_parser(sub.choices["trace"]))
 
     from .compat.command import add_parser as add_compat_parser
     add_compat_parser(sub)

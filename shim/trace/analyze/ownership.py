@@ -39,10 +39,11 @@ from .load import JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
 COOPERATIVE_ASSIGNORS = frozenset({"cooperative-sticky", "stream"})
 POLL_TIMEOUT_REASON = "consumer poll timeout has expired"   # AbstractCoordinator.maybeLeaveGroup
 FENCED_INSTANCE_ID, MEMBER_ID_REQUIRED = int(Error.FENCED_INSTANCE_ID), int(Error.MEMBER_ID_REQUIRED)
-# ends that do not wait for a rebalance to be decided: the rebalance they belong to is the next one formed
 # ends the coordinator decides (a timeout, a removal, a static member's new id) after the member stopped:
-# without its last request in the trace, when it stopped is unknown (end_unseen)
+# without its last request in the trace (always so for the coordinator's records), when it stopped is
+# unknown (end_unseen)
 UNSEEN_WITHOUT_LAST = frozenset({"session_timeout", "removed", "static_replaced"})
+# ends that do not wait for a rebalance to be decided: the rebalance they belong to is the next one formed
 NEXT_ROUND_ENDS = frozenset({"revoked", "left", "poll_timeout", "session_timeout", "removed", "fenced"})
 
 
@@ -122,9 +123,9 @@ class ClassicOwnership:
             if seg["last_seen_wall_ms"] is None and kind in UNSEEN_WITHOUT_LAST:
                 seg["end_unseen"] = True    # the coordinator's decision, and no sign of when it stopped
 
-    def _end_member(self, mid: str | None, rec, kind: str, last_seen: bool = False, unseen: bool = False) -> None:
+    def _end_member(self, mid: str | None, rec, kind: str, last_seen: bool = False) -> None:
         for part in sorted(self.held.get(mid, ())):
-            self._end(part, rec, kind, last_seen, unseen=unseen)
+            self._end(part, rec, kind, last_seen)
 
     # ------------------------------------------------------------------ records
     def add(self, rec) -> None:
@@ -227,13 +228,12 @@ class ClassicOwnership:
             self._recorded(rec, body)
         elif kind == "session_timeout":
             self._end_member(mid, rec, "session_timeout", last_seen=True)
-        elif kind == "member_removed":      # (the records do not show when it stopped)
-            self._end_member(mid, rec, "removed", last_seen=True, unseen=body.get("source") == "records")
+        elif kind == "member_removed":
+            self._end_member(mid, rec, "removed", last_seen=True)
         elif kind == "member_left":
             self._end_member(mid, rec, "left")
         elif kind == "static_member_replaced":
-            self._end_member(body.get("old_member"), rec, "static_replaced", last_seen=True,
-                             unseen=body.get("source") == "records")     # (a static member's close: not recorded)
+            self._end_member(body.get("old_member"), rec, "static_replaced", last_seen=True)
 
     def _recorded(self, rec, body: dict) -> None:
         """A GroupMetadata record's assignments (`kshim trace import --consumer-offsets`): owners from

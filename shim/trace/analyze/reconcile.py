@@ -68,19 +68,17 @@ class ConsumerGroupFold:
         self.seen_parts: set[tuple] = set()
 
     # ------------------------------------------------------------------ segments
-    def _end(self, key, rec, kind: str, last_seen: bool = False, unseen: bool = False) -> None:
+    def _end(self, key, rec, kind: str, last_seen: bool = False) -> None:
         seg = self.open.pop(key)
-        if unseen:          # `rec` is only the latest the owner can have stopped (the records)
-            seg["end_unseen"] = True
         seg["to_wall_ms"], seg["end_kind"], seg["_end_ts"] = rec.get("wall_ms"), kind, rec.get("ts_ns")
         if last_seen:
             seg["last_seen_wall_ms"] = self.last_seen.at(seg["member"], rec.get("wall_ms"))
             if seg["last_seen_wall_ms"] is None and kind in UNSEEN_WITHOUT_LAST:
                 seg["end_unseen"] = True    # the coordinator's decision, and no sign of when it stopped
 
-    def _end_member(self, mid, rec, kind: str, last_seen: bool = False, unseen: bool = False) -> None:
+    def _end_member(self, mid, rec, kind: str, last_seen: bool = False) -> None:
         for key in [k for k, s in self.open.items() if s["member"] == mid]:
-            self._end(key, rec, kind, last_seen, unseen)
+            self._end(key, rec, kind, last_seen)
         self.target.pop(mid, None)
         self.owned.pop(mid, None)
 
@@ -196,10 +194,10 @@ class ConsumerGroupFold:
             self.rounds.append({"group": self.group, "group_type": "consumer", "generation": body.get("epoch"),
                                 "protocol": "consumer", "start_wall_ms": rec.get("wall_ms"),
                                 "start_ts": rec.get("ts_ns"), "joins": {}, "syncs": {}})
-        elif kind in EVENT_ENDS and mid:     # (the records do not show when it stopped)
-            self._end_member(mid, rec, EVENT_ENDS[kind], last_seen=True, unseen=body.get("source") == "records")
+        elif kind in EVENT_ENDS and mid:
+            self._end_member(mid, rec, EVENT_ENDS[kind], last_seen=True)
         elif kind == "static_member_replaced" and body.get("old"):
-            self._end_member(body["old"], rec, "static_replaced", last_seen=True, unseen=body.get("source") == "records")
+            self._end_member(body["old"], rec, "static_replaced", last_seen=True)
 
     def _recorded(self, rec, body: dict) -> None:
         """A ConsumerGroupCurrentMemberAssignment record (`kshim trace import --consumer-offsets`): the
@@ -210,9 +208,7 @@ class ConsumerGroupFold:
         if not mid:
             return
         if body.get("epoch") in LEAVE_EPOCHS:     # it left (-2: a static member, its assignment kept for it)
-            for key in [k for k, s in self.open.items() if s["member"] == mid]:
-                self._end(key, rec, "left")
-            return
+            return self._end_member(mid, rec, "left")
         if body.get("instance"):
             self.instance[mid] = body["instance"]
         assigned = {split_partition(p) for p in body.get("assigned") or ()}

@@ -85,8 +85,9 @@ def summary_text(s: dict) -> str:
     return "\n".join(lines)
 
 
-def add_parser(trace_parser) -> None:
-    """Adds `import` next to `show` under the `kshim trace` parser."""
+def add_parser(trace_parser):
+    """Adds `import` next to `show` under the `kshim trace` parser; returns it (the coordinator's
+    records add their options: shim/offsets_import.py)."""
     import argparse
     tsub = next(a for a in trace_parser._actions if isinstance(a, argparse._SubParsersAction))
     p = tsub.add_parser("import", help="packet captures (pcap/pcapng, gzip'd too) and broker logs into a trace",
@@ -113,3 +114,4 @@ def add_parser(trace_parser) -> None:
                                                   "capture file, for large rotated sets (pip install 'kshim[analyze]')")
     p.add_argument("--force", action="store_true", help="write into a directory that already has trace files")
     p.set_defaults(func=cmd_import)
+    return p

@@ -8,9 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..offsets_topic.output import records_losses
-
-SUMMARY_FILE = "import-summary.json"
+from ..offsets_topic.output import SUMMARY_FILE, records_losses
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:

@@ -55,14 +55,6 @@ class RecordsTrace:
         return summary
 
 
-def write_trace(out: Path, history: RecordHistory, source: dict, fmt: str = "jsonl",
-                t0: float | None = None) -> dict:
-    """Writes the events of `history` to `out`; returns the summary (also in out/import-summary.json)."""
-    trace = RecordsTrace(out, source, fmt, t0)
-    trace.write(history.drain())
-    return trace.close(history)
-
-
 def records_losses(s: dict) -> list[dict]:
     """[{"what", "fix"}]: what the records read cannot tell (losses.py puts them with a capture's)."""
     read = s.get("consumer_offsets")
